@@ -1,0 +1,14 @@
+/* The subcommands of the kprof command line. Each returns the process exit
+ * status; only code in cli/ prints to the user or exits. */
+#ifndef KP_CLI_COMMANDS_H
+#define KP_CLI_COMMANDS_H
+
+int kp_cmd_record(int argc, char **argv);     /* kprof [opts] [--] cmd ... */
+int kp_cmd_collapse(int argc, char **argv);   /* kprof collapse: perf script -> folded */
+int kp_cmd_flamegraph(int argc, char **argv); /* kprof flamegraph: folded -> SVG */
+
+/* Prints "kprof: <msg>" on stderr. */
+void kp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

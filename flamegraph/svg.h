@@ -1,0 +1,43 @@
+/* kp_svg: the interactive flame-graph SVG writer (flamegraph.pl's picture,
+ * written natively: same frames, x, y and widths for the same input and
+ * options; inline CSS and JavaScript for search, zoom and tooltips). */
+#ifndef KP_FLAMEGRAPH_SVG_H
+#define KP_FLAMEGRAPH_SVG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "flamegraph/folded.h"
+#include "util/diag.h"
+
+struct kp_svg_opts {
+	const char *title;     /* default "Flame Graph" ("Icicle Graph" when inverted) */
+	const char *subtitle;  /* NULL: none */
+	int width;	       /* image width, default 1200 */
+	int frame_height;      /* --height, default 16 */
+	double fontsize;       /* default 12 */
+	const char *fonttype;  /* default "Verdana" */
+	double minwidth;       /* px, default 0.1; "N%" handled by the option parser */
+	bool minwidth_percent; /* minwidth is a percentage of the width */
+	const char *countname; /* default "samples" */
+	const char *nametype;  /* default "Function:" */
+	const char *colors;    /* palette, default "hot" */
+	const char *bgcolors;  /* yellow, blue, green, grey or #rrggbb; NULL: by palette */
+	bool hash, random, inverted, reverse, flamechart, negate;
+	double total;		       /* --total: 0 means sum of counts */
+	const char *notes;	       /* embedded in the SVG as notes */
+	const char *const *info_lines; /* extra metadata lines under the title (recording) */
+	size_t n_info_lines;
+};
+
+void kp_svg_opts_init(struct kp_svg_opts *o);
+
+/* Writes the flame graph of f. Returns 0 or a negative errno (diag set). */
+int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *o, FILE *out,
+		 struct kp_diag *d);
+
+/* Prints the top n functions by self and by total share as a text table
+ * (what kprof shows on a terminal instead of dumping XML). */
+int kp_report_top(const struct kp_folded *f, FILE *out, size_t n, const char *countname);
+
+#endif

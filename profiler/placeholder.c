@@ -1,0 +1,2 @@
+/* Keeps the profiler library non-empty while modules are added. */
+int kp_profiler_placeholder;

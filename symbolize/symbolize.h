@@ -1,0 +1,106 @@
+/* kp_symbolizer: names for code locations.
+ *
+ * The recorder talks to it twice:
+ *  1. while recording, when a process maps a file or starts/exits: it
+ *     registers the binary object (kp_sym_object_get) or the process's JIT
+ *     map (kp_sym_jit_get) and gets back a small id it stores in its
+ *     location stacks, so a file can be identified (build-id, opened through
+ *     /proc/PID/root or /proc/PID/map_files) while the process still lives;
+ *  2. at the end, once per distinct location (kp_sym_resolve).
+ *
+ * Each distinct (object, offset) is resolved once per run and cached. */
+#ifndef KP_SYMBOLIZE_SYMBOLIZE_H
+#define KP_SYMBOLIZE_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/diag.h"
+#include "util/frame.h"
+
+struct kp_symbolizer;
+
+struct kp_sym_options {
+	bool no_inline;			   /* --no-inline: no inline frames */
+	bool full_names;		   /* --full-names: keep demangled parameter lists */
+	const char *const *debuginfo_dirs; /* --debuginfo-dir, may be NULL */
+	size_t n_debuginfo_dirs;
+};
+
+/* Returns a new symbolizer (never NULL; allocation failure aborts). */
+struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts);
+void kp_sym_free(struct kp_symbolizer *sym);
+
+/* Where a mapped file came from, as the MMAP2 record (or /proc/PID/maps)
+ * describes it. */
+struct kp_sym_mapping {
+	pid_t pid;	  /* process that maps it (for /proc/PID/root, map_files) */
+	const char *path; /* as the process sees it; "[vdso]" for the vDSO */
+	uint64_t start, end, pgoff;
+	uint32_t maj, min; /* device, 0 if unknown */
+	uint64_t ino;
+	const uint8_t *build_id; /* from MMAP2 when the kernel gave one, else NULL */
+	size_t build_id_len;
+};
+
+/* Registers the file behind a mapping and returns its object id (>= 1).
+ * The same file (by build-id, else by device+inode+path) always gets the
+ * same id, whatever the process. The file is opened or referenced now, so
+ * it can be read after the process exits or the file is deleted. Never
+ * fails: a file that cannot be opened still gets an id and resolves to
+ * [unknown] later (counted). */
+uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
+
+/* Returns the JIT map id (>= 1) for process pid, whose perf map is
+ * /tmp/perf-NSPID.map under /proc/PID/root. Call when a sample lands in
+ * anonymous executable memory; cheap on repeat. */
+uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid);
+/* The process is exiting (or the run ends): read its perf map now while
+ * /proc/PID still exists. Safe to call for pids without a JIT id. */
+void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid);
+
+/* A location, as the recorder stores it. */
+enum kp_loc_kind {
+	KP_LOC_UNKNOWN = 0, /* addr is the raw address; obj unused */
+	KP_LOC_KERNEL,	    /* addr is a kernel address; obj unused */
+	KP_LOC_USER,	    /* obj is an object id, addr a file offset */
+	KP_LOC_JIT,	    /* obj is a JIT map id, addr a virtual address */
+};
+
+struct kp_loc {
+	uint64_t addr;
+	uint32_t obj;
+	uint32_t kind; /* enum kp_loc_kind */
+};
+
+/* Frames for one location, outermost first: the function, then any inlined
+ * callees down to the innermost. */
+struct kp_sym_frames {
+	struct kp_frame *frames; /* names owned by the symbolizer, live until kp_sym_free */
+	size_t n, cap;
+};
+
+/* Resolves loc into out (out->n is reset; at least one frame is always
+ * written: "[unknown]" or a module-qualified fallback when nothing names
+ * the address, counted in the stats). Return addresses must already be
+ * adjusted (pc - 1) by the caller. Returns true when something named the
+ * address, false when the frame is an [unknown] placeholder. */
+bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct kp_sym_frames *out);
+void kp_sym_frames_fini(struct kp_sym_frames *f);
+
+struct kp_sym_stats {
+	uint64_t resolved[4];	/* by enum kp_loc_kind: distinct locations named */
+	uint64_t unresolved[4]; /* by enum kp_loc_kind: distinct locations left [unknown] */
+	uint64_t jit_bad_lines; /* malformed perf-map lines skipped */
+	bool kptr_restricted;	/* kallsyms addresses hidden: kernel shown as [kernel] */
+};
+void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st);
+
+/* Notes for the user (e.g. "ignored /tmp/perf-12.map: not owned by the
+ * process's user"), one sentence each, collected while working. The
+ * command line prints them; the array is owned by the symbolizer. */
+const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n);
+
+#endif

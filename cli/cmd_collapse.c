@@ -1,10 +1,212 @@
-/* kprof collapse: placeholder until the subcommand lands. */
+/* kprof collapse: `perf script` text in, folded stacks out (the
+ * stackcollapse-perf.pl replacement). Reads every input first, then writes
+ * the output once, so a failed read never leaves a partial file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
+#include "flamegraph/collapse.h"
+#include "util/outfile.h"
+
+static const char usage_line[] =
+	"usage: kprof collapse [--pid|--tid] [--kernel] [--jit] [--all] [--addrs] [--srcline]\n"
+	"                      [--event-filter=EVENT] [-o FILE] [FILE...]\n";
+
+static void print_help(void)
+{
+	fputs(usage_line, stdout);
+	fputs("Folds `perf script` output into one line per stack, as stackcollapse-perf.pl does.\n"
+	      "Reads the FILEs (or stdin when none, or for \"-\") and writes to stdout or -o.\n"
+	      "  --pid                 root frame is comm-PID\n"
+	      "  --tid                 root frame is comm-PID/TID\n"
+	      "  --kernel              mark kernel frames with _[k]\n"
+	      "  --jit                 mark JIT frames (/tmp/perf-PID.map) with _[j]\n"
+	      "  --all                 both --kernel and --jit\n"
+	      "  --addrs               show the address of unknown frames: [module <addr>]\n"
+	      "  --srcline             input is `perf script -F+srcline`: add file:line to frames\n"
+	      "  --event-filter=EVENT  keep only samples of EVENT (default: the first event seen)\n"
+	      "  -o, --output=FILE     write to FILE (replaced only when complete)\n"
+	      "  -h, --help            show this help\n",
+	      stdout);
+}
+
+enum {
+	OPT_PID = 256,
+	OPT_TID,
+	OPT_KERNEL,
+	OPT_JIT,
+	OPT_ALL,
+	OPT_ADDRS,
+	OPT_SRCLINE,
+	OPT_EVENT,
+	OPT_INLINE,
+	OPT_CONTEXT,
+};
+
+static const struct option long_opts[] = {
+	{"pid", no_argument, NULL, OPT_PID},
+	{"tid", no_argument, NULL, OPT_TID},
+	{"kernel", no_argument, NULL, OPT_KERNEL},
+	{"jit", no_argument, NULL, OPT_JIT},
+	{"all", no_argument, NULL, OPT_ALL},
+	{"addrs", no_argument, NULL, OPT_ADDRS},
+	{"srcline", no_argument, NULL, OPT_SRCLINE},
+	{"event-filter", required_argument, NULL, OPT_EVENT},
+	{"inline", no_argument, NULL, OPT_INLINE},
+	{"context", no_argument, NULL, OPT_CONTEXT},
+	{"output", required_argument, NULL, 'o'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int read_input(struct kp_collapse *c, const char *path)
+{
+	struct kp_diag d = {{0}};
+	int fd = 0, err;
+
+	if (strcmp(path, "-") != 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			kp_err("%s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	err = kp_collapse_read_fd(c, fd, strcmp(path, "-") == 0 ? "stdin" : path, &d);
+	if (fd != 0)
+		close(fd);
+	if (err) {
+		kp_err("%s", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* What the user should know about the input, on stderr; returns true when
+ * nothing usable was found in an input that was not empty. */
+static bool report(const struct kp_collapse *c, char **files, int nfiles)
+{
+	const struct kp_collapse_stats *st = kp_collapse_stats(c);
+	bool useless = st->samples == 0 && st->bad_lines > 0;
+
+	if (st->other_event && st->event_defaulted)
+		kp_warn("the input has samples of several events (%s, %s, ...): kept only %s, "
+			"as stackcollapse-perf.pl does; choose with --event-filter=EVENT",
+			st->event, st->other_event, st->event);
+	else if (st->samples == 0 && st->filtered > 0 && !st->event_defaulted)
+		kp_warn("no samples of event %s (the input has %s)", st->event, st->other_event);
+	if (st->bad_lines) {
+		const char *name = "stdin";
+
+		if (nfiles > 0 && st->first_bad_input < (unsigned)nfiles &&
+		    strcmp(files[st->first_bad_input], "-") != 0)
+			name = files[st->first_bad_input];
+		fprintf(stderr,
+			"kprof: %s %llu line%s that %s not perf script output (first: %s:%llu)%s\n",
+			useless ? "error:" : "note: skipped", (unsigned long long)st->bad_lines,
+			st->bad_lines == 1 ? "" : "s", st->bad_lines == 1 ? "is" : "are", name,
+			(unsigned long long)st->first_bad_line,
+			useless ? "; no samples found" : "");
+	}
+	if (st->unterminated)
+		kp_warn("%llu input%s ended inside a sample (no blank line after it): that sample "
+			"was left out, as stackcollapse-perf.pl does",
+			(unsigned long long)st->unterminated, st->unterminated == 1 ? "" : "s");
+	return useless;
+}
 
 int kp_cmd_collapse(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	kp_err("collapse: not built yet");
-	return 2;
+	struct kp_collapse_opts opts = {0};
+	struct kp_outfile out;
+	struct kp_diag d = {{0}};
+	struct kp_collapse *c;
+	const char *output = NULL;
+	int ch, status = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:h", long_opts, NULL)) != -1) {
+		switch (ch) {
+		case OPT_PID:
+			opts.pid = true;
+			break;
+		case OPT_TID:
+			opts.tid = true;
+			break;
+		case OPT_KERNEL:
+			opts.kernel = true;
+			break;
+		case OPT_JIT:
+			opts.jit = true;
+			break;
+		case OPT_ALL:
+			opts.kernel = opts.jit = true;
+			break;
+		case OPT_ADDRS:
+			opts.addrs = true;
+			break;
+		case OPT_SRCLINE:
+			opts.srcline = true;
+			break;
+		case OPT_EVENT:
+			opts.event_filter = optarg;
+			break;
+		case OPT_INLINE:
+		case OPT_CONTEXT:
+			kp_err("collapse: --inline and --context (addr2line on the profiled "
+			       "binaries) "
+			       "are not supported; record with `perf script -F+srcline` and use "
+			       "--srcline, or let `kprof` record and symbolize inline frames "
+			       "itself");
+			return 2;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			print_help();
+			return 0;
+		case ':':
+			kp_err("collapse: option %s needs an argument", argv[optind - 1]);
+			fputs(usage_line, stderr);
+			return 2;
+		default:
+			kp_err("collapse: unknown option %s", argv[optind - 1]);
+			fputs(usage_line, stderr);
+			return 2;
+		}
+	}
+
+	c = kp_collapse_new(&opts);
+	if (optind >= argc) {
+		if (read_input(c, "-") < 0)
+			status = 1;
+	} else {
+		for (int i = optind; i < argc && !status; i++)
+			if (read_input(c, argv[i]) < 0)
+				status = 1;
+	}
+	if (status)
+		goto out_collapse;
+	if (report(c, argv + optind, argc - optind)) {
+		status = 1;
+		goto out_collapse;
+	}
+
+	if (kp_outfile_open(&out, output, &d) < 0) {
+		kp_err("%s", d.msg);
+		status = 1;
+		goto out_collapse;
+	}
+	if (kp_collapse_write(c, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0) {
+		kp_err("%s", d.msg);
+		kp_outfile_abort(&out);
+		status = 1;
+	}
+out_collapse:
+	kp_collapse_free(c);
+	return status;
 }

@@ -1,0 +1,820 @@
+/* kp_collapse: perf script -> folded stacks, with stackcollapse-perf.pl's rules.
+ *
+ * The Perl script is a handful of regular expressions; each is reproduced
+ * here as a hand-written matcher that returns what Perl's backtracking
+ * matcher returns (captures included), in linear time. The comment above
+ * each matcher quotes the expression it stands for. */
+#include "flamegraph/collapse.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/strtab.h"
+#include "util/xalloc.h"
+
+/* A line longer than this is skipped (counted as bad) instead of buffered. */
+#define MAX_LINE       (64u << 20)
+#define READ_BUF_SIZE  (4u << 20)
+#define MAX_EVENT_NAME 255
+
+/* Perl's \s and \w on byte strings (no locale, no utf8 flag): ASCII only. */
+static inline bool is_ws(unsigned char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
+static inline bool is_digit(unsigned char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static inline bool is_word(unsigned char ch)
+{
+	return is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+/* A count as Perl keeps it: an unsigned integer until a sum overflows,
+ * then a double (printed with %.15g, as Perl prints numbers). */
+struct count {
+	uint64_t u;
+	double d;
+	bool nv;
+};
+
+static void count_add(struct count *acc, const struct count *v)
+{
+	if (!acc->nv && !v->nv && acc->u + v->u >= acc->u) {
+		acc->u += v->u;
+		return;
+	}
+	if (!acc->nv) {
+		acc->d = (double)acc->u;
+		acc->nv = true;
+	}
+	acc->d += v->nv ? v->d : (double)v->u;
+}
+
+struct bytes {
+	char *p;
+	size_t len, cap;
+};
+
+static inline void bytes_put(struct bytes *b, const char *s, size_t n)
+{
+	if (b->len + n > b->cap)
+		kp_xgrow(&b->p, &b->cap, b->len + n, 1);
+	if (n)
+		memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static inline void bytes_putc(struct bytes *b, char ch)
+{
+	if (b->len + 1 > b->cap)
+		kp_xgrow(&b->p, &b->cap, b->len + 1, 1);
+	b->p[b->len++] = ch;
+}
+
+/* One frame of the current sample: its name in rec.text, and the source
+ * line appended by --srcline (kept apart because it arrives later). */
+struct frame {
+	size_t off, len;
+	size_t soff, slen;
+};
+
+struct kp_collapse {
+	struct kp_collapse_opts opts;
+	struct kp_collapse_stats st;
+	char *event;	   /* the event kept; owned */
+	char *other_event; /* first event skipped; owned */
+
+	/* stack -> count */
+	struct kp_strtab *stacks;
+	struct count *counts; /* index = strtab id */
+	size_t counts_cap;
+
+	/* the sample being read */
+	bool have_pname;
+	struct bytes pname;
+	struct count period;
+	struct bytes text; /* frame names */
+	struct frame *frames;
+	size_t nframes, frames_cap;
+	size_t *blocks; /* first frame of each frame line, in input order */
+	size_t nblocks, blocks_cap;
+	size_t *pending; /* frames still waiting for their srcline line */
+	size_t npending, pending_next, pending_cap;
+	struct bytes key;
+
+	/* input framing */
+	struct bytes carry; /* partial line from the previous chunk */
+	bool skipping;	    /* inside an over-long line */
+	uint64_t line_no;
+	unsigned input;
+	char *readbuf;
+};
+
+struct kp_collapse *kp_collapse_new(const struct kp_collapse_opts *opts)
+{
+	struct kp_collapse *c = kp_xcalloc(1, sizeof(*c));
+
+	c->opts = *opts;
+	if (opts->event_filter && opts->event_filter[0])
+		c->event = kp_xstrdup(opts->event_filter);
+	c->opts.event_filter = NULL; /* the caller's string is not kept */
+	c->st.event = c->event;
+	c->stacks = kp_strtab_new();
+	return c;
+}
+
+void kp_collapse_free(struct kp_collapse *c)
+{
+	if (!c)
+		return;
+	kp_strtab_free(c->stacks);
+	free(c->counts);
+	free(c->event);
+	free(c->other_event);
+	free(c->pname.p);
+	free(c->text.p);
+	free(c->frames);
+	free(c->blocks);
+	free(c->pending);
+	free(c->key.p);
+	free(c->carry.p);
+	free(c->readbuf);
+	free(c);
+}
+
+size_t kp_collapse_nstacks(const struct kp_collapse *c)
+{
+	return kp_strtab_count(c->stacks);
+}
+
+const struct kp_collapse_stats *kp_collapse_stats(const struct kp_collapse *c)
+{
+	return &c->st;
+}
+
+static void reset_sample(struct kp_collapse *c)
+{
+	c->have_pname = false;
+	c->text.len = 0;
+	c->nframes = 0;
+	c->nblocks = 0;
+	c->npending = c->pending_next = 0;
+}
+
+static void bad_line(struct kp_collapse *c)
+{
+	if (!c->st.bad_lines++) {
+		c->st.first_bad_input = c->input;
+		c->st.first_bad_line = c->line_no;
+	}
+}
+
+/* --- the sample header ------------------------------------------------- */
+
+/* /^(\S.+?)\s+(\d+)\/ *(\d+) *\s+/ (spaces added before each * to keep
+ * this comment a comment): comm, then PID (or TID), then /TID.
+ * Perl tries the shortest comm first (at least two characters), so the
+ * first whitespace run after position 2 that is followed by digits, maybe
+ * slashes and digits, and whitespace ends the comm. Only the first position
+ * of each whitespace run needs a test: later ones reach the same digits. */
+static bool match_header(const char *s, size_t n, size_t *comm_len, const char **d1, size_t *d1n,
+			 const char **d3, size_t *d3n)
+{
+	if (n < 3 || is_ws((unsigned char)s[0]))
+		return false;
+	for (size_t k = 2; k < n; k++) {
+		size_t p, q;
+
+		if (!is_ws((unsigned char)s[k]) || (k > 2 && is_ws((unsigned char)s[k - 1])))
+			continue;
+		for (p = k; p < n && is_ws((unsigned char)s[p]); p++)
+			;
+		for (q = p; q < n && is_digit((unsigned char)s[q]); q++)
+			;
+		if (q == p || q == n)
+			continue;
+		if (is_ws((unsigned char)s[q])) {
+			*comm_len = k;
+			*d1 = s + p;
+			*d1n = q - p;
+			*d3 = NULL;
+			*d3n = 0;
+			return true;
+		}
+		if (s[q] == '/') {
+			size_t r, t;
+
+			for (r = q; r < n && s[r] == '/'; r++)
+				;
+			for (t = r; t < n && is_digit((unsigned char)s[t]); t++)
+				;
+			if (t < n && is_ws((unsigned char)s[t])) {
+				*comm_len = k;
+				*d1 = s + p;
+				*d1n = q - p;
+				*d3 = t > r ? s + r : NULL;
+				*d3n = t - r;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* /:\s*(\d+)*\s+(\S+):\s*$/ : optional period and the event name, which
+ * must end the line. Worked from the end: the event is the last word
+ * (without its final colon), preceded by whitespace, optional digits,
+ * optional whitespace and a colon. */
+static bool match_event(const char *s, size_t n, const char **ev, size_t *evn, const char **per,
+			size_t *pern)
+{
+	size_t e = n, t0, u, v, x;
+
+	while (e > 0 && is_ws((unsigned char)s[e - 1]))
+		e--;
+	if (e < 2 || s[e - 1] != ':')
+		return false;
+	e--; /* the event ends before the final colon */
+	for (t0 = e; t0 > 0 && !is_ws((unsigned char)s[t0 - 1]); t0--)
+		;
+	if (t0 == e || t0 == 0)
+		return false;
+	for (u = t0; u > 0 && is_ws((unsigned char)s[u - 1]); u--)
+		;
+	if (u == 0)
+		return false;
+	*ev = s + t0;
+	*evn = e - t0;
+	if (s[u - 1] == ':') {
+		*per = NULL;
+		*pern = 0;
+		return true;
+	}
+	if (!is_digit((unsigned char)s[u - 1]))
+		return false;
+	for (v = u; v > 0 && is_digit((unsigned char)s[v - 1]); v--)
+		;
+	for (x = v; x > 0 && is_ws((unsigned char)s[x - 1]); x--)
+		;
+	if (x == 0 || s[x - 1] != ':')
+		return false;
+	*per = s + v;
+	*pern = u - v;
+	return true;
+}
+
+/* Perl's numeric value of a digit string; "" and "0" are false and mean 1. */
+static struct count parse_period(const char *p, size_t n)
+{
+	struct count v = {.u = 1};
+
+	if (!p || n == 0 || (n == 1 && p[0] == '0'))
+		return v;
+	v.u = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t dig = (uint64_t)(p[i] - '0');
+
+		if (v.u > (UINT64_MAX - dig) / 10) {
+			char tmp[64];
+			size_t m = n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1;
+
+			memcpy(tmp, p, m);
+			tmp[m] = '\0';
+			v.nv = true;
+			v.d = strtod(tmp, NULL);
+			if (n > m) /* absurdly long: scale by the missing digits */
+				for (size_t j = m; j < n; j++)
+					v.d *= 10.0;
+			return v;
+		}
+		v.u = v.u * 10 + dig;
+	}
+	return v;
+}
+
+static void note_other_event(struct kp_collapse *c, const char *ev, size_t evn)
+{
+	c->st.filtered++;
+	if (!c->other_event) {
+		c->other_event = kp_xstrndup(ev, evn < MAX_EVENT_NAME ? evn : MAX_EVENT_NAME);
+		c->st.other_event = c->other_event;
+	}
+}
+
+/* Returns false when the line is not a header. */
+static bool header_line(struct kp_collapse *c, const char *s, size_t n)
+{
+	size_t comm_len, d1n, d3n, evn, pern;
+	const char *d1, *d3, *ev, *per = NULL;
+	const char *pid, *tid;
+	size_t pidn, tidn;
+
+	if (!match_header(s, n, &comm_len, &d1, &d1n, &d3, &d3n))
+		return false;
+	if (match_event(s, n, &ev, &evn, &per, &pern)) {
+		if (!c->event) {
+			/* like the script: without a filter, keep the first
+			 * event seen (mixing cycles and instructions misleads) */
+			c->event = kp_xstrndup(ev, evn);
+			c->st.event = c->event;
+			c->st.event_defaulted = true;
+		} else if (strlen(c->event) != evn || memcmp(c->event, ev, evn) != 0) {
+			/* the sample's frames are skipped while no pname is set */
+			note_other_event(c, ev, evn);
+			return true;
+		}
+	} else {
+		per = NULL;
+		pern = 0;
+	}
+	c->period = parse_period(per, pern);
+
+	/* no /TID (or a TID of "0", false in Perl): the number is the TID */
+	if (d3 && !(d3n == 1 && d3[0] == '0')) {
+		pid = d1;
+		pidn = d1n;
+		tid = d3;
+		tidn = d3n;
+	} else {
+		pid = "?";
+		pidn = 1;
+		tid = d1;
+		tidn = d1n;
+	}
+	c->pname.len = 0;
+	bytes_put(&c->pname, s, comm_len);
+	if (c->opts.tid || c->opts.pid) {
+		bytes_putc(&c->pname, '-');
+		bytes_put(&c->pname, pid, pidn);
+		if (c->opts.tid) {
+			bytes_putc(&c->pname, '/');
+			bytes_put(&c->pname, tid, tidn);
+		}
+	}
+	for (size_t i = 0; i < c->pname.len; i++)
+		if (c->pname.p[i] == ' ')
+			c->pname.p[i] = '_';
+	c->have_pname = true;
+	return true;
+}
+
+/* --- frame lines ------------------------------------------------------- */
+
+/* /^\s*(\w+)\s*(.+) \((.*)\)/ : address, symbol, module. (.+) is greedy,
+ * so the symbol runs to the last " (" that has a ")" somewhere after it,
+ * and the module runs to the last ")" of the line. When that " (" comes
+ * too early for the greedy split, Perl backtracks into \s* and \w+: the
+ * symbol is then the single character before it. */
+static bool match_frame(const char *s, size_t n, const char **pc, size_t *pcn, const char **func,
+			size_t *funcn, const char **mod, size_t *modn)
+{
+	size_t w0, w1, s0, L, J, st;
+	const char *rp;
+
+	for (w0 = 0; w0 < n && is_ws((unsigned char)s[w0]); w0++)
+		;
+	for (w1 = w0; w1 < n && is_word((unsigned char)s[w1]); w1++)
+		;
+	if (w1 == w0)
+		return false;
+	for (s0 = w1; s0 < n && is_ws((unsigned char)s[s0]); s0++)
+		;
+	rp = memrchr(s + w1, ')', n - w1);
+	if (!rp)
+		return false;
+	L = (size_t)(rp - s);
+	/* largest J with s[J..J+2) == " (" and J + 2 <= L */
+	if (L < 2)
+		return false;
+	J = L - 2;
+	for (;;) {
+		if (s[J] == ' ' && s[J + 1] == '(')
+			break;
+		if (J == 0)
+			return false;
+		J--;
+	}
+	if (J >= s0 + 1)
+		st = s0;
+	else if (J >= w0 + 2)
+		st = J - 1;
+	else
+		return false;
+	*pc = s + w0;
+	*pcn = (st < w1 ? st : w1) - w0;
+	*func = s + st;
+	*funcn = J - st;
+	*mod = s + J + 2;
+	*modn = L - (J + 2);
+	return true;
+}
+
+static bool mem_has(const char *s, size_t n, const char *needle)
+{
+	return memmem(s, n, needle, strlen(needle)) != NULL;
+}
+
+/* m:/tmp/perf-\d+\.map: */
+static bool is_jit_map(const char *s, size_t n)
+{
+	const char *p = s, *end = s + n;
+
+	while ((p = memmem(p, (size_t)(end - p), "/tmp/perf-", 10)) != NULL) {
+		const char *q = p + 10, *r = q;
+
+		while (r < end && is_digit((unsigned char)*r))
+			r++;
+		if (r > q && end - r >= 4 && memcmp(r, ".map", 4) == 0)
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* m/(^\[|vmlinux$)/ && !~ /unknown/ */
+static bool is_kernel_mod(const char *m, size_t n)
+{
+	bool k = (n > 0 && m[0] == '[') || (n >= 7 && memcmp(m + n - 7, "vmlinux", 7) == 0);
+
+	return k && !mem_has(m, n, "unknown");
+}
+
+/* The generic tidy on text[off, off+len): ';' -> ':', drop everything from
+ * the first '(' (unless it opens "(anonymous namespace)", or the name looks
+ * like a Go method "pkg.(*T).M"), delete quotes. Returns the new length. */
+static size_t tidy_generic(char *f, size_t len)
+{
+	char *p;
+
+	for (p = memchr(f, ';', len); p; p = memchr(p, ';', len - (size_t)(p - f)))
+		*p = ':';
+	p = memchr(f, '(', len);
+	if (p) {
+		/* m/\.\(.*\)\./ : a ".(" before a later ")." */
+		const char *a = memmem(f, len, ".(", 2);
+		bool go = false;
+
+		if (a)
+			for (size_t k = (size_t)(a - f) + 2; k + 1 < len; k++)
+				if (f[k] == ')' && f[k + 1] == '.') {
+					go = true;
+					break;
+				}
+		if (!go) {
+			/* Perl: s/\((?!anonymous namespace\)).*$// (minus the $) */
+			static const char anon[] = "anonymous namespace)";
+			const size_t an = sizeof(anon) - 1;
+
+			while (p) {
+				size_t rest = len - (size_t)(p - f) - 1;
+
+				if (!(rest >= an && memcmp(p + 1, anon, an) == 0)) {
+					len = (size_t)(p - f);
+					break;
+				}
+				p = memchr(p + 1, '(', rest);
+			}
+		}
+	}
+	if (memchr(f, '"', len) || memchr(f, '\'', len)) {
+		size_t o = 0;
+
+		for (size_t i = 0; i < len; i++)
+			if (f[i] != '"' && f[i] != '\'')
+				f[o++] = f[i];
+		len = o;
+	}
+	return len;
+}
+
+/* One "->"-separated part of a frame's symbol (inline chains). */
+static void add_part(struct kp_collapse *c, const char *part, size_t pn, bool first, bool *unknown,
+		     const char *pc, size_t pcn, const char *mod, size_t modn, bool kmod, bool jit)
+{
+	struct frame *fr;
+	size_t off = c->text.len, len;
+	char *f;
+
+	if (pn == 9 && memcmp(part, "[unknown]", 9) == 0) {
+		/* use the module's file name instead, if known */
+		bytes_putc(&c->text, '[');
+		if (!(modn == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
+			const char *sl = memrchr(mod, '/', modn);
+			const char *b = sl ? sl + 1 : mod;
+
+			bytes_put(&c->text, b, (size_t)(mod + modn - b));
+		} else {
+			bytes_put(&c->text, "unknown", 7);
+			*unknown = true;
+		}
+		if (c->opts.addrs) {
+			bytes_put(&c->text, " <", 2);
+			bytes_put(&c->text, pc, pcn);
+			bytes_putc(&c->text, '>');
+		}
+		bytes_putc(&c->text, ']');
+	} else {
+		bytes_put(&c->text, part, pn);
+	}
+	f = c->text.p + off;
+	len = tidy_generic(f, c->text.len - off);
+	/* Java: "Lorg/foo/Bar;.baz" -> "org/foo/Bar:.baz" (for comms java*) */
+	if (len && f[0] == 'L' && c->pname.len >= 4 && memcmp(c->pname.p, "java", 4) == 0 &&
+	    memchr(f, '/', len)) {
+		memmove(f, f + 1, len - 1);
+		len--;
+	}
+	c->text.len = off + len;
+	if (!first) {
+		if (!mem_has(c->text.p + off, len, "_[i]"))
+			bytes_put(&c->text, "_[i]", 4);
+	} else if (kmod) {
+		bytes_put(&c->text, "_[k]", 4);
+	} else if (jit) {
+		if (!mem_has(c->text.p + off, len, "_[j]"))
+			bytes_put(&c->text, "_[j]", 4);
+	}
+	if (c->nframes + 1 > c->frames_cap)
+		kp_xgrow(&c->frames, &c->frames_cap, c->nframes + 1, sizeof(*c->frames));
+	fr = &c->frames[c->nframes];
+	fr->off = off;
+	fr->len = c->text.len - off;
+	fr->soff = fr->slen = 0;
+	if (c->opts.srcline && !*unknown) {
+		if (c->npending + 1 > c->pending_cap)
+			kp_xgrow(&c->pending, &c->pending_cap, c->npending + 1,
+				 sizeof(*c->pending));
+		c->pending[c->npending++] = c->nframes;
+	}
+	c->nframes++;
+}
+
+/* Returns false when the line is not a frame line. */
+static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
+{
+	const char *pc, *func, *mod, *p, *end;
+	size_t pcn, funcn, modn;
+	bool kmod, jit, unknown = false, first = true;
+
+	if (!match_frame(s, n, &pc, &pcn, &func, &funcn, &mod, &modn))
+		return false;
+	if (!c->have_pname)
+		return true; /* a sample of another event */
+
+	/* s/\+0x[\da-f]+$// : the symbol offset perf >= 4.8 prints */
+	{
+		size_t h = funcn;
+
+		while (h > 0 && (is_digit((unsigned char)func[h - 1]) ||
+				 (func[h - 1] >= 'a' && func[h - 1] <= 'f')))
+			h--;
+		if (h < funcn && h >= 3 && memcmp(func + h - 3, "+0x", 3) == 0)
+			funcn = h - 3;
+	}
+	if (funcn && func[0] == '(')
+		return true; /* a process name, not a frame */
+
+	kmod = c->opts.kernel && is_kernel_mod(mod, modn);
+	jit = c->opts.jit && is_jit_map(mod, modn);
+	if (c->nblocks + 1 > c->blocks_cap)
+		kp_xgrow(&c->blocks, &c->blocks_cap, c->nblocks + 1, sizeof(*c->blocks));
+	c->blocks[c->nblocks++] = c->nframes;
+
+	/* split /\->/ : trailing empty parts are dropped, as Perl's split does */
+	end = func + funcn;
+	while (end - func >= 2 && end[-1] == '>' && end[-2] == '-')
+		end -= 2;
+	p = func;
+	while (p < end) {
+		const char *arrow = memmem(p, (size_t)(end - p), "->", 2);
+		const char *pe = arrow ? arrow : end;
+
+		add_part(c, p, (size_t)(pe - p), first, &unknown, pc, pcn, mod, modn, kmod, jit);
+		first = false;
+		if (!arrow)
+			break;
+		p = arrow + 2;
+	}
+	return true;
+}
+
+/* --srcline: the line after a frame is its source location; brackets
+ * ("libc.so[27b25]", "[kernel.kallsyms][ffff...]") and outer blanks go. */
+static void srcline_line(struct kp_collapse *c, const char *s, size_t n)
+{
+	size_t fi = c->pending[c->pending_next++];
+	size_t off = c->text.len, i = 0, a, b;
+
+	while (i < n) {
+		const char *lb = memchr(s + i, '[', n - i), *rb;
+
+		if (!lb) {
+			bytes_put(&c->text, s + i, n - i);
+			break;
+		}
+		rb = memchr(lb + 1, ']', n - (size_t)(lb + 1 - s));
+		if (!rb) {
+			bytes_put(&c->text, s + i, n - i);
+			break;
+		}
+		bytes_put(&c->text, s + i, (size_t)(lb - (s + i)));
+		i = (size_t)(rb - s) + 1;
+	}
+	a = off;
+	b = c->text.len;
+	while (a < b && is_ws((unsigned char)c->text.p[a]))
+		a++;
+	while (b > a && is_ws((unsigned char)c->text.p[b - 1]))
+		b--;
+	c->frames[fi].soff = a;
+	c->frames[fi].slen = b - a;
+	if (c->pending_next == c->npending)
+		c->npending = c->pending_next = 0;
+}
+
+/* --- the table of stacks ---------------------------------------------- */
+
+static void end_sample(struct kp_collapse *c)
+{
+	struct bytes *k = &c->key;
+	uint32_t id;
+
+	if (!c->have_pname)
+		return;
+	k->len = 0;
+	bytes_put(k, c->pname.p, c->pname.len);
+	/* frame lines come leaf first; each line's parts keep their order */
+	for (size_t b = c->nblocks; b-- > 0;) {
+		size_t end = b + 1 < c->nblocks ? c->blocks[b + 1] : c->nframes;
+
+		for (size_t i = c->blocks[b]; i < end; i++) {
+			const struct frame *fr = &c->frames[i];
+
+			bytes_putc(k, ';');
+			bytes_put(k, c->text.p + fr->off, fr->len);
+			if (fr->slen) {
+				bytes_putc(k, ':');
+				bytes_put(k, c->text.p + fr->soff, fr->slen);
+			}
+		}
+	}
+	id = kp_strtab_intern(c->stacks, k->p, k->len);
+	if (id >= c->counts_cap) {
+		size_t old = c->counts_cap;
+
+		kp_xgrow(&c->counts, &c->counts_cap, (size_t)id + 1, sizeof(*c->counts));
+		memset(c->counts + old, 0, (c->counts_cap - old) * sizeof(*c->counts));
+	}
+	count_add(&c->counts[id], &c->period);
+	c->st.samples++;
+	reset_sample(c);
+}
+
+static void do_line(struct kp_collapse *c, const char *s, size_t n)
+{
+	c->line_no++;
+	c->st.lines++;
+	if (n && s[n - 1] == '\r') /* CRLF input */
+		n--;
+	if (c->pending_next < c->npending) {
+		srcline_line(c, s, n);
+		return;
+	}
+	if (n == 0) {
+		end_sample(c);
+		return;
+	}
+	if (s[0] == '#')
+		return;
+	if (header_line(c, s, n) || frame_line(c, s, n))
+		return;
+	bad_line(c);
+}
+
+void kp_collapse_feed(struct kp_collapse *c, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+
+	if (c->carry.len || c->skipping) {
+		const char *nl = memchr(p, '\n', len);
+		size_t take = nl ? (size_t)(nl - p) : len;
+
+		if (!c->skipping && c->carry.len + take > MAX_LINE) {
+			c->skipping = true;
+			c->carry.len = 0;
+		}
+		if (!c->skipping)
+			bytes_put(&c->carry, p, take);
+		if (!nl)
+			return;
+		if (c->skipping) {
+			c->line_no++;
+			c->st.lines++;
+			c->st.long_lines++;
+			bad_line(c);
+			c->skipping = false;
+		} else {
+			do_line(c, c->carry.p, c->carry.len);
+		}
+		c->carry.len = 0;
+		p = nl + 1;
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl) {
+			size_t rest = (size_t)(end - p);
+
+			if (rest > MAX_LINE)
+				c->skipping = true;
+			else
+				bytes_put(&c->carry, p, rest);
+			break;
+		}
+		do_line(c, p, (size_t)(nl - p));
+		p = nl + 1;
+	}
+}
+
+void kp_collapse_end_input(struct kp_collapse *c)
+{
+	if (c->skipping) {
+		c->line_no++;
+		c->st.lines++;
+		c->st.long_lines++;
+		bad_line(c);
+		c->skipping = false;
+	} else if (c->carry.len) {
+		do_line(c, c->carry.p, c->carry.len);
+	}
+	c->carry.len = 0;
+	if (c->have_pname)
+		c->st.unterminated++;
+	reset_sample(c);
+	c->line_no = 0;
+	c->input++;
+}
+
+int kp_collapse_read_fd(struct kp_collapse *c, int fd, const char *name, struct kp_diag *d)
+{
+	if (!c->readbuf)
+		c->readbuf = kp_xmalloc(READ_BUF_SIZE);
+	for (;;) {
+		ssize_t r = read(fd, c->readbuf, READ_BUF_SIZE);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return kp_diag_errno(d, -errno, "%s", name);
+		}
+		if (r == 0)
+			break;
+		kp_collapse_feed(c, c->readbuf, (size_t)r);
+	}
+	kp_collapse_end_input(c);
+	return 0;
+}
+
+/* --- output ------------------------------------------------------------ */
+
+static int cmp_stack(const void *a, const void *b, void *arg)
+{
+	const struct kp_strtab *st = arg;
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	size_t la = kp_strtab_len(st, ia), lb = kp_strtab_len(st, ib);
+	int r = memcmp(kp_strtab_str(st, ia), kp_strtab_str(st, ib), la < lb ? la : lb);
+
+	if (r)
+		return r;
+	return la < lb ? -1 : la > lb;
+}
+
+int kp_collapse_write(struct kp_collapse *c, FILE *out, struct kp_diag *d)
+{
+	uint32_t n = kp_strtab_count(c->stacks);
+	uint32_t *ids = kp_xmalloc(((size_t)n + 1) * sizeof(*ids));
+	int err = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = i + 1;
+	qsort_r(ids, n, sizeof(*ids), cmp_stack, c->stacks);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct count *cnt = &c->counts[ids[i]];
+
+		fwrite(kp_strtab_str(c->stacks, ids[i]), 1, kp_strtab_len(c->stacks, ids[i]), out);
+		if (cnt->nv)
+			fprintf(out, " %.15g\n", cnt->d);
+		else
+			fprintf(out, " %llu\n", (unsigned long long)cnt->u);
+	}
+	free(ids);
+	if (fflush(out) != 0 || ferror(out))
+		err = kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the folded stacks");
+	return err;
+}

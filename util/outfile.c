@@ -18,6 +18,19 @@ int kp_outfile_open(struct kp_outfile *out, const char *path, struct kp_diag *d)
 		out->fp = stdout;
 		return 0;
 	}
+	{
+		struct stat sb;
+
+		/* /dev/null, a FIFO, a terminal: nothing to replace, write directly */
+		if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+			out->fp = fopen(path, "w");
+			if (!out->fp)
+				return kp_diag_errno(d, -errno, "cannot open %s", path);
+			out->path = kp_xstrdup(path);
+			out->direct = true;
+			return 0;
+		}
+	}
 	out->path = kp_xstrdup(path);
 	out->tmp = kp_xasprintf("%s.tmp.XXXXXX", path);
 	fd = mkstemp(out->tmp);
@@ -68,6 +81,8 @@ int kp_outfile_commit(struct kp_outfile *out, struct kp_diag *d)
 	if (fclose(out->fp) != 0 && !err)
 		err = kp_diag_errno(d, -errno, "cannot write %s", out->path);
 	out->fp = NULL;
+	if (out->direct)
+		return err;
 	if (!err && rename(out->tmp, out->path) != 0)
 		err = kp_diag_errno(d, -errno, "cannot rename %s to %s", out->tmp, out->path);
 	if (err)

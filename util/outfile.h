@@ -4,14 +4,16 @@
 #ifndef KP_UTIL_OUTFILE_H
 #define KP_UTIL_OUTFILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "util/diag.h"
 
 struct kp_outfile {
-	FILE *fp;   /* write here */
-	char *path; /* final name; NULL for stdout */
-	char *tmp;  /* temporary name while open */
+	FILE *fp;    /* write here */
+	char *path;  /* final name; NULL for stdout */
+	char *tmp;   /* temporary name while open */
+	bool direct; /* path is not a regular file (/dev/null, FIFO): no rename */
 };
 
 /* path NULL or "-" means stdout. Returns 0 or a negative errno (diag set). */

@@ -1,0 +1,181 @@
+#include "profiler/perf_event.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static const struct {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} events[] = {
+	{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+	{"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+	{"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+	{"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+	{"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+	{"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+	{"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+	{"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+	{"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
+	{"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
+	{"stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
+	{"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
+	{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
+	{"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+	{"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+	{"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+	{"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
+	{"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+	{"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+	{"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+	{"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+	{"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
+	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
+};
+
+int kp_perf_event_lookup(const char *name, struct kp_event_spec *spec)
+{
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (strcmp(name, events[i].name) == 0) {
+			spec->type = events[i].type;
+			spec->config = events[i].config;
+			spec->name = events[i].name;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const char *kp_perf_event_names(void)
+{
+	static char buf[1024];
+
+	if (!buf[0]) {
+		size_t len = 0;
+
+		for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ", " : "",
+						events[i].name);
+	}
+	return buf;
+}
+
+/* x86-64 registers libunwind needs to start a DWARF unwind: ip, sp, bp and
+ * the callee-saved ones (perf_regs.h numbering). */
+#define KP_X86_REGS_MASK                                                                        \
+	((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) |    \
+	 (1ULL << 6) | (1ULL << 7) | (1ULL << 8) | (1ULL << 16) | (1ULL << 17) | (1ULL << 18) | \
+	 (1ULL << 19) | (1ULL << 20) | (1ULL << 21) | (1ULL << 22) | (1ULL << 23))
+
+void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_record_layout *layout,
+		       const struct kp_attr_opts *o)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = o->event.type;
+	attr->config = o->event.config;
+	if (o->period) {
+		attr->sample_period = o->period;
+	} else {
+		attr->freq = 1;
+		attr->sample_freq = o->freq;
+	}
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	if (o->callgraph == KP_CALLGRAPH_DWARF) {
+		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr->sample_regs_user = KP_X86_REGS_MASK;
+		attr->sample_stack_user = o->stack_dump_size;
+	}
+	attr->sample_max_stack = o->max_stack;
+	attr->exclude_kernel = o->exclude_kernel;
+	attr->exclude_hv = 1;
+	attr->exclude_callchain_kernel = o->exclude_kernel;
+	attr->disabled = 1;
+	attr->inherit = o->inherit;
+	attr->enable_on_exec = o->enable_on_exec;
+	/* side band: what the symbolizer needs to name addresses later */
+	attr->mmap = 0;
+	attr->mmap2 = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->build_id = o->build_id;
+	attr->sample_id_all = 1;
+	/* one clock with clock_gettime(), so rounds can be ordered against now */
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	attr->watermark = 1;
+	attr->wakeup_watermark = 64 * 1024;
+	layout->sample_type = attr->sample_type;
+	layout->sample_regs_user = attr->sample_regs_user;
+}
+
+int kp_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
+{
+	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int kp_perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 2;
+		fclose(f);
+	}
+	return v;
+}
+
+void kp_perf_explain(struct kp_diag *d, int err, const char *event, pid_t pid, int cpu)
+{
+	char where[64];
+
+	if (pid > 0)
+		snprintf(where, sizeof(where), "process %d", (int)pid);
+	else
+		snprintf(where, sizeof(where), "CPU %d", cpu);
+	switch (-err) {
+	case EACCES:
+	case EPERM:
+		kp_diag_set(
+			d, err,
+			"not allowed to sample %s with %s: /proc/sys/kernel/perf_event_paranoid "
+			"is %d; run as root, give kprof CAP_PERFMON, or lower the paranoid level "
+			"(-1 allows everything, 1 allows your own processes with kernel frames)",
+			event, where, kp_perf_paranoid());
+		break;
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		kp_diag_set(d, err,
+			    "event %s is not supported on %s (no hardware PMU here?); "
+			    "try -e cpu-clock",
+			    event, where);
+		break;
+	case ESRCH:
+		kp_diag_set(d, err, "%s does not exist", where);
+		break;
+	case EMFILE:
+		kp_diag_set(d, err, "too many open files while opening %s on %s; raise ulimit -n",
+			    event, where);
+		break;
+	case EINVAL:
+		kp_diag_errno(d, err,
+			      "the kernel refused event %s on %s (frequency above "
+			      "/proc/sys/kernel/perf_event_max_sample_rate?)",
+			      event, where);
+		break;
+	default:
+		kp_diag_errno(d, err, "cannot open event %s on %s", event, where);
+	}
+}

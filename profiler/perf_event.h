@@ -1,0 +1,59 @@
+/* kp_perf: building perf_event_attr, naming events, opening them, and
+ * explaining why the kernel said no. */
+#ifndef KP_PROFILER_PERF_EVENT_H
+#define KP_PROFILER_PERF_EVENT_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profiler/record.h"
+#include "util/diag.h"
+
+enum kp_callgraph {
+	KP_CALLGRAPH_FP = 0, /* kernel-walked frame pointers (PERF_SAMPLE_CALLCHAIN) */
+	KP_CALLGRAPH_DWARF,  /* + user registers and stack snapshot, unwound with CFI */
+};
+
+struct kp_event_spec {
+	uint32_t type; /* PERF_TYPE_HARDWARE / PERF_TYPE_SOFTWARE */
+	uint64_t config;
+	const char *name; /* canonical name, e.g. "cpu-clock" */
+};
+
+/* Looks up an event name as `perf list` spells it (cycles, cpu-cycles,
+ * instructions, cpu-clock, task-clock, page-faults, ...). Returns 0 or
+ * -ENOENT. */
+int kp_perf_event_lookup(const char *name, struct kp_event_spec *spec);
+/* Writes the known names, comma-separated, for error messages. */
+const char *kp_perf_event_names(void);
+
+struct kp_attr_opts {
+	struct kp_event_spec event;
+	uint64_t freq;	 /* samples per second; used when period == 0 */
+	uint64_t period; /* -c */
+	bool exclude_kernel;
+	bool inherit;	     /* follow children/threads of the target */
+	bool enable_on_exec; /* the target command: start counting at exec */
+	bool build_id;	     /* ask for build-ids in MMAP2 (kernel >= 5.12) */
+	enum kp_callgraph callgraph;
+	uint32_t stack_dump_size; /* DWARF mode: bytes of user stack per sample */
+	uint16_t max_stack;
+};
+
+/* Fills attr (and the record layout it implies). */
+void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_record_layout *layout,
+		       const struct kp_attr_opts *o);
+
+/* perf_event_open(2), with CLOEXEC. Returns the fd or a negative errno. */
+int kp_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd);
+
+/* One sentence for an open failure: EACCES/EPERM name perf_event_paranoid
+ * and CAP_PERFMON; ENOENT/EOPNOTSUPP/ENODEV name the missing PMU, etc. */
+void kp_perf_explain(struct kp_diag *d, int err, const char *event, pid_t pid, int cpu);
+
+/* /proc/sys/kernel/perf_event_paranoid, or 2 when unreadable. */
+int kp_perf_paranoid(void);
+
+#endif

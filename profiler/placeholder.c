@@ -1,2 +1,0 @@
-/* Keeps the profiler library non-empty while modules are added. */
-int kp_profiler_placeholder;

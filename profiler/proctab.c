@@ -1,0 +1,326 @@
+#include "profiler/proctab.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler/procfs.h"
+#include "util/u64map.h"
+#include "util/xalloc.h"
+
+struct proc {
+	pid_t pid;
+	uint32_t comm;
+	struct kp_map *maps; /* sorted by start, non-overlapping */
+	size_t nmaps, cap;
+};
+
+struct kp_proctab {
+	struct kp_strtab *strings;
+	struct kp_u64map procs;	  /* pid -> struct proc * */
+	struct kp_u64map threads; /* tid -> comm id | (uint64_t)pid << 32 */
+	uint32_t unknown_comm;
+	size_t nseen;
+};
+
+struct kp_proctab *kp_proctab_new(struct kp_strtab *strings)
+{
+	struct kp_proctab *pt = kp_xcalloc(1, sizeof(*pt));
+
+	pt->strings = strings;
+	kp_u64map_init(&pt->procs);
+	kp_u64map_init(&pt->threads);
+	pt->unknown_comm = kp_strtab_intern(strings, "[unknown]", 9);
+	return pt;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p);
+}
+
+void kp_proctab_free(struct kp_proctab *pt)
+{
+	if (!pt)
+		return;
+	for (size_t i = 0; i < pt->procs.nslots; i++) {
+		uint64_t k = pt->procs.keys[i];
+
+		if (k < UINT64_MAX - 1)
+			proc_free((struct proc *)(uintptr_t)pt->procs.vals[i]);
+	}
+	kp_u64map_fini(&pt->procs);
+	kp_u64map_fini(&pt->threads);
+	free(pt);
+}
+
+static struct proc *proc_get(const struct kp_proctab *pt, pid_t pid)
+{
+	uint64_t v;
+
+	return kp_u64map_get(&pt->procs, (uint64_t)pid, &v) ? (struct proc *)(uintptr_t)v : NULL;
+}
+
+/* A new process entry for pid, replacing any old one (pid reuse). */
+static struct proc *proc_new(struct kp_proctab *pt, pid_t pid)
+{
+	struct proc *p = kp_xcalloc(1, sizeof(*p)), *old = proc_get(pt, pid);
+
+	proc_free(old);
+	p->pid = pid;
+	p->comm = pt->unknown_comm;
+	kp_u64map_put(&pt->procs, (uint64_t)pid, (uint64_t)(uintptr_t)p);
+	pt->nseen++;
+	return p;
+}
+
+static void thread_set(struct kp_proctab *pt, pid_t pid, pid_t tid, uint32_t comm)
+{
+	kp_u64map_put(&pt->threads, (uint64_t)tid, comm | (uint64_t)(uint32_t)pid << 32);
+}
+
+bool kp_proctab_has(const struct kp_proctab *pt, pid_t pid)
+{
+	return proc_get(pt, pid) != NULL;
+}
+
+void kp_proctab_comm(struct kp_proctab *pt, pid_t pid, pid_t tid, const char *comm, bool exec)
+{
+	uint32_t id = kp_strtab_intern(pt->strings, comm, strlen(comm));
+	struct proc *p = proc_get(pt, pid);
+
+	if (!p)
+		p = proc_new(pt, pid);
+	if (exec)
+		p->nmaps = 0; /* the old image is gone; MMAP2s of the new one follow */
+	if (pid == tid || exec)
+		p->comm = id;
+	thread_set(pt, pid, tid, id);
+}
+
+void kp_proctab_fork(struct kp_proctab *pt, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid)
+{
+	uint64_t v;
+	uint32_t comm = pt->unknown_comm;
+	struct proc *parent = proc_get(pt, ppid), *p;
+
+	if (kp_u64map_get(&pt->threads, (uint64_t)ptid, &v))
+		comm = (uint32_t)v;
+	else if (parent)
+		comm = parent->comm;
+	if (pid == ppid && parent) { /* a new thread */
+		thread_set(pt, pid, tid, comm);
+		return;
+	}
+	p = proc_new(pt, pid);
+	p->comm = comm;
+	if (parent && parent != p && parent->nmaps) {
+		p->maps = kp_xmalloc(parent->nmaps * sizeof(*p->maps));
+		memcpy(p->maps, parent->maps, parent->nmaps * sizeof(*p->maps));
+		p->nmaps = p->cap = parent->nmaps;
+	}
+	thread_set(pt, pid, tid, comm);
+}
+
+bool kp_proctab_exit(struct kp_proctab *pt, pid_t pid, pid_t tid)
+{
+	kp_u64map_del(&pt->threads, (uint64_t)tid);
+	if (pid != tid)
+		return false;
+	proc_free(proc_get(pt, pid));
+	kp_u64map_del(&pt->procs, (uint64_t)pid);
+	return true;
+}
+
+static enum kp_map_kind classify(const char *path)
+{
+	if (path[0] == '/')
+		return strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "/dev/zero", 9) == 0 ||
+				       strncmp(path, "/SYSV", 5) == 0
+			       ? KP_MAP_ANON
+			       : KP_MAP_FILE;
+	if (strcmp(path, "[vdso]") == 0)
+		return KP_MAP_VDSO;
+	if (path[0] == '\0' || strcmp(path, "//anon") == 0 || strncmp(path, "[anon", 5) == 0 ||
+	    strcmp(path, "[heap]") == 0)
+		return KP_MAP_ANON;
+	return KP_MAP_OTHER;
+}
+
+/* Index of the first mapping that ends after addr. */
+static size_t lower_bound(const struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void insert_at(struct proc *p, size_t i, const struct kp_map *m)
+{
+	kp_xgrow(&p->maps, &p->cap, p->nmaps + 1, sizeof(*p->maps));
+	memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof(*p->maps));
+	p->maps[i] = *m;
+	p->nmaps++;
+}
+
+void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		     uint32_t maj, uint32_t min, uint64_t ino, const char *path,
+		     const uint8_t *build_id, size_t build_id_size)
+{
+	struct proc *p = proc_get(pt, pid);
+	struct kp_map m = {.start = start,
+			   .end = start + len,
+			   .pgoff = pgoff,
+			   .ino = ino,
+			   .maj = maj,
+			   .min = min};
+	size_t i;
+
+	if (!len || m.end < start)
+		return;
+	if (!p)
+		p = proc_new(pt, pid);
+	m.path = kp_strtab_intern(pt->strings, path, strlen(path));
+	m.kind = (uint8_t)classify(path);
+	if (build_id && build_id_size && build_id_size <= sizeof(m.build_id)) {
+		memcpy(m.build_id, build_id, build_id_size);
+		m.build_id_size = (uint8_t)build_id_size;
+	}
+	/* Like mmap(MAP_FIXED): the new range replaces what it overlaps; the
+	 * parts of old mappings outside it stay. */
+	i = lower_bound(p, m.start);
+	while (i < p->nmaps && p->maps[i].start < m.end) {
+		struct kp_map old = p->maps[i];
+
+		memmove(p->maps + i, p->maps + i + 1, (p->nmaps - i - 1) * sizeof(*p->maps));
+		p->nmaps--;
+		if (old.start < m.start) {
+			struct kp_map left = old;
+
+			left.end = m.start;
+			insert_at(p, i++, &left);
+		}
+		if (old.end > m.end) {
+			struct kp_map right = old;
+
+			right.pgoff += m.end - old.start;
+			right.start = m.end;
+			insert_at(p, i, &right);
+			break;
+		}
+	}
+	insert_at(p, lower_bound(p, m.start), &m);
+}
+
+uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid)
+{
+	uint64_t v;
+	struct proc *p;
+
+	if (kp_u64map_get(&pt->threads, (uint64_t)tid, &v) && (pid_t)(v >> 32) == pid)
+		return (uint32_t)v;
+	p = proc_get(pt, pid);
+	return p ? p->comm : pt->unknown_comm;
+}
+
+struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr)
+{
+	struct proc *p = proc_get(pt, pid);
+	size_t i;
+
+	if (!p)
+		return NULL;
+	i = lower_bound(p, addr);
+	if (i < p->nmaps && p->maps[i].start <= addr)
+		return &p->maps[i];
+	return NULL;
+}
+
+size_t kp_proctab_nprocs_seen(const struct kp_proctab *pt)
+{
+	return pt->nseen;
+}
+
+struct synth_ctx {
+	struct kp_proctab *pt;
+	pid_t pid;
+};
+
+static void synth_map(void *arg, const struct kp_maps_entry *e)
+{
+	struct synth_ctx *c = arg;
+
+	kp_proctab_mmap(c->pt, c->pid, e->start, e->end - e->start, e->pgoff, e->maj, e->min,
+			e->ino, e->path, NULL, 0);
+}
+
+int kp_proctab_synthesize(struct kp_proctab *pt, pid_t pid)
+{
+	char path[64], comm[64];
+	struct synth_ctx ctx = {pt, pid};
+	struct proc *p;
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+	int err;
+
+	err = kp_proc_read_comm(pid, 0, comm, sizeof(comm));
+	if (err < 0)
+		return err;
+	p = proc_new(pt, pid);
+	p->comm = kp_strtab_intern(pt->strings, comm, strlen(comm));
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		kp_maps_read(f, synth_map, &ctx);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d) {
+		thread_set(pt, pid, pid, p->comm);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (kp_proc_read_comm(pid, tid, comm, sizeof(comm)) == 0)
+			thread_set(pt, pid, tid, kp_strtab_intern(pt->strings, comm, strlen(comm)));
+	}
+	closedir(d);
+	return 0;
+}
+
+size_t kp_proctab_synthesize_all(struct kp_proctab *pt)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (kp_proctab_synthesize(pt, (pid_t)atoi(de->d_name)) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}

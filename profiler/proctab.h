@@ -1,0 +1,72 @@
+/* kp_proctab: the process table built from side-band records: which thread
+ * has which comm, and which code is mapped where in each process. Mappings
+ * are described here; the symbolizer object behind a file mapping is
+ * registered lazily, the first time a sample lands in it. */
+#ifndef KP_PROFILER_PROCTAB_H
+#define KP_PROFILER_PROCTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/strtab.h"
+
+enum kp_map_kind {
+	KP_MAP_FILE = 0, /* a file: symbolized from its ELF */
+	KP_MAP_VDSO,	 /* [vdso] */
+	KP_MAP_ANON,	 /* anonymous executable memory: JIT code */
+	KP_MAP_OTHER,	 /* [vsyscall], [stack] ...: nothing to name it by */
+};
+
+struct kp_map {
+	uint64_t start, end, pgoff;
+	uint64_t ino;
+	uint32_t maj, min;
+	uint32_t path; /* interned in the proctab's string table */
+	uint32_t obj;  /* symbolizer object id, 0 until first needed */
+	uint8_t kind;  /* enum kp_map_kind */
+	uint8_t build_id_size;
+	uint8_t build_id[20];
+};
+
+struct kp_proctab;
+
+/* strings: interns comms and paths; borrowed, must outlive the table. */
+struct kp_proctab *kp_proctab_new(struct kp_strtab *strings);
+void kp_proctab_free(struct kp_proctab *pt);
+
+/* COMM record (exec true for PERF_RECORD_MISC_COMM_EXEC: the process's old
+ * mappings are gone). */
+void kp_proctab_comm(struct kp_proctab *pt, pid_t pid, pid_t tid, const char *comm, bool exec);
+/* FORK: a new thread (pid == ppid) or a new process that starts with a copy
+ * of its parent's mappings. */
+void kp_proctab_fork(struct kp_proctab *pt, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid);
+/* EXIT of a thread; the process's mappings go when its main thread exits.
+ * Returns true when that was the process's exit. */
+bool kp_proctab_exit(struct kp_proctab *pt, pid_t pid, pid_t tid);
+/* A new executable mapping (replaces what it overlaps). build_id may be NULL. */
+void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		     uint32_t maj, uint32_t min, uint64_t ino, const char *path,
+		     const uint8_t *build_id, size_t build_id_size);
+
+/* Is anything known of pid? */
+bool kp_proctab_has(const struct kp_proctab *pt, pid_t pid);
+/* Describes a process from /proc (comm of every thread, executable
+ * mappings); used for processes running before the recording and for
+ * pids first seen in a sample. Returns 0 or a negative errno. */
+int kp_proctab_synthesize(struct kp_proctab *pt, pid_t pid);
+/* Every process in /proc. Returns the number described. */
+size_t kp_proctab_synthesize_all(struct kp_proctab *pt);
+
+/* The interned comm of thread tid (of process pid): falls back to the
+ * process's comm, then to "[unknown]"'s id. */
+uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid);
+/* The mapping containing addr in pid, or NULL. The pointer is valid until
+ * the next call that changes the table. */
+struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr);
+
+/* Number of processes seen during the run (for the summary). */
+size_t kp_proctab_nprocs_seen(const struct kp_proctab *pt);
+
+#endif

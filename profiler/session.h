@@ -1,0 +1,79 @@
+/* kp_session: one recording, from opening the events to the folded table.
+ *
+ *   kp_session_new    opens the events (and forks the command, held)
+ *   kp_session_run    reads the rings until the command exits, the
+ *                     duration ends, the targets are gone or a signal
+ *                     arrives; aggregates location stacks as it goes
+ *   kp_session_fold   symbolizes each distinct location once and fills a
+ *                     folded table
+ */
+#ifndef KP_PROFILER_SESSION_H
+#define KP_PROFILER_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "flamegraph/folded.h"
+#include "profiler/perf_event.h"
+#include "symbolize/symbolize.h"
+#include "util/diag.h"
+
+struct kp_session_opts {
+	struct kp_attr_opts attr;
+	bool event_is_default; /* -e not given: cycles may fall back quietly-ish */
+	bool system_wide;      /* -a, or -C without targets */
+	const int *cpus;       /* -C list; NULL = all online CPUs */
+	size_t ncpus;
+	const pid_t *pids; /* -p / -t */
+	size_t npids;
+	bool pids_are_tids;	   /* -t */
+	char *const *argv;	   /* the command, NULL-terminated; may be NULL */
+	bool command_is_target;	   /* no -a/-C/-p/-t: sample the command itself */
+	double duration;	   /* -d seconds, 0 = none */
+	bool root_pid, root_tid;   /* --pid / --tid */
+	unsigned ring_pages;	   /* data pages per CPU ring, power of two */
+	struct kp_symbolizer *sym; /* borrowed */
+};
+
+struct kp_session_stats {
+	uint64_t samples;
+	uint64_t lost;		/* samples the kernel dropped (LOST records) */
+	uint64_t throttled;	/* THROTTLE records */
+	uint64_t bad_records;	/* malformed records skipped */
+	double seconds;		/* recording time */
+	size_t nprocs;		/* processes seen */
+	uint64_t frames;	/* frames in all samples (after folding) */
+	uint64_t unresolved[4]; /* of those, unresolved, by enum kp_loc_kind */
+	const char *event;	/* the event actually sampled */
+	uint64_t freq, period;
+};
+
+struct kp_session;
+
+/* Returns 0 or a negative errno with the reason in d. On -ENOENT/-EACCES
+ * from exec the exit code (127/126) is in *exit_code. */
+int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, int *exit_code,
+		   struct kp_diag *d);
+void kp_session_free(struct kp_session *s);
+
+/* progress is called about four times a second while recording (may be NULL). */
+int kp_session_run(struct kp_session *s,
+		   void (*progress)(void *arg, const struct kp_session_stats *st), void *arg,
+		   struct kp_diag *d);
+/* Symbolizes and folds into f. */
+void kp_session_fold(struct kp_session *s, struct kp_folded *f);
+
+void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st);
+/* The command's exit status, shell style (0 when there was no command). */
+int kp_session_exit_code(const struct kp_session *s);
+/* Sentences for the user collected while opening and recording (fallbacks,
+ * exclusions). Owned by the session. */
+const char *const *kp_session_notes(const struct kp_session *s, size_t *n);
+
+/* Parses a CPU list like "0-3,6". Returns the number of CPUs (array in
+ * *cpus, caller frees) or a negative errno. */
+int kp_cpulist_parse(const char *s, int **cpus);
+
+#endif

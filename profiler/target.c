@@ -1,0 +1,125 @@
+#include "profiler/target.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int kp_target_fork(struct kp_target *t, char *const argv[], const sigset_t *sigmask,
+		   struct kp_diag *d)
+{
+	int go[2], errp[2];
+	pid_t pid;
+
+	memset(t, 0, sizeof(*t));
+	t->go_fd = t->err_fd = -1;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return kp_diag_errno(d, -errno, "pipe");
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		return kp_diag_errno(d, err, "pipe");
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(errp[0]);
+		close(errp[1]);
+		return kp_diag_errno(d, err, "fork");
+	}
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(errp[0]);
+		sigprocmask(SIG_SETMASK, sigmask, NULL);
+		/* wait until kprof's events are attached to us */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	close(errp[1]);
+	t->pid = pid;
+	t->go_fd = go[1];
+	t->err_fd = errp[0];
+	return 0;
+}
+
+int kp_target_start(struct kp_target *t, const char *cmd, struct kp_diag *d)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(t->go_fd, "g", 1) != 1) {
+		int err = -errno;
+
+		close(t->go_fd);
+		t->go_fd = -1;
+		return kp_diag_errno(d, err, "cannot start %s", cmd);
+	}
+	close(t->go_fd);
+	t->go_fd = -1;
+	do {
+		n = read(t->err_fd, &e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(t->err_fd);
+	t->err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		kp_target_reap(t, true);
+		if (e == ENOENT)
+			return kp_diag_set(d, -e, "%s: command not found", cmd);
+		return kp_diag_errno(d, -e, "%s: cannot execute", cmd);
+	}
+	return 0;
+}
+
+void kp_target_abort(struct kp_target *t)
+{
+	if (t->go_fd >= 0)
+		close(t->go_fd); /* the child reads EOF and exits 127 */
+	if (t->err_fd >= 0)
+		close(t->err_fd);
+	t->go_fd = t->err_fd = -1;
+	if (t->pid > 0 && !t->exited)
+		kp_target_reap(t, true);
+}
+
+bool kp_target_reap(struct kp_target *t, bool block)
+{
+	int status;
+	pid_t r;
+
+	if (t->exited || t->pid <= 0)
+		return t->exited;
+	do {
+		r = waitpid(t->pid, &status, block ? 0 : WNOHANG);
+	} while (r < 0 && errno == EINTR);
+	if (r == t->pid) {
+		t->exited = true;
+		t->status = status;
+	}
+	return t->exited;
+}
+
+int kp_target_exit_code(const struct kp_target *t)
+{
+	if (!t->exited)
+		return 0;
+	if (WIFEXITED(t->status))
+		return WEXITSTATUS(t->status);
+	if (WIFSIGNALED(t->status))
+		return 128 + WTERMSIG(t->status);
+	return 1;
+}

@@ -1,0 +1,28 @@
+# Shared helpers for the end-to-end tests (sourced, not run).
+set -u
+: "${KPROF:?}" "${KP_WORKLOADS:?}" "${KP_TMP:?}"
+T=$KP_TMP/$(basename "$0" .sh)
+rm -rf "$T" && mkdir -p "$T"
+fails=0
+passes=0
+
+ok() { passes=$((passes + 1)); echo "ok: $*"; }
+fail() { fails=$((fails + 1)); echo "FAIL: $*"; }
+check() { # check "description" command...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else fail "$what"; fi
+}
+finish() {
+	echo "$passes passed, $fails failed"
+	[ "$fails" -eq 0 ]
+	exit $?
+}
+
+# Sum of counts of folded lines matching an extended regex (whole line).
+count_matching() { # file regex
+	awk -v re="$2" '{ n = $NF; line = $0; sub(/ [0-9.]+$/, "", line); if (line ~ re) s += n } END { print s + 0 }' "$1"
+}
+total_count() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
+# a >= b * pct / 100
+at_least_pct() { [ "$(awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { print (a >= b * p / 100) ? 1 : 0 }')" = 1 ]; }

@@ -1,0 +1,65 @@
+# Exit status, command not found / not executable, bad options, SIGINT,
+# attaching to running processes, and output files that are never partial.
+. "$(dirname "$0")/lib.bash"
+
+"$KPROF" -f folded -o "$T/x" -- "$KP_WORKLOADS/exitcode_fp" 3 2>/dev/null
+check "the command's exit status is kprof's" [ $? -eq 3 ]
+"$KPROF" -f folded -o "$T/x" -- "$KP_WORKLOADS/exitcode_fp" -15 2>/dev/null
+check "killed by signal 15 -> 143" [ $? -eq 143 ]
+
+rm -f "$T/nf"
+"$KPROF" -f folded -o "$T/nf" -- /nonexistent/prog 2>"$T/err"
+check "command not found -> 127" [ $? -eq 127 ]
+check "one-line error naming the command" grep -q "/nonexistent/prog: command not found" "$T/err"
+check "no output file after a failed start" [ ! -e "$T/nf" ]
+printf 'x' >"$T/notexec" && chmod -x "$T/notexec"
+"$KPROF" -f folded -o "$T/nf" -- "$T/notexec" 2>/dev/null
+check "not executable -> 126" [ $? -eq 126 ]
+
+"$KPROF" --bogus-option true 2>"$T/err"
+check "unknown option -> 2" [ $? -eq 2 ]
+check "usage line" grep -q "usage: kprof" "$T/err"
+"$KPROF" -e no-such-event true 2>"$T/err"
+check "unknown event -> 2" [ $? -eq 2 ]
+check "unknown event is named" grep -q "no-such-event" "$T/err"
+"$KPROF" 2>/dev/null
+check "nothing to sample -> 2" [ $? -eq 2 ]
+"$KPROF" -f folded -o /nonexistent-dir/out -- true 2>"$T/err"
+check "unwritable output -> 1" [ $? -eq 1 ]
+check "names the output" grep -q "/nonexistent-dir/out" "$T/err"
+check "--help lists options" sh -c "'$KPROF' --help | grep -q -- '--freq'"
+
+# SIGINT stops the recording, reaches the command and still writes the profile
+"$KPROF" -F 499 -f folded -o "$T/int.folded" -- "$KP_WORKLOADS/spin_fp" 30 2>/dev/null &
+kp=$!
+sleep 1.5
+kill -INT $kp
+start=$(date +%s)
+wait $kp
+st=$?
+check "SIGINT: exit status of the interrupted command (130), got $st" [ $st -eq 130 ]
+check "SIGINT: stopped promptly" [ $(($(date +%s) - start)) -le 5 ]
+check "SIGINT: complete profile written" grep -q 'spin_leaf' "$T/int.folded"
+check "SIGINT: no temporary file left" sh -c "! ls '$T'/int.folded.tmp.* 2>/dev/null"
+
+# attach to a running process for a duration, and to one thread
+"$KP_WORKLOADS/spin_fp" 4 1 &
+bg=$!
+sleep 0.2
+"$KPROF" -p $bg -F 499 -d 1 -f folded -o "$T/p.folded" 2>/dev/null
+check "-p -d: exit 0" [ $? -eq 0 ]
+n=$(count_matching "$T/p.folded" '^spin_fp;(.*;)?spin_outer;spin_middle;spin_leaf$')
+check "-p sees the process's stack ($n)" [ "$n" -ge 200 ]
+check "-p sees only that process" [ "$(cut -d';' -f1 "$T/p.folded" | sort -u)" = spin_fp ]
+tid=$(ls /proc/$bg/task | sort -n | tail -1)
+"$KPROF" -t "$tid" -F 499 -f folded -o "$T/t.folded" --per-tid sleep 1 2>/dev/null
+check "-t samples one thread" [ "$(cut -d';' -f1 "$T/t.folded" | sort -u)" = "spin_fp-$bg/$tid" ]
+wait $bg
+
+# -p of a process that exits ends the recording
+"$KP_WORKLOADS/spin_fp" 1 &
+bg=$!
+start=$(date +%s)
+"$KPROF" -p $bg -f folded -o "$T/p2.folded" 2>/dev/null
+check "-p ends when the process exits" [ $(($(date +%s) - start)) -le 4 ]
+finish

@@ -1,0 +1,39 @@
+# Sampling a command: its exact stack carries most samples, with and
+# without threads, in folded and SVG output.
+. "$(dirname "$0")/lib.bash"
+
+out=$T/spin.folded
+"$KPROF" -F 499 -f folded -o "$out" -- "$KP_WORKLOADS/spin_fp" 1.5 2>"$T/err"
+check "exit status 0" [ $? -eq 0 ]
+check "summary line on stderr" grep -q "samples, .* lost, .* processes" "$T/err"
+total=$(count_matching "$out" '^spin_fp;')
+leaf=$(count_matching "$out" '^spin_fp;(.*;)?main;spin_outer;spin_middle;spin_leaf$')
+echo "samples of spin_fp: $total, in main;spin_outer;spin_middle;spin_leaf: $leaf"
+check "some hundreds of samples" [ "$total" -ge 300 ]
+check "the exact stack carries >= 90% of them" at_least_pct "$leaf" "$total" 90
+check "folded lines are sorted" sh -c "LC_ALL=C sort -c '$out'"
+check "nothing but the profile on stdout" [ ! -s "$T/stdout" ]
+
+# threads are followed: two extra threads spin in the same functions
+"$KPROF" -F 499 -f folded -o "$T/threads.folded" -- "$KP_WORKLOADS/spin_fp" 1 2 2>/dev/null
+thr=$(count_matching "$T/threads.folded" '^spin_fp;(.*;)?start_thread;(.*;)?thread_main;spin_outer;spin_middle;spin_leaf$')
+echo "samples in threads: $thr"
+check "threads of the command are sampled" [ "$thr" -ge 200 ]
+
+# --per-pid / --per-tid roots
+"$KPROF" -F 199 -f folded --per-tid -o "$T/tid.folded" -- "$KP_WORKLOADS/spin_fp" 0.5 1 2>/dev/null
+check "--per-tid root is comm-PID/TID" grep -qE '^spin_fp-[0-9]+/[0-9]+;' "$T/tid.folded"
+check "--per-tid shows two threads" [ "$(cut -d';' -f1 "$T/tid.folded" | sort -u | wc -l)" -ge 2 ]
+"$KPROF" -F 199 -f folded --per-pid -o "$T/pid.folded" -- "$KP_WORKLOADS/spin_fp" 0.5 2>/dev/null
+check "--per-pid root is comm-PID" grep -qE '^spin_fp-[0-9]+;' "$T/pid.folded"
+
+# children of the command are followed too
+"$KPROF" -F 499 -f folded -o "$T/child.folded" -- sh -c "'$KP_WORKLOADS/spin_fp' 1; true" 2>/dev/null
+child=$(count_matching "$T/child.folded" '^spin_fp;(.*;)?spin_leaf$')
+check "a child process of the command is sampled ($child)" [ "$child" -ge 200 ]
+
+# same profile, same bytes: the writer is deterministic
+"$KPROF" -F 199 -o "$T/spin.svg" -- "$KP_WORKLOADS/spin_fp" 0.5 2>/dev/null
+check "SVG output by default" grep -q '<svg' "$T/spin.svg"
+check "SVG names the leaf" grep -q 'spin_leaf' "$T/spin.svg"
+finish

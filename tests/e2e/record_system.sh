@@ -1,0 +1,25 @@
+# A system-wide recording sees a busy background process, and a
+# syscall-heavy command shows its kernel frames.
+. "$(dirname "$0")/lib.bash"
+
+"$KP_WORKLOADS/spin_fp" 4 &
+bg=$!
+sleep 0.3
+"$KPROF" -a -F 199 -f folded -o "$T/sys.folded" sleep 2 2>"$T/err"
+check "exit status 0" [ $? -eq 0 ]
+wait $bg
+busy=$(count_matching "$T/sys.folded" '^spin_fp;(.*;)?main;spin_outer;spin_middle;spin_leaf$')
+total=$(total_count "$T/sys.folded")
+echo "system-wide: $total samples, $busy in the background spinner"
+# on 2 CPUs, one busy process should get close to half of all samples
+check "the background spinner is seen" at_least_pct "$busy" "$total" 25
+check "idle shows as swapper" grep -q '^swapper;' "$T/sys.folded"
+check "summary counts processes" grep -qE '[0-9]+ processes' "$T/err"
+
+"$KPROF" -F 499 -f folded --annotate -o "$T/k.folded" -- "$KP_WORKLOADS/syscalls_fp" 1.5 2>/dev/null
+total=$(count_matching "$T/k.folded" '^syscalls_fp;')
+kern=$(count_matching "$T/k.folded" '^syscalls_fp;(.*;)?main;sys_reader;(.*;)?[^;]*_\[k\]$')
+echo "syscalls: $total samples, $kern ending in kernel frames under sys_reader"
+check "kernel frames under the syscall site" at_least_pct "$kern" "$total" 50
+check "the read path is named" grep -qE '(ksys_read|vfs_read|read_zero|__x64_sys_read)_\[k\]' "$T/k.folded"
+finish

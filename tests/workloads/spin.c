@@ -1,0 +1,59 @@
+/* A CPU-bound workload whose stack is known:
+ *   main -> spin_outer -> spin_middle -> spin_leaf
+ * Usage: spin SECONDS [THREADS] */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+static volatile unsigned long sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline, noclone)) static void spin_leaf(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		sink += i * i;
+}
+
+__attribute__((noinline, noclone)) static void spin_middle(unsigned long n)
+{
+	spin_leaf(n);
+	__asm__ volatile("" ::: "memory"); /* keep the call a call, not a tail jump */
+}
+
+__attribute__((noinline, noclone)) static void spin_outer(double seconds)
+{
+	double end = now() + seconds;
+
+	while (now() < end)
+		spin_middle(200000);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *thread_main(void *arg)
+{
+	spin_outer(*(double *)arg);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	int nthreads = argc > 2 ? atoi(argv[2]) : 0;
+	pthread_t t[64];
+
+	if (nthreads > 64)
+		nthreads = 64;
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, thread_main, &seconds);
+	spin_outer(seconds);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}

@@ -45,6 +45,10 @@ struct kp_sym_mapping {
 	size_t build_id_len;
 };
 
+/* Reads kernel symbols from path instead of /proc/kallsyms (tests, or a
+ * saved copy); takes effect at the next kernel lookup. */
+void kp_sym_set_kallsyms_path(struct kp_symbolizer *sym, const char *path);
+
 /* Registers the file behind a mapping and returns its object id (>= 1).
  * The same file (by build-id, else by device+inode+path) always gets the
  * same id, whatever the process. The file is opened or referenced now, so

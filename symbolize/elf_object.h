@@ -1,0 +1,51 @@
+/* kp_elfobj: one ELF file (executable, shared library, vDSO image) opened
+ * while its process lived, symbolized later through libdw: file offset ->
+ * ELF address (PT_LOAD), symtab/dynsym symbol (from the file or its
+ * separate debuginfo), inline chain from DWARF. Internal to symbolize/. */
+#ifndef KP_SYMBOLIZE_ELF_OBJECT_H
+#define KP_SYMBOLIZE_ELF_OBJECT_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KP_BUILD_ID_MAX 64
+
+/* Shared by every object of one symbolizer; must outlive them. */
+struct kp_elf_ctx {
+	Dwfl_Callbacks callbacks; /* standard find_debuginfo on debuginfo_path */
+	char *debuginfo_path;	  /* ":.debug:/usr/lib/debug[:DIR...]" */
+	bool no_inline, full_names;
+};
+
+void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
+		     bool full_names);
+void kp_elf_ctx_fini(struct kp_elf_ctx *ctx);
+
+struct kp_elfobj;
+
+/* Takes ownership of fd. name is for messages ("/usr/lib/libc.so.6",
+ * "[vdso]"); debug_path is where debuglink lookups start (a path in our
+ * namespace, may be NULL). Returns a new object; free with kp_elfobj_free. */
+struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path);
+void kp_elfobj_free(struct kp_elfobj *o);
+
+/* Reads the GNU build-id note of the ELF file fd into buf; returns its
+ * length, or 0 when there is none or the file is not ELF. */
+size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap);
+
+/* Receives each frame name, outermost first; name is only valid during the
+ * call. inlined says the frame is an inlined callee. */
+typedef void (*kp_elf_emit_fn)(void *arg, const char *name, bool inlined);
+
+/* Names the code at file offset off. Returns true when a symbol was found
+ * (frames emitted), false when nothing names it (nothing emitted). Loads
+ * the file, its symbols and its debuginfo on first use. */
+bool kp_elfobj_lookup(struct kp_elfobj *o, const struct kp_elf_ctx *ctx, uint64_t off,
+		      kp_elf_emit_fn emit, void *arg);
+
+/* Why the object could not be loaded, or NULL (owned by the object). */
+const char *kp_elfobj_error(const struct kp_elfobj *o);
+
+#endif

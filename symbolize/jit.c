@@ -1,0 +1,235 @@
+/* JIT perf maps. The file sits in world-writable /tmp, so like perf we use
+ * it only when it is a regular file (O_NOFOLLOW, fstat) owned by the
+ * process's user or root. Opening with O_NONBLOCK keeps a FIFO planted
+ * under that name from hanging us. */
+#include "symbolize/jit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolize/idmap.h"
+#include "symbolize/perfmap.h"
+#include "symbolize/procfs.h"
+#include "util/hash.h"
+#include "util/xalloc.h"
+
+struct jit {
+	pid_t pid;
+	bool exited;	     /* a later get(pid) is another process */
+	bool checked;	     /* looked at since the last exit/get */
+	bool read_once;	     /* map holds a read of the file */
+	int rootfd;	     /* O_PATH of /proc/PID/root, or -1 */
+	char inner_path[48]; /* "/tmp/perf-NSPID.map" as the process sees it */
+	uid_t uids[4];
+	bool have_uids;
+	struct stat last; /* of the file as last read */
+	struct kp_perfmap map;
+};
+
+struct kp_jittab {
+	struct jit *jits; /* id = index + 1 */
+	size_t n, cap;
+	struct kp_idmap by_pid;
+	struct kp_sym_notelist *notes;
+};
+
+struct kp_jittab *kp_jittab_new(struct kp_sym_notelist *notes)
+{
+	struct kp_jittab *jt = kp_xcalloc(1, sizeof(*jt));
+
+	jt->notes = notes;
+	return jt;
+}
+
+void kp_jittab_free(struct kp_jittab *jt)
+{
+	if (!jt)
+		return;
+	for (size_t i = 0; i < jt->n; i++) {
+		if (jt->jits[i].rootfd >= 0)
+			close(jt->jits[i].rootfd);
+		kp_perfmap_fini(&jt->jits[i].map);
+	}
+	free(jt->jits);
+	kp_idmap_fini(&jt->by_pid);
+	free(jt);
+}
+
+struct pid_query {
+	const struct kp_jittab *jt;
+	pid_t pid;
+};
+
+static bool live_pid_eq(void *ctx, uint32_t id)
+{
+	const struct pid_query *q = ctx;
+	const struct jit *j = &q->jt->jits[id - 1];
+
+	return j->pid == q->pid && !j->exited;
+}
+
+static uint32_t find_live(struct kp_jittab *jt, pid_t pid)
+{
+	struct pid_query q = {jt, pid};
+
+	return kp_idmap_find(&jt->by_pid, kp_hash_u64((uint64_t)pid), live_pid_eq, &q);
+}
+
+uint32_t kp_jittab_get(struct kp_jittab *jt, pid_t pid)
+{
+	struct kp_sym_proc_status st;
+	struct jit *j;
+	uint32_t id = find_live(jt, pid);
+
+	if (id)
+		return id;
+	kp_xgrow(&jt->jits, &jt->cap, jt->n + 1, sizeof(*jt->jits));
+	j = &jt->jits[jt->n++];
+	memset(j, 0, sizeof(*j));
+	id = (uint32_t)jt->n;
+	j->pid = pid;
+	j->rootfd = kp_sym_proc_open_root(pid);
+	if (j->rootfd < 0)
+		j->rootfd = -1;
+	if (kp_sym_proc_status(pid, &st) == 0) {
+		memcpy(j->uids, st.uids, sizeof(j->uids));
+		j->have_uids = st.have_uids;
+	} else {
+		st.nspid = 0;
+	}
+	/* the JIT names the file after the pid it sees in its own namespace */
+	snprintf(j->inner_path, sizeof(j->inner_path), "/tmp/perf-%d.map",
+		 (int)(st.nspid > 0 ? st.nspid : pid));
+	kp_idmap_put(&jt->by_pid, kp_hash_u64((uint64_t)pid), id);
+	return id;
+}
+
+static bool owner_ok(const struct jit *j, uid_t owner)
+{
+	if (owner == 0)
+		return true;
+	if (!j->have_uids)
+		return owner == geteuid(); /* process gone before we saw it: perf's rule */
+	for (int i = 0; i < 4; i++) {
+		if (j->uids[i] == owner)
+			return true;
+	}
+	return false;
+}
+
+/* Where the user should look, in our own namespace. */
+static void shown_path(const struct jit *j, char *buf, size_t size)
+{
+	if (j->rootfd >= 0 && !kp_sym_proc_same_root(j->rootfd))
+		snprintf(buf, size, "/proc/%d/root%s", (int)j->pid, j->inner_path);
+	else
+		snprintf(buf, size, "%s", j->inner_path);
+}
+
+/* Reads the map again if the file changed since the last read. */
+static void refresh(struct kp_jittab *jt, struct jit *j)
+{
+	char shown[128];
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int fd;
+
+	j->checked = true;
+	if (j->rootfd >= 0)
+		fd = kp_sym_open_in_root(j->rootfd, j->inner_path,
+					 O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	else
+		fd = kp_sym_open(j->inner_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		if (fd == -ELOOP) {
+			shown_path(j, shown, sizeof(shown));
+			kp_sym_note(jt->notes, "ignored %s: it is a symbolic link", shown);
+		}
+		return; /* not written (yet), or deleted: keep what we read */
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		shown_path(j, shown, sizeof(shown));
+		kp_sym_note(jt->notes, "ignored %s: not a regular file", shown);
+		goto out_fd;
+	}
+	if (!owner_ok(j, st.st_uid)) {
+		shown_path(j, shown, sizeof(shown));
+		kp_sym_note(jt->notes, "ignored %s: owned by uid %u, not the process's user", shown,
+			    (unsigned)st.st_uid);
+		goto out_fd;
+	}
+	if (j->read_once && st.st_ino == j->last.st_ino && st.st_dev == j->last.st_dev &&
+	    st.st_size == j->last.st_size && st.st_mtim.tv_sec == j->last.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == j->last.st_mtim.tv_nsec)
+		goto out_fd; /* unchanged */
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			if (cap >= KP_PERFMAP_MAX_BYTES)
+				break;
+			cap = cap ? cap * 2 : 64 * 1024;
+			if (cap > KP_PERFMAP_MAX_BYTES)
+				cap = KP_PERFMAP_MAX_BYTES;
+			buf = kp_xrealloc(buf, cap);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	/* cut at the size limit: drop the partial last line */
+	if (len == cap && len && buf[len - 1] != '\n') {
+		while (len && buf[len - 1] != '\n')
+			len--;
+	}
+	kp_perfmap_parse(&j->map, buf ? buf : "", len);
+	j->read_once = true;
+	j->last = st;
+	free(buf);
+out_fd:
+	close(fd);
+}
+
+void kp_jittab_exit(struct kp_jittab *jt, pid_t pid)
+{
+	uint32_t id = find_live(jt, pid);
+	struct jit *j;
+
+	if (!id)
+		return;
+	j = &jt->jits[id - 1];
+	refresh(jt, j);
+	j->exited = true;
+	j->checked = false; /* look again at resolve time: it may be written at exit */
+}
+
+const char *kp_jittab_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr)
+{
+	struct jit *j;
+
+	if (id < 1 || id > jt->n)
+		return NULL;
+	j = &jt->jits[id - 1];
+	if (!j->checked)
+		refresh(jt, j);
+	return kp_perfmap_lookup(&j->map, addr);
+}
+
+uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < jt->n; i++)
+		n += jt->jits[i].map.bad_lines;
+	return n;
+}

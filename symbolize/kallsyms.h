@@ -1,0 +1,35 @@
+/* kp_kallsyms: the kernel's symbol table from /proc/kallsyms (modules
+ * included), sorted once for binary search. Internal to symbolize/. */
+#ifndef KP_SYMBOLIZE_KALLSYMS_H
+#define KP_SYMBOLIZE_KALLSYMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/diag.h"
+
+struct kp_kallsyms;
+
+/* Reads and sorts path (e.g. /proc/kallsyms). Malformed lines are skipped
+ * and counted. Returns 0 and a new table in *out (caller frees with
+ * kp_kallsyms_free), or a negative errno with d set. */
+int kp_kallsyms_load(const char *path, struct kp_kallsyms **out, struct kp_diag *d);
+void kp_kallsyms_free(struct kp_kallsyms *ks);
+
+/* True when every address read was zero (kptr_restrict hides them). */
+bool kp_kallsyms_restricted(const struct kp_kallsyms *ks);
+/* Number of symbols kept, and lines skipped as malformed. */
+size_t kp_kallsyms_count(const struct kp_kallsyms *ks);
+uint64_t kp_kallsyms_bad_lines(const struct kp_kallsyms *ks);
+
+/* Name of the text symbol containing addr, or NULL when addr falls in a
+ * gap, in a data symbol, below the first or beyond the last symbol.
+ * *module (may be NULL) receives the module name or NULL for the core
+ * kernel. Strings are owned by the table. */
+const char *kp_kallsyms_lookup(const struct kp_kallsyms *ks, uint64_t addr, const char **module);
+
+/* How far a symbol may reach when the next symbol belongs to another module
+ * or there is no next symbol: kallsyms gives no sizes. */
+#define KP_KALLSYMS_MAX_REACH (256 * 1024)
+
+#endif

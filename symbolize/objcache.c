@@ -1,0 +1,341 @@
+#include "symbolize/objcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "symbolize/elf_object.h"
+#include "symbolize/idmap.h"
+#include "symbolize/procfs.h"
+#include "symbolize/symbolize.h"
+#include "util/hash.h"
+#include "util/xalloc.h"
+
+struct object {
+	char *path;
+	uint8_t build_id[KP_BUILD_ID_MAX];
+	size_t build_id_len;
+	struct kp_elfobj *elf; /* NULL: no file */
+};
+
+/* One name under which an object was seen. */
+struct filekey {
+	uint64_t ino;
+	uint32_t maj, min;
+	char *path;
+	uint32_t obj;
+};
+
+struct kp_objcache {
+	struct object *objs; /* id = index + 1 */
+	size_t nobjs, cap;
+	struct filekey *keys; /* id = index + 1 */
+	size_t nkeys, keys_cap;
+	struct kp_idmap by_build_id; /* -> object id */
+	struct kp_idmap by_file;     /* -> filekey id */
+	struct kp_sym_notelist *notes;
+	unsigned failed_notes;
+};
+
+/* Only the first few unreadable files are named; the stats count them all. */
+#define MAX_FAILED_NOTES 8
+
+struct kp_objcache *kp_objcache_new(struct kp_sym_notelist *notes)
+{
+	struct kp_objcache *oc = kp_xcalloc(1, sizeof(*oc));
+
+	oc->notes = notes;
+	return oc;
+}
+
+void kp_objcache_free(struct kp_objcache *oc)
+{
+	if (!oc)
+		return;
+	for (size_t i = 0; i < oc->nobjs; i++) {
+		kp_elfobj_free(oc->objs[i].elf);
+		free(oc->objs[i].path);
+	}
+	for (size_t i = 0; i < oc->nkeys; i++)
+		free(oc->keys[i].path);
+	free(oc->objs);
+	free(oc->keys);
+	kp_idmap_fini(&oc->by_build_id);
+	kp_idmap_fini(&oc->by_file);
+	free(oc);
+}
+
+struct bid_query {
+	const struct kp_objcache *oc;
+	const uint8_t *id;
+	size_t len;
+};
+
+static bool bid_eq(void *ctx, uint32_t id)
+{
+	const struct bid_query *q = ctx;
+	const struct object *o = &q->oc->objs[id - 1];
+
+	return o->build_id_len == q->len && memcmp(o->build_id, q->id, q->len) == 0;
+}
+
+static uint32_t find_build_id(struct kp_objcache *oc, const uint8_t *id, size_t len)
+{
+	struct bid_query q = {oc, id, len};
+
+	return kp_idmap_find(&oc->by_build_id, kp_hash_bytes(id, len, 0x6b70), bid_eq, &q);
+}
+
+struct file_query {
+	const struct kp_objcache *oc;
+	const struct filekey *k;
+};
+
+static bool file_eq(void *ctx, uint32_t id)
+{
+	const struct file_query *q = ctx;
+	const struct filekey *a = &q->oc->keys[id - 1], *b = q->k;
+
+	return a->ino == b->ino && a->maj == b->maj && a->min == b->min &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+static uint64_t file_hash(const struct filekey *k)
+{
+	uint64_t h = kp_hash_bytes(k->path, strlen(k->path), k->ino);
+
+	return h ^ kp_hash_u64((uint64_t)k->maj << 32 | k->min);
+}
+
+static uint32_t find_file(struct kp_objcache *oc, const struct filekey *k)
+{
+	struct file_query q = {oc, k};
+	uint32_t kid = kp_idmap_find(&oc->by_file, file_hash(k), file_eq, &q);
+
+	return kid ? oc->keys[kid - 1].obj : 0;
+}
+
+static void add_file(struct kp_objcache *oc, const struct filekey *k, uint32_t obj)
+{
+	struct filekey *nk;
+
+	kp_xgrow(&oc->keys, &oc->keys_cap, oc->nkeys + 1, sizeof(*oc->keys));
+	nk = &oc->keys[oc->nkeys++];
+	*nk = *k;
+	nk->path = kp_xstrdup(k->path);
+	nk->obj = obj;
+	kp_idmap_put(&oc->by_file, file_hash(k), (uint32_t)oc->nkeys);
+}
+
+/* Copies len bytes into a sealed-off anonymous file so the vDSO image can
+ * go through the same fd-based path as every other object. */
+static int memfd_with(const void *data, size_t len)
+{
+	int fd = memfd_create("kprof-vdso", MFD_CLOEXEC);
+	const char *p = data;
+
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n <= 0) {
+			close(fd);
+			return n < 0 ? -errno : -EIO;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return fd;
+}
+
+/* Our own vDSO's extent from /proc/self/maps. */
+static bool own_vdso(uint64_t *start, uint64_t *end)
+{
+	char line[512];
+	FILE *fp = fopen("/proc/self/maps", "re");
+	bool found = false;
+
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		unsigned long long s, e;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &s, &e) == 2) {
+			*start = s;
+			*end = e;
+			found = true;
+		}
+	}
+	fclose(fp);
+	return found;
+}
+
+/* The vDSO is the same image in every process of the same ABI: use ours
+ * when the sizes agree (no need for the target to be alive), else read the
+ * target's through /proc/PID/mem (a 32-bit process, say). */
+static int vdso_fd(const struct kp_sym_mapping *m)
+{
+	uint64_t s, e, len = m->end - m->start;
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	char path[64];
+	void *buf;
+	ssize_t n;
+	int fd, memfd;
+
+	if (base && own_vdso(&s, &e) && s == base && e - s == len)
+		return memfd_with((const void *)base, len);
+	if (m->pid <= 0 || !len || len > (64u << 20))
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)m->pid);
+	fd = kp_sym_open(path, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	buf = kp_xmalloc(len);
+	n = pread(fd, buf, len, (off_t)m->start);
+	close(fd);
+	memfd = n == (ssize_t)len ? memfd_with(buf, len) : -EIO;
+	free(buf);
+	return memfd;
+}
+
+static void note_failure(struct kp_objcache *oc, const char *path, int err)
+{
+	if (oc->failed_notes++ < MAX_FAILED_NOTES)
+		kp_sym_note(oc->notes, "cannot open %s: %s; its frames are shown as [unknown]",
+			    path, strerror(-err));
+	else if (oc->failed_notes == MAX_FAILED_NOTES + 1)
+		kp_sym_note(oc->notes, "more binaries could not be opened (not listed)");
+}
+
+/* Opens the file behind m; fills *debug_path (heap or NULL). Returns an fd
+ * or a negative errno. */
+static int open_mapping(const struct kp_sym_mapping *m, bool vdso, char **debug_path)
+{
+	*debug_path = NULL;
+	if (vdso)
+		return vdso_fd(m);
+	if (!m->path || m->path[0] != '/')
+		return -ENOENT; /* "[heap]", "//anon", "anon_inode:...": no file */
+	return kp_sym_proc_open_mapping(m, debug_path);
+}
+
+/* Gives an object that has no file yet the one behind m, if m's file has
+ * the object's identity. */
+static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_mapping *m,
+		       bool vdso)
+{
+	struct object *o = &oc->objs[id - 1];
+	uint8_t bid[KP_BUILD_ID_MAX];
+	size_t len;
+	char *dpath;
+	int fd;
+
+	if (o->elf)
+		return;
+	fd = open_mapping(m, vdso, &dpath);
+	if (fd < 0)
+		return;
+	len = kp_elf_read_build_id(fd, bid, sizeof(bid));
+	if (o->build_id_len && (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0)) {
+		close(fd);
+	} else {
+		o->elf = kp_elfobj_new(fd, o->path, dpath);
+	}
+	free(dpath);
+}
+
+uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+{
+	bool vdso = m->path && strcmp(m->path, "[vdso]") == 0;
+	struct filekey k = {.ino = m->ino,
+			    .maj = m->maj,
+			    .min = m->min,
+			    .path = (char *)(m->path ? m->path : "")};
+	uint8_t bid[KP_BUILD_ID_MAX];
+	size_t bid_len = 0;
+	struct object *o;
+	char *dpath = NULL;
+	uint32_t id;
+	int fd;
+
+	if (vdso)
+		k.ino = m->end - m->start; /* one vDSO per image size (ABI) */
+	if (m->build_id && m->build_id_len && m->build_id_len <= KP_BUILD_ID_MAX) {
+		bid_len = m->build_id_len;
+		memcpy(bid, m->build_id, bid_len);
+		id = find_build_id(oc, bid, bid_len);
+		if (id) {
+			retry_open(oc, id, m, vdso);
+			return id;
+		}
+	}
+	id = find_file(oc, &k);
+	if (id) {
+		retry_open(oc, id, m, vdso);
+		return id;
+	}
+
+	fd = open_mapping(m, vdso, &dpath);
+	if (fd >= 0) {
+		uint8_t fbid[KP_BUILD_ID_MAX];
+		size_t flen = kp_elf_read_build_id(fd, fbid, sizeof(fbid));
+
+		if (!bid_len) {
+			bid_len = flen;
+			memcpy(bid, fbid, flen);
+		} else if (flen && (flen != bid_len || memcmp(fbid, bid, flen) != 0)) {
+			/* the path now holds another build: not the mapped code */
+			close(fd);
+			fd = -ESTALE;
+		}
+	}
+	if (fd < 0 && m->path && m->path[0] == '/')
+		note_failure(oc, m->path, fd);
+	if (bid_len && (id = find_build_id(oc, bid, bid_len))) {
+		add_file(oc, &k, id);
+		o = &oc->objs[id - 1];
+		if (!o->elf && fd >= 0)
+			o->elf = kp_elfobj_new(fd, o->path, dpath);
+		else if (fd >= 0)
+			close(fd);
+		free(dpath);
+		return id;
+	}
+
+	kp_xgrow(&oc->objs, &oc->cap, oc->nobjs + 1, sizeof(*oc->objs));
+	o = &oc->objs[oc->nobjs++];
+	memset(o, 0, sizeof(*o));
+	id = (uint32_t)oc->nobjs;
+	o->path = kp_xstrdup(k.path);
+	o->build_id_len = bid_len;
+	memcpy(o->build_id, bid, bid_len);
+	if (fd >= 0)
+		o->elf = kp_elfobj_new(fd, o->path, dpath);
+	free(dpath);
+	if (bid_len)
+		kp_idmap_put(&oc->by_build_id, kp_hash_bytes(bid, bid_len, 0x6b70), id);
+	add_file(oc, &k, id);
+	return id;
+}
+
+struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id)
+{
+	return id >= 1 && id <= oc->nobjs ? oc->objs[id - 1].elf : NULL;
+}
+
+const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id)
+{
+	return id >= 1 && id <= oc->nobjs ? oc->objs[id - 1].path : NULL;
+}
+
+uint32_t kp_objcache_count(const struct kp_objcache *oc)
+{
+	return (uint32_t)oc->nobjs;
+}

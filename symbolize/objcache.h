@@ -1,0 +1,29 @@
+/* kp_objcache: the binary objects seen in a run, one per distinct file:
+ * the same build-id is one object whatever the path or process; files
+ * without one are told apart by device, inode and path. Each object keeps
+ * the file open from the moment it is registered. Internal to symbolize/. */
+#ifndef KP_SYMBOLIZE_OBJCACHE_H
+#define KP_SYMBOLIZE_OBJCACHE_H
+
+#include <stdint.h>
+
+#include "symbolize/notes.h"
+
+struct kp_objcache;
+struct kp_elfobj;
+struct kp_sym_mapping;
+
+struct kp_objcache *kp_objcache_new(struct kp_sym_notelist *notes);
+void kp_objcache_free(struct kp_objcache *oc);
+
+/* Returns the object id (>= 1) for the mapping, registering the file on
+ * first sight. */
+uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m);
+/* The opened file of object id, or NULL when it could not be opened (or
+ * id is not an object). Owned by the cache. */
+struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id);
+/* The path the object was first seen under, or NULL for a bad id. */
+const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id);
+uint32_t kp_objcache_count(const struct kp_objcache *oc);
+
+#endif

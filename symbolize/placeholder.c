@@ -1,2 +1,0 @@
-/* Keeps the symbolize library non-empty while modules are added. */
-int kp_symbolize_placeholder;

@@ -1,0 +1,197 @@
+#include "symbolize/procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "symbolize/symbolize.h"
+#include "util/xalloc.h"
+
+int kp_sym_proc_status_parse(const char *text, struct kp_sym_proc_status *st)
+{
+	const char *p;
+
+	memset(st, 0, sizeof(*st));
+	p = strstr(text, "\nNStgid:");
+	if (p) {
+		const char *q = p + 8;
+
+		/* the last number on the line is the innermost namespace's */
+		for (;;) {
+			char *end;
+			long v;
+
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q < '0' || *q > '9')
+				break;
+			v = strtol(q, &end, 10);
+			if (v > 0 && v <= INT32_MAX)
+				st->nspid = (pid_t)v;
+			q = end;
+		}
+	}
+	p = strstr(text, "\nUid:");
+	if (p) {
+		unsigned long u[4];
+
+		if (sscanf(p + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
+			for (int i = 0; i < 4; i++)
+				st->uids[i] = (uid_t)u[i];
+			st->have_uids = true;
+		}
+	}
+	return 0;
+}
+
+int kp_sym_proc_status(pid_t pid, struct kp_sym_proc_status *st)
+{
+	char path[64], buf[8192];
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = kp_sym_open(path, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	/* leading newline so every field can be matched as "\nName:" */
+	buf[len++] = '\n';
+	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	return kp_sym_proc_status_parse(buf, st);
+}
+
+static int bump_nofile(void)
+{
+	static bool bumped;
+	struct rlimit rl;
+
+	if (bumped || getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return -EMFILE;
+	bumped = true;
+	rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &rl) ? -EMFILE : 0;
+}
+
+int kp_sym_openat(int dirfd, const char *path, int flags)
+{
+	int fd = openat(dirfd, path, flags | O_CLOEXEC);
+
+	if (fd < 0 && errno == EMFILE && bump_nofile() == 0)
+		fd = openat(dirfd, path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int kp_sym_open(const char *path, int flags)
+{
+	return kp_sym_openat(AT_FDCWD, path, flags);
+}
+
+int kp_sym_proc_open_root(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	return kp_sym_open(path, O_PATH | O_DIRECTORY);
+}
+
+bool kp_sym_proc_same_root(int rootfd)
+{
+	struct stat a, b;
+
+	return fstat(rootfd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+int kp_sym_open_in_root(int rootfd, const char *path, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT};
+	static bool no_openat2;
+	long fd;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	if (!no_openat2) {
+		fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+		if (fd < 0 && errno == EMFILE && bump_nofile() == 0)
+			fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		if (errno != ENOSYS)
+			return -errno;
+		no_openat2 = true;
+	}
+	/* older kernels: absolute symlinks inside the root escape it */
+	while (*path == '/')
+		path++;
+	return kp_sym_openat(rootfd, path, flags);
+}
+
+/* Opens a regular file and checks its identity. */
+static int check_file(int fd, const struct kp_sym_mapping *m)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (m->ino &&
+	    (st.st_ino != m->ino || major(st.st_dev) != m->maj || minor(st.st_dev) != m->min)) {
+		close(fd);
+		return -ESTALE; /* replaced since it was mapped */
+	}
+	return fd;
+}
+
+int kp_sym_proc_open_mapping(const struct kp_sym_mapping *m, char **debug_path)
+{
+	static const char deleted[] = " (deleted)";
+	char buf[96];
+	char *path;
+	size_t len;
+	int fd = -ENOENT, rootfd;
+	bool same_root = true;
+
+	*debug_path = NULL;
+	if (!m->path || m->path[0] != '/')
+		return -ENOENT;
+	len = strlen(m->path);
+	path = kp_xstrdup(m->path);
+	if (len > sizeof(deleted) - 1 && strcmp(path + len - (sizeof(deleted) - 1), deleted) == 0)
+		path[len - (sizeof(deleted) - 1)] = '\0';
+
+	rootfd = m->pid > 0 ? kp_sym_proc_open_root(m->pid) : -ENOENT;
+	if (rootfd >= 0)
+		same_root = kp_sym_proc_same_root(rootfd);
+	if (m->pid > 0 && m->end > m->start) {
+		snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)m->pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		fd = check_file(kp_sym_open(buf, O_RDONLY | O_NONBLOCK), m);
+	}
+	if (fd < 0 && rootfd >= 0)
+		fd = check_file(kp_sym_open_in_root(rootfd, path, O_RDONLY | O_NONBLOCK), m);
+	if (fd < 0 && same_root)
+		fd = check_file(kp_sym_open(path, O_RDONLY | O_NONBLOCK), m);
+	if (fd >= 0)
+		*debug_path = same_root ? kp_xstrdup(path)
+					: kp_xasprintf("/proc/%d/root%s", (int)m->pid, path);
+	if (rootfd >= 0)
+		close(rootfd);
+	free(path);
+	return fd;
+}

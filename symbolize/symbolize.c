@@ -1,0 +1,261 @@
+/* The facade: object and JIT registration while recording, then one
+ * resolution per distinct location, cached, with names interned so frames
+ * can be handed out as plain pointers. */
+#include "symbolize/symbolize.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/elf_object.h"
+#include "symbolize/jit.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/notes.h"
+#include "symbolize/objcache.h"
+#include "util/hash.h"
+#include "util/strtab.h"
+#include "util/xalloc.h"
+
+struct cache_ent {
+	uint64_t addr;
+	uint32_t obj;
+	uint32_t kind;
+	uint32_t first, n; /* frames in the pool */
+	bool ok;
+};
+
+struct kp_symbolizer {
+	struct kp_elf_ctx elf;
+	char *kallsyms_path;
+	struct kp_kallsyms *kallsyms;
+	bool kallsyms_tried;
+	struct kp_objcache *objs;
+	struct kp_jittab *jits;
+	struct kp_strtab *names;
+	struct kp_frame *pool;
+	size_t npool, pool_cap;
+	struct cache_ent *cache;
+	size_t ncache, cache_cap;
+	uint32_t *slots; /* open addressing over cache indices + 1 */
+	size_t nslots;
+	struct kp_sym_notelist notes;
+	struct kp_sym_stats stats;
+};
+
+struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
+{
+	struct kp_symbolizer *sym = kp_xcalloc(1, sizeof(*sym));
+	struct kp_sym_options none = {0};
+
+	if (!opts)
+		opts = &none;
+	kp_elf_ctx_init(&sym->elf, opts->debuginfo_dirs,
+			opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
+			opts->full_names);
+	sym->kallsyms_path = kp_xstrdup("/proc/kallsyms");
+	sym->objs = kp_objcache_new(&sym->notes);
+	sym->jits = kp_jittab_new(&sym->notes);
+	sym->names = kp_strtab_new();
+	sym->nslots = 1024;
+	sym->slots = kp_xcalloc(sym->nslots, sizeof(*sym->slots));
+	return sym;
+}
+
+void kp_sym_free(struct kp_symbolizer *sym)
+{
+	if (!sym)
+		return;
+	kp_objcache_free(sym->objs);
+	kp_jittab_free(sym->jits);
+	kp_kallsyms_free(sym->kallsyms);
+	kp_strtab_free(sym->names);
+	kp_elf_ctx_fini(&sym->elf);
+	kp_sym_notes_fini(&sym->notes);
+	free(sym->kallsyms_path);
+	free(sym->pool);
+	free(sym->cache);
+	free(sym->slots);
+	free(sym);
+}
+
+void kp_sym_set_kallsyms_path(struct kp_symbolizer *sym, const char *path)
+{
+	free(sym->kallsyms_path);
+	sym->kallsyms_path = kp_xstrdup(path);
+	kp_kallsyms_free(sym->kallsyms);
+	sym->kallsyms = NULL;
+	sym->kallsyms_tried = false;
+}
+
+uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m)
+{
+	return kp_objcache_get(sym->objs, m);
+}
+
+uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid)
+{
+	return kp_jittab_get(sym->jits, pid);
+}
+
+void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid)
+{
+	kp_jittab_exit(sym->jits, pid);
+}
+
+static uint64_t loc_hash(uint64_t addr, uint32_t obj, uint32_t kind)
+{
+	return kp_hash_u64(addr ^ kp_hash_u64((uint64_t)obj << 8 | kind));
+}
+
+static void cache_grow(struct kp_symbolizer *sym)
+{
+	size_t nslots = sym->nslots * 2, mask = nslots - 1;
+	uint32_t *slots = kp_xcalloc(nslots, sizeof(*slots));
+
+	for (size_t i = 0; i < sym->ncache; i++) {
+		const struct cache_ent *e = &sym->cache[i];
+		size_t s = loc_hash(e->addr, e->obj, e->kind) & mask;
+
+		while (slots[s])
+			s = (s + 1) & mask;
+		slots[s] = (uint32_t)(i + 1);
+	}
+	free(sym->slots);
+	sym->slots = slots;
+	sym->nslots = nslots;
+}
+
+static void push_frame(struct kp_symbolizer *sym, const char *name, uint8_t kind)
+{
+	uint32_t id = kp_strtab_intern(sym->names, name, strlen(name));
+
+	kp_xgrow(&sym->pool, &sym->pool_cap, sym->npool + 1, sizeof(*sym->pool));
+	sym->pool[sym->npool].name = kp_strtab_str(sym->names, id);
+	sym->pool[sym->npool].kind = kind;
+	sym->npool++;
+}
+
+struct emit_ctx {
+	struct kp_symbolizer *sym;
+};
+
+static void emit_elf(void *arg, const char *name, bool inlined)
+{
+	struct emit_ctx *ec = arg;
+
+	push_frame(ec->sym, name, inlined ? KP_FRAME_INLINE : KP_FRAME_USER);
+}
+
+static bool resolve_kernel(struct kp_symbolizer *sym, uint64_t addr)
+{
+	const char *name;
+
+	if (!sym->kallsyms_tried) {
+		struct kp_diag d;
+		int err;
+
+		sym->kallsyms_tried = true;
+		err = kp_kallsyms_load(sym->kallsyms_path, &sym->kallsyms, &d);
+		if (err < 0) {
+			kp_sym_note(&sym->notes, "%s; kernel frames are shown as [unknown]", d.msg);
+		} else if (kp_kallsyms_restricted(sym->kallsyms)) {
+			sym->stats.kptr_restricted = true;
+			kp_sym_note(&sym->notes,
+				    "%s hides kernel addresses (kernel.kptr_restrict); kernel "
+				    "frames are "
+				    "shown as [kernel]",
+				    sym->kallsyms_path);
+		}
+	}
+	if (sym->kallsyms && kp_kallsyms_restricted(sym->kallsyms)) {
+		push_frame(sym, "[kernel]", KP_FRAME_KERNEL);
+		return false;
+	}
+	name = sym->kallsyms ? kp_kallsyms_lookup(sym->kallsyms, addr, NULL) : NULL;
+	push_frame(sym, name ? name : "[unknown]", KP_FRAME_KERNEL);
+	return name != NULL;
+}
+
+static bool resolve_uncached(struct kp_symbolizer *sym, const struct kp_loc *loc)
+{
+	switch (loc->kind) {
+	case KP_LOC_KERNEL:
+		return resolve_kernel(sym, loc->addr);
+	case KP_LOC_USER: {
+		struct kp_elfobj *o = kp_objcache_elf(sym->objs, loc->obj);
+		struct emit_ctx ec = {sym};
+
+		if (o && kp_elfobj_lookup(o, &sym->elf, loc->addr, emit_elf, &ec))
+			return true;
+		push_frame(sym, "[unknown]", KP_FRAME_USER);
+		return false;
+	}
+	case KP_LOC_JIT: {
+		const char *name = kp_jittab_lookup(sym->jits, loc->obj, loc->addr);
+
+		/* perf script prints [unknown] for JIT code its map does not name */
+		push_frame(sym, name ? name : "[unknown]", KP_FRAME_JIT);
+		return name != NULL;
+	}
+	default:
+		push_frame(sym, "[unknown]", KP_FRAME_USER);
+		return false;
+	}
+}
+
+bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct kp_sym_frames *out)
+{
+	uint32_t kind = loc->kind <= KP_LOC_JIT ? loc->kind : KP_LOC_UNKNOWN;
+	uint32_t obj = kind == KP_LOC_USER || kind == KP_LOC_JIT ? loc->obj : 0;
+	size_t mask = sym->nslots - 1, s = loc_hash(loc->addr, obj, kind) & mask;
+	struct cache_ent *e;
+
+	for (; sym->slots[s]; s = (s + 1) & mask) {
+		e = &sym->cache[sym->slots[s] - 1];
+		if (e->addr == loc->addr && e->obj == obj && e->kind == kind)
+			goto found;
+	}
+	kp_xgrow(&sym->cache, &sym->cache_cap, sym->ncache + 1, sizeof(*sym->cache));
+	e = &sym->cache[sym->ncache++];
+	e->addr = loc->addr;
+	e->obj = obj;
+	e->kind = kind;
+	e->first = (uint32_t)sym->npool;
+	{
+		struct kp_loc l = {loc->addr, obj, kind};
+
+		e->ok = resolve_uncached(sym, &l);
+	}
+	e->n = (uint32_t)(sym->npool - e->first);
+	if (e->ok)
+		sym->stats.resolved[kind]++;
+	else
+		sym->stats.unresolved[kind]++;
+	sym->slots[s] = (uint32_t)sym->ncache;
+	if (sym->ncache * 2 > sym->nslots)
+		cache_grow(sym);
+found:
+	kp_xgrow(&out->frames, &out->cap, e->n, sizeof(*out->frames));
+	memcpy(out->frames, sym->pool + e->first, e->n * sizeof(*out->frames));
+	out->n = e->n;
+	return e->ok;
+}
+
+void kp_sym_frames_fini(struct kp_sym_frames *f)
+{
+	free(f->frames);
+	f->frames = NULL;
+	f->n = f->cap = 0;
+}
+
+void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
+{
+	*st = sym->stats;
+	st->jit_bad_lines = kp_jittab_bad_lines(sym->jits);
+}
+
+const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)
+{
+	*n = sym->notes.n;
+	return (const char *const *)sym->notes.v;
+}

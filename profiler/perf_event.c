@@ -100,7 +100,9 @@ void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_record_layout *la
 	attr->inherit = o->inherit;
 	attr->enable_on_exec = o->enable_on_exec;
 	/* side band: what the symbolizer needs to name addresses later */
-	attr->mmap = 0;
+	/* mmap must be set with mmap2: the kernel only counts events with
+	 * attr.mmap when deciding whether anyone wants mmap records at all */
+	attr->mmap = 1;
 	attr->mmap2 = 1;
 	attr->comm = 1;
 	attr->comm_exec = 1;

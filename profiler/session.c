@@ -66,6 +66,8 @@ struct kp_session {
 	size_t nq, qcap_n;
 	uint64_t seq;
 	uint64_t flush_before; /* start time of the previous round */
+	pid_t (*exits)[2];     /* EXIT records (pid, tid) not applied yet */
+	size_t nexits, exits_cap, exits_ready;
 
 	struct kp_session_stats st;
 	struct timespec t_start;
@@ -463,6 +465,7 @@ void kp_session_free(struct kp_session *s)
 	kp_u64map_fini(&s->synth_failed);
 	free(s->qbuf);
 	free(s->qspare);
+	free(s->exits);
 	free(s->q);
 	for (size_t i = 0; i < s->nnotes; i++)
 		free(s->notes[i]);
@@ -472,28 +475,35 @@ void kp_session_free(struct kp_session *s)
 
 /* ---- turning a sample into a location stack ---- */
 
+/* Makes sure pid is described: a pid the table has never heard of (it
+ * started between the events and the /proc scan, or its records were lost)
+ * is read from /proc once. */
+static void know_pid(struct kp_session *s, pid_t pid)
+{
+	uint64_t dummy;
+
+	if (pid <= 0 || kp_proctab_has(s->procs, pid) ||
+	    kp_u64map_get(&s->synth_failed, (uint64_t)pid, &dummy))
+		return;
+	if (kp_proctab_synthesize(s->procs, pid) < 0)
+		kp_u64map_put(&s->synth_failed, (uint64_t)pid, 1);
+}
+
 static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 {
 	struct kp_loc loc = {.addr = addr, .kind = KP_LOC_UNKNOWN};
 	struct kp_map *m = kp_proctab_find_map(s->procs, pid, addr);
-	uint64_t dummy;
 
-	if (!m && !kp_proctab_has(s->procs, pid) && pid > 0 &&
-	    !kp_u64map_get(&s->synth_failed, (uint64_t)pid, &dummy)) {
-		/* first sight of a process we have no record of */
-		if (kp_proctab_synthesize(s->procs, pid) < 0)
-			kp_u64map_put(&s->synth_failed, (uint64_t)pid, 1);
-		m = kp_proctab_find_map(s->procs, pid, addr);
-	}
-	if (!m || m->kind == KP_MAP_ANON) {
-		/* anonymous executable memory, or code mapped without a record
-		 * (mprotect'ed JIT pages): the process's perf map may name it */
+	/* No mapping: a stale or garbage frame pointer (the outermost frames
+	 * of code built without them) more often than not. JIT code is always
+	 * in a mapping: mmap and mprotect(PROT_EXEC) both report it. */
+	if (!m || m->kind == KP_MAP_OTHER)
+		return loc;
+	if (m->kind == KP_MAP_ANON) {
 		loc.kind = KP_LOC_JIT;
 		loc.obj = kp_sym_jit_get(s->opts.sym, pid);
 		return loc;
 	}
-	if (m->kind == KP_MAP_OTHER)
-		return loc;
 	if (!m->obj) {
 		struct kp_sym_mapping sm = {
 			.pid = pid,
@@ -531,6 +541,7 @@ static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 		ips = &smp->ip;
 		nr = 1;
 	}
+	know_pid(s, (pid_t)smp->pid);
 	for (uint64_t i = 0; i < nr && n < MAX_FRAMES; i++) {
 		uint64_t ip = ips[i];
 		struct kp_loc loc;
@@ -600,8 +611,12 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 				(pid_t)rec.task.tid, (pid_t)rec.task.ptid);
 		break;
 	case PERF_RECORD_EXIT:
-		if (kp_proctab_exit(s->procs, (pid_t)rec.task.pid, (pid_t)rec.task.tid))
-			kp_sym_process_exit(s->opts.sym, (pid_t)rec.task.pid);
+		/* applied one flush later: a sample of the exiting task read a
+		 * little out of order must still find its process */
+		kp_xgrow(&s->exits, &s->exits_cap, s->nexits + 1, sizeof(*s->exits));
+		s->exits[s->nexits][0] = (pid_t)rec.task.pid;
+		s->exits[s->nexits][1] = (pid_t)rec.task.tid;
+		s->nexits++;
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -643,11 +658,23 @@ static void enqueue(struct kp_session *s, const struct perf_event_header *hdr)
 /* Processes queued records older than limit in time order; keeps the rest.
  * A record is only processed once every ring has been read past its time,
  * so a sample never comes before the MMAP2 or COMM it depends on. */
+/* Forgets the first n exited tasks. */
+static void apply_exits(struct kp_session *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1]))
+			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
+	memmove(s->exits, s->exits + n, (s->nexits - n) * sizeof(*s->exits));
+	s->nexits -= n;
+}
+
 static void flush_queue(struct kp_session *s, uint64_t limit)
 {
 	size_t i, keep = 0, len = 0;
 	unsigned char *t;
 
+	apply_exits(s, s->exits_ready);
+	s->exits_ready = s->nexits;
 	if (!s->nq)
 		return;
 	qsort(s->q, s->nq, sizeof(*s->q), cmp_queued);
@@ -692,6 +719,8 @@ static void read_round(struct kp_session *s, bool final)
 	}
 	flush_queue(s, final ? UINT64_MAX : s->flush_before);
 	s->flush_before = start;
+	if (final)
+		apply_exits(s, s->nexits);
 }
 
 static double elapsed(const struct kp_session *s)

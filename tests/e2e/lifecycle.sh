@@ -62,4 +62,28 @@ bg=$!
 start=$(date +%s)
 "$KPROF" -p $bg -f folded -o "$T/p2.folded" 2>/dev/null
 check "-p ends when the process exits" [ $(($(date +%s) - start)) -le 4 ]
+# an unprivileged user: perf_event_paranoid decides. At 2 (Debian's default)
+# the user's own command is sampled without kernel frames, and -a is refused
+# with the reason.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	para=$(cat /proc/sys/kernel/perf_event_paranoid)
+	u=$(mktemp -d /tmp/kprof-user.XXXXXX)
+	chmod 777 "$u"
+	asuser() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	asuser "$KPROF" -F 499 -f folded -o "$u/u.folded" -- "$KP_WORKLOADS/spin_fp" 0.5 2>"$T/uerr"
+	st=$?
+	if [ "$para" -ge 2 ]; then
+		check "unprivileged command: sampled (exit $st)" [ $st -eq 0 ]
+		check "unprivileged command: says kernel frames are excluded" grep -q "user space only" "$T/uerr"
+		check "unprivileged command: user stack present" grep -q "spin_leaf" "$u/u.folded"
+		check "unprivileged command: no kernel frames" sh -c "! grep -q 'entry_SYSCALL\|asm_sysvec' '$u/u.folded'"
+	fi
+	if [ "$para" -ge 1 ]; then
+		asuser "$KPROF" -a -f folded -o "$u/a.folded" sleep 0.1 2>"$T/aerr"
+		check "unprivileged -a: refused with exit 1" [ $? -eq 1 ]
+		check "unprivileged -a: names perf_event_paranoid and CAP_PERFMON" grep -q "perf_event_paranoid is $para.*CAP_PERFMON" "$T/aerr"
+		check "unprivileged -a: no output file" [ ! -e "$u/a.folded" ]
+	fi
+	rm -rf "$u"
+fi
 finish

@@ -15,10 +15,17 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The volatile local gives spin_leaf a stack frame: GCC builds frameless
+ * leaf functions without a frame pointer even with
+ * -mno-omit-leaf-frame-pointer, and a frame-pointer walk from such a leaf
+ * skips its caller (as with perf). */
 __attribute__((noinline, noclone)) static void spin_leaf(unsigned long n)
 {
+	volatile unsigned long acc = 0;
+
 	for (unsigned long i = 0; i < n; i++)
-		sink += i * i;
+		acc += i * i;
+	sink += acc;
 }
 
 __attribute__((noinline, noclone)) static void spin_middle(unsigned long n)

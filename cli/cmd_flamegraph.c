@@ -1,10 +1,181 @@
-/* kprof flamegraph: placeholder until the subcommand lands. */
+/* kprof flamegraph [options] [FILE...]: folded stacks in, SVG out, with
+ * flamegraph.pl's options. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
+#include "cli/svg_options.h"
+#include "flamegraph/folded.h"
+#include "flamegraph/svg.h"
+#include "util/outfile.h"
+#include "util/xalloc.h"
+
+enum {
+	OPT_IGNORE_BAD_LINES = 2000,
+};
+
+static const struct option own_opts[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"ignore-bad-lines", no_argument, NULL, OPT_IGNORE_BAD_LINES},
+	{"help", no_argument, NULL, 'h'},
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: kprof flamegraph [options] [FILE...] > graph.svg\n"
+	      "Draws a flame graph from folded stacks (\"main;foo;bar 12\" lines) read from the\n"
+	      "FILEs (merged) or stdin.\n"
+	      "  -o, --output FILE   write the SVG to FILE (default stdout)\n"
+	      "  --ignore-bad-lines  skip and count lines without a trailing count\n"
+	      "  -h, --help          this help\n",
+	      out);
+	kp_svg_options_help(out);
+}
+
+/* getopt wants one table: the shared SVG options plus ours. */
+static struct option *all_options(void)
+{
+	size_t nsvg = 0, nown = sizeof(own_opts) / sizeof(own_opts[0]);
+	struct option *opts;
+
+	while (kp_svg_longopts[nsvg].name)
+		nsvg++;
+	opts = kp_xcalloc(nsvg + nown + 1, sizeof(*opts));
+	memcpy(opts, kp_svg_longopts, nsvg * sizeof(*opts));
+	memcpy(opts + nsvg, own_opts, nown * sizeof(*opts));
+	return opts;
+}
+
+static int read_input(struct kp_folded *f, const char *path, const struct kp_folded_read_opts *ro,
+		      uint64_t *bad, char *first_bad, size_t first_bad_size)
+{
+	struct kp_diag d = {{0}};
+	bool is_stdin = strcmp(path, "-") == 0;
+	const char *name = is_stdin ? "stdin" : path;
+	FILE *in = is_stdin ? stdin : fopen(path, "r");
+	uint64_t before = *bad;
+	int err;
+
+	if (!in) {
+		kp_err("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	err = kp_folded_read(f, in, name, ro, bad, &d);
+	if (!is_stdin)
+		fclose(in);
+	if (err) {
+		kp_err("%s", d.msg);
+		return -1;
+	}
+	if (*bad > before && !first_bad[0])
+		snprintf(first_bad, first_bad_size, "%s", d.msg);
+	return 0;
+}
 
 int kp_cmd_flamegraph(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	kp_err("flamegraph: not built yet");
-	return 2;
+	struct option *opts = all_options();
+	struct kp_svg_opts so;
+	struct kp_folded_read_opts ro = {0};
+	struct kp_folded *f = NULL;
+	struct kp_outfile of;
+	struct kp_diag d = {{0}};
+	const char *opath = NULL;
+	char first_bad[sizeof(d.msg)] = "";
+	uint64_t bad = 0;
+	int c, status = 1;
+	double total;
+
+	kp_svg_opts_init(&so);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		int r;
+
+		switch (c) {
+		case 'o':
+			opath = optarg;
+			continue;
+		case 'h':
+			usage(stdout);
+			status = 0;
+			goto out;
+		case OPT_IGNORE_BAD_LINES:
+			ro.ignore_bad_lines = true;
+			continue;
+		case '?':
+			usage(stderr);
+			goto out;
+		default:
+			break;
+		}
+		r = kp_svg_option(c, optarg, &so);
+		if (r < 0)
+			goto out;
+		if (r == 0) {
+			usage(stderr);
+			goto out;
+		}
+	}
+
+	f = kp_folded_new();
+	/* a flame chart draws stacks in input (time) order */
+	kp_folded_set_sequence(f, so.flamechart);
+	if (optind == argc) {
+		if (read_input(f, "-", &ro, &bad, first_bad, sizeof(first_bad)) < 0)
+			goto out;
+	}
+	for (int i = optind; i < argc; i++)
+		if (read_input(f, argv[i], &ro, &bad, first_bad, sizeof(first_bad)) < 0)
+			goto out;
+	if (bad)
+		kp_warn("ignored %llu line%s with invalid format; the first: %s",
+			(unsigned long long)bad, bad == 1 ? "" : "s", first_bad);
+	total = kp_folded_total(f);
+	if (!kp_folded_nstacks(f)) {
+		kp_err("no stacks in the input (expected folded lines like \"main;foo;bar 12\")");
+		goto out;
+	}
+	if (!(total > 0)) {
+		kp_err("every count in the input is zero: nothing to draw");
+		goto out;
+	}
+	if (so.total > 0 && so.total < total) {
+		/* flamegraph.pl ignores it too, and only warns when it matters */
+		if (so.total / total > 0.02)
+			kp_warn("--total %g is less than the sum of the counts (%g), so ignored",
+				so.total, total);
+		so.total = 0;
+	}
+	if (!opath && isatty(STDOUT_FILENO)) {
+		/* XML is no use on a terminal */
+		kp_report_top(f, stdout, 20, so.countname);
+		printf("\nkprof: stdout is a terminal, so the flame graph was not written: use -o "
+		       "FILE.svg "
+		       "or redirect stdout to a file.\n");
+		status = 0;
+		goto out;
+	}
+	if (kp_outfile_open(&of, opath, &d) < 0) {
+		kp_err("%s", d.msg);
+		goto out;
+	}
+	if (kp_svg_write(f, &so, of.fp, &d) < 0) {
+		kp_outfile_abort(&of);
+		kp_err("%s", d.msg);
+		goto out;
+	}
+	if (kp_outfile_commit(&of, &d) < 0) {
+		kp_outfile_abort(&of);
+		kp_err("%s", d.msg);
+		goto out;
+	}
+	status = 0;
+out:
+	kp_folded_free(f);
+	free(opts);
+	return status;
 }

@@ -35,7 +35,10 @@ struct kp_folded_read_opts {
  * counts integer or decimal; _[k]/_[j]/_[i] suffixes become frame kinds).
  * name is used in messages ("FILE:LINE: ..."). Returns 0 or a negative errno
  * with the diag naming file and line. *bad_lines (may be NULL) is
- * incremented for each skipped line. */
+ * incremented for each skipped line; when a line is skipped the diag
+ * describes the first one even though the call succeeds. A line is bad when
+ * it does not end in whitespace and a count (digits, optionally a '.' and
+ * more digits, at most 2^53), as flamegraph.pl reads it. */
 int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 		   const struct kp_folded_read_opts *opts, uint64_t *bad_lines, struct kp_diag *d);
 
@@ -52,12 +55,49 @@ enum {
  * Returns 0 or a negative errno. */
 int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags);
 
-/* Read access for writers: stacks in unspecified order. */
+/* Read access for writers. Stacks are numbered 0..nstacks-1 in the order
+ * they were first added. */
 size_t kp_folded_nstacks(const struct kp_folded *f);
-/* Frames of stack i (root first), valid until the table changes or is freed. */
+/* Frames of stack i (root first), valid until the table changes or is freed.
+ * The first call builds a kp_frame view of the whole table (16 bytes a
+ * frame); writers that walk every stack should prefer kp_folded_stack_ids. */
 const struct kp_frame *kp_folded_stack(const struct kp_folded *f, size_t i, size_t *n,
 				       double *count);
 /* Sum of all counts. */
 double kp_folded_total(const struct kp_folded *f);
+
+/* The compact form: a frame id (fid) names one (name, kind) pair; equal
+ * frames have equal ids. ids[0..n) of stack i, root first, owned by the
+ * table, valid until it changes. */
+const uint32_t *kp_folded_stack_ids(const struct kp_folded *f, size_t i, size_t *n, double *count);
+/* Name of a frame id (without any kind suffix); owned by the table, lives
+ * as long as it. *len (may be NULL) gets its length. */
+const char *kp_folded_frame_name(const struct kp_folded *f, uint32_t fid, size_t *len);
+static inline enum kp_frame_kind kp_folded_frame_kind(uint32_t fid)
+{
+	return (enum kp_frame_kind)(fid & 7);
+}
+/* Every frame id of the table is below this (for arrays indexed by fid). */
+uint32_t kp_folded_fid_limit(const struct kp_folded *f);
+
+/* Sequence mode (flame charts, where input order is time): kp_folded_add
+ * merges a stack only with the one added just before it, so a stack that
+ * comes back later is a new entry and the input order survives. Off by
+ * default. kp_folded_write still prints merged, sorted lines. */
+void kp_folded_set_sequence(struct kp_folded *f, bool on);
+
+/* The " COUNT" text of a line: integers as integers, other values in the
+ * shortest decimal that reads back exactly (never an exponent). Returns
+ * the length written to buf (size >= 48). */
+size_t kp_folded_format_count(double count, char *buf, size_t size);
+
+/* The suffix text of a kind ("_[k]", "_[j]", "_[i]") or "" for the others. */
+const char *kp_folded_kind_suffix(enum kp_frame_kind kind);
+
+/* Stack indexes in the bytewise order of their rendered lines ("a;b;c N",
+ * kinds in flags annotated; reverse: frames leaf first, as flamegraph.pl
+ * --reverse sorts them). Returns a new array of kp_folded_nstacks entries;
+ * the caller frees it. */
+uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool reverse);
 
 #endif

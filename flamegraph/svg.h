@@ -28,13 +28,24 @@ struct kp_svg_opts {
 	const char *notes;	       /* embedded in the SVG as notes */
 	const char *const *info_lines; /* extra metadata lines under the title (recording) */
 	size_t n_info_lines;
+	double fontwidth; /* average glyph width relative to fontsize, default 0.59 */
+	double factor;	  /* --factor: scale counts in titles, default 1 */
 };
 
 void kp_svg_opts_init(struct kp_svg_opts *o);
 
-/* Writes the flame graph of f. Returns 0 or a negative errno (diag set). */
+/* Writes the flame graph of f. Returns 0 or a negative errno (diag set):
+ * -ENODATA when f holds no samples (nothing to draw), -EINVAL for bad
+ * options (unknown palette or background, width too small), -EIO when out
+ * fails. Options are not copied; strings in o must outlive the call. */
 int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *o, FILE *out,
 		 struct kp_diag *d);
+
+/* True when name is a palette kp_svg_write knows (hot, mem, io, wakeup,
+ * chain, java, js, perl, red, green, blue, aqua, yellow, purple, orange). */
+bool kp_svg_palette_known(const char *name);
+/* True for the --bgcolors values: yellow, blue, green, grey or #rrggbb. */
+bool kp_svg_bgcolors_known(const char *name);
 
 /* Prints the top n functions by self and by total share as a text table
  * (what kprof shows on a terminal instead of dumping XML). */

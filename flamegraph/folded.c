@@ -1,0 +1,604 @@
+/* kp_folded: stacks of interned frame ids in one pool, found again through
+ * an open-addressing hash of the id sequence. A frame id is name_id * 8 +
+ * kind, so (name, kind) identity is one integer compare. */
+#include "flamegraph/folded.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hash.h"
+#include "util/strtab.h"
+#include "util/xalloc.h"
+
+/* Counts above 2^53 are no longer exact doubles; a folded file never has
+ * them unless it is corrupt. */
+#define KP_FOLDED_MAX_COUNT 9007199254740992.0
+
+struct stack {
+	size_t off;    /* first id in f->ids */
+	uint32_t n;    /* number of frames */
+	uint32_t hash; /* of the id sequence */
+	double count;
+};
+
+struct kp_folded {
+	struct kp_strtab *names;
+	uint32_t *ids;
+	size_t nids, ids_cap;
+	struct stack *stacks;
+	size_t nstacks, stacks_cap;
+	uint32_t *slots; /* stack index + 1, or 0 */
+	size_t nslots;
+	double total;
+	bool sequence;
+	char *scratch; /* sanitized name being added */
+	size_t scratch_cap;
+	uint32_t *idbuf; /* ids of the stack being added */
+	size_t idbuf_cap;
+	/* kp_folded_stack's view, built on first use, dropped on change */
+	struct kp_frame *view;
+	size_t view_cap;
+	bool view_valid;
+};
+
+struct kp_folded *kp_folded_new(void)
+{
+	struct kp_folded *f = kp_xcalloc(1, sizeof(*f));
+
+	f->names = kp_strtab_new();
+	f->nslots = 1024;
+	f->slots = kp_xcalloc(f->nslots, sizeof(*f->slots));
+	return f;
+}
+
+void kp_folded_free(struct kp_folded *f)
+{
+	if (!f)
+		return;
+	kp_strtab_free(f->names);
+	free(f->ids);
+	free(f->stacks);
+	free(f->slots);
+	free(f->scratch);
+	free(f->idbuf);
+	free(f->view);
+	free(f);
+}
+
+void kp_folded_set_sequence(struct kp_folded *f, bool on)
+{
+	f->sequence = on;
+}
+
+static bool needs_sanitizing(unsigned char c)
+{
+	return c == ';' || c < 0x20 || c == 0x7f;
+}
+
+static uint32_t intern_name(struct kp_folded *f, const char *name)
+{
+	size_t len = strlen(name), i;
+
+	for (i = 0; i < len; i++)
+		if (needs_sanitizing((unsigned char)name[i]))
+			break;
+	if (i == len)
+		return kp_strtab_intern(f->names, name, len);
+	/* ';' would split the frame when read back; control characters
+	 * would break lines and XML */
+	kp_xgrow(&f->scratch, &f->scratch_cap, len + 1, 1);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		f->scratch[i] = c == ';' ? ':' : needs_sanitizing(c) ? '?' : (char)c;
+	}
+	return kp_strtab_intern(f->names, f->scratch, len);
+}
+
+static uint32_t hash_ids(const uint32_t *ids, size_t n)
+{
+	return (uint32_t)kp_hash_bytes(ids, n * sizeof(*ids), 0x6b70);
+}
+
+static bool same_ids(const struct kp_folded *f, const struct stack *s, const uint32_t *ids,
+		     size_t n)
+{
+	return s->n == n && memcmp(f->ids + s->off, ids, n * sizeof(*ids)) == 0;
+}
+
+static void rehash(struct kp_folded *f)
+{
+	size_t nslots = f->nslots * 2, mask = nslots - 1;
+	uint32_t *slots = kp_xcalloc(nslots, sizeof(*slots));
+
+	for (size_t i = 0; i < f->nstacks; i++) {
+		size_t j = f->stacks[i].hash & mask;
+
+		while (slots[j])
+			j = (j + 1) & mask;
+		slots[j] = (uint32_t)(i + 1);
+	}
+	free(f->slots);
+	f->slots = slots;
+	f->nslots = nslots;
+}
+
+static void add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, double count)
+{
+	uint32_t h = hash_ids(ids, n);
+	size_t mask = f->nslots - 1, j = h & mask;
+	struct stack *s;
+
+	f->view_valid = false;
+	f->total += count;
+	if (f->sequence) {
+		/* only the previous stack merges: a flame chart keeps time order */
+		if (f->nstacks && f->stacks[f->nstacks - 1].hash == h &&
+		    same_ids(f, &f->stacks[f->nstacks - 1], ids, n)) {
+			f->stacks[f->nstacks - 1].count += count;
+			return;
+		}
+	} else {
+		for (; f->slots[j]; j = (j + 1) & mask) {
+			s = &f->stacks[f->slots[j] - 1];
+			if (s->hash == h && same_ids(f, s, ids, n)) {
+				s->count += count;
+				return;
+			}
+		}
+	}
+	kp_xgrow(&f->ids, &f->ids_cap, f->nids + n, sizeof(*f->ids));
+	if (n)
+		memcpy(f->ids + f->nids, ids, n * sizeof(*ids));
+	kp_xgrow(&f->stacks, &f->stacks_cap, f->nstacks + 1, sizeof(*f->stacks));
+	s = &f->stacks[f->nstacks++];
+	s->off = f->nids;
+	s->n = (uint32_t)n;
+	s->hash = h;
+	s->count = count;
+	f->nids += n;
+	if (f->sequence)
+		return;
+	f->slots[j] = (uint32_t)f->nstacks;
+	if (f->nstacks * 4 > f->nslots * 3)
+		rehash(f);
+}
+
+void kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, double count)
+{
+	kp_xgrow(&f->idbuf, &f->idbuf_cap, n, sizeof(*f->idbuf));
+	for (size_t i = 0; i < n; i++)
+		f->idbuf[i] = intern_name(f, frames[i].name) * 8u + (frames[i].kind & 7u);
+	add_ids(f, f->idbuf, n, count);
+}
+
+size_t kp_folded_nstacks(const struct kp_folded *f)
+{
+	return f->nstacks;
+}
+
+double kp_folded_total(const struct kp_folded *f)
+{
+	return f->total;
+}
+
+const uint32_t *kp_folded_stack_ids(const struct kp_folded *f, size_t i, size_t *n, double *count)
+{
+	const struct stack *s = &f->stacks[i];
+
+	if (n)
+		*n = s->n;
+	if (count)
+		*count = s->count;
+	return f->ids + s->off;
+}
+
+const char *kp_folded_frame_name(const struct kp_folded *f, uint32_t fid, size_t *len)
+{
+	if (len)
+		*len = kp_strtab_len(f->names, fid >> 3);
+	return kp_strtab_str(f->names, fid >> 3);
+}
+
+uint32_t kp_folded_fid_limit(const struct kp_folded *f)
+{
+	return (kp_strtab_count(f->names) + 1) * 8u;
+}
+
+const struct kp_frame *kp_folded_stack(const struct kp_folded *f, size_t i, size_t *n,
+				       double *count)
+{
+	/* logically const: the view is a cache of what the ids say */
+	struct kp_folded *mf = (struct kp_folded *)f;
+	const struct stack *s = &f->stacks[i];
+
+	if (!f->view_valid) {
+		kp_xgrow(&mf->view, &mf->view_cap, f->nids, sizeof(*f->view));
+		for (size_t k = 0; k < f->nids; k++) {
+			mf->view[k].name = kp_strtab_str(f->names, f->ids[k] >> 3);
+			mf->view[k].kind = (uint8_t)(f->ids[k] & 7);
+		}
+		mf->view_valid = true;
+	}
+	if (n)
+		*n = s->n;
+	if (count)
+		*count = s->count;
+	return f->view + s->off;
+}
+
+const char *kp_folded_kind_suffix(enum kp_frame_kind kind)
+{
+	switch (kind) {
+	case KP_FRAME_KERNEL:
+		return "_[k]";
+	case KP_FRAME_JIT:
+		return "_[j]";
+	case KP_FRAME_INLINE:
+		return "_[i]";
+	default:
+		return "";
+	}
+}
+
+static const char *annotation(uint32_t fid, unsigned flags)
+{
+	switch (kp_folded_frame_kind(fid)) {
+	case KP_FRAME_KERNEL:
+		return flags & KP_FOLDED_ANNOTATE_KERNEL ? "_[k]" : "";
+	case KP_FRAME_JIT:
+		return flags & KP_FOLDED_ANNOTATE_JIT ? "_[j]" : "";
+	case KP_FRAME_INLINE:
+		return flags & KP_FOLDED_ANNOTATE_INLINE ? "_[i]" : "";
+	default:
+		return "";
+	}
+}
+
+size_t kp_folded_format_count(double count, char *buf, size_t size)
+{
+	int len;
+
+	if (count == floor(count) && fabs(count) < 1e17) {
+		len = snprintf(buf, size, "%.0f", count);
+	} else {
+		len = snprintf(buf, size, "%.15g", count);
+		if (len > 0 && (strchr(buf, 'e') || strtod(buf, NULL) != count)) {
+			/* no exponent (readers want digits) and exact */
+			len = snprintf(buf, size, "%.17f", count);
+			while (len > 1 && buf[len - 1] == '0')
+				buf[--len] = '\0';
+			if (len > 1 && buf[len - 1] == '.')
+				buf[--len] = '\0';
+		}
+	}
+	return len < 0 ? 0 : (size_t)len < size ? (size_t)len : size - 1;
+}
+
+/* Sorting: the rendered line of a stack is the byte stream
+ * name[suffix] (';' name[suffix])* ' ' count. Comparing streams lazily
+ * avoids building every line (hundreds of MB for big profiles). */
+struct sort_ctx {
+	const struct kp_folded *f;
+	unsigned flags;
+	bool reverse;
+	char (*counts)[48];
+	uint8_t *count_len;
+};
+
+struct cursor {
+	const struct sort_ctx *c;
+	uint32_t stack;
+	size_t j;  /* next frame to produce */
+	int phase; /* 0: separator, 1: name, 2: suffix, 3: space, 4: count, 5: end */
+	const char *p;
+	size_t len;
+};
+
+static uint32_t frame_at(const struct sort_ctx *c, const struct stack *s, size_t j)
+{
+	return c->f->ids[s->off + (c->reverse ? s->n - 1 - j : j)];
+}
+
+/* Loads the next non-empty chunk into cur->p/len; len 0 means the end. */
+static void cursor_next(struct cursor *cur)
+{
+	const struct sort_ctx *c = cur->c;
+	const struct stack *s = &c->f->stacks[cur->stack];
+
+	for (;;) {
+		switch (cur->phase) {
+		case 0:
+			if (cur->j >= s->n) {
+				cur->phase = 3;
+				continue;
+			}
+			cur->phase = 1;
+			if (cur->j > 0) {
+				cur->p = ";";
+				cur->len = 1;
+				return;
+			}
+			continue;
+		case 1:
+			cur->p = kp_folded_frame_name(c->f, frame_at(c, s, cur->j), &cur->len);
+			cur->phase = 2;
+			if (cur->len)
+				return;
+			continue;
+		case 2:
+			cur->p = annotation(frame_at(c, s, cur->j), c->flags);
+			cur->len = strlen(cur->p);
+			cur->j++;
+			cur->phase = 0;
+			if (cur->len)
+				return;
+			continue;
+		case 3:
+			cur->p = " ";
+			cur->len = 1;
+			cur->phase = 4;
+			return;
+		case 4:
+			cur->p = c->counts[cur->stack];
+			cur->len = c->count_len[cur->stack];
+			cur->phase = 5;
+			if (cur->len)
+				return;
+			continue;
+		default:
+			cur->len = 0;
+			return;
+		}
+	}
+}
+
+static int cmp_stacks(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_ctx *c = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct stack *sa = &c->f->stacks[a], *sb = &c->f->stacks[b];
+	size_t k = 0, m = sa->n < sb->n ? sa->n : sb->n;
+	struct cursor ca, cb;
+
+	/* equal frames render equal bytes: skip them */
+	while (k < m && frame_at(c, sa, k) == frame_at(c, sb, k))
+		k++;
+	ca = (struct cursor){.c = c, .stack = a, .j = k};
+	cb = (struct cursor){.c = c, .stack = b, .j = k};
+	cursor_next(&ca);
+	cursor_next(&cb);
+	while (ca.len && cb.len) {
+		size_t n = ca.len < cb.len ? ca.len : cb.len;
+		int r = memcmp(ca.p, cb.p, n);
+
+		if (r)
+			return r;
+		ca.p += n;
+		ca.len -= n;
+		cb.p += n;
+		cb.len -= n;
+		if (!ca.len)
+			cursor_next(&ca);
+		if (!cb.len)
+			cursor_next(&cb);
+	}
+	if (ca.len != cb.len)
+		return ca.len ? 1 : -1;
+	return a < b ? -1 : a > b;
+}
+
+uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool reverse)
+{
+	struct sort_ctx c = {.f = f, .flags = flags, .reverse = reverse};
+	uint32_t *order = kp_xmalloc((f->nstacks ? f->nstacks : 1) * sizeof(*order));
+
+	c.counts = kp_xmalloc((f->nstacks ? f->nstacks : 1) * sizeof(*c.counts));
+	c.count_len = kp_xmalloc(f->nstacks ? f->nstacks : 1);
+	for (size_t i = 0; i < f->nstacks; i++) {
+		order[i] = (uint32_t)i;
+		c.count_len[i] = (uint8_t)kp_folded_format_count(f->stacks[i].count, c.counts[i],
+								 sizeof(c.counts[i]));
+	}
+	qsort_r(order, f->nstacks, sizeof(*order), cmp_stacks, &c);
+	free(c.counts);
+	free(c.count_len);
+	return order;
+}
+
+static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
+{
+	uint32_t *order = kp_folded_sorted(f, flags, false);
+	char count[48];
+
+	for (size_t i = 0; i < f->nstacks; i++) {
+		const struct stack *s = &f->stacks[order[i]];
+
+		for (size_t j = 0; j < s->n; j++) {
+			uint32_t fid = f->ids[s->off + j];
+			size_t len;
+			const char *name = kp_folded_frame_name(f, fid, &len);
+
+			if (j)
+				putc_unlocked(';', out);
+			fwrite_unlocked(name, 1, len, out);
+			fputs_unlocked(annotation(fid, flags), out);
+		}
+		putc_unlocked(' ', out);
+		kp_folded_format_count(s->count, count, sizeof(count));
+		fputs_unlocked(count, out);
+		putc_unlocked('\n', out);
+	}
+	free(order);
+	return ferror(out) ? -EIO : 0;
+}
+
+int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags)
+{
+	struct kp_folded *merged;
+	int err;
+
+	if (!f->sequence)
+		return write_sorted(f, out, flags);
+	/* a sequence may hold a stack more than once: print each once */
+	merged = kp_folded_new();
+	for (size_t i = 0; i < f->nstacks; i++)
+		add_ids(merged, f->ids + f->stacks[i].off, f->stacks[i].n, f->stacks[i].count);
+	/* ids are only meaningful with f's names */
+	kp_strtab_free(merged->names);
+	merged->names = f->names;
+	err = write_sorted(merged, out, flags);
+	merged->names = NULL;
+	kp_folded_free(merged);
+	return err;
+}
+
+/* Reading. */
+
+static bool is_space(unsigned char c)
+{
+	/* Perl's \s, which flamegraph.pl's line pattern uses */
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Splits "stack COUNT" the way flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/
+ * does: the count is the last token, the stack everything before the one
+ * whitespace character in front of it. Returns NULL on success or the
+ * reason the line is bad. */
+static const char *split_line(const char *s, size_t len, size_t *stack_len, double *count)
+{
+	size_t e = len, j = len, start;
+	char num[64];
+
+	while (j > 0 && is_digit((unsigned char)s[j - 1]))
+		j--;
+	if (j > 0 && s[j - 1] == '.') {
+		size_t k = j - 1;
+
+		while (k > 0 && is_digit((unsigned char)s[k - 1]))
+			k--;
+		if (k == j - 1)
+			return "no count at the end of the line";
+		start = k;
+	} else {
+		if (j == e)
+			return "no count at the end of the line";
+		start = j;
+	}
+	if (start == 0 || !is_space((unsigned char)s[start - 1])) {
+		if (start > 0 && s[start - 1] == '-')
+			return "negative count";
+		return "no count at the end of the line";
+	}
+	/* the stack ends before the one whitespace character in front of
+	 * the count, as in flamegraph.pl */
+	*stack_len = start - 1;
+	/* leading zeros do not change the value; keep the number short */
+	while (start < e - 1 && s[start] == '0' && is_digit((unsigned char)s[start + 1]))
+		start++;
+	if (e - start >= sizeof(num))
+		return "count too large";
+	memcpy(num, s + start, e - start);
+	num[e - start] = '\0';
+	*count = strtod(num, NULL);
+	if (!isfinite(*count) || *count > KP_FOLDED_MAX_COUNT)
+		return "count too large";
+	return NULL;
+}
+
+static enum kp_frame_kind strip_suffix(const char *name, size_t *len)
+{
+	static const struct {
+		char c;
+		enum kp_frame_kind kind;
+	} kinds[] = {{'k', KP_FRAME_KERNEL}, {'j', KP_FRAME_JIT}, {'i', KP_FRAME_INLINE}};
+	size_t n = *len;
+
+	if (n < 4 || name[n - 4] != '_' || name[n - 3] != '[' || name[n - 1] != ']')
+		return KP_FRAME_USER;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (name[n - 2] == kinds[i].c) {
+			*len = n - 4;
+			return kinds[i].kind;
+		}
+	}
+	return KP_FRAME_USER;
+}
+
+int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
+		   const struct kp_folded_read_opts *opts, uint64_t *bad_lines, struct kp_diag *d)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t lineno = 0, nbad = 0;
+	ssize_t got;
+	int err = 0;
+	struct kp_frame *frames = NULL;
+	size_t frames_cap = 0;
+
+	while ((got = getdelim(&line, &cap, '\n', in)) >= 0) {
+		size_t len = (size_t)got, stack_len = 0, nframes = 0, i, begin;
+		double count = 0;
+		const char *why;
+
+		lineno++;
+		if (len && line[len - 1] == '\n')
+			len--;
+		if (len && line[len - 1] == '\r')
+			len--;
+		for (i = 0; i < len && is_space((unsigned char)line[i]); i++)
+			;
+		if (i == len)
+			continue; /* blank */
+		why = split_line(line, len, &stack_len, &count);
+		if (why) {
+			if (!nbad)
+				kp_diag_set(d, -EINVAL,
+					    "%s:%llu: %s (expected \"frame;frame;... COUNT\")",
+					    name, (unsigned long long)lineno, why);
+			nbad++;
+			if (opts && opts->ignore_bad_lines)
+				continue;
+			err = -EINVAL;
+			break;
+		}
+		/* a NUL would cut the name short: make it visible instead */
+		for (i = 0; i < stack_len; i++)
+			if (line[i] == '\0')
+				line[i] = '?';
+		/* split on ';' keeping empty frames except trailing ones (Perl's split) */
+		begin = 0;
+		for (i = 0; i <= stack_len; i++) {
+			if (i < stack_len && line[i] != ';')
+				continue;
+			kp_xgrow(&frames, &frames_cap, nframes + 1, sizeof(*frames));
+			{
+				size_t flen = i - begin;
+
+				frames[nframes].kind = (uint8_t)strip_suffix(line + begin, &flen);
+				line[begin + flen] = '\0';
+				frames[nframes].name = line + begin;
+				nframes++;
+			}
+			begin = i + 1;
+		}
+		while (nframes && frames[nframes - 1].name[0] == '\0' &&
+		       frames[nframes - 1].kind == KP_FRAME_USER)
+			nframes--;
+		kp_folded_add(f, frames, nframes, count);
+	}
+	if (!err && ferror(in))
+		err = kp_diag_errno(d, -EIO, "%s: read error", name);
+	if (bad_lines)
+		*bad_lines += nbad;
+	free(frames);
+	free(line);
+	return err;
+}

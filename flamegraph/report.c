@@ -1,0 +1,102 @@
+/* kp_report_top: the terminal summary. Self counts go to the leaf frame of
+ * each stack; total (inclusive) counts go to every function on the stack,
+ * once per stack even when it recurses, so a total share never passes
+ * 100%. Root frames (the comm) are left out: they are always 100%. */
+#include "flamegraph/svg.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+struct entry {
+	uint32_t fid;
+	double value;
+};
+
+static int by_value_desc(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+
+	if (a->value != b->value)
+		return a->value < b->value ? 1 : -1;
+	return a->fid < b->fid ? -1 : a->fid > b->fid;
+}
+
+static const char *kind_note(enum kp_frame_kind kind)
+{
+	switch (kind) {
+	case KP_FRAME_KERNEL:
+		return " [kernel]";
+	case KP_FRAME_JIT:
+		return " [jit]";
+	case KP_FRAME_INLINE:
+		return " [inlined]";
+	default:
+		return "";
+	}
+}
+
+static void print_table(const struct kp_folded *f, FILE *out, const char *what,
+			const double *values, uint32_t limit, size_t n, double total,
+			const char *countname)
+{
+	struct entry *e = kp_xmalloc((limit ? limit : 1) * sizeof(*e));
+	size_t ne = 0;
+
+	for (uint32_t fid = 0; fid < limit; fid++)
+		if (values[fid] > 0)
+			e[ne++] = (struct entry){fid, values[fid]};
+	qsort(e, ne, sizeof(*e), by_value_desc);
+	fprintf(out, "Top %zu functions by %s:\n", n < ne ? n : ne, what);
+	fprintf(out, "  %7s  %14s  %s\n", "share", countname, "function");
+	for (size_t i = 0; i < ne && i < n; i++) {
+		size_t len;
+		const char *name = kp_folded_frame_name(f, e[i].fid, &len);
+
+		fprintf(out, "  %6.2f%%  %14.0f  %.*s%s\n", 100 * e[i].value / total, e[i].value,
+			(int)(len > 200 ? 200 : len), name,
+			kind_note(kp_folded_frame_kind(e[i].fid)));
+	}
+	free(e);
+}
+
+int kp_report_top(const struct kp_folded *f, FILE *out, size_t n, const char *countname)
+{
+	uint32_t limit = kp_folded_fid_limit(f);
+	double *self = kp_xcalloc(limit, sizeof(*self));
+	double *incl = kp_xcalloc(limit, sizeof(*incl));
+	/* stamp[fid] = stack index + 1 when fid was counted for that stack */
+	size_t *stamp = kp_xcalloc(limit, sizeof(*stamp));
+	double total = kp_folded_total(f);
+
+	if (!countname)
+		countname = "samples";
+	for (size_t i = 0; i < kp_folded_nstacks(f); i++) {
+		size_t nids;
+		double count;
+		const uint32_t *ids = kp_folded_stack_ids(f, i, &nids, &count);
+
+		if (nids && kp_folded_frame_kind(ids[nids - 1]) != KP_FRAME_ROOT)
+			self[ids[nids - 1]] += count;
+		for (size_t k = 0; k < nids; k++) {
+			if (stamp[ids[k]] == i + 1 || kp_folded_frame_kind(ids[k]) == KP_FRAME_ROOT)
+				continue;
+			stamp[ids[k]] = i + 1;
+			incl[ids[k]] += count;
+		}
+	}
+	fprintf(out, "%.0f %s in %zu distinct stacks.\n\n", total, countname, kp_folded_nstacks(f));
+	if (total > 0) {
+		print_table(f, out, "self share (where the time is spent)", self, limit, n, total,
+			    countname);
+		fputc('\n', out);
+		print_table(f, out, "total share (time spent in them and what they call)", incl,
+			    limit, n, total, countname);
+	}
+	free(self);
+	free(incl);
+	free(stamp);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,531 @@
+/* The flame-graph SVG. Geometry follows flamegraph.pl step by step, so the
+ * same folded input draws the same boxes:
+ *   1. stack lines sorted bytewise ("a;b;c N", kinds as _[k]/_[j]/_[i]),
+ *      or kept in input order for a flame chart;
+ *   2. flow(): walking the sorted stacks, a frame that differs from the
+ *      previous stack at the same depth closes there and a new one opens;
+ *      a closed frame spans [start, end) in cumulative counts;
+ *   3. frames narrower than minwidth (in counts: minwidth px divided by
+ *      px per count) are dropped; their counts stay in their parents;
+ *   4. x = 10 + start * (width - 20) / total, printed %.1f; the width is
+ *      the difference of the printed ends; y from the bottom (or from the
+ *      top for an icicle graph), 16 px a level.
+ * The numbers are formatted the way Perl formats them (see perl_num). */
+#include "flamegraph/svg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flamegraph/palette.h"
+#include "flamegraph/svg_script.h"
+#include "flamegraph/xmlout.h"
+#include "util/xalloc.h"
+
+#define XPAD	    10.0
+#define FRAMEPAD    1.0
+#define SEARCHCOLOR "rgb(230,0,230)"
+
+void kp_svg_opts_init(struct kp_svg_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->width = 1200;
+	o->frame_height = 16;
+	o->fontsize = 12;
+	o->fonttype = "Verdana";
+	o->minwidth = 0.1;
+	o->countname = "samples";
+	o->nametype = "Function:";
+	o->colors = "hot";
+	o->fontwidth = 0.59;
+	o->factor = 1;
+}
+
+bool kp_svg_palette_known(const char *name)
+{
+	return name && kp_palette_lookup(name) >= 0;
+}
+
+bool kp_svg_bgcolors_known(const char *name)
+{
+	const char *c1, *c2;
+	size_t l1, l2;
+
+	return kp_palette_background(name, KP_PAL_HOT, &c1, &l1, &c2, &l2);
+}
+
+/* A closed frame that survived the minwidth cut. */
+struct node {
+	uint32_t fid;
+	uint32_t depth; /* 0 is the "all" root */
+	bool waker;	/* chain palette: after a "--" separator frame */
+	double start, end;
+};
+
+struct svg {
+	const struct kp_folded *f;
+	const struct kp_svg_opts *o;
+	FILE *out;
+	struct node *nodes;
+	size_t nnodes, nodes_cap;
+	double time, timemax, widthpertime, minwidth_time;
+	uint32_t depthmax;
+	enum kp_palette pal;
+	enum kp_color_mode mode;
+	uint64_t rng;
+	char *scratch; /* annotated names for colouring */
+	size_t scratch_cap;
+};
+
+/* Perl prints an integer-valued number as an integer and any other as
+ * %.15g; flamegraph.pl's frame keys and y values go through that. */
+static int perl_num(char *buf, size_t size, double v)
+{
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		return snprintf(buf, size, "%.0f", v);
+	return snprintf(buf, size, "%.15g", v);
+}
+
+/* flamegraph.pl stores a frame's end time inside its hash key as a
+ * string and reads it back: decimal counts lose digits past 15. */
+static double perl_roundtrip(double v)
+{
+	char buf[64];
+
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		return v;
+	perl_num(buf, sizeof(buf), v);
+	return strtod(buf, NULL);
+}
+
+static void put(FILE *out, const char *s)
+{
+	fputs_unlocked(s, out);
+}
+
+static void putnum(FILE *out, double v)
+{
+	char buf[64];
+	int n = perl_num(buf, sizeof(buf), v);
+
+	fwrite_unlocked(buf, 1, (size_t)n, out);
+}
+
+static void putesc(FILE *out, const char *s)
+{
+	kp_xml_escape(out, s, strlen(s));
+}
+
+static void emit(struct svg *g, uint32_t fid, uint32_t depth, bool waker, double start, double end)
+{
+	struct node *n;
+
+	if (end - start < g->minwidth_time)
+		return;
+	kp_xgrow(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof(*g->nodes));
+	n = &g->nodes[g->nnodes++];
+	n->fid = fid;
+	n->depth = depth;
+	n->waker = waker;
+	n->start = start;
+	n->end = end;
+	if (depth > g->depthmax)
+		g->depthmax = depth;
+}
+
+/* A "--" frame inside a stack separates the off-CPU stack from its waker's
+ * in chain graphs (flamegraph.pl splits on ";--;"). */
+static bool is_separator(const struct kp_folded *f, uint32_t fid)
+{
+	size_t len;
+	const char *name = kp_folded_frame_name(f, fid, &len);
+
+	return len == 2 && name[0] == '-' && name[1] == '-' &&
+	       kp_folded_frame_kind(fid) == KP_FRAME_USER;
+}
+
+/* Steps 1-3: fills g->nodes. */
+static void flow(struct svg *g)
+{
+	const struct kp_folded *f = g->f;
+	size_t nstacks = kp_folded_nstacks(f), depth = 0;
+	size_t path_cap = 0, starts_cap = 0, keys_cap = 0;
+	uint32_t *order = NULL;
+	/* frame identity per depth (1..): fid * 2 + waker bit */
+	uint64_t *path = NULL, *keys = NULL;
+	double *starts = NULL, time = 0;
+	bool chain = g->pal == KP_PAL_CHAIN;
+
+	if (!g->o->flamechart)
+		order = kp_folded_sorted(f, KP_FOLDED_ANNOTATE_ALL, g->o->reverse);
+	/* the total first, summed in drawing order as flamegraph.pl does */
+	for (size_t i = 0; i < nstacks; i++) {
+		double count;
+
+		kp_folded_stack_ids(f, order ? order[i] : i, NULL, &count);
+		time += count;
+	}
+	g->time = time;
+	g->timemax = g->o->total > time ? g->o->total : time;
+	g->widthpertime = (g->o->width - 2 * XPAD) / g->timemax;
+	if (g->o->minwidth_percent)
+		g->minwidth_time = g->timemax * g->o->minwidth / 100;
+	else
+		g->minwidth_time = g->o->minwidth / g->widthpertime;
+
+	time = 0;
+	for (size_t i = 0; i < nstacks; i++) {
+		size_t n, same = 0;
+		double count;
+		const uint32_t *ids = kp_folded_stack_ids(f, order ? order[i] : i, &n, &count);
+		bool waker = false;
+
+		kp_xgrow(&path, &path_cap, n + 1, sizeof(*path));
+		kp_xgrow(&starts, &starts_cap, n + 1, sizeof(*starts));
+		kp_xgrow(&keys, &keys_cap, n + 1, sizeof(*keys));
+		for (size_t k = 0; k < n; k++) {
+			uint32_t fid = ids[g->o->reverse ? n - 1 - k : k];
+			bool sep = chain && k > 0 && k + 1 < n && is_separator(f, fid);
+
+			keys[k + 1] = (uint64_t)fid * 2 + (waker && !sep);
+			waker = waker || sep;
+		}
+		while (same < depth && same < n && path[same + 1] == keys[same + 1])
+			same++;
+		/* close the frames above the common part, deepest first */
+		for (; depth > same; depth--)
+			emit(g, (uint32_t)(path[depth] >> 1), (uint32_t)depth, path[depth] & 1,
+			     starts[depth], perl_roundtrip(time));
+		for (size_t k = same + 1; k <= n; k++) {
+			path[k] = keys[k];
+			starts[k] = time;
+		}
+		depth = n;
+		time += count;
+	}
+	for (; depth > 0; depth--)
+		emit(g, (uint32_t)(path[depth] >> 1), (uint32_t)depth, path[depth] & 1,
+		     starts[depth], perl_roundtrip(time));
+	/* the root "all" spans everything */
+	if (nstacks)
+		emit(g, 0, 0, false, 0, perl_roundtrip(time));
+	free(order);
+	free(path);
+	free(starts);
+	free(keys);
+}
+
+static void put_commas(FILE *out, const char *digits)
+{
+	size_t len = strlen(digits), i = 0;
+
+	if (digits[0] == '-') {
+		putc_unlocked('-', out);
+		i = 1;
+	}
+	for (; i < len; i++) {
+		putc_unlocked(digits[i], out);
+		if (i + 1 < len && (len - i - 1) % 3 == 0)
+			putc_unlocked(',', out);
+	}
+}
+
+static void put_text(FILE *out, const char *id, double x, double y, const char *cls, const char *s)
+{
+	char buf[64];
+
+	put(out, "<text");
+	if (id) {
+		put(out, " id=\"");
+		put(out, id);
+		put(out, "\"");
+	}
+	if (cls) {
+		put(out, " class=\"");
+		put(out, cls);
+		put(out, "\"");
+	}
+	snprintf(buf, sizeof(buf), " x=\"%.2f\" y=\"", x);
+	put(out, buf);
+	putnum(out, y);
+	put(out, "\">");
+	putesc(out, s);
+	put(out, "</text>\n");
+}
+
+static void put_js_string(FILE *out, const char *s)
+{
+	putc_unlocked('"', out);
+	kp_js_escape(out, s, strlen(s));
+	putc_unlocked('"', out);
+}
+
+/* XML comments may not contain "--" nor end in "-". */
+static void put_comment_text(FILE *out, const char *s)
+{
+	size_t len = strlen(s);
+	char *copy = kp_xstrndup(s, len);
+
+	for (size_t i = 0; i + 1 < len; i++)
+		if (copy[i] == '-' && copy[i + 1] == '-')
+			copy[i + 1] = '_';
+	if (len && copy[len - 1] == '-')
+		copy[len - 1] = '_';
+	kp_xml_escape(out, copy, len);
+	free(copy);
+}
+
+static const char *title_of(const struct kp_svg_opts *o)
+{
+	if (o->title && *o->title)
+		return o->title;
+	if (o->flamechart)
+		return "Flame Chart";
+	return o->inverted ? "Icicle Graph" : "Flame Graph";
+}
+
+struct layout {
+	double fs, ypad1, ypad2, extra_top, height;
+	size_t nlines; /* subtitle and info lines */
+};
+
+static void write_head(struct svg *g, const struct layout *l)
+{
+	const struct kp_svg_opts *o = g->o;
+	FILE *out = g->out;
+	const char *bg1, *bg2;
+	size_t bg1_len, bg2_len, line = 0;
+	char buf[128];
+
+	kp_palette_background(o->bgcolors, g->pal, &bg1, &bg1_len, &bg2, &bg2_len);
+	put(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		 "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
+		 "\"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n");
+	snprintf(buf, sizeof(buf), "<svg version=\"1.1\" width=\"%d\" height=\"", o->width);
+	put(out, buf);
+	putnum(out, l->height);
+	snprintf(buf, sizeof(buf), "\" onload=\"kprofInit(evt)\" viewBox=\"0 0 %d ", o->width);
+	put(out, buf);
+	putnum(out, l->height);
+	put(out,
+	    "\" xmlns=\"http://www.w3.org/2000/svg\" "
+	    "xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n"
+	    "<!-- Flame graph written by kprof: click a frame to zoom, Ctrl-F to search. -->\n");
+	put(out, "<!-- NOTES: ");
+	if (o->notes)
+		put_comment_text(out, o->notes);
+	put(out, " -->\n<defs>\n\t<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" "
+		 "x2=\"0\" >\n\t\t<stop stop-color=\"");
+	kp_xml_escape(out, bg1, bg1_len);
+	put(out, "\" offset=\"5%\" />\n\t\t<stop stop-color=\"");
+	kp_xml_escape(out, bg2, bg2_len);
+	put(out, "\" offset=\"95%\" />\n\t</linearGradient>\n</defs>\n"
+		 "<style type=\"text/css\">\n\ttext { font-family:");
+	putesc(out, o->fonttype);
+	put(out, "; font-size:");
+	putnum(out, l->fs);
+	put(out,
+	    "px; fill:rgb(0,0,0); }\n"
+	    "\t#search, #ignorecase { opacity:0.1; cursor:pointer; }\n"
+	    "\t#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity:1; }\n"
+	    "\t#subtitle, .info { text-anchor:middle; fill:rgb(80,80,80); }\n"
+	    "\t#title { text-anchor:middle; font-size:");
+	putnum(out, l->fs + 5);
+	put(out,
+	    "px; }\n"
+	    "\t#unzoom { cursor:pointer; }\n"
+	    "\t#frames > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n"
+	    "\t.hide { display:none; }\n"
+	    "\t.parent { opacity:0.5; }\n"
+	    "</style>\n<script type=\"text/ecmascript\">\n<![CDATA[\nvar kprofConfig = {width: ");
+	snprintf(buf, sizeof(buf), "%d, xpad: %g, frameheight: %d, fontsize: ", o->width, XPAD,
+		 o->frame_height);
+	put(out, buf);
+	putnum(out, l->fs);
+	put(out, ", fontwidth: ");
+	putnum(out, o->fontwidth);
+	put(out, o->inverted ? ", inverted: true" : ", inverted: false");
+	put(out, ",\n\tsearchcolor: \"" SEARCHCOLOR "\", nametype: ");
+	put_js_string(out, o->nametype);
+	put(out, ", countname: ");
+	put_js_string(out, o->countname);
+	put(out, "};\n");
+	put(out, kp_svg_script);
+	put(out, "]]>\n</script>\n");
+
+	snprintf(buf, sizeof(buf), "<rect x=\"0.0\" y=\"0\" width=\"%d.0\" height=\"", o->width);
+	put(out, buf);
+	snprintf(buf, sizeof(buf), "%.1f", l->height);
+	put(out, buf);
+	put(out, "\" fill=\"url(#background)\" />\n");
+	put_text(out, "title", o->width / 2, l->fs * 2, NULL, title_of(o));
+	if (o->subtitle && *o->subtitle)
+		put_text(out, "subtitle", o->width / 2, l->fs * 4, NULL, o->subtitle);
+	line = o->subtitle && *o->subtitle ? 1 : 0;
+	for (size_t i = 0; i < o->n_info_lines; i++, line++)
+		put_text(out, NULL, o->width / 2, l->fs * 4 + (double)line * (l->fs + 4), "info",
+			 o->info_lines[i]);
+	put_text(out, "details", XPAD, l->height - l->ypad2 / 2, NULL, " ");
+	put_text(out, "unzoom", XPAD, l->fs * 2, "hide", "Reset Zoom");
+	put_text(out, "search", o->width - XPAD - 100, l->fs * 2, NULL, "Search");
+	put_text(out, "ignorecase", o->width - XPAD - 16, l->fs * 2, NULL, "ic");
+	put_text(out, "matched", o->width - XPAD - 100, l->height - l->ypad2 / 2, NULL, " ");
+}
+
+/* The name as flamegraph.pl would hold it: with its kind suffix (and _[w]
+ * for waker frames of chain graphs); the palettes read it. */
+static const char *annotated(struct svg *g, const struct node *n, size_t *len)
+{
+	size_t nlen;
+	const char *name = n->depth ? kp_folded_frame_name(g->f, n->fid, &nlen) : "";
+	const char *suffix = kp_folded_kind_suffix(kp_folded_frame_kind(n->fid));
+	size_t slen = strlen(suffix);
+
+	if (!n->depth)
+		nlen = 0;
+	kp_xgrow(&g->scratch, &g->scratch_cap, nlen + slen + 5, 1);
+	memcpy(g->scratch, name, nlen);
+	memcpy(g->scratch + nlen, suffix, slen);
+	memcpy(g->scratch + nlen + slen, n->waker ? "_[w]" : "", n->waker ? 4 : 0);
+	*len = nlen + slen + (n->waker ? 4 : 0);
+	g->scratch[*len] = '\0';
+	return g->scratch;
+}
+
+static void write_frame(struct svg *g, const struct layout *l, const struct node *n)
+{
+	const struct kp_svg_opts *o = g->o;
+	FILE *out = g->out;
+	double end = n->depth ? n->end : g->timemax;
+	double x1 = XPAD + n->start * g->widthpertime, x2 = XPAD + end * g->widthpertime;
+	double y1, y2, chars_d;
+	char sx1[64], sx2[64], samples[64], buf[160];
+	long long t1, t2, tw;
+	size_t nlen, alen;
+	const char *name;
+	const char *ann = annotated(g, n, &alen);
+	struct kp_color c;
+
+	if (n->depth) {
+		name = kp_folded_frame_name(g->f, n->fid, &nlen);
+		/* the waker annotation is not part of the name either */
+		if (nlen >= 4 && memcmp(name + nlen - 4, "_[w]", 4) == 0)
+			nlen -= 4;
+	} else {
+		name = "all";
+		nlen = 3;
+	}
+	if (!o->inverted) {
+		y1 = l->height - l->ypad2 - (n->depth + 1.0) * o->frame_height + FRAMEPAD;
+		y2 = l->height - l->ypad2 - (double)n->depth * o->frame_height;
+	} else {
+		y1 = l->ypad1 + l->extra_top + (double)n->depth * o->frame_height;
+		y2 = l->ypad1 + l->extra_top + (n->depth + 1.0) * o->frame_height - FRAMEPAD;
+	}
+	/* the width is the difference of the printed ends, as flamegraph.pl
+	 * computes it: siblings then meet exactly */
+	snprintf(sx1, sizeof(sx1), "%.1f", x1);
+	snprintf(sx2, sizeof(sx2), "%.1f", x2);
+	t1 = llround(strtod(sx1, NULL) * 10);
+	t2 = llround(strtod(sx2, NULL) * 10);
+	tw = t2 - t1;
+
+	put(out, "<g>\n<title>");
+	kp_xml_escape(out, name, nlen);
+	put(out, " (");
+	snprintf(samples, sizeof(samples), "%.0f", (end - n->start) * o->factor);
+	put_commas(out, samples);
+	putc_unlocked(' ', out);
+	putesc(out, o->countname);
+	if (n->depth)
+		snprintf(buf, sizeof(buf), ", %.2f%%)</title>",
+			 100 * strtod(samples, NULL) / (g->timemax * o->factor));
+	else
+		snprintf(buf, sizeof(buf), ", 100%%)</title>");
+	put(out, buf);
+
+	if (n->depth && alen == 2 && ann[0] == '-' && ann[1] == '-')
+		c = (struct kp_color){160, 160, 160};
+	else if (n->depth && alen == 1 && ann[0] == '-')
+		c = (struct kp_color){200, 200, 200};
+	else
+		c = kp_palette_color(g->pal, g->mode, ann, alen,
+				     n->depth ? kp_folded_frame_kind(n->fid) : KP_FRAME_ROOT,
+				     &g->rng);
+	snprintf(buf, sizeof(buf), "<rect x=\"%s\" y=\"", sx1);
+	put(out, buf);
+	putnum(out, y1);
+	snprintf(buf, sizeof(buf),
+		 "\" width=\"%s%lld.%lld\" height=\"%.1f\" fill=\"#%02x%02x%02x\" rx=\"2\" "
+		 "ry=\"2\" />\n",
+		 tw < 0 ? "-" : "", llabs(tw) / 10, llabs(tw) % 10, y2 - y1, c.r, c.g, c.b);
+	put(out, buf);
+
+	/* the label: as many characters as fit, ".." when cut; frames too
+	 * narrow for three characters get none (the script adds it on zoom) */
+	chars_d = (x2 - x1) / (l->fs * o->fontwidth);
+	if (chars_d >= 3) {
+		size_t chars = chars_d > 1e6 ? 1000000 : (size_t)chars_d;
+		size_t cps = kp_utf8_count(name, nlen);
+
+		snprintf(buf, sizeof(buf), "<text x=\"%.2f\" y=\"", x1 + 3);
+		put(out, buf);
+		putnum(out, 3 + (y1 + y2) / 2);
+		put(out, "\">");
+		if (chars < cps) {
+			kp_xml_escape(out, name, kp_utf8_prefix(name, nlen, chars - 2));
+			put(out, "..");
+		} else {
+			kp_xml_escape(out, name, nlen);
+		}
+		put(out, "</text>\n");
+	}
+	put(out, "</g>\n");
+}
+
+int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *o, FILE *out,
+		 struct kp_diag *d)
+{
+	struct svg g = {.f = f, .o = o, .out = out};
+	struct layout l;
+	int pal;
+
+	pal = kp_palette_lookup(o->colors ? o->colors : "hot");
+	if (pal < 0)
+		return kp_diag_set(d, -EINVAL, "unknown palette \"%s\"", o->colors);
+	g.pal = (enum kp_palette)pal;
+	if (!kp_svg_bgcolors_known(o->bgcolors) && o->bgcolors && *o->bgcolors)
+		return kp_diag_set(d, -EINVAL, "unknown background \"%s\"", o->bgcolors);
+	if (o->width < 2 * XPAD + 1 || o->frame_height < 1 || !(o->fontsize > 0) ||
+	    !(o->fontwidth > 0) || !(o->factor > 0) || !(o->minwidth >= 0) ||
+	    !isfinite(o->fontsize) || !isfinite(o->minwidth))
+		return kp_diag_set(d, -EINVAL, "flame graph options out of range");
+	if (!(kp_folded_total(f) > 0))
+		return kp_diag_set(d, -ENODATA, "no samples to draw");
+	g.mode = o->random ? KP_COLOR_RANDOM : o->hash ? KP_COLOR_HASH : KP_COLOR_NAMESEED;
+	/* --random: a different picture each run */
+	g.rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ 0x6b70726f66ULL;
+
+	flow(&g);
+
+	l.fs = o->fontsize;
+	l.ypad1 = l.fs * 3;
+	l.ypad2 = l.fs * 2 + 10;
+	l.nlines = (o->subtitle && *o->subtitle ? 1 : 0) + o->n_info_lines;
+	l.extra_top = l.nlines ? l.fs * 2 + (double)(l.nlines - 1) * (l.fs + 4) : 0;
+	l.height = (g.depthmax + 1.0) * o->frame_height + l.ypad1 + l.ypad2 + l.extra_top;
+
+	write_head(&g, &l);
+	put(out, "<g id=\"frames\">\n");
+	for (size_t i = 0; i < g.nnodes; i++)
+		write_frame(&g, &l, &g.nodes[i]);
+	put(out, "</g>\n</svg>\n");
+	free(g.nodes);
+	free(g.scratch);
+	if (ferror(out))
+		return kp_diag_set(d, -EIO, "cannot write the flame graph");
+	return 0;
+}

@@ -1,0 +1,71 @@
+# JIT code named from the process's own /tmp/perf-PID.map: a C program
+# copies a function into anonymous executable memory and names the copies;
+# a stale entry for the same range comes first and must lose to the later
+# line, a garbage line is skipped, a name holding ';' and a control
+# character stays one well-formed folded frame. Also: a map that grows while
+# the process runs, and a map not owned by the process's user is ignored.
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/symbols_lib.bash"
+
+w=$KP_WORKLOADS/jitcopy_fp
+[ -x "$w" ] || skip "no jitcopy_fp workload for this architecture"
+
+# 1. the map is complete from the start
+"$KPROF" -F 499 -f folded --annotate -o "$T/jit.folded" -- "$w" 1.5 >"$T/out" 2>"$T/err"
+check "exit status 0" [ $? -eq 0 ]
+remove_map_of "$(sed -n 's/^pid //p' "$T/out")"
+total=$(count_matching "$T/jit.folded" '^jitcopy_fp;')
+hot=$(count_matching "$T/jit.folded" '^jitcopy_fp;(.*;)?main;run_jit_kprof;kprof_jit_hot_spin_\[j\]$')
+native=$(count_matching "$T/jit.folded" '^jitcopy_fp;(.*;)?main;native_spin_kprof$')
+odd=$(count_matching "$T/jit.folded" '^jitcopy_fp;(.*;)?main;run_jit_kprof;kprof_jit:semi[^;]*ctl_\[j\]$')
+echo "jitcopy_fp: $total samples; hot JIT $hot, native $native, odd name $odd"
+show_top "$T/jit.folded" 4
+check "some hundreds of samples" [ "$total" -ge 300 ]
+# the hot copy gets about half of the time, the native spin a third
+check "main;run_jit_kprof;kprof_jit_hot_spin_[j] carries >= 30%" at_least_pct "$hot" "$total" 30
+check "main;native_spin_kprof carries >= 15%" at_least_pct "$native" "$total" 15
+check "the ';' in a JIT name became ':' and the frame is named (>= 5%)" at_least_pct "$odd" "$total" 5
+check "the stale entry (same range, earlier line) never appears" sh -c "! grep -q STALE '$T/jit.folded'"
+check "the garbage line named nothing" sh -c "! grep -q 'garbage' '$T/jit.folded'"
+check "no control characters in the folded output" sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$T/jit.folded'"
+check "every line is 'frames COUNT'" sh -c "! grep -vqE '^[^ ].* [0-9]+$' '$T/jit.folded'"
+check "JIT samples are not [unknown]" sh -c "! grep -qE '^jitcopy_fp;(.*;)?run_jit_kprof;\[unknown\]' '$T/jit.folded'"
+check "the template in the binary is not confused with its copies" \
+	sh -c "! grep -q 'kp_jit_template' '$T/jit.folded'"
+check "the garbage line is counted in the summary or a note" \
+	grep -qiE 'malformed|garbage|skipped|bad line' "$T/err"
+cat "$T/err"
+
+# without --annotate the JIT frame carries no suffix
+"$KPROF" -F 299 -f folded -o "$T/plain.folded" -- "$w" 0.5 >"$T/out" 2>/dev/null
+remove_map_of "$(sed -n 's/^pid //p' "$T/out")"
+check "without --annotate: run_jit_kprof;kprof_jit_hot_spin" \
+	grep -qE '^jitcopy_fp;(.*;)?run_jit_kprof;kprof_jit_hot_spin [0-9]+$' "$T/plain.folded"
+
+# 2. the map grows: at start only the stale entry (and the garbage line);
+# the right entries are appended a third into the run. Names come from the
+# map as it is when the process exits, so the stale name still loses.
+"$KPROF" -F 499 -f folded --annotate -o "$T/grow.folded" -- "$w" 1.5 grow >"$T/out" 2>"$T/err"
+remove_map_of "$(sed -n 's/^pid //p' "$T/out")"
+total=$(count_matching "$T/grow.folded" '^jitcopy_fp;')
+hot=$(count_matching "$T/grow.folded" '^jitcopy_fp;(.*;)?run_jit_kprof;kprof_jit_hot_spin_\[j\]$')
+echo "grow: $total samples, hot JIT $hot"
+check "grown map: the hot copy is named (>= 30%)" at_least_pct "$hot" "$total" 30
+check "grown map: the stale name never appears" sh -c "! grep -q STALE '$T/grow.folded'"
+
+# 3. security: a map owned by another user than the process's is not read
+# (perf's rule: /tmp is world-writable). The workload runs as root and the
+# map is given to nobody while it runs, before any sample could be named.
+if [ "$(id -u)" -eq 0 ]; then
+	"$KPROF" -F 299 -f folded --annotate -o "$T/own.folded" -- sh -c "
+		'$w' 1 >'$T/own.out' &
+		while ! grep -q pid '$T/own.out' 2>/dev/null; do sleep 0.01; done
+		chown 65534 /tmp/perf-\$(sed -n 's/^pid //p' '$T/own.out').map
+		wait" 2>"$T/err"
+	remove_map_of "$(sed -n 's/^pid //p' "$T/own.out")"
+	check "a map owned by another user: no name from it" sh -c "! grep -q kprof_jit_hot_spin '$T/own.folded'"
+	check "a map owned by another user: said once on stderr" \
+		sh -c "[ \$(grep -c 'perf-[0-9]*\.map' '$T/err') -eq 1 ]"
+	grep 'perf-' "$T/err"
+fi
+finish

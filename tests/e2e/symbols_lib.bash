@@ -1,0 +1,48 @@
+# Helpers shared by the tests/e2e/symbols_*.sh tests (sourced after lib.bash).
+
+# A test whose tool is missing is skipped with the reason, not failed.
+# The exit status is 0 so ctest counts it as passed; the SKIP line says why.
+skip() {
+	echo "SKIP: $*"
+	exit 0
+}
+
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+
+# Perf maps that workloads leave in the real /tmp: removed at exit.
+kp_maps_to_remove=()
+remove_map_of() { # pid
+	[ -n "$1" ] && kp_maps_to_remove+=("/tmp/perf-$1.map")
+}
+trap 'rm -f "${kp_maps_to_remove[@]}"' EXIT
+
+# Frames in folded lines whose root frame matches comm_regex, weighted by
+# count: prints "UNKNOWN TOTAL" (the root frame itself is not counted).
+frames_unknown() { # file comm_regex
+	awk -v re="$2" '{
+		n = $NF; line = $0; sub(/ [0-9.]+$/, "", line)
+		k = split(line, f, ";")
+		if (f[1] !~ re) next
+		for (i = 2; i <= k; i++) {
+			total += n
+			if (f[i] ~ /^\[unknown\]/) unknown += n
+		}
+	} END { print unknown + 0, total + 0 }' "$1"
+}
+
+# The "N% of frames unresolved" figure of kprof's summary line.
+summary_unresolved_pct() { # stderr file
+	sed -n 's/.* \([0-9.]*\)% of frames unresolved.*/\1/p' "$1" | tail -1
+}
+
+# Lines of a folded file whose frames match a regex anywhere: prints them
+# for the log (at most n).
+show_matching() { # file regex [n]
+	grep -E -- "$2" "$1" | head -"${3:-5}" | cut -c1-400
+}
+
+# Top lines of a folded file by count, for the log when a check fails.
+show_top() { # file [n]
+	awk '{ print $NF "\t" $0 }' "$1" | sort -t'	' -k1,1 -n -r | head -"${2:-5}" | cut -f2- | cut -c1-400
+}

@@ -1,0 +1,68 @@
+/* Inline frames whose places are known, half of the time each:
+ *   main -> inl_single_caller_kprof -> inl_single_kprof (inlined)
+ *   main -> inl_caller_kprof -> inl_outer_kprof (inlined)
+ *                            -> inl_inner_kprof (inlined into inl_outer_kprof)
+ * Only the two callers exist as machine code; the always_inline functions
+ * exist only in the DWARF (DW_TAG_inlined_subroutine).
+ * Usage: inline SECONDS */
+#include <stdlib.h>
+#include <time.h>
+
+static volatile unsigned long sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline __attribute__((always_inline)) unsigned long inl_inner_kprof(unsigned long n)
+{
+	volatile unsigned long acc = 0;
+
+	for (unsigned long i = 0; i < n; i++)
+		acc += i * i;
+	return acc;
+}
+
+static inline __attribute__((always_inline)) unsigned long inl_outer_kprof(unsigned long n)
+{
+	unsigned long r = inl_inner_kprof(n);
+
+	return r ^ (r >> 7);
+}
+
+static inline __attribute__((always_inline)) unsigned long inl_single_kprof(unsigned long n)
+{
+	volatile unsigned long acc = 1;
+
+	for (unsigned long i = 0; i < n; i++)
+		acc ^= i + (acc << 1);
+	return acc;
+}
+
+__attribute__((noinline, noclone)) static void inl_single_caller_kprof(unsigned long n)
+{
+	sink += inl_single_kprof(n);
+	__asm__ volatile("" ::: "memory"); /* keep the call a call */
+}
+
+__attribute__((noinline, noclone)) static void inl_caller_kprof(unsigned long n)
+{
+	sink += inl_outer_kprof(n);
+	__asm__ volatile("" ::: "memory"); /* keep the call a call */
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	double end = now() + seconds;
+
+	while (now() < end) {
+		inl_caller_kprof(200000);
+		inl_single_caller_kprof(200000);
+	}
+	return 0;
+}

@@ -1,0 +1,189 @@
+/* A JIT in miniature: copies a small function's machine code into anonymous
+ * executable memory and names the copies in its own /tmp/perf-PID.map, as
+ * Node, Java or LuaJIT do. The map is written so that a symbolizer must apply
+ * the rules: a stale entry for the same range comes first and a later line
+ * wins, one line is garbage, one name holds a ';' and a control character.
+ *
+ * Stack of the hot copy:   main -> run_jit_kprof -> kprof_jit_hot_spin (JIT)
+ * Stack of the odd name:   main -> run_jit_kprof -> "kprof_jit;semi\001ctl"
+ * Native spin:             main -> native_spin_kprof
+ *
+ * Usage: jitcopy SECONDS [grow]
+ * With "grow", only the stale entry and the garbage line are written at
+ * start; the right entries are appended after a third of the run (the map
+ * grows while the process runs, as a JIT's does).
+ * Prints "pid N" (the pid it sees itself as) so the caller can remove the map.
+ * Built static, it also runs chrooted as pid 1 of its own namespace, where
+ * its map is /tmp/perf-1.map under the chroot. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The template: position independent, with a frame (push/mov of the frame
+ * pointer) so that a frame-pointer walk from inside the copy reaches its
+ * caller. Returns the sum 1..n. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl kp_jit_template\n"
+	".type kp_jit_template, @function\n"
+	"kp_jit_template:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	xor %eax, %eax\n"
+	"1:	add %rdi, %rax\n"
+	"	dec %rdi\n"
+	"	jnz 1b\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".globl kp_jit_template_end\n"
+	"kp_jit_template_end:\n"
+	".size kp_jit_template, kp_jit_template_end - kp_jit_template\n");
+#define KP_HAVE_TEMPLATE 1
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl kp_jit_template\n"
+	".type kp_jit_template, %function\n"
+	"kp_jit_template:\n"
+	"	stp x29, x30, [sp, #-16]!\n"
+	"	mov x29, sp\n"
+	"	mov x1, #0\n"
+	"1:	add x1, x1, x0\n"
+	"	subs x0, x0, #1\n"
+	"	b.ne 1b\n"
+	"	mov x0, x1\n"
+	"	ldp x29, x30, [sp], #16\n"
+	"	ret\n"
+	".globl kp_jit_template_end\n"
+	"kp_jit_template_end:\n"
+	".size kp_jit_template, kp_jit_template_end - kp_jit_template\n");
+#define KP_HAVE_TEMPLATE 1
+#endif
+
+#ifdef KP_HAVE_TEMPLATE
+extern const char kp_jit_template[], kp_jit_template_end[];
+#endif
+
+typedef uint64_t (*jit_fn)(uint64_t n);
+
+static volatile uint64_t sink;
+static char map_path[64];
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static void map_append(const char *text)
+{
+	FILE *f = fopen(map_path, "a");
+
+	if (!f)
+		die(map_path);
+	fputs(text, f);
+	if (fclose(f) != 0)
+		die(map_path);
+}
+
+__attribute__((noinline, noclone)) static void native_spin_kprof(uint64_t n)
+{
+	volatile uint64_t acc = 0; /* a frame of its own, see spin.c */
+
+	for (uint64_t i = 0; i < n; i++)
+		acc += i ^ (i >> 3);
+	sink += acc;
+}
+
+__attribute__((noinline, noclone)) static void run_jit_kprof(jit_fn fn, uint64_t n)
+{
+	sink += fn(n);
+	__asm__ volatile("" ::: "memory"); /* a call, not a tail jump */
+}
+
+int main(int argc, char **argv)
+{
+#ifndef KP_HAVE_TEMPLATE
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "jitcopy: no code template for this architecture\n");
+	return 77;
+#else
+	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+	int grow = argc > 2 && strcmp(argv[2], "grow") == 0;
+	size_t len = (size_t)(kp_jit_template_end - kp_jit_template);
+	long page = sysconf(_SC_PAGESIZE);
+	char line[256], right[512];
+
+	/* the hot copy: written while RW, then made RX (how V8 and HotSpot
+	 * do it with W^X) */
+	char *hot = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (hot == MAP_FAILED)
+		die("mmap");
+	memcpy(hot, kp_jit_template, len);
+	if (mprotect(hot, (size_t)page, PROT_READ | PROT_EXEC) != 0)
+		die("mprotect");
+	/* the oddly named copy: RWX from the start, as simpler JITs do */
+	char *odd = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (odd == MAP_FAILED)
+		die("mmap rwx");
+	memcpy(odd, kp_jit_template, len);
+	__builtin___clear_cache(hot, hot + len);
+	__builtin___clear_cache(odd, odd + len);
+
+	snprintf(map_path, sizeof(map_path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(map_path);
+	/* stale: the same range under a name that must lose */
+	snprintf(line, sizeof(line), "%lx %zx kprof_jit_STALE_name\n",
+		 (unsigned long)(uintptr_t)hot, len);
+	map_append(line);
+	map_append("this line is garbage and must be skipped\n");
+	snprintf(right, sizeof(right),
+		 "%lx %zx kprof_jit_hot_spin\n0x%lx 0x%zx kprof_jit;semi\001ctl\n",
+		 (unsigned long)(uintptr_t)hot, len, (unsigned long)(uintptr_t)odd, len);
+	if (!grow)
+		map_append(right);
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
+
+	double start = now(), end = start + seconds;
+	int appended = !grow;
+	for (unsigned round = 0; now() < end; round++) {
+		if (!appended && now() >= start + seconds / 3) {
+			map_append(right);
+			appended = 1;
+		}
+		/* time split: hot copy 3/6, native 2/6, odd copy 1/6 */
+		switch (round % 6) {
+		case 0:
+		case 1:
+		case 2:
+			run_jit_kprof((jit_fn)(uintptr_t)hot, 2000000);
+			break;
+		case 3:
+		case 4:
+			native_spin_kprof(1000000);
+			break;
+		default:
+			run_jit_kprof((jit_fn)(uintptr_t)odd, 2000000);
+			break;
+		}
+	}
+	if (!appended)
+		map_append(right);
+	return 0;
+#endif
+}

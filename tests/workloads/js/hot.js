@@ -1,0 +1,20 @@
+// A hot JS function with a distinctive name: V8 compiles it (optimized,
+// '*' in the perf map) and, with --perf-basic-prof, names its code in
+// /tmp/perf-PID.map. Usage: node --perf-basic-prof hot.js SECONDS
+'use strict';
+
+function hotLoopKprof(n) {
+	let s = 0;
+	for (let i = 0; i < n; i++)
+		s += (i * i) % 7;
+	return s;
+}
+
+const seconds = Number(process.argv[2] || 1);
+console.log(`pid ${process.pid}`);
+let sink = 0;
+const end = Date.now() + seconds * 1000;
+while (Date.now() < end)
+	sink += hotLoopKprof(100000);
+if (sink === 42)
+	console.log(sink);

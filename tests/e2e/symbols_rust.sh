@@ -1,0 +1,49 @@
+# Rust names demangled, in both manglings: v0 (rustc's default now) and
+# legacy (_ZN...17h<hash>E, what older compilers and most crates on
+# crates.io still produce). No ::h<hash> suffix, no [crate-hash]
+# disambiguator; the generic method keeps its type.
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/symbols_lib.bash"
+
+rustc=$(command -v rustc || echo "$HOME/.cargo/bin/rustc")
+[ -x "$rustc" ] || skip "rustc is not installed (not in PATH nor ~/.cargo/bin)"
+src=$KP_TESTS/workloads/rust/hot.rs
+rflags=(--crate-name kprof_rust -O -g -C force-frame-pointers=yes)
+
+"$rustc" "${rflags[@]}" -C symbol-mangling-version=v0 -o "$T/rust_v0" "$src" 2>"$T/rustc.err" ||
+	{ cat "$T/rustc.err"; fail "rustc v0 build"; finish; }
+builds=(rust_v0)
+# legacy mangling needs -Z unstable-options on a recent stable rustc
+if "$rustc" "${rflags[@]}" -C symbol-mangling-version=legacy -o "$T/rust_legacy" "$src" 2>/dev/null ||
+	RUSTC_BOOTSTRAP=1 "$rustc" "${rflags[@]}" -Z unstable-options -C symbol-mangling-version=legacy \
+		-o "$T/rust_legacy" "$src" 2>"$T/rustc.err"; then
+	builds+=(rust_legacy)
+else
+	echo "SKIP: no legacy-mangled build: $(head -1 "$T/rustc.err")"
+fi
+
+for b in "${builds[@]}"; do
+	f=$T/$b.folded
+	"$KPROF" -F 499 -f folded --annotate -o "$f" -- "$T/$b" 1.2 2>"$T/err"
+	check "$b: exit status 0" [ $? -eq 0 ]
+	total=$(count_matching "$f" "^$b;")
+	# the function itself, then maybe frames inlined into it (core's
+	# iterator and comparison code)
+	plain=$(count_matching "$f" "^$b;(.*;)?kprof_rust::main;kprof_rust::spin_rust_kprof(;[^;]*_\\[i\\])*\$")
+	case $b in
+	rust_v0) gname='<kprof_rust::Spinner<u32>>::spin_generic_kprof' ;;
+	*) gname='kprof_rust::Spinner<T>::spin_generic_kprof' ;;
+	esac
+	gre=$(printf '%s' "$gname" | sed 's/[][\.*^$()+?{}|]/\\&/g')
+	generic=$(count_matching "$f" "^$b;(.*;)?kprof_rust::main;$gre(;[^;]*_\\[i\\])*\$")
+	echo "$b: $total samples; kprof_rust::spin_rust_kprof $plain, $gname $generic"
+	show_top "$f" 2
+	check "$b: some hundreds of samples" [ "$total" -ge 250 ]
+	check "$b: kprof_rust::main;kprof_rust::spin_rust_kprof (>= 30%)" at_least_pct "$plain" "$total" 30
+	check "$b: kprof_rust::main;$gname (>= 30%)" at_least_pct "$generic" "$total" 30
+	check "$b: no ::h<hash> suffix" sh -c "! grep -qE '::h[0-9a-f]{16}' '$f'"
+	check "$b: no [crate-hash] disambiguator" sh -c "! grep -qE '\\[[0-9a-f]{8,}\\]' '$f'"
+	check "$b: no mangled name is left" sh -c "! grep -qE '(^|;)(_R|_ZN)[A-Za-z0-9_\$.]+' '$f'"
+	check "$b: std's frames are demangled too" grep -qE '^[^ ]*;std::rt::lang_start_internal;' "$f"
+done
+finish

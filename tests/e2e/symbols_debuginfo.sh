@@ -1,0 +1,86 @@
+# Separate debuginfo for a stripped binary: the static functions of
+# spin_fp (spin_leaf, spin_middle, spin_outer: in .symtab only, never in
+# .dynsym) are named from a debug file found (a) by build-id under
+# --debuginfo-dir DIR/.build-id/xx/rest.debug, (b) by .gnu_debuglink next
+# to the binary and in its .debug/ folder. Controls: without the debug file
+# they are not named, and a debug file of another program behind the right
+# debuglink name is refused (no wrong names).
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/symbols_lib.bash"
+
+command -v objcopy >/dev/null && command -v strip >/dev/null || skip "objcopy/strip not installed (binutils)"
+src=$KP_WORKLOADS/spin_fp
+bid=$(LC_ALL=C readelf -n "$src" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[ -n "$bid" ] || skip "$src has no build-id (linker without --build-id)"
+echo "spin_fp build-id $bid"
+
+# stripped copy named NAME in DIR (comm is NAME), debug file DBG
+make_stripped() { # dir name
+	mkdir -p "$1"
+	strip --strip-all -o "$1/$2" "$src"
+}
+stack='main;spin_outer;spin_middle;spin_leaf'
+
+record() { # name binary [kprof options...]
+	local name=$1 bin=$2
+	shift 2
+	"$KPROF" -F 499 -f folded "$@" -o "$T/$name.folded" -- "$bin" 1 2>"$T/$name.err"
+}
+
+named_share() { # name comm -> prints "exact total"
+	echo "$(count_matching "$T/$1.folded" "^$2;(.*;)?$stack\$") $(count_matching "$T/$1.folded" "^$2;")"
+}
+
+# control: stripped, nothing to find
+make_stripped "$T/none" spin_none
+check "the stripped copy has no .symtab" sh -c "! LC_ALL=C readelf -S '$T/none/spin_none' | grep -q '\.symtab'"
+check "spin_leaf is not in its .dynsym" sh -c "! LC_ALL=C readelf --dyn-syms '$T/none/spin_none' | grep -q spin_leaf"
+record none "$T/none/spin_none"
+check "control: without debuginfo spin_leaf is not named" sh -c "! grep -q spin_leaf '$T/none.folded'"
+show_top "$T/none.folded" 2
+
+# (a) by build-id under --debuginfo-dir
+make_stripped "$T/a" spin_bid
+mkdir -p "$T/dbg/.build-id/${bid:0:2}"
+objcopy --only-keep-debug "$src" "$T/dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+record bid "$T/a/spin_bid" --debuginfo-dir "$T/dbg"
+check "build-id: exit status 0" [ $? -eq 0 ]
+read -r exact total <<<"$(named_share bid spin_bid)"
+echo "build-id: $total samples, $exact in $stack"
+show_top "$T/bid.folded" 2
+check "build-id: $stack carries >= 90%" at_least_pct "$exact" "$total" 90
+# --debuginfo-dir is repeatable: the right one second
+record bid2 "$T/a/spin_bid" --debuginfo-dir "$T/none" --debuginfo-dir "$T/dbg"
+read -r exact total <<<"$(named_share bid2 spin_bid)"
+check "build-id: found in the second of two --debuginfo-dir ($exact of $total)" at_least_pct "$exact" "$total" 90
+
+# (b) by .gnu_debuglink, next to the binary
+make_stripped "$T/b" spin_dl
+objcopy --only-keep-debug "$src" "$T/b/spin_dl.debug"
+objcopy --add-gnu-debuglink="$T/b/spin_dl.debug" "$T/b/spin_dl"
+record dl "$T/b/spin_dl"
+read -r exact total <<<"$(named_share dl spin_dl)"
+echo "debuglink: $total samples, $exact in $stack"
+show_top "$T/dl.folded" 2
+check "debuglink next to the binary: $stack carries >= 90%" at_least_pct "$exact" "$total" 90
+
+# (b2) by .gnu_debuglink, in the binary's .debug/ folder
+make_stripped "$T/b2" spin_dl2
+mkdir -p "$T/b2/.debug"
+objcopy --only-keep-debug "$src" "$T/b2/.debug/spin_dl2.debug"
+(cd "$T/b2/.debug" && objcopy --add-gnu-debuglink=spin_dl2.debug "$T/b2/spin_dl2")
+record dl2 "$T/b2/spin_dl2"
+read -r exact total <<<"$(named_share dl2 spin_dl2)"
+check "debuglink in .debug/: $stack carries >= 90% ($exact of $total)" at_least_pct "$exact" "$total" 90
+
+# (c) the debuglink names a file that holds another program's debuginfo
+# (inline_fp's): its build-id and CRC do not match, so it must not be used
+make_stripped "$T/c" spin_bad
+objcopy --only-keep-debug "$src" "$T/c/spin_bad.debug"
+objcopy --add-gnu-debuglink="$T/c/spin_bad.debug" "$T/c/spin_bad"
+objcopy --only-keep-debug "$KP_WORKLOADS/inline_fp" "$T/c/spin_bad.debug"
+record bad "$T/c/spin_bad"
+check "mismatched debuginfo: exit status 0" [ $? -eq 0 ]
+check "mismatched debuginfo: no name from the other program" sh -c "! grep -qE '^spin_bad;.*(inl_|spin_leaf)' '$T/bad.folded'"
+show_top "$T/bad.folded" 2
+finish

@@ -1,0 +1,77 @@
+# A binary deleted (or replaced) while it runs is still named: kprof must
+# reach the file it ran (opened while the process lives, or through
+# /proc/PID/map_files), not whatever sits at its path at the end.
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/symbols_lib.bash"
+
+stack='main;spin_outer;spin_middle;spin_leaf'
+
+assert_spin() { # folded comm label
+	local exact total
+	exact=$(count_matching "$1" "^$2;(.*;)?$stack\$")
+	total=$(count_matching "$1" "^$2;")
+	echo "$3: $total samples, $exact in $stack"
+	show_top "$1" 2
+	check "$3: $stack carries >= 90%" at_least_pct "$exact" "$total" 90
+	check "$3: enough samples ($total)" [ "$total" -ge 200 ]
+}
+
+# 1. deleted shortly after it starts under kprof
+cp "$KP_WORKLOADS/spin_fp" "$T/spin_deleted"
+"$KPROF" -F 499 -f folded -o "$T/del.folded" -- "$T/spin_deleted" 1.5 2>"$T/err" &
+kp=$!
+sleep 0.3
+rm "$T/spin_deleted"
+wait $kp
+check "deleted while recorded: exit status 0" [ $? -eq 0 ]
+cat "$T/err"
+assert_spin "$T/del.folded" spin_deleted "deleted while recorded"
+
+# 2. replaced while it runs: deleted, and another program (syscalls_fp)
+# copied to the same path; the names must come from the file that ran
+cp "$KP_WORKLOADS/spin_fp" "$T/spin_replaced"
+"$KPROF" -F 499 -f folded -o "$T/rep.folded" -- "$T/spin_replaced" 1.5 2>/dev/null &
+kp=$!
+sleep 0.3
+rm "$T/spin_replaced"
+cp "$KP_WORKLOADS/syscalls_fp" "$T/spin_replaced"
+wait $kp
+check "replaced while recorded: exit status 0" [ $? -eq 0 ]
+assert_spin "$T/rep.folded" spin_replaced "replaced while recorded"
+check "replaced while recorded: no name from the new file" sh -c "! grep -q 'sys_reader' '$T/rep.folded'"
+
+# 2b. replaced before its first sample: the process sleeps, its file is
+# replaced, then it spins. The path now leads to another program, so only
+# the build-id (from MMAP2, or read when it was mapped) or map_files tell
+# the file that runs.
+cp "$KP_WORKLOADS/latespin_fp" "$T/late_replaced"
+"$KPROF" -F 499 -f folded -o "$T/late.folded" -- "$T/late_replaced" 0.6 1.2 2>/dev/null &
+kp=$!
+sleep 0.2
+rm "$T/late_replaced"
+cp "$KP_WORKLOADS/syscalls_fp" "$T/late_replaced"
+wait $kp
+check "replaced before its first sample: exit status 0" [ $? -eq 0 ]
+exact=$(count_matching "$T/late.folded" '^late_replaced;(.*;)?main;late_outer_kprof;late_leaf_kprof$')
+total=$(count_matching "$T/late.folded" '^late_replaced;')
+echo "replaced before its first sample: $total samples, $exact in main;late_outer_kprof;late_leaf_kprof"
+show_top "$T/late.folded" 2
+check "replaced before its first sample: main;late_outer_kprof;late_leaf_kprof carries >= 90%" \
+	at_least_pct "$exact" "$total" 90
+check "replaced before its first sample: no name from the new file" \
+	sh -c "! grep -qE '(^|;)sys_[a-z]+(;| )' '$T/late.folded'"
+
+# 3. deleted before kprof attaches: /proc/PID/maps says "(deleted)"; only
+# /proc/PID/map_files (or /proc/PID/exe) still reaches the file
+cp "$KP_WORKLOADS/spin_fp" "$T/spin_gone"
+"$T/spin_gone" 2.5 &
+bg=$!
+sleep 0.2
+rm "$T/spin_gone"
+"$KPROF" -p $bg -F 499 -d 1.2 -f folded -o "$T/gone.folded" 2>"$T/err"
+check "deleted before attaching: exit status 0" [ $? -eq 0 ]
+wait $bg
+cat "$T/err"
+assert_spin "$T/gone.folded" spin_gone "deleted before attaching"
+check "deleted before attaching: no '(deleted)' in frame names" sh -c "! grep -q '(deleted)' '$T/gone.folded'"
+finish

@@ -63,6 +63,16 @@ char *kp_demangle_strip_params(const char *name)
 			i = j;
 			continue;
 		}
+		if (c == ' ' && sp == 0 && starts(name + i, " [clone ")) {
+			/* ".isra.0", ".constprop.0", ".cold": parts and copies of one
+			 * function are one frame, as stackcollapse-perf.pl shows them */
+			const char *close = strchr(name + i, ']');
+
+			if (!close)
+				goto give_up;
+			i = (size_t)(close - name) + 1;
+			continue;
+		}
 		if (c == '(' && sp == 0 && !starts(name + i, "(anonymous namespace)") &&
 		    !(i > 0 && name[i - 1] == '!')) {
 			/* a top-level parameter list: skip to its matching ')' */
@@ -121,7 +131,7 @@ char *kp_demangle_strip_params(const char *name)
 		out[o++] = c;
 		i++;
 	}
-	/* "f(int)" can leave a trailing blank before " [clone ...]" merged: trim */
+	/* a cut may leave a blank at the end */
 	while (o > 0 && out[o - 1] == ' ')
 		o--;
 	out[o] = '\0';

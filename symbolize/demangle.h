@@ -10,7 +10,7 @@
  * (caller frees): the symbol-version suffix ("@GLIBC_2.2.5") dropped,
  * demangled when it is a mangled name, and, unless full_names, without
  * parameter lists and cv/ref qualifiers (templates, namespaces,
- * "(anonymous namespace)", lambdas and " [clone .cold]" kept). Names that
+ * "(anonymous namespace)" and lambdas kept, " [clone .cold]" dropped). Names that
  * are not mangled come back unchanged. */
 char *kp_demangle(const char *sym, bool full_names);
 
@@ -18,7 +18,8 @@ char *kp_demangle(const char *sym, bool full_names);
  * top-level parameter lists ("ns::f(int) const" -> "ns::f",
  * "f(int)::{lambda()#1}::operator()() const" -> "f::{lambda()#1}::operator()").
  * Parentheses inside template arguments, lambdas, "operator()" and
- * "(anonymous namespace)" are kept. */
+ * "(anonymous namespace)" are kept; " [clone .isra.0]"-style suffixes are
+ * dropped so the parts of one function make one frame. */
 char *kp_demangle_strip_params(const char *name);
 
 #endif

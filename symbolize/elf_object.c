@@ -237,6 +237,16 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, const struct kp_elf_ctx *ctx, uint64_
 
 		if (cu)
 			nscopes = dwarf_getscopes(cu, addr - dwbias, &scopes);
+		if (nscopes > 0) {
+			/* past an inlined instance, dwarf_getscopes continues with
+			 * the scopes of its abstract origin; the callers are the
+			 * instance's physical parents */
+			Dwarf_Die inner = scopes[0];
+
+			free(scopes);
+			scopes = NULL;
+			nscopes = dwarf_getscopes_die(&inner, &scopes);
+		}
 		if (nscopes < 0)
 			nscopes = 0;
 	}

@@ -8,10 +8,12 @@
  * Stack of the odd name:   main -> run_jit_kprof -> "kprof_jit;semi\001ctl"
  * Native spin:             main -> native_spin_kprof
  *
- * Usage: jitcopy SECONDS [grow]
+ * Usage: jitcopy SECONDS [grow|append]
  * With "grow", only the stale entry and the garbage line are written at
  * start; the right entries are appended after a third of the run (the map
- * grows while the process runs, as a JIT's does).
+ * grows while the process runs, as a JIT's does). With "append", an
+ * existing map file is appended to rather than replaced (to test a map
+ * someone else created before the process started).
  * Prints "pid N" (the pid it sees itself as) so the caller can remove the map.
  * Built static, it also runs chrooted as pid 1 of its own namespace, where
  * its map is /tmp/perf-1.map under the chroot. */
@@ -122,6 +124,7 @@ int main(int argc, char **argv)
 #else
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
 	int grow = argc > 2 && strcmp(argv[2], "grow") == 0;
+	int append = argc > 2 && strcmp(argv[2], "append") == 0;
 	size_t len = (size_t)(kp_jit_template_end - kp_jit_template);
 	long page = sysconf(_SC_PAGESIZE);
 	char line[256], right[512];
@@ -145,7 +148,8 @@ int main(int argc, char **argv)
 	__builtin___clear_cache(odd, odd + len);
 
 	snprintf(map_path, sizeof(map_path), "/tmp/perf-%d.map", (int)getpid());
-	unlink(map_path);
+	if (!append)
+		unlink(map_path); /* a stale map of an earlier process with this pid */
 	/* stale: the same range under a name that must lose */
 	snprintf(line, sizeof(line), "%lx %zx kprof_jit_STALE_name\n",
 		 (unsigned long)(uintptr_t)hot, len);

@@ -14,10 +14,18 @@
 #include <unistd.h>
 
 #include "symbolize/demangle.h"
+#include "symbolize/dwarf_index.h"
 #include "util/xalloc.h"
 
 struct load_seg {
 	uint64_t off, filesz, vaddr;
+};
+
+/* A function symbol; the name points into libdw's copy of the file. */
+struct fsym {
+	GElf_Addr addr, size;
+	const char *name;
+	uint8_t rank; /* lower is better among aliases */
 };
 
 struct kp_elfobj {
@@ -30,6 +38,9 @@ struct kp_elfobj {
 	GElf_Addr bias;
 	struct load_seg *segs;
 	size_t nsegs;
+	struct fsym *syms; /* sorted by address, one per address */
+	size_t nsyms;
+	struct kp_dwidx *dwidx; /* inline scopes, built per CU on demand */
 };
 
 static void libelf_init(void)
@@ -80,25 +91,111 @@ void kp_elf_ctx_fini(struct kp_elf_ctx *ctx)
 	ctx->debuginfo_path = NULL;
 }
 
+/* Walks the notes in buf[0..len) for the GNU build-id. */
+static size_t find_build_id_note(const uint8_t *p, size_t len, uint8_t *buf, size_t cap)
+{
+	size_t off = 0;
+
+	while (len - off >= 12) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = off + 12, desc_off, next;
+
+		memcpy(&namesz, p + off, 4);
+		memcpy(&descsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		desc_off = name_off + (((size_t)namesz + 3) & ~(size_t)3);
+		next = desc_off + (((size_t)descsz + 3) & ~(size_t)3);
+		if (namesz > len || descsz > len || desc_off > len || next > len || next <= off)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(p + name_off, "GNU", 4) == 0) {
+			if (!descsz || descsz > cap || desc_off + descsz > len)
+				return 0;
+			memcpy(buf, p + desc_off, descsz);
+			return descsz;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+/* Reads the PT_NOTE segments with pread: libelf's ELF_C_READ would read
+ * the whole file into memory and a mmap could SIGBUS on a truncated file.
+ * Native byte order only (others are identified by inode and path). */
 size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap)
 {
-	const void *id;
-	ssize_t len;
-	Elf *elf;
+	unsigned char ident[EI_NIDENT];
+	uint64_t phoff;
+	size_t phnum, phentsize, found = 0;
+	bool is64;
 
-	libelf_init();
-	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
+	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident) ||
+	    memcmp(ident, ELFMAG, SELFMAG) != 0)
 		return 0;
-	len = elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &id) : -1;
-	if (len <= 0 || (size_t)len > cap) {
-		elf_end(elf);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (ident[EI_DATA] != ELFDATA2LSB)
+		return 0;
+#else
+	if (ident[EI_DATA] != ELFDATA2MSB)
+		return 0;
+#endif
+	is64 = ident[EI_CLASS] == ELFCLASS64;
+	if (is64) {
+		Elf64_Ehdr eh;
+
+		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+			return 0;
+		phoff = eh.e_phoff;
+		phnum = eh.e_phnum;
+		phentsize = eh.e_phentsize;
+		if (phentsize != sizeof(Elf64_Phdr))
+			return 0;
+	} else if (ident[EI_CLASS] == ELFCLASS32) {
+		Elf32_Ehdr eh;
+
+		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+			return 0;
+		phoff = eh.e_phoff;
+		phnum = eh.e_phnum;
+		phentsize = eh.e_phentsize;
+		if (phentsize != sizeof(Elf32_Phdr))
+			return 0;
+	} else {
 		return 0;
 	}
-	memcpy(buf, id, (size_t)len);
-	elf_end(elf);
-	return (size_t)len;
+	if (phnum > 4096)
+		return 0;
+	for (size_t i = 0; i < phnum && !found; i++) {
+		uint64_t off, size;
+		uint32_t type;
+		uint8_t *notes;
+
+		if (is64) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(phoff + i * phentsize)) !=
+			    (ssize_t)sizeof(ph))
+				return 0;
+			type = ph.p_type;
+			off = ph.p_offset;
+			size = ph.p_filesz;
+		} else {
+			Elf32_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(phoff + i * phentsize)) !=
+			    (ssize_t)sizeof(ph))
+				return 0;
+			type = ph.p_type;
+			off = ph.p_offset;
+			size = ph.p_filesz;
+		}
+		if (type != PT_NOTE || !size || size > (1u << 20))
+			continue;
+		notes = kp_xmalloc(size);
+		if (pread(fd, notes, size, (off_t)off) == (ssize_t)size)
+			found = find_build_id_note(notes, size, buf, cap);
+		free(notes);
+	}
+	return found;
 }
 
 struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path)
@@ -120,6 +217,8 @@ void kp_elfobj_free(struct kp_elfobj *o)
 	if (o->fd >= 0)
 		close(o->fd);
 	free(o->segs);
+	free(o->syms);
+	kp_dwidx_free(o->dwidx);
 	free(o->error);
 	free(o->debug_path);
 	free(o->name);
@@ -140,6 +239,104 @@ static bool fail(struct kp_elfobj *o, const char *what)
 	o->dwfl = NULL;
 	o->mod = NULL;
 	return false;
+}
+
+/* perf's preference among symbols at one address: functions over untyped
+ * labels, global over weak over local, then the longer name (a deliberate
+ * public name rather than a terse internal alias). */
+static uint8_t sym_rank(const GElf_Sym *s)
+{
+	uint8_t r = GELF_ST_TYPE(s->st_info) == STT_NOTYPE ? 4 : 0;
+	int bind = GELF_ST_BIND(s->st_info);
+
+	if (bind == STB_WEAK)
+		r += 1;
+	else if (bind != STB_GLOBAL)
+		r += 2;
+	return r;
+}
+
+static int fsym_cmp(const void *pa, const void *pb)
+{
+	const struct fsym *a = pa, *b = pb;
+	size_t la, lb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* dwfl_module_addrinfo scans the whole symbol table on every call (elfutils
+ * 0.188); a sorted copy of the function symbols makes a lookup a binary
+ * search. The table is the one libdw picked: .symtab of the file or of its
+ * debuginfo, else .dynsym (plus .gnu_debugdata). */
+static void index_symbols(struct kp_elfobj *o)
+{
+	int n = dwfl_module_getsymtab(o->mod);
+	size_t cap = 0, k = 0;
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name =
+			dwfl_module_getsym_info(o->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS || !addr)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+			continue;
+		if (type == STT_NOTYPE && name[0] == '$')
+			continue; /* ARM mapping symbols */
+		kp_xgrow(&o->syms, &cap, o->nsyms + 1, sizeof(*o->syms));
+		o->syms[o->nsyms++] = (struct fsym){addr, sym.st_size, name, sym_rank(&sym)};
+	}
+	if (!o->nsyms)
+		return;
+	qsort(o->syms, o->nsyms, sizeof(*o->syms), fsym_cmp);
+	/* keep the best alias per address */
+	for (size_t i = 1; i < o->nsyms; i++) {
+		if (o->syms[i].addr != o->syms[k].addr)
+			o->syms[++k] = o->syms[i];
+	}
+	o->nsyms = k + 1;
+}
+
+/* The symbol containing addr: a sized symbol covering it (looking back
+ * past smaller symbols nested in a bigger one), else a sizeless symbol
+ * reaching to the next one. */
+static const struct fsym *find_symbol(const struct kp_elfobj *o, GElf_Addr addr)
+{
+	size_t lo = 0, hi = o->nsyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	for (size_t i = lo, steps = 0; i-- > 0 && steps < 16; steps++) {
+		const struct fsym *s = &o->syms[i];
+
+		if (addr - s->addr < s->size)
+			return s;
+		if (s->size == 0 && i == lo - 1)
+			return s; /* sizeless: up to the next symbol */
+	}
+	return NULL;
 }
 
 static bool load(struct kp_elfobj *o, const struct kp_elf_ctx *ctx)
@@ -186,35 +383,18 @@ static bool load(struct kp_elfobj *o, const struct kp_elf_ctx *ctx)
 	}
 	if (!o->nsegs)
 		return fail(o, "no loadable segments");
+	index_symbols(o);
 	return true;
-}
-
-/* The name of a DWARF function or inlined-subroutine DIE, following
- * DW_AT_abstract_origin and DW_AT_specification: the linkage name when
- * there is one (qualified once demangled), else DW_AT_name. Returns a new
- * heap string or NULL. */
-static char *die_name(Dwarf_Die *die, bool full_names)
-{
-	Dwarf_Attribute attr;
-	const char *s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-
-	if (!s)
-		s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (!s)
-		s = dwarf_diename(die);
-	return s && *s ? kp_demangle(s, full_names) : NULL;
 }
 
 bool kp_elfobj_lookup(struct kp_elfobj *o, const struct kp_elf_ctx *ctx, uint64_t off,
 		      kp_elf_emit_fn emit, void *arg)
 {
 	const struct load_seg *seg = NULL;
-	Dwarf_Die *scopes = NULL;
-	int nscopes = 0, sub = -1;
+	struct kp_dwscope **chain = NULL;
+	size_t nchain = 0;
 	GElf_Addr addr;
-	GElf_Off symoff;
-	GElf_Sym sym;
-	const char *sname;
+	const struct fsym *fs;
 	char *outer = NULL;
 
 	if (!o->tried)
@@ -230,55 +410,36 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, const struct kp_elf_ctx *ctx, uint64_
 	if (!seg)
 		return false;
 	addr = seg->vaddr + (off - seg->off) + o->bias;
-	sname = dwfl_module_addrinfo(o->mod, addr, &symoff, &sym, NULL, NULL, NULL);
-	if (!ctx->no_inline || !sname || !*sname) {
-		Dwarf_Addr dwbias;
-		Dwarf_Die *cu = dwfl_module_addrdie(o->mod, addr, &dwbias);
-
-		if (cu)
-			nscopes = dwarf_getscopes(cu, addr - dwbias, &scopes);
-		if (nscopes > 0) {
-			/* past an inlined instance, dwarf_getscopes continues with
-			 * the scopes of its abstract origin; the callers are the
-			 * instance's physical parents */
-			Dwarf_Die inner = scopes[0];
-
-			free(scopes);
-			scopes = NULL;
-			nscopes = dwarf_getscopes_die(&inner, &scopes);
-		}
-		if (nscopes < 0)
-			nscopes = 0;
+	fs = find_symbol(o, addr);
+	if (!ctx->no_inline || !fs) {
+		if (!o->dwidx)
+			o->dwidx = kp_dwidx_new();
+		nchain = kp_dwidx_chain(o->dwidx, o->mod, addr, &chain);
 	}
-	for (int i = 0; i < nscopes; i++) {
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-			sub = i;
-			break;
-		}
+	/* the symbol names the function (as perf does, "foo.cold" included);
+	 * DWARF only when there is no symbol */
+	if (fs) {
+		outer = kp_demangle(fs->name, ctx->full_names);
+	} else if (nchain && !chain[nchain - 1]->inlined) {
+		const char *n = kp_dwscope_name(chain[nchain - 1], ctx->full_names);
+
+		outer = n ? kp_xstrdup(n) : NULL;
 	}
-	if (sname && *sname)
-		outer = kp_demangle(sname, ctx->full_names);
-	else if (sub >= 0)
-		outer = die_name(&scopes[sub], ctx->full_names);
-	if (!outer) {
-		free(scopes);
+	if (!outer)
 		return false;
-	}
 	emit(arg, outer, false);
 	free(outer);
 	if (!ctx->no_inline) {
-		/* scopes run innermost first: emit the inlined callees from the
-		 * one called by the function down to the innermost */
-		for (int i = (sub >= 0 ? sub : nscopes) - 1; i >= 0; i--) {
-			char *name;
+		/* the chain runs innermost first: emit the inlined callees from
+		 * the one the function calls down to the innermost */
+		for (size_t i = nchain; i-- > 0;) {
+			const char *n;
 
-			if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			if (!chain[i]->inlined)
 				continue;
-			name = die_name(&scopes[i], ctx->full_names);
-			emit(arg, name ? name : "[unknown]", true);
-			free(name);
+			n = kp_dwscope_name(chain[i], ctx->full_names);
+			emit(arg, n ? n : "[unknown]", true);
 		}
 	}
-	free(scopes);
 	return true;
 }

@@ -392,7 +392,8 @@ static void test_rust(void)
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
-		struct kp_symbolizer *sym = kp_sym_new(NULL);
+		struct kp_sym_options noinl = {.no_inline = true};
+		struct kp_symbolizer *sym = kp_sym_new(NULL), *symn = kp_sym_new(&noinl);
 		char bin[256];
 		uint64_t off;
 
@@ -404,12 +405,24 @@ static void test_rust(void)
 		       i == 0 ? "-Z unstable-options" : "", manglings[i], bin, src) != 0) {
 			CHECK(!"rust fixture built");
 			kp_sym_free(sym);
+			kp_sym_free(symn);
 			continue;
 		}
 		off = sym_offset(bin, "kp_rust_fn");
 		CHECK(off != 0);
-		CHECK_EQ_STR(names(sym, obj_by_path(sym, bin), off + 1), "kp_rust::kp_rust_fn");
+		CHECK_EQ_STR(names(symn, obj_by_path(symn, bin), off + 1), "kp_rust::kp_rust_fn");
+		/* the loop's Range::next (then spec_next, then u64's lt) is
+		 * inlined at the function's start, as addr2line -i also says */
+		{
+			const char *chain = names(sym, obj_by_path(sym, bin), off + 1);
+			const char *tail = ";<u64 as core::cmp::PartialOrd>::lt_[i]";
+			size_t len = strlen(chain);
+
+			CHECK(strncmp(chain, "kp_rust::kp_rust_fn;", 20) == 0);
+			CHECK(len > strlen(tail) && strcmp(chain + len - strlen(tail), tail) == 0);
+		}
 		kp_sym_free(sym);
+		kp_sym_free(symn);
 	}
 }
 

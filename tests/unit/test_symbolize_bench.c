@@ -1,0 +1,365 @@
+/* Symbolizer speed and agreement with binutils.
+ *
+ * By default (ctest): builds the inline fixture and checks that, for every
+ * instruction address inside its functions, kprof's frames (function, then
+ * inlined callees) are exactly what `addr2line -f -i` prints.
+ *
+ * With KP_BENCH=1 (scripts/bench-symbolize): times the symbolization of N
+ * distinct addresses (KP_BENCH_N, default 5000) spread over the functions
+ * of KP_BENCH_BIN (default: libc.so.6 when its debuginfo is installed,
+ * else this executable), with inline frames, against `addr2line -f -i -e
+ * BIN` and `eu-addr2line -f -i -e BIN` given the same addresses. */
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kp_test.h"
+#include "symbolize/symbolize.h"
+
+static char tmp[64];
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+struct fn {
+	uint64_t vaddr, size;
+};
+
+struct seg {
+	uint64_t vaddr, off, filesz;
+};
+
+/* Function symbols (symtab of path, else of its debug file dbg) and the
+ * PT_LOAD segments of path. Returns the number of functions. */
+static size_t read_elf(const char *path, const char *dbg, struct fn **fns, struct seg *segs,
+		       size_t *nsegs)
+{
+	size_t n = 0, cap = 0, phnum;
+	const char *files[2] = {path, dbg};
+
+	*fns = NULL;
+	*nsegs = 0;
+	elf_version(EV_CURRENT);
+	for (int f = 0; f < 2 && files[f]; f++) {
+		int fd = open(files[f], O_RDONLY);
+		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+		Elf_Scn *scn = NULL;
+
+		while (elf && !n && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+			Elf_Data *data;
+
+			if (!sh || sh->sh_type != SHT_SYMTAB || !(data = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+				GElf_Sym s;
+
+				if (!gelf_getsym(data, (int)i, &s) ||
+				    GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_size < 4 ||
+				    s.st_shndx == SHN_UNDEF)
+					continue;
+				if (n == cap) {
+					cap = cap ? 2 * cap : 1024;
+					*fns = realloc(*fns, cap * sizeof(**fns));
+				}
+				(*fns)[n++] = (struct fn){s.st_value, s.st_size};
+			}
+		}
+		if (elf && f == 0 && elf_getphdrnum(elf, &phnum) == 0) {
+			for (size_t i = 0; i < phnum && *nsegs < 16; i++) {
+				GElf_Phdr ph;
+
+				if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+					segs[(*nsegs)++] =
+						(struct seg){ph.p_vaddr, ph.p_offset, ph.p_filesz};
+			}
+		}
+		if (elf)
+			elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+	}
+	return n;
+}
+
+static bool to_off(const struct seg *segs, size_t nsegs, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < nsegs; i++) {
+		if (vaddr >= segs[i].vaddr && vaddr - segs[i].vaddr < segs[i].filesz) {
+			*off = vaddr - segs[i].vaddr + segs[i].off;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Our chain for one address as addr2line prints it: innermost first,
+ * one name per line. */
+static void our_chain(struct kp_symbolizer *sym, uint32_t obj, uint64_t off, char *buf, size_t size)
+{
+	static struct kp_sym_frames f;
+	struct kp_loc loc = {.addr = off, .obj = obj, .kind = KP_LOC_USER};
+	size_t len = 0;
+
+	kp_sym_resolve(sym, &loc, &f);
+	buf[0] = '\0';
+	for (size_t i = f.n; i-- > 0 && len < size;)
+		len += (size_t)snprintf(buf + len, size - len, "%s\n", f.frames[i].name);
+}
+
+/* Every instruction-ish address in the fixture's functions: kprof's chain
+ * equals addr2line's. */
+static void test_agreement(void)
+{
+	char bin[256], addrs[256], out[256], line[1024], expect[4096], got[4096];
+	struct kp_symbolizer *sym;
+	struct fn *fns;
+	struct seg segs[16];
+	size_t nfns, nsegs, naddr = 0, ninline = 0, nsame = 0;
+	uint64_t *list = NULL;
+	FILE *fp;
+	uint32_t obj;
+	struct kp_sym_mapping m = {0};
+
+	snprintf(bin, sizeof(bin), "%s/inl", tmp);
+	snprintf(addrs, sizeof(addrs), "%s/addrs", tmp);
+	snprintf(out, sizeof(out), "%s/a2l", tmp);
+	if (sh("command -v addr2line >/dev/null") != 0) {
+		printf("skip test_agreement: no addr2line\n");
+		return;
+	}
+	if (sh("cc -g -O2 -DKP_VARIANT=1 -I%s/sym -o %s %s/sym/inline.c",
+	       getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures", bin,
+	       getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures") != 0) {
+		CHECK(!"fixture built");
+		return;
+	}
+	nfns = read_elf(bin, NULL, &fns, segs, &nsegs);
+	fp = fopen(addrs, "w");
+	for (size_t i = 0; fp && i < nfns; i++) {
+		for (uint64_t a = fns[i].vaddr; a < fns[i].vaddr + fns[i].size; a++) {
+			fprintf(fp, "%llx\n", (unsigned long long)a);
+			list = realloc(list, (naddr + 1) * sizeof(*list));
+			list[naddr++] = a;
+		}
+	}
+	if (fp)
+		fclose(fp);
+	CHECK(naddr > 100);
+	CHECK_EQ_INT(sh("addr2line -a -f -i -e %s < %s > %s", bin, addrs, out), 0);
+
+	m.path = bin;
+	sym = kp_sym_new(NULL);
+	obj = kp_sym_object_get(sym, &m);
+	fp = fopen(out, "r");
+	expect[0] = '\0';
+	for (size_t i = 0; fp;) {
+		bool eof = !fgets(line, sizeof(line), fp);
+
+		if (eof || strncmp(line, "0x", 2) == 0) {
+			if (i > 0) {
+				uint64_t off = 0;
+
+				to_off(segs, nsegs, list[i - 1], &off);
+				our_chain(sym, obj, off, got, sizeof(got));
+				if (strcmp(got, expect) == 0)
+					nsame++;
+				else if (i - nsame <= 10)
+					fprintf(stderr, "at %#llx:\n  addr2line: %s  kprof: %s\n",
+						(unsigned long long)list[i - 1], expect, got);
+				if (strchr(expect, '\n') != strrchr(expect, '\n'))
+					ninline++;
+			}
+			if (eof)
+				break;
+			expect[0] = '\0';
+			i++;
+			continue;
+		}
+		/* function names are every other line: name, file:line */
+		if (strncmp(line, "??:", 3) == 0 || (line[0] == '/' && strchr(line, ':')))
+			continue;
+		strncat(expect, line, sizeof(expect) - strlen(expect) - 1);
+	}
+	if (fp)
+		fclose(fp);
+	printf("agreement with addr2line: %zu of %zu addresses (%zu with inline frames)\n", nsame,
+	       naddr, ninline);
+	CHECK_EQ_INT(nsame, naddr);
+	CHECK(ninline > 10);
+	kp_sym_free(sym);
+	free(list);
+	free(fns);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_self(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_children(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Runs a tool over the address file; returns wall seconds, *cpu its CPU. */
+static double run_tool(const char *tool, const char *bin, const char *addrs, double *cpu)
+{
+	double c0 = cpu_children(), t0 = now(), t;
+
+	if (sh("%s -f -i -e %s < %s > %s/tool.out", tool, bin, addrs, tmp) != 0)
+		return -1;
+	t = now() - t0;
+	*cpu = cpu_children() - c0;
+	return t;
+}
+
+static void bench(void)
+{
+	const char *bin = getenv("KP_BENCH_BIN");
+	const char *nstr = getenv("KP_BENCH_N");
+	size_t want = nstr ? (size_t)strtoul(nstr, NULL, 10) : 5000;
+	char dbg[512] = "", addrs[256], self[512];
+	struct fn *fns;
+	struct seg segs[16];
+	size_t nfns, nsegs, n = 0, nframes = 0, ninline = 0, nunknown = 0;
+	uint64_t *offs;
+	FILE *fp;
+	double t0, c0, ours, ours_cpu, a2l, a2l_cpu, eu, eu_cpu;
+	struct kp_symbolizer *sym;
+	struct kp_sym_frames f = {0};
+	struct kp_sym_mapping m = {0};
+	struct kp_sym_options opts = {.no_inline = getenv("KP_BENCH_NO_INLINE") != NULL};
+	uint32_t obj;
+
+	if (!bin) {
+		/* libc.so.6 with libc6-dbg: a real stripped library, debuginfo
+		 * by build-id, plenty of inlining */
+		FILE *p = popen("for f in /lib/x86_64-linux-gnu/libc.so.6 /lib64/libc.so.6; do "
+				"[ -e $f ] || continue; id=$(readelf -n $f | awk '/Build ID/{print "
+				"$3}'); d=/usr/lib/debug/.build-id/${id%${id#??}}/${id#??}.debug; "
+				"[ -e $d ] && echo \"$f $d\" && break; done",
+				"r");
+
+		if (p && fscanf(p, "%255s %511s", self, dbg) == 2)
+			bin = self;
+		if (p)
+			pclose(p);
+	}
+	if (!bin) {
+		ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		self[len > 0 ? len : 0] = '\0';
+		bin = self;
+		dbg[0] = '\0';
+	}
+	nfns = read_elf(bin, dbg[0] ? dbg : NULL, &fns, segs, &nsegs);
+	if (!nfns) {
+		printf("bench: no function symbols in %s\n", bin);
+		return;
+	}
+	/* N distinct addresses spread over the functions */
+	offs = calloc(want, sizeof(*offs));
+	snprintf(addrs, sizeof(addrs), "%s/bench-addrs", tmp);
+	fp = fopen(addrs, "w");
+	for (size_t round = 0; fp && n < want && round < 64; round++) {
+		for (size_t i = round % 7; i < nfns && n < want; i += 7) {
+			uint64_t a = fns[i].vaddr + (fns[i].size * (round * 37 % 64)) / 64, off;
+
+			if (!to_off(segs, nsegs, a, &off))
+				continue;
+			fprintf(fp, "%llx\n", (unsigned long long)a);
+			offs[n++] = off;
+		}
+	}
+	if (fp)
+		fclose(fp);
+
+	c0 = cpu_self();
+	t0 = now();
+	sym = kp_sym_new(&opts);
+	m.path = bin;
+	obj = kp_sym_object_get(sym, &m);
+	for (size_t i = 0; i < n; i++) {
+		struct kp_loc loc = {.addr = offs[i], .obj = obj, .kind = KP_LOC_USER};
+
+		if (!kp_sym_resolve(sym, &loc, &f))
+			nunknown++;
+		nframes += f.n;
+		ninline += f.n - 1;
+	}
+	kp_sym_free(sym);
+	ours = now() - t0;
+	ours_cpu = cpu_self() - c0;
+	kp_sym_frames_fini(&f);
+
+	a2l = a2l_cpu = eu = eu_cpu = -1;
+	if (!getenv("KP_BENCH_ONLY_KPROF")) {
+		a2l = run_tool("addr2line", bin, addrs, &a2l_cpu);
+		eu = run_tool("eu-addr2line", bin, addrs, &eu_cpu);
+	}
+	printf("binary: %s%s%s\n", bin, dbg[0] ? " (debuginfo " : "", dbg[0] ? dbg : "");
+	if (dbg[0])
+		printf(")\n");
+	printf("addresses: %zu distinct, %zu frames (%zu inline), %zu unresolved\n", n, nframes,
+	       ninline, nunknown);
+	printf("%-14s %10s %10s\n", "tool", "wall ms", "cpu ms");
+	printf("%-14s %10.1f %10.1f\n", "kprof", ours * 1e3, ours_cpu * 1e3);
+	if (a2l >= 0)
+		printf("%-14s %10.1f %10.1f   (kprof %.1fx faster)\n", "addr2line", a2l * 1e3,
+		       a2l_cpu * 1e3, a2l / ours);
+	if (eu >= 0)
+		printf("%-14s %10.1f %10.1f   (kprof %.1fx faster)\n", "eu-addr2line", eu * 1e3,
+		       eu_cpu * 1e3, eu / ours);
+	free(offs);
+	free(fns);
+}
+
+int main(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/kp-symbench-XXXXXX");
+	if (!mkdtemp(tmp))
+		return 1;
+	alarm(getenv("KP_BENCH") ? 3600 : 300);
+	if (getenv("KP_BENCH"))
+		bench();
+	else
+		test_agreement();
+	sh("rm -rf %s", tmp);
+	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
+	return kp_test_failed ? 1 : 0;
+}

@@ -140,6 +140,8 @@ bool kp_proctab_exit(struct kp_proctab *pt, pid_t pid, pid_t tid)
 
 static enum kp_map_kind classify(const char *path)
 {
+	if (strcmp(path, "//anon") == 0)
+		return KP_MAP_ANON;
 	if (path[0] == '/')
 		return strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "/dev/zero", 9) == 0 ||
 				       strncmp(path, "/SYSV", 5) == 0
@@ -147,8 +149,7 @@ static enum kp_map_kind classify(const char *path)
 			       : KP_MAP_FILE;
 	if (strcmp(path, "[vdso]") == 0)
 		return KP_MAP_VDSO;
-	if (path[0] == '\0' || strcmp(path, "//anon") == 0 || strncmp(path, "[anon", 5) == 0 ||
-	    strcmp(path, "[heap]") == 0)
+	if (path[0] == '\0' || strncmp(path, "[anon", 5) == 0 || strcmp(path, "[heap]") == 0)
 		return KP_MAP_ANON;
 	return KP_MAP_OTHER;
 }

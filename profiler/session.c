@@ -174,27 +174,38 @@ static int open_one(struct kp_session *s, pid_t pid, int cpu)
  * unprivileged user may fall back to user-only sampling. */
 static int open_first(struct kp_session *s, pid_t pid, int cpu, struct kp_diag *d)
 {
-	int fd = open_one(s, pid, cpu);
+	bool excluded = false;
+	int fd;
 
-	if ((fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV) &&
-	    s->attr.type == PERF_TYPE_HARDWARE && s->attr.config == PERF_COUNT_HW_CPU_CYCLES) {
-		s->attr.type = PERF_TYPE_SOFTWARE;
-		s->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-		add_note(s, kp_xasprintf("no hardware cycles event on this machine (no PMU): "
-					 "sampling cpu-clock instead"));
-		snprintf(s->event_name, sizeof(s->event_name), "cpu-clock");
-		fd = open_one(s, pid, cpu);
-	}
-	if ((fd == -EACCES || fd == -EPERM) && !s->attr.exclude_kernel && pid > 0 &&
-	    kp_perf_paranoid() <= 2) {
-		s->attr.exclude_kernel = 1;
-		s->attr.exclude_callchain_kernel = 1;
+	/* The kernel checks permissions and PMU support in either order, so
+	 * try the fallbacks until none applies. */
+	for (;;) {
 		fd = open_one(s, pid, cpu);
 		if (fd >= 0)
-			add_note(s, kp_xasprintf("perf_event_paranoid is %d: sampling user space "
-						 "only (no kernel frames); run as root for both",
-						 kp_perf_paranoid()));
+			break;
+		if ((fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV) &&
+		    s->attr.type == PERF_TYPE_HARDWARE &&
+		    s->attr.config == PERF_COUNT_HW_CPU_CYCLES) {
+			s->attr.type = PERF_TYPE_SOFTWARE;
+			s->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+			add_note(s, kp_xasprintf("no hardware cycles event on this machine (no "
+						 "PMU): sampling cpu-clock instead"));
+			snprintf(s->event_name, sizeof(s->event_name), "cpu-clock");
+			continue;
+		}
+		if ((fd == -EACCES || fd == -EPERM) && !s->attr.exclude_kernel && pid > 0) {
+			/* paranoid 2 still lets users sample their own code */
+			s->attr.exclude_kernel = 1;
+			s->attr.exclude_callchain_kernel = 1;
+			excluded = true;
+			continue;
+		}
+		break;
 	}
+	if (fd >= 0 && excluded)
+		add_note(s, kp_xasprintf("perf_event_paranoid is %d: sampling user space only (no "
+					 "kernel frames); run as root for both",
+					 kp_perf_paranoid()));
 	if (fd < 0)
 		kp_perf_explain(d, fd, s->event_name, pid, cpu);
 	return fd;
@@ -206,6 +217,11 @@ static int add_ring(struct kp_session *s, int fd, int cpu, struct kp_diag *d)
 	struct epoll_event ev = {.events = EPOLLIN};
 	int err = kp_ring_mmap(&r->ring, fd, s->opts.ring_pages);
 
+	/* unprivileged users share perf_event_mlock_kb: settle for less */
+	while ((err == -EPERM || err == -ENOMEM) && s->opts.ring_pages > 8) {
+		s->opts.ring_pages /= 2;
+		err = kp_ring_mmap(&r->ring, fd, s->opts.ring_pages);
+	}
 	if (err < 0)
 		return kp_diag_errno(d, err,
 				     "cannot map the ring buffer of CPU %d (%u pages; "

@@ -29,18 +29,25 @@ check "unwritable output -> 1" [ $? -eq 1 ]
 check "names the output" grep -q "/nonexistent-dir/out" "$T/err"
 check "--help lists options" sh -c "'$KPROF' --help | grep -q -- '--freq'"
 
-# SIGINT stops the recording, reaches the command and still writes the profile
-"$KPROF" -F 499 -f folded -o "$T/int.folded" -- "$KP_WORKLOADS/spin_fp" 30 2>/dev/null &
-kp=$!
-sleep 1.5
-kill -INT $kp
-start=$(date +%s)
-wait $kp
-st=$?
-check "SIGINT: exit status of the interrupted command (130), got $st" [ $st -eq 130 ]
-check "SIGINT: stopped promptly" [ $(($(date +%s) - start)) -le 5 ]
-check "SIGINT: complete profile written" grep -q 'spin_leaf' "$T/int.folded"
-check "SIGINT: no temporary file left" sh -c "! ls '$T'/int.folded.tmp.* 2>/dev/null"
+# SIGINT and SIGTERM stop the recording, reach the command and still write
+# the profile. Job control (set -m) keeps SIGINT at its default in the
+# background job, as it is for a command typed at a terminal.
+for sig in INT TERM; do
+	set -m
+	"$KPROF" -F 499 -f folded -o "$T/$sig.folded" -- "$KP_WORKLOADS/spin_fp" 30 2>/dev/null &
+	kp=$!
+	set +m
+	sleep 1.5
+	kill -$sig $kp
+	start=$(date +%s)
+	wait $kp
+	st=$?
+	want=$((128 + $(kill -l $sig)))
+	check "SIG$sig: exit status of the interrupted command ($want), got $st" [ $st -eq $want ]
+	check "SIG$sig: stopped promptly" [ $(($(date +%s) - start)) -le 3 ]
+	check "SIG$sig: complete profile written" grep -q 'spin_leaf' "$T/$sig.folded"
+	check "SIG$sig: no temporary file left" sh -c "! ls '$T'/$sig.folded.tmp.* 2>/dev/null"
+done
 
 # attach to a running process for a duration, and to one thread
 "$KP_WORKLOADS/spin_fp" 4 1 &
@@ -49,7 +56,7 @@ sleep 0.2
 "$KPROF" -p $bg -F 499 -d 1 -f folded -o "$T/p.folded" 2>/dev/null
 check "-p -d: exit 0" [ $? -eq 0 ]
 n=$(count_matching "$T/p.folded" '^spin_fp;(.*;)?spin_outer;spin_middle;spin_leaf$')
-check "-p sees the process's stack ($n)" [ "$n" -ge 200 ]
+check "-p sees the process's stack ($n)" [ "$n" -ge 100 ]
 check "-p sees only that process" [ "$(cut -d';' -f1 "$T/p.folded" | sort -u)" = spin_fp ]
 tid=$(ls /proc/$bg/task | sort -n | tail -1)
 "$KPROF" -t "$tid" -F 499 -f folded -o "$T/t.folded" --per-tid sleep 1 2>/dev/null

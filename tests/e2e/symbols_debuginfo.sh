@@ -36,7 +36,7 @@ make_stripped "$T/none" spin_none
 check "the stripped copy has no .symtab" sh -c "! LC_ALL=C readelf -S '$T/none/spin_none' | grep -q '\.symtab'"
 check "spin_leaf is not in its .dynsym" sh -c "! LC_ALL=C readelf --dyn-syms '$T/none/spin_none' | grep -q spin_leaf"
 record none "$T/none/spin_none"
-check "control: without debuginfo spin_leaf is not named" sh -c "! grep -q spin_leaf '$T/none.folded'"
+check "control: without debuginfo spin_leaf is not named" lacks "$T/none.folded" spin_leaf
 show_top "$T/none.folded" 2
 
 # (a) by build-id under --debuginfo-dir
@@ -81,6 +81,6 @@ objcopy --add-gnu-debuglink="$T/c/spin_bad.debug" "$T/c/spin_bad"
 objcopy --only-keep-debug "$KP_WORKLOADS/inline_fp" "$T/c/spin_bad.debug"
 record bad "$T/c/spin_bad"
 check "mismatched debuginfo: exit status 0" [ $? -eq 0 ]
-check "mismatched debuginfo: no name from the other program" sh -c "! grep -qE '^spin_bad;.*(inl_|spin_leaf)' '$T/bad.folded'"
+check "mismatched debuginfo: no name from the other program" lacks "$T/bad.folded" '^spin_bad;.*(inl_|spin_leaf)'
 show_top "$T/bad.folded" 2
 finish

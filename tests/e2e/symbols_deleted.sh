@@ -13,7 +13,7 @@ assert_spin() { # folded comm label
 	echo "$3: $total samples, $exact in $stack"
 	show_top "$1" 2
 	check "$3: $stack carries >= 90%" at_least_pct "$exact" "$total" 90
-	check "$3: enough samples ($total)" [ "$total" -ge 200 ]
+	check "$3: at least 100 samples ($total)" [ "$total" -ge 100 ]
 }
 
 # 1. deleted shortly after it starts under kprof
@@ -38,7 +38,7 @@ cp "$KP_WORKLOADS/syscalls_fp" "$T/spin_replaced"
 wait $kp
 check "replaced while recorded: exit status 0" [ $? -eq 0 ]
 assert_spin "$T/rep.folded" spin_replaced "replaced while recorded"
-check "replaced while recorded: no name from the new file" sh -c "! grep -q 'sys_reader' '$T/rep.folded'"
+check "replaced while recorded: no name from the new file" lacks "$T/rep.folded" 'sys_reader'
 
 # 2b. replaced before its first sample: the process sleeps, its file is
 # replaced, then it spins. The path now leads to another program, so only
@@ -59,7 +59,7 @@ show_top "$T/late.folded" 2
 check "replaced before its first sample: main;late_outer_kprof;late_leaf_kprof carries >= 90%" \
 	at_least_pct "$exact" "$total" 90
 check "replaced before its first sample: no name from the new file" \
-	sh -c "! grep -qE '(^|;)sys_[a-z]+(;| )' '$T/late.folded'"
+	lacks "$T/late.folded" '(^|;)sys_[a-z]+(;| )'
 
 # 3. deleted before kprof attaches: /proc/PID/maps says "(deleted)"; only
 # /proc/PID/map_files (or /proc/PID/exe) still reaches the file
@@ -73,5 +73,5 @@ check "deleted before attaching: exit status 0" [ $? -eq 0 ]
 wait $bg
 cat "$T/err"
 assert_spin "$T/gone.folded" spin_gone "deleted before attaching"
-check "deleted before attaching: no '(deleted)' in frame names" sh -c "! grep -q '(deleted)' '$T/gone.folded'"
+check "deleted before attaching: no '(deleted)' in frame names" lacks "$T/gone.folded" '\(deleted\)'
 finish

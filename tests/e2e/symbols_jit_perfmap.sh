@@ -20,18 +20,18 @@ native=$(count_matching "$T/jit.folded" '^jitcopy_fp;(.*;)?main;native_spin_kpro
 odd=$(count_matching "$T/jit.folded" '^jitcopy_fp;(.*;)?main;run_jit_kprof;kprof_jit:semi[^;]*ctl_\[j\]$')
 echo "jitcopy_fp: $total samples; hot JIT $hot, native $native, odd name $odd"
 show_top "$T/jit.folded" 4
-check "some hundreds of samples" [ "$total" -ge 300 ]
+check "at least 100 samples ($total)" [ "$total" -ge 100 ]
 # the hot copy gets about half of the time, the native spin a third
 check "main;run_jit_kprof;kprof_jit_hot_spin_[j] carries >= 30%" at_least_pct "$hot" "$total" 30
 check "main;native_spin_kprof carries >= 15%" at_least_pct "$native" "$total" 15
 check "the ';' in a JIT name became ':' and the frame is named (>= 5%)" at_least_pct "$odd" "$total" 5
-check "the stale entry (same range, earlier line) never appears" sh -c "! grep -q STALE '$T/jit.folded'"
-check "the garbage line named nothing" sh -c "! grep -q 'garbage' '$T/jit.folded'"
-check "no control characters in the folded output" sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$T/jit.folded'"
-check "every line is 'frames COUNT'" sh -c "! grep -vqE '^[^ ].* [0-9]+$' '$T/jit.folded'"
-check "JIT samples are not [unknown]" sh -c "! grep -qE '^jitcopy_fp;(.*;)?run_jit_kprof;\[unknown\]' '$T/jit.folded'"
+check "the stale entry (same range, earlier line) never appears" lacks "$T/jit.folded" STALE
+check "the garbage line named nothing" lacks "$T/jit.folded" 'garbage'
+check "no control characters in the folded output" lacks "$T/jit.folded" '[[:cntrl:]]'
+check "every line is 'frames COUNT'" sh -c "[ -s '$T/jit.folded' ] && ! grep -vqE '^[^ ].* [0-9]+$' '$T/jit.folded'"
+check "JIT samples are not [unknown]" lacks "$T/jit.folded" '^jitcopy_fp;(.*;)?run_jit_kprof;\[unknown\]'
 check "the template in the binary is not confused with its copies" \
-	sh -c "! grep -q 'kp_jit_template' '$T/jit.folded'"
+	lacks "$T/jit.folded" 'kp_jit_template'
 check "the garbage line is counted in the summary or a note" \
 	grep -qiE 'malformed|garbage|skipped|bad line' "$T/err"
 cat "$T/err"
@@ -51,7 +51,7 @@ total=$(count_matching "$T/grow.folded" '^jitcopy_fp;')
 hot=$(count_matching "$T/grow.folded" '^jitcopy_fp;(.*;)?run_jit_kprof;kprof_jit_hot_spin_\[j\]$')
 echo "grow: $total samples, hot JIT $hot"
 check "grown map: the hot copy is named (>= 30%)" at_least_pct "$hot" "$total" 30
-check "grown map: the stale name never appears" sh -c "! grep -q STALE '$T/grow.folded'"
+check "grown map: the stale name never appears" lacks "$T/grow.folded" STALE
 
 # 3. security: a map owned by another user than the process's is not read
 # (perf's rule: /tmp is world-writable). Someone (nobody) created
@@ -63,7 +63,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		exec '$w' 1 append" >"$T/own.out" 2>"$T/err"
 	check "a map owned by another user: exit status 0" [ $? -eq 0 ]
 	remove_map_of "$(sed -n 's/^pid //p' "$T/own.out")"
-	check "a map owned by another user: no name from it" sh -c "! grep -q kprof_jit '$T/own.folded'"
+	check "a map owned by another user: no name from it" lacks "$T/own.folded" kprof_jit
 	check "a map owned by another user: its frames are JIT [unknown]" \
 		grep -qE '^jitcopy_fp;(.*;)?run_jit_kprof;\[unknown\]' "$T/own.folded"
 	check "a map owned by another user: said once on stderr" \

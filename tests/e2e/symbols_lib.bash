@@ -46,3 +46,9 @@ show_matching() { # file regex [n]
 show_top() { # file [n]
 	awk '{ print $NF "\t" $0 }' "$1" | sort -t'	' -k1,1 -n -r | head -"${2:-5}" | cut -f2- | cut -c1-400
 }
+
+# True when FILE exists, is not empty, and no line matches the extended
+# regex: a missing or empty output never passes a "never appears" check.
+lacks() { # file regex
+	[ -s "$1" ] && ! LC_ALL=C grep -qE -- "$2" "$1"
+}

@@ -38,12 +38,12 @@ for b in "${builds[@]}"; do
 	generic=$(count_matching "$f" "^$b;(.*;)?kprof_rust::main;$gre(;[^;]*_\\[i\\])*\$")
 	echo "$b: $total samples; kprof_rust::spin_rust_kprof $plain, $gname $generic"
 	show_top "$f" 2
-	check "$b: some hundreds of samples" [ "$total" -ge 250 ]
+	check "$b: at least 100 samples ($total)" [ "$total" -ge 100 ]
 	check "$b: kprof_rust::main;kprof_rust::spin_rust_kprof (>= 30%)" at_least_pct "$plain" "$total" 30
 	check "$b: kprof_rust::main;$gname (>= 30%)" at_least_pct "$generic" "$total" 30
-	check "$b: no ::h<hash> suffix" sh -c "! grep -qE '::h[0-9a-f]{16}' '$f'"
-	check "$b: no [crate-hash] disambiguator" sh -c "! grep -qE '\\[[0-9a-f]{8,}\\]' '$f'"
-	check "$b: no mangled name is left" sh -c "! grep -qE '(^|;)(_R|_ZN)[A-Za-z0-9_\$.]+' '$f'"
+	check "$b: no ::h<hash> suffix" lacks "$f" '::h[0-9a-f]{16}'
+	check "$b: no [crate-hash] disambiguator" lacks "$f" '\[[0-9a-f]{8,}\]'
+	check "$b: no mangled name is left" lacks "$f" '(^|;)(_R|_ZN)[A-Za-z0-9_$.]+'
 	check "$b: std's frames are demangled too" grep -qE '^[^ ]*;std::rt::lang_start_internal;' "$f"
 done
 finish

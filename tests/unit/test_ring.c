@@ -89,10 +89,17 @@ static void test_partial_and_corrupt(void)
 	memset(&ctl, 0, sizeof(ctl));
 	kp_ring_init_mem(&r, &ctl, data, SIZE);
 	pos = put(pos, 32, 0x22);
-	/* head says only part of the record is there: nothing is returned */
+	/* the kernel publishes whole records only: a head inside a record
+	 * means the ring is corrupt; the snapshot is dropped and counted,
+	 * never read past */
 	ctl.data_head = 20;
 	kp_ring_read_init(&r);
 	CHECK(kp_ring_read_event(&r) == NULL);
+	CHECK_EQ_INT(r.truncated, 1);
+	CHECK_EQ_INT(r.tail, 20);
+	kp_ring_fini(&r);
+	memset(&ctl, 0, sizeof(ctl));
+	kp_ring_init_mem(&r, &ctl, data, SIZE);
 	ctl.data_head = pos;
 	kp_ring_read_init(&r);
 	CHECK(kp_ring_read_event(&r) != NULL);
@@ -103,6 +110,12 @@ static void test_partial_and_corrupt(void)
 	CHECK(kp_ring_read_event(&r) == NULL);
 	CHECK_EQ_INT(r.truncated, 1);
 	CHECK_EQ_INT(r.tail, pos + 64);
+	/* and the reader goes on after it */
+	kp_ring_read_done(&r);
+	put(pos + 64, 16, 0x33);
+	ctl.data_head = pos + 80;
+	kp_ring_read_init(&r);
+	CHECK(kp_ring_read_event(&r) != NULL);
 	kp_ring_fini(&r);
 }
 

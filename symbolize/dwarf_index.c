@@ -24,12 +24,21 @@ struct cu_index {
 	size_t npieces;
 };
 
+struct span;
+
 struct kp_dwidx {
 	struct cu_index *cus; /* id = index + 1 */
 	size_t ncus, cap;
 	struct kp_idmap by_off;
 	struct kp_dwscope **chain;
 	size_t chain_cap;
+	/* scratch reused from one CU to the next */
+	struct span *spans;
+	size_t spans_cap;
+	struct kp_dwscope *scopes;
+	size_t scopes_cap;
+	Dwarf_Addr *pts;
+	size_t pts_cap;
 };
 
 struct kp_dwidx *kp_dwidx_new(void)
@@ -49,6 +58,9 @@ void kp_dwidx_free(struct kp_dwidx *x)
 	}
 	free(x->cus);
 	free(x->chain);
+	free(x->spans);
+	free(x->scopes);
+	free(x->pts);
 	kp_idmap_fini(&x->by_off);
 	free(x);
 }
@@ -60,9 +72,8 @@ struct span {
 };
 
 struct walk {
-	struct cu_index *cu;
-	struct span *spans;
-	size_t nspans, spans_cap, scopes_cap;
+	struct kp_dwidx *x;
+	size_t nspans, nscopes;
 	bool cxx; /* classes may hold member function definitions */
 };
 
@@ -110,22 +121,22 @@ static void walk_die(struct walk *w, Dwarf_Die *die, int parent, int depth)
 				if (hi <= lo)
 					continue;
 				if (!any) {
-					struct kp_dwscope *s;
+					struct kp_dwscope *sc;
 
-					kp_xgrow(&w->cu->scopes, &w->scopes_cap, w->cu->nscopes + 1,
-						 sizeof(*w->cu->scopes));
-					s = &w->cu->scopes[w->cu->nscopes];
-					memset(s, 0, sizeof(*s));
-					s->die = child;
-					s->parent = parent;
-					s->inlined = tag == DW_TAG_inlined_subroutine;
-					me = (int)w->cu->nscopes++;
+					kp_xgrow(&w->x->scopes, &w->x->scopes_cap, w->nscopes + 1,
+						 sizeof(*w->x->scopes));
+					sc = &w->x->scopes[w->nscopes];
+					memset(sc, 0, sizeof(*sc));
+					sc->die = child;
+					sc->parent = parent;
+					sc->inlined = tag == DW_TAG_inlined_subroutine;
+					me = (int)w->nscopes++;
 					d = depth + 1;
 					any = true;
 				}
-				kp_xgrow(&w->spans, &w->spans_cap, w->nspans + 1,
-					 sizeof(*w->spans));
-				w->spans[w->nspans++] = (struct span){lo, hi, me, d};
+				kp_xgrow(&w->x->spans, &w->x->spans_cap, w->nspans + 1,
+					 sizeof(*w->x->spans));
+				w->x->spans[w->nspans++] = (struct span){lo, hi, me, d};
 			}
 		}
 		if (may_hold_code(w, tag) && dwarf_haschildren(&child))
@@ -156,7 +167,7 @@ static bool deeper(const struct span *a, const struct span *b)
 
 /* Flattens the spans: for each elementary interval, the deepest covering
  * scope (nested ranges in sane DWARF; a heap keeps it right otherwise). */
-static void flatten(struct cu_index *cu, struct span *spans, size_t n)
+static void flatten(struct kp_dwidx *x, struct cu_index *cu, struct span *spans, size_t n)
 {
 	Dwarf_Addr *pts;
 	const struct span **heap;
@@ -165,7 +176,8 @@ static void flatten(struct cu_index *cu, struct span *spans, size_t n)
 	if (!n)
 		return;
 	qsort(spans, n, sizeof(*spans), span_cmp);
-	pts = kp_xmalloc(2 * n * sizeof(*pts));
+	kp_xgrow(&x->pts, &x->pts_cap, 2 * n, sizeof(*x->pts));
+	pts = x->pts;
 	heap = kp_xmalloc(n * sizeof(*heap));
 	for (size_t i = 0; i < n; i++) {
 		pts[npts++] = spans[i].lo;
@@ -219,7 +231,9 @@ static void flatten(struct cu_index *cu, struct span *spans, size_t n)
 		cu->pieces[cu->npieces++] = (struct piece){a, b, heap[0]->scope};
 	}
 	free(heap);
-	free(pts);
+	/* exact size: many CUs are indexed and kept */
+	if (cu->npieces)
+		cu->pieces = kp_xrealloc(cu->pieces, cu->npieces * sizeof(*cu->pieces));
 }
 
 struct off_query {
@@ -247,7 +261,7 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 	cu = &x->cus[x->ncus++];
 	memset(cu, 0, sizeof(*cu));
 	cu->cu_off = q.off;
-	w.cu = cu;
+	w.x = x;
 	switch (dwarf_srclang(cudie)) {
 	case DW_LANG_C:
 	case DW_LANG_C89:
@@ -259,8 +273,12 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 		w.cxx = true; /* C++, Rust (impl blocks live in structs), unknown */
 	}
 	walk_die(&w, cudie, -1, 0);
-	flatten(cu, w.spans, w.nspans);
-	free(w.spans);
+	if (w.nscopes) {
+		cu->nscopes = w.nscopes;
+		cu->scopes = kp_xmalloc(w.nscopes * sizeof(*cu->scopes));
+		memcpy(cu->scopes, x->scopes, w.nscopes * sizeof(*cu->scopes));
+	}
+	flatten(x, cu, x->spans, w.nspans);
 	kp_idmap_put(&x->by_off, kp_hash_u64(q.off), (uint32_t)x->ncus);
 	return cu;
 }
@@ -269,15 +287,17 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwfl_Module *mod, Dwarf_Addr addr,
 		      struct kp_dwscope ***chain)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cudie = dwfl_module_addrdie(mod, addr, &bias);
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	Dwarf_Die cudie;
 	struct cu_index *cu;
 	size_t lo = 0, hi, n = 0;
 	int s;
 
 	*chain = NULL;
-	if (!cudie)
+	/* straight to libdw: dwfl_module_addrdie interns every CU in a tree */
+	if (!dw || !dwarf_addrdie(dw, addr - bias, &cudie))
 		return 0;
-	cu = get_cu(x, cudie);
+	cu = get_cu(x, &cudie);
 	addr -= bias;
 	hi = cu->npieces;
 	while (lo < hi) {

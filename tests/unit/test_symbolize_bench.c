@@ -250,7 +250,8 @@ static double run_tool(const char *tool, const char *bin, const char *addrs, dou
 
 static void bench(void)
 {
-	const char *bin = getenv("KP_BENCH_BIN");
+	const char *bin =
+		getenv("KP_BENCH_BIN") && *getenv("KP_BENCH_BIN") ? getenv("KP_BENCH_BIN") : NULL;
 	const char *nstr = getenv("KP_BENCH_N");
 	size_t want = nstr ? (size_t)strtoul(nstr, NULL, 10) : 5000;
 	char dbg[512] = "", addrs[256], self[512];

@@ -29,6 +29,7 @@ struct jit {
 	uid_t uids[4];
 	bool have_uids;
 	struct stat last; /* of the file as last read */
+	size_t bad_note;  /* notes slot for the malformed-lines note, 0: none */
 	struct kp_perfmap map;
 };
 
@@ -193,6 +194,12 @@ static void refresh(struct kp_jittab *jt, struct jit *j)
 			len--;
 	}
 	kp_perfmap_parse(&j->map, buf ? buf : "", len);
+	if (j->map.bad_lines) {
+		shown_path(j, shown, sizeof(shown));
+		kp_sym_note_update(jt->notes, &j->bad_note, "%s: skipped %llu malformed line%s",
+				   shown, (unsigned long long)j->map.bad_lines,
+				   j->map.bad_lines == 1 ? "" : "s");
+	}
 	j->read_once = true;
 	j->last = st;
 	free(buf);

@@ -13,6 +13,10 @@ struct kp_sym_notelist {
 /* Adds the sentence unless an identical one is there. */
 void kp_sym_note(struct kp_sym_notelist *nl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Adds a note the first time (*slot == 0) and replaces that same note on
+ * later calls, for counts that change as files are re-read. */
+void kp_sym_note_update(struct kp_sym_notelist *nl, size_t *slot, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void kp_sym_notes_fini(struct kp_sym_notelist *nl);
 
 #endif

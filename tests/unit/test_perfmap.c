@@ -249,6 +249,8 @@ static void test_owner(void)
 	CHECK(!ok);
 	kp_sym_stats(sym, &st);
 	CHECK_EQ_INT(st.jit_bad_lines, 1);
+	snprintf(note, sizeof(note), "/tmp/perf-%d.map: skipped 1 malformed line", (int)me);
+	CHECK(any_note(sym, note));
 	CHECK_EQ_INT(st.resolved[KP_LOC_JIT], 1);
 	CHECK_EQ_INT(st.unresolved[KP_LOC_JIT], 1);
 	kp_sym_free(sym);

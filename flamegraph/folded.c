@@ -77,9 +77,9 @@ static bool needs_sanitizing(unsigned char c)
 	return c == ';' || c < 0x20 || c == 0x7f;
 }
 
-static uint32_t intern_name(struct kp_folded *f, const char *name)
+static uint32_t intern_name(struct kp_folded *f, const char *name, size_t len)
 {
-	size_t len = strlen(name), i;
+	size_t i;
 
 	for (i = 0; i < len; i++)
 		if (needs_sanitizing((unsigned char)name[i]))
@@ -170,7 +170,8 @@ void kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n,
 {
 	kp_xgrow(&f->idbuf, &f->idbuf_cap, n, sizeof(*f->idbuf));
 	for (size_t i = 0; i < n; i++)
-		f->idbuf[i] = intern_name(f, frames[i].name) * 8u + (frames[i].kind & 7u);
+		f->idbuf[i] = intern_name(f, frames[i].name, strlen(frames[i].name)) * 8u +
+			      (frames[i].kind & 7u);
 	add_ids(f, f->idbuf, n, count);
 }
 
@@ -402,7 +403,13 @@ uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool rever
 		c.count_len[i] = (uint8_t)kp_folded_format_count(f->stacks[i].count, c.counts[i],
 								 sizeof(c.counts[i]));
 	}
-	qsort_r(order, f->nstacks, sizeof(*order), cmp_stacks, &c);
+	/* input from collapse tools is usually sorted already */
+	for (size_t i = 1; i < f->nstacks; i++) {
+		if (cmp_stacks(&order[i - 1], &order[i], &c) > 0) {
+			qsort_r(order, f->nstacks, sizeof(*order), cmp_stacks, &c);
+			break;
+		}
+	}
 	free(c.counts);
 	free(c.count_len);
 	return order;
@@ -532,19 +539,24 @@ static enum kp_frame_kind strip_suffix(const char *name, size_t *len)
 	return KP_FRAME_USER;
 }
 
+/* One frame of the line being read: its field in the line and its id. */
+struct field {
+	size_t off, len; /* raw text, suffix included */
+	uint32_t fid;
+};
+
 int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 		   const struct kp_folded_read_opts *opts, uint64_t *bad_lines, struct kp_diag *d)
 {
-	char *line = NULL;
-	size_t cap = 0;
+	char *line = NULL, *prev = NULL;
+	size_t cap = 0, prev_cap = 0, nprev = 0, fields_cap = 0, prev_fields_cap = 0;
+	struct field *fields = NULL, *prev_fields = NULL;
 	uint64_t lineno = 0, nbad = 0;
 	ssize_t got;
 	int err = 0;
-	struct kp_frame *frames = NULL;
-	size_t frames_cap = 0;
 
 	while ((got = getdelim(&line, &cap, '\n', in)) >= 0) {
-		size_t len = (size_t)got, stack_len = 0, nframes = 0, i, begin;
+		size_t len = (size_t)got, stack_len = 0, n = 0, i, begin;
 		double count = 0;
 		const char *why;
 
@@ -569,36 +581,51 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 			err = -EINVAL;
 			break;
 		}
-		/* a NUL would cut the name short: make it visible instead */
-		for (i = 0; i < stack_len; i++)
-			if (line[i] == '\0')
-				line[i] = '?';
-		/* split on ';' keeping empty frames except trailing ones (Perl's split) */
+		/* split on ';' keeping empty fields except trailing ones (Perl's split) */
 		begin = 0;
 		for (i = 0; i <= stack_len; i++) {
 			if (i < stack_len && line[i] != ';')
 				continue;
-			kp_xgrow(&frames, &frames_cap, nframes + 1, sizeof(*frames));
-			{
-				size_t flen = i - begin;
-
-				frames[nframes].kind = (uint8_t)strip_suffix(line + begin, &flen);
-				line[begin + flen] = '\0';
-				frames[nframes].name = line + begin;
-				nframes++;
-			}
+			kp_xgrow(&fields, &fields_cap, n + 1, sizeof(*fields));
+			fields[n].off = begin;
+			fields[n].len = i - begin;
+			n++;
 			begin = i + 1;
 		}
-		while (nframes && frames[nframes - 1].name[0] == '\0' &&
-		       frames[nframes - 1].kind == KP_FRAME_USER)
-			nframes--;
-		kp_folded_add(f, frames, nframes, count);
+		while (n && fields[n - 1].len == 0)
+			n--;
+		kp_xgrow(&f->idbuf, &f->idbuf_cap, n, sizeof(*f->idbuf));
+		for (i = 0; i < n; i++) {
+			struct field *fl = &fields[i];
+			size_t flen = fl->len;
+			enum kp_frame_kind kind;
+
+			/* folded files are mostly sorted: a frame equal to the one
+			 * of the line before at the same depth has its id */
+			if (i < nprev && prev_fields[i].len == flen &&
+			    memcmp(prev + prev_fields[i].off, line + fl->off, flen) == 0) {
+				fl->fid = prev_fields[i].fid;
+			} else {
+				kind = strip_suffix(line + fl->off, &flen);
+				fl->fid = intern_name(f, line + fl->off, flen) * 8u + kind;
+			}
+			f->idbuf[i] = fl->fid;
+		}
+		add_ids(f, f->idbuf, n, count);
+		/* keep this line for the next one */
+		kp_xgrow(&prev, &prev_cap, stack_len + 1, 1);
+		memcpy(prev, line, stack_len);
+		kp_xgrow(&prev_fields, &prev_fields_cap, n + 1, sizeof(*prev_fields));
+		memcpy(prev_fields, fields, n * sizeof(*fields));
+		nprev = n;
 	}
 	if (!err && ferror(in))
 		err = kp_diag_errno(d, -EIO, "%s: read error", name);
 	if (bad_lines)
 		*bad_lines += nbad;
-	free(frames);
+	free(fields);
+	free(prev_fields);
+	free(prev);
 	free(line);
 	return err;
 }

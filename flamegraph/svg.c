@@ -147,6 +147,14 @@ static bool is_separator(const struct kp_folded *f, uint32_t fid)
 	       kp_folded_frame_kind(fid) == KP_FRAME_USER;
 }
 
+static bool is_empty_frame(const struct kp_folded *f, uint32_t fid)
+{
+	size_t len;
+
+	kp_folded_frame_name(f, fid, &len);
+	return len == 0 && kp_folded_frame_kind(fid) == KP_FRAME_USER;
+}
+
 /* Steps 1-3: fills g->nodes. */
 static void flow(struct svg *g)
 {
@@ -182,6 +190,13 @@ static void flow(struct svg *g)
 		double count;
 		const uint32_t *ids = kp_folded_stack_ids(f, order ? order[i] : i, &n, &count);
 		bool waker = false;
+
+		/* flamegraph.pl --reverse joins the reversed frames and splits
+		 * again, which drops what were leading empty frames */
+		while (g->o->reverse && n && is_empty_frame(f, ids[0])) {
+			ids++;
+			n--;
+		}
 
 		kp_xgrow(&path, &path_cap, n + 1, sizeof(*path));
 		kp_xgrow(&starts, &starts_cap, n + 1, sizeof(*starts));

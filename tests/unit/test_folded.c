@@ -1,0 +1,301 @@
+/* The folded table: reading (flamegraph.pl's line rules), merging, kinds,
+ * sanitizing, and the sorted writer. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph/folded.h"
+#include "kp_test.h"
+
+/* Reads text (len bytes, may hold NULs) into a new table. */
+static int read_text(struct kp_folded *f, const char *text, size_t len, bool ignore, uint64_t *bad,
+		     struct kp_diag *d)
+{
+	struct kp_folded_read_opts o = {.ignore_bad_lines = ignore};
+	FILE *in = fmemopen((void *)text, len, "r");
+	int err;
+
+	if (!in)
+		return -errno;
+	err = kp_folded_read(f, in, "in.folded", &o, bad, d);
+	fclose(in);
+	return err;
+}
+
+/* Writes f to a new string; the caller frees. */
+static char *write_text(const struct kp_folded *f, unsigned flags)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (!out)
+		return NULL;
+	CHECK_EQ_INT(kp_folded_write(f, out, flags), 0);
+	fclose(out);
+	return buf;
+}
+
+/* Reads text and returns what the writer prints for it. */
+static char *round_trip(const char *text, unsigned flags)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	char *out;
+
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, NULL, &d), 0);
+	out = write_text(f, flags);
+	kp_folded_free(f);
+	return out;
+}
+
+static void test_round_trip_sorted_merged(void)
+{
+	char *s = round_trip("main;work;leaf 3\nmain;work 2\nmain;work;leaf 4\nidle 1\n", 0);
+
+	CHECK_EQ_STR(s, "idle 1\nmain;work 2\nmain;work;leaf 7\n");
+	free(s);
+}
+
+static void test_sort_is_bytewise_on_lines(void)
+{
+	/* LC_ALL=C sort of the lines: ' ' < '-' < ';' and the count counts */
+	char *s = round_trip("a;b;c 1\na;b-x 1\na;b 9\na 10\nA 1\n", 0);
+
+	CHECK_EQ_STR(s, "A 1\na 10\na;b 9\na;b-x 1\na;b;c 1\n");
+	free(s);
+}
+
+static void test_crlf_blank_lines_and_tabs(void)
+{
+	char *s = round_trip("\r\n  \na;b 1\r\n\n\t\na;b\t2\r\nc 3", 0);
+
+	CHECK_EQ_STR(s, "a;b 3\nc 3\n");
+	free(s);
+}
+
+static void test_decimal_counts(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	const char *text = "a 1.5\na 2.25\nb 2.\nc 0.1\n";
+	char *s;
+
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, NULL, &d), 0);
+	CHECK(kp_folded_total(f) == 5.85);
+	s = write_text(f, 0);
+	CHECK_EQ_STR(s, "a 3.75\nb 2\nc 0.1\n");
+	free(s);
+	kp_folded_free(f);
+}
+
+static void test_format_count(void)
+{
+	char buf[48];
+
+	kp_folded_format_count(3, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "3");
+	kp_folded_format_count(0.1, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "0.1");
+	kp_folded_format_count(0.00001, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "0.00001");
+	kp_folded_format_count(123456789012.5, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "123456789012.5");
+}
+
+static void test_suffix_kinds(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	const char *text = "java;x_[k];y_[j];z_[i];w_[w] 1\njava;x 2\n";
+	const struct kp_frame *fr;
+	size_t n;
+	double count;
+	char *s;
+
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, NULL, &d), 0);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 2);
+	fr = kp_folded_stack(f, 0, &n, &count);
+	CHECK_EQ_INT(n, 5);
+	CHECK_EQ_STR(fr[1].name, "x");
+	CHECK_EQ_INT(fr[1].kind, KP_FRAME_KERNEL);
+	CHECK_EQ_STR(fr[2].name, "y");
+	CHECK_EQ_INT(fr[2].kind, KP_FRAME_JIT);
+	CHECK_EQ_STR(fr[3].name, "z");
+	CHECK_EQ_INT(fr[3].kind, KP_FRAME_INLINE);
+	/* _[w] is not a kind: it stays in the name */
+	CHECK_EQ_STR(fr[4].name, "w_[w]");
+	CHECK_EQ_INT(fr[4].kind, KP_FRAME_USER);
+	/* x_[k] and x are different frames */
+	fr = kp_folded_stack(f, 1, &n, &count);
+	CHECK_EQ_INT(fr[1].kind, KP_FRAME_USER);
+	s = write_text(f, KP_FOLDED_ANNOTATE_ALL);
+	CHECK_EQ_STR(s, "java;x 2\njava;x_[k];y_[j];z_[i];w_[w] 1\n");
+	free(s);
+	s = write_text(f, KP_FOLDED_ANNOTATE_KERNEL);
+	CHECK_EQ_STR(s, "java;x 2\njava;x_[k];y;z;w_[w] 1\n");
+	free(s);
+	s = write_text(f, 0);
+	CHECK_EQ_STR(s, "java;x 2\njava;x;y;z;w_[w] 1\n");
+	free(s);
+	kp_folded_free(f);
+}
+
+static void test_add_sanitizes_and_merges(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_frame st[] = {
+		{"comm", KP_FRAME_ROOT}, {"ns;f\tg\x01", KP_FRAME_USER}, {"k", KP_FRAME_KERNEL}};
+	struct kp_frame st2[] = {{"comm", KP_FRAME_ROOT}, {"ns:f?g?", KP_FRAME_USER}};
+	size_t n;
+	double count;
+	const uint32_t *ids;
+	char *s;
+
+	kp_folded_add(f, st, 3, 2);
+	kp_folded_add(f, st, 3, 3);
+	kp_folded_add(f, st2, 2, 1);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 2);
+	ids = kp_folded_stack_ids(f, 0, &n, &count);
+	CHECK_EQ_INT(n, 3);
+	CHECK(count == 5);
+	CHECK_EQ_STR(kp_folded_frame_name(f, ids[1], NULL), "ns:f?g?");
+	CHECK_EQ_INT(kp_folded_frame_kind(ids[2]), KP_FRAME_KERNEL);
+	/* the same sanitized name is the same frame */
+	CHECK_EQ_INT(kp_folded_stack_ids(f, 1, NULL, NULL)[1], ids[1]);
+	CHECK(kp_folded_total(f) == 6);
+	s = write_text(f, KP_FOLDED_ANNOTATE_ALL);
+	CHECK_EQ_STR(s, "comm;ns:f?g? 1\ncomm;ns:f?g?;k_[k] 5\n");
+	free(s);
+	kp_folded_free(f);
+}
+
+static void test_empty_frames_follow_perl_split(void)
+{
+	/* a;;b keeps the empty frame, trailing empty frames go, " 5" is an
+	 * empty stack (its count belongs to the root) */
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	const char *text = "a;;b 1\na;b;; 2\n 5\n";
+	size_t n;
+
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, NULL, &d), 0);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 3);
+	kp_folded_stack_ids(f, 0, &n, NULL);
+	CHECK_EQ_INT(n, 3);
+	kp_folded_stack_ids(f, 1, &n, NULL);
+	CHECK_EQ_INT(n, 2);
+	kp_folded_stack_ids(f, 2, &n, NULL);
+	CHECK_EQ_INT(n, 0);
+	CHECK(kp_folded_total(f) == 8);
+	kp_folded_free(f);
+}
+
+static void test_nul_and_long_line(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	static const char text[] = "a\0b;c 1\n";
+	size_t big = 10 * 1024 * 1024, n;
+	char *line = malloc(big + 8);
+	const uint32_t *ids;
+
+	CHECK_EQ_INT(read_text(f, text, sizeof(text) - 1, false, NULL, &d), 0);
+	ids = kp_folded_stack_ids(f, 0, &n, NULL);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_STR(kp_folded_frame_name(f, ids[0], NULL), "a?b");
+	/* a 10 MB frame is just a long name */
+	memset(line, 'x', big);
+	memcpy(line + big, " 7\n", 4);
+	CHECK_EQ_INT(read_text(f, line, big + 3, false, NULL, &d), 0);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 2);
+	ids = kp_folded_stack_ids(f, 1, &n, NULL);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(strlen(kp_folded_frame_name(f, ids[0], NULL)), big);
+	/* and without a count it is one bad line, not a crash */
+	line[big] = '\n';
+	CHECK_EQ_INT(read_text(f, line, big + 1, false, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:1: no count") != NULL);
+	free(line);
+	kp_folded_free(f);
+}
+
+static void test_bad_lines(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	uint64_t bad = 0;
+	const char *text = "a;b 1\n\nno count here\na -5\na 99999999999999999999999\n"
+			   "a 1.2.3\na 1 \n.5\nc 2\n";
+
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, &bad, &d), -EINVAL);
+	CHECK_EQ_STR(d.msg, "in.folded:3: no count at the end of the line (expected "
+			    "\"frame;frame;... COUNT\")");
+	CHECK_EQ_INT(bad, 1);
+
+	kp_folded_free(f);
+	f = kp_folded_new();
+	bad = 0;
+	memset(&d, 0, sizeof(d));
+	CHECK_EQ_INT(read_text(f, text, strlen(text), true, &bad, &d), 0);
+	CHECK_EQ_INT(bad, 6);
+	/* the first skipped line is described */
+	CHECK(strncmp(d.msg, "in.folded:3:", 12) == 0);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 2);
+	CHECK(kp_folded_total(f) == 3);
+	kp_folded_free(f);
+
+	f = kp_folded_new();
+	CHECK_EQ_INT(read_text(f, "x -5\n", 5, false, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:1: negative count") != NULL);
+	CHECK_EQ_INT(read_text(f, "x 99999999999999999999\n", 23, false, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "count too large") != NULL);
+	kp_folded_free(f);
+}
+
+static void test_sequence_mode(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	const char *text = "a 1\na 1\nb 1\na 1\n";
+	double count;
+	char *s;
+
+	kp_folded_set_sequence(f, true);
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, NULL, &d), 0);
+	/* adjacent repeats merge, a later repeat is a new entry (time order) */
+	CHECK_EQ_INT(kp_folded_nstacks(f), 3);
+	kp_folded_stack_ids(f, 0, NULL, &count);
+	CHECK(count == 2);
+	s = write_text(f, 0);
+	CHECK_EQ_STR(s, "a 3\nb 1\n");
+	free(s);
+	kp_folded_free(f);
+}
+
+static void test_sorted_reverse(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	const char *text = "r;m;a 1\nr;a;z 1\nq;b 1\n";
+	uint32_t *order;
+
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, NULL, &d), 0);
+	order = kp_folded_sorted(f, 0, false);
+	CHECK_EQ_INT(order[0], 2);
+	CHECK_EQ_INT(order[1], 1);
+	CHECK_EQ_INT(order[2], 0);
+	free(order);
+	/* leaf first: a;m;r < b;q < z;a;r */
+	order = kp_folded_sorted(f, 0, true);
+	CHECK_EQ_INT(order[0], 0);
+	CHECK_EQ_INT(order[1], 2);
+	CHECK_EQ_INT(order[2], 1);
+	free(order);
+	kp_folded_free(f);
+}
+
+KP_TEST_MAIN(test_round_trip_sorted_merged, test_sort_is_bytewise_on_lines,
+	     test_crlf_blank_lines_and_tabs, test_decimal_counts, test_format_count,
+	     test_suffix_kinds, test_add_sanitizes_and_merges, test_empty_frames_follow_perl_split,
+	     test_nul_and_long_line, test_bad_lines, test_sequence_mode, test_sorted_reverse)

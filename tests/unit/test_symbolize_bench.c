@@ -211,6 +211,13 @@ static void test_agreement(void)
 	free(fns);
 }
 
+static int u64_cmp(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -258,7 +265,9 @@ static void bench(void)
 	struct fn *fns;
 	struct seg segs[16];
 	size_t nfns, nsegs, n = 0, nframes = 0, ninline = 0, nunknown = 0;
-	uint64_t *offs;
+	uint64_t *offs, *vaddrs;
+	size_t k = 0;
+	unsigned long cluster;
 	FILE *fp;
 	double t0, c0, ours, ours_cpu, a2l, a2l_cpu, eu, eu_cpu;
 	struct kp_symbolizer *sym;
@@ -293,22 +302,39 @@ static void bench(void)
 		printf("bench: no function symbols in %s\n", bin);
 		return;
 	}
-	/* N distinct addresses spread over the functions */
+	/* N distinct addresses: "spread" visits every function in turn (so
+	 * all of the DWARF is read, the worst case), "cluster" puts
+	 * KP_BENCH_CLUSTER addresses in each of fewer functions, as a
+	 * profile's hot code does */
+	cluster = getenv("KP_BENCH_CLUSTER") ? strtoul(getenv("KP_BENCH_CLUSTER"), NULL, 10) : 0;
+	vaddrs = calloc(want, sizeof(*vaddrs));
+	if (cluster > 1) {
+		size_t nf = (want + cluster - 1) / cluster, stride = nfns / nf ? nfns / nf : 1;
+
+		for (size_t i = 0; i < nfns && n < want; i += stride) {
+			for (size_t j = 0; j < cluster && n < want; j++)
+				vaddrs[n++] = fns[i].vaddr + fns[i].size * j / cluster;
+		}
+	} else {
+		for (size_t round = 0; n < want && round < 64; round++) {
+			for (size_t i = round % 7; i < nfns && n < want; i += 7)
+				vaddrs[n++] = fns[i].vaddr + (fns[i].size * (round * 37 % 64)) / 64;
+		}
+	}
+	qsort(vaddrs, n, sizeof(*vaddrs), u64_cmp);
 	offs = calloc(want, sizeof(*offs));
 	snprintf(addrs, sizeof(addrs), "%s/bench-addrs", tmp);
 	fp = fopen(addrs, "w");
-	for (size_t round = 0; fp && n < want && round < 64; round++) {
-		for (size_t i = round % 7; i < nfns && n < want; i += 7) {
-			uint64_t a = fns[i].vaddr + (fns[i].size * (round * 37 % 64)) / 64, off;
-
-			if (!to_off(segs, nsegs, a, &off))
-				continue;
-			fprintf(fp, "%llx\n", (unsigned long long)a);
-			offs[n++] = off;
-		}
+	for (size_t i = 0; fp && i < n; i++) {
+		if ((i && vaddrs[i] == vaddrs[i - 1]) || !to_off(segs, nsegs, vaddrs[i], &offs[k]))
+			continue;
+		fprintf(fp, "%llx\n", (unsigned long long)vaddrs[i]);
+		k++;
 	}
+	n = k;
 	if (fp)
 		fclose(fp);
+	free(vaddrs);
 
 	c0 = cpu_self();
 	t0 = now();
@@ -336,8 +362,8 @@ static void bench(void)
 	printf("binary: %s%s%s\n", bin, dbg[0] ? " (debuginfo " : "", dbg[0] ? dbg : "");
 	if (dbg[0])
 		printf(")\n");
-	printf("addresses: %zu distinct, %zu frames (%zu inline), %zu unresolved\n", n, nframes,
-	       ninline, nunknown);
+	printf("addresses: %zu distinct (%s), %zu frames (%zu inline), %zu unresolved\n", n,
+	       cluster > 1 ? "clustered" : "spread over all functions", nframes, ninline, nunknown);
 	printf("%-14s %10s %10s\n", "tool", "wall ms", "cpu ms");
 	printf("%-14s %10.1f %10.1f\n", "kprof", ours * 1e3, ours_cpu * 1e3);
 	if (a2l >= 0)

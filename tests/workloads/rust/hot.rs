@@ -2,8 +2,13 @@
 // generic method <kprof_rust::Spinner<u32>>::spin_generic_kprof, each half
 // of the time. Build: rustc --crate-name kprof_rust -O -g
 // -C force-frame-pointers=yes. Usage: kprof_rust SECONDS
-use std::hint::black_box;
 use std::time::{Duration, Instant};
+
+// std::hint::black_box is Rust 1.66+; a volatile read also keeps the
+// optimizer from folding the loops away, and builds with Debian's 1.63.
+fn black_box<T: Copy>(x: T) -> T {
+    unsafe { std::ptr::read_volatile(&x) }
+}
 
 #[inline(never)]
 fn spin_rust_kprof(n: u64) -> u64 {

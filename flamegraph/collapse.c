@@ -3,7 +3,13 @@
  * The Perl script is a handful of regular expressions; each is reproduced
  * here as a hand-written matcher that returns what Perl's backtracking
  * matcher returns (captures included), in linear time. The comment above
- * each matcher quotes the expression it stands for. */
+ * each matcher quotes the expression it stands for.
+ *
+ * Speed: a profile repeats the same frame lines over and over (the same
+ * return addresses), so each distinct frame line is matched and tidied once
+ * and remembered as a list of frame-name ids; a sample is then a short array
+ * of ids, and the stack table is keyed by that array. Names are joined into
+ * "a;b;c" text only once per distinct stack, at the end. */
 #include "flamegraph/collapse.h"
 
 #include <errno.h>
@@ -11,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/hash.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
@@ -18,6 +25,11 @@
 #define MAX_LINE       (64u << 20)
 #define READ_BUF_SIZE  (4u << 20)
 #define MAX_EVENT_NAME 255
+/* Frame lines remembered; beyond this, new lines are worked out each time
+ * (keeps memory bounded on inputs where no line repeats). */
+#define MAX_CACHED_LINES (4u << 20)
+/* In a part id: this frame takes the next line as its srcline. */
+#define PART_SRCLINE 0x80000000u
 
 /* Perl's \s and \w on byte strings (no locale, no utf8 flag): ASCII only. */
 static inline bool is_ws(unsigned char ch)
@@ -77,11 +89,25 @@ static inline void bytes_putc(struct bytes *b, char ch)
 	b->p[b->len++] = ch;
 }
 
-/* One frame of the current sample: its name in rec.text, and the source
- * line appended by --srcline (kept apart because it arrives later). */
-struct frame {
-	size_t off, len;
-	size_t soff, slen;
+/* What a frame line turned into (cached per distinct line and Java-ness). */
+enum line_kind {
+	LINE_UNSEEN = 0,
+	LINE_NOT_FRAME, /* not a frame line: maybe bad */
+	LINE_SKIP,	/* a frame line that adds nothing: "(process name)" */
+	LINE_FRAMES,	/* parts pool[off .. off+n) */
+};
+
+struct line_res {
+	uint32_t off, n;
+	uint8_t kind;
+};
+
+/* A distinct stack: ids spool[off .. off+n), root first. */
+struct stack {
+	uint64_t hash;
+	size_t off;
+	uint32_t n;
+	struct count cnt;
 };
 
 struct kp_collapse {
@@ -90,23 +116,36 @@ struct kp_collapse {
 	char *event;	   /* the event kept; owned */
 	char *other_event; /* first event skipped; owned */
 
-	/* stack -> count */
-	struct kp_strtab *stacks;
-	struct count *counts; /* index = strtab id */
-	size_t counts_cap;
+	struct kp_strtab *names; /* frame and root names -> id */
+	struct kp_strtab *lines; /* frame lines seen -> id (the cache keys) */
+	struct line_res *res[2]; /* by line id; [1] when the comm is java* */
+	size_t res_cap[2];
+	uint32_t *pool; /* part ids of cached lines */
+	size_t npool, pool_cap;
+	struct bytes scratch; /* a name being built */
+
+	/* stack table: open addressing over stacks[] indices + 1 */
+	struct stack *stacks;
+	size_t nstacks, stacks_cap;
+	uint32_t *slots;
+	size_t nslots;
+	uint32_t *spool; /* ids of all distinct stacks */
+	size_t nspool, spool_cap;
+	uint32_t *key; /* the stack being looked up */
+	size_t key_cap;
 
 	/* the sample being read */
 	bool have_pname;
+	bool java; /* pname starts with "java": Java names get tidied */
+	uint32_t pname_id;
 	struct bytes pname;
 	struct count period;
-	struct bytes text; /* frame names */
-	struct frame *frames;
-	size_t nframes, frames_cap;
-	size_t *blocks; /* first frame of each frame line, in input order */
+	uint32_t *ids; /* name ids of its frames, in input order */
+	size_t nids, ids_cap;
+	size_t *blocks; /* first id of each frame line */
 	size_t nblocks, blocks_cap;
-	size_t *pending; /* frames still waiting for their srcline line */
+	size_t *pending; /* ids[] slots still waiting for their srcline line */
 	size_t npending, pending_next, pending_cap;
-	struct bytes key;
 
 	/* input framing */
 	struct bytes carry; /* partial line from the previous chunk */
@@ -125,7 +164,10 @@ struct kp_collapse *kp_collapse_new(const struct kp_collapse_opts *opts)
 		c->event = kp_xstrdup(opts->event_filter);
 	c->opts.event_filter = NULL; /* the caller's string is not kept */
 	c->st.event = c->event;
-	c->stacks = kp_strtab_new();
+	c->names = kp_strtab_new();
+	c->lines = kp_strtab_new();
+	c->nslots = 1024;
+	c->slots = kp_xcalloc(c->nslots, sizeof(*c->slots));
 	return c;
 }
 
@@ -133,16 +175,22 @@ void kp_collapse_free(struct kp_collapse *c)
 {
 	if (!c)
 		return;
-	kp_strtab_free(c->stacks);
-	free(c->counts);
+	kp_strtab_free(c->names);
+	kp_strtab_free(c->lines);
+	free(c->res[0]);
+	free(c->res[1]);
+	free(c->pool);
+	free(c->scratch.p);
+	free(c->stacks);
+	free(c->slots);
+	free(c->spool);
+	free(c->key);
 	free(c->event);
 	free(c->other_event);
 	free(c->pname.p);
-	free(c->text.p);
-	free(c->frames);
+	free(c->ids);
 	free(c->blocks);
 	free(c->pending);
-	free(c->key.p);
 	free(c->carry.p);
 	free(c->readbuf);
 	free(c);
@@ -150,7 +198,7 @@ void kp_collapse_free(struct kp_collapse *c)
 
 size_t kp_collapse_nstacks(const struct kp_collapse *c)
 {
-	return kp_strtab_count(c->stacks);
+	return c->nstacks;
 }
 
 const struct kp_collapse_stats *kp_collapse_stats(const struct kp_collapse *c)
@@ -161,8 +209,7 @@ const struct kp_collapse_stats *kp_collapse_stats(const struct kp_collapse *c)
 static void reset_sample(struct kp_collapse *c)
 {
 	c->have_pname = false;
-	c->text.len = 0;
-	c->nframes = 0;
+	c->nids = 0;
 	c->nblocks = 0;
 	c->npending = c->pending_next = 0;
 }
@@ -361,6 +408,8 @@ static bool header_line(struct kp_collapse *c, const char *s, size_t n)
 		if (c->pname.p[i] == ' ')
 			c->pname.p[i] = '_';
 	c->have_pname = true;
+	c->java = c->pname.len >= 4 && memcmp(c->pname.p, "java", 4) == 0;
+	c->pname_id = kp_strtab_intern(c->names, c->pname.p, c->pname.len);
 	return true;
 }
 
@@ -493,79 +542,80 @@ static size_t tidy_generic(char *f, size_t len)
 	return len;
 }
 
-/* One "->"-separated part of a frame's symbol (inline chains). */
-static void add_part(struct kp_collapse *c, const char *part, size_t pn, bool first, bool *unknown,
-		     const char *pc, size_t pcn, const char *mod, size_t modn, bool kmod, bool jit)
+static void pool_push(struct kp_collapse *c, uint32_t v)
 {
-	struct frame *fr;
-	size_t off = c->text.len, len;
-	char *f;
+	if (c->npool + 1 > c->pool_cap)
+		kp_xgrow(&c->pool, &c->pool_cap, c->npool + 1, sizeof(*c->pool));
+	c->pool[c->npool++] = v;
+}
 
+static uint32_t intern_bytes(struct kp_collapse *c, const struct bytes *b)
+{
+	return kp_strtab_intern(c->names, b->len ? b->p : "", b->len);
+}
+
+/* One "->"-separated part of a frame's symbol (perf's inline chains): its
+ * name id goes to the pool. */
+static void add_part(struct kp_collapse *c, const char *part, size_t pn, bool first, bool *unknown,
+		     const char *pc, size_t pcn, const char *mod, size_t modn, bool kmod, bool jit,
+		     bool java)
+{
+	struct bytes *t = &c->scratch;
+	uint32_t id;
+
+	t->len = 0;
 	if (pn == 9 && memcmp(part, "[unknown]", 9) == 0) {
 		/* use the module's file name instead, if known */
-		bytes_putc(&c->text, '[');
+		bytes_putc(t, '[');
 		if (!(modn == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
 			const char *sl = memrchr(mod, '/', modn);
 			const char *b = sl ? sl + 1 : mod;
 
-			bytes_put(&c->text, b, (size_t)(mod + modn - b));
+			bytes_put(t, b, (size_t)(mod + modn - b));
 		} else {
-			bytes_put(&c->text, "unknown", 7);
+			bytes_put(t, "unknown", 7);
 			*unknown = true;
 		}
 		if (c->opts.addrs) {
-			bytes_put(&c->text, " <", 2);
-			bytes_put(&c->text, pc, pcn);
-			bytes_putc(&c->text, '>');
+			bytes_put(t, " <", 2);
+			bytes_put(t, pc, pcn);
+			bytes_putc(t, '>');
 		}
-		bytes_putc(&c->text, ']');
+		bytes_putc(t, ']');
 	} else {
-		bytes_put(&c->text, part, pn);
+		bytes_put(t, part, pn);
 	}
-	f = c->text.p + off;
-	len = tidy_generic(f, c->text.len - off);
+	if (t->len)
+		t->len = tidy_generic(t->p, t->len);
 	/* Java: "Lorg/foo/Bar;.baz" -> "org/foo/Bar:.baz" (for comms java*) */
-	if (len && f[0] == 'L' && c->pname.len >= 4 && memcmp(c->pname.p, "java", 4) == 0 &&
-	    memchr(f, '/', len)) {
-		memmove(f, f + 1, len - 1);
-		len--;
+	if (java && t->len && t->p[0] == 'L' && memchr(t->p, '/', t->len)) {
+		memmove(t->p, t->p + 1, t->len - 1);
+		t->len--;
 	}
-	c->text.len = off + len;
 	if (!first) {
-		if (!mem_has(c->text.p + off, len, "_[i]"))
-			bytes_put(&c->text, "_[i]", 4);
+		if (!mem_has(t->p, t->len, "_[i]"))
+			bytes_put(t, "_[i]", 4);
 	} else if (kmod) {
-		bytes_put(&c->text, "_[k]", 4);
+		bytes_put(t, "_[k]", 4);
 	} else if (jit) {
-		if (!mem_has(c->text.p + off, len, "_[j]"))
-			bytes_put(&c->text, "_[j]", 4);
+		if (!mem_has(t->p, t->len, "_[j]"))
+			bytes_put(t, "_[j]", 4);
 	}
-	if (c->nframes + 1 > c->frames_cap)
-		kp_xgrow(&c->frames, &c->frames_cap, c->nframes + 1, sizeof(*c->frames));
-	fr = &c->frames[c->nframes];
-	fr->off = off;
-	fr->len = c->text.len - off;
-	fr->soff = fr->slen = 0;
-	if (c->opts.srcline && !*unknown) {
-		if (c->npending + 1 > c->pending_cap)
-			kp_xgrow(&c->pending, &c->pending_cap, c->npending + 1,
-				 sizeof(*c->pending));
-		c->pending[c->npending++] = c->nframes;
-	}
-	c->nframes++;
+	id = intern_bytes(c, t);
+	pool_push(c, id | (c->opts.srcline && !*unknown ? PART_SRCLINE : 0));
 }
 
-/* Returns false when the line is not a frame line. */
-static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
+/* Works out what a line gives as a frame line; the parts go to the pool
+ * from *off on. */
+static enum line_kind eval_frame_line(struct kp_collapse *c, const char *s, size_t n, bool java,
+				      uint32_t *off, uint32_t *cnt)
 {
 	const char *pc, *func, *mod, *p, *end;
 	size_t pcn, funcn, modn;
 	bool kmod, jit, unknown = false, first = true;
 
 	if (!match_frame(s, n, &pc, &pcn, &func, &funcn, &mod, &modn))
-		return false;
-	if (!c->have_pname)
-		return true; /* a sample of another event */
+		return LINE_NOT_FRAME;
 
 	/* s/\+0x[\da-f]+$// : the symbol offset perf >= 4.8 prints */
 	{
@@ -578,13 +628,11 @@ static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
 			funcn = h - 3;
 	}
 	if (funcn && func[0] == '(')
-		return true; /* a process name, not a frame */
+		return LINE_SKIP; /* a process name, not a frame */
 
 	kmod = c->opts.kernel && is_kernel_mod(mod, modn);
 	jit = c->opts.jit && is_jit_map(mod, modn);
-	if (c->nblocks + 1 > c->blocks_cap)
-		kp_xgrow(&c->blocks, &c->blocks_cap, c->nblocks + 1, sizeof(*c->blocks));
-	c->blocks[c->nblocks++] = c->nframes;
+	*off = (uint32_t)c->npool;
 
 	/* split /\->/ : trailing empty parts are dropped, as Perl's split does */
 	end = func + funcn;
@@ -595,83 +643,176 @@ static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
 		const char *arrow = memmem(p, (size_t)(end - p), "->", 2);
 		const char *pe = arrow ? arrow : end;
 
-		add_part(c, p, (size_t)(pe - p), first, &unknown, pc, pcn, mod, modn, kmod, jit);
+		add_part(c, p, (size_t)(pe - p), first, &unknown, pc, pcn, mod, modn, kmod, jit,
+			 java);
 		first = false;
 		if (!arrow)
 			break;
 		p = arrow + 2;
 	}
+	*cnt = (uint32_t)(c->npool - *off);
+	return LINE_FRAMES;
+}
+
+/* Returns false when the line is not a frame line. */
+static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
+{
+	bool java = c->have_pname && c->java;
+	size_t mark = c->npool;
+	enum line_kind kind;
+	uint32_t off = 0, cnt = 0;
+	bool cached = kp_strtab_count(c->lines) < MAX_CACHED_LINES;
+
+	if (cached) {
+		uint32_t lid = kp_strtab_intern(c->lines, s, n);
+		struct line_res *r;
+
+		if (lid >= c->res_cap[java]) {
+			size_t old = c->res_cap[java];
+
+			kp_xgrow(&c->res[java], &c->res_cap[java], (size_t)lid + 1,
+				 sizeof(*c->res[java]));
+			memset(c->res[java] + old, 0, (c->res_cap[java] - old) * sizeof(**c->res));
+		}
+		r = &c->res[java][lid];
+		if (r->kind == LINE_UNSEEN)
+			r->kind = (uint8_t)eval_frame_line(c, s, n, java, &r->off, &r->n);
+		kind = (enum line_kind)r->kind;
+		off = r->off;
+		cnt = r->n;
+	} else {
+		kind = eval_frame_line(c, s, n, java, &off, &cnt);
+	}
+	if (kind == LINE_NOT_FRAME)
+		return false;
+	if (c->have_pname && kind == LINE_FRAMES) {
+		if (c->nblocks + 1 > c->blocks_cap)
+			kp_xgrow(&c->blocks, &c->blocks_cap, c->nblocks + 1, sizeof(*c->blocks));
+		c->blocks[c->nblocks++] = c->nids;
+		if (c->nids + cnt > c->ids_cap)
+			kp_xgrow(&c->ids, &c->ids_cap, c->nids + cnt, sizeof(*c->ids));
+		for (uint32_t i = 0; i < cnt; i++) {
+			uint32_t v = c->pool[off + i];
+
+			if (v & PART_SRCLINE) {
+				if (c->npending + 1 > c->pending_cap)
+					kp_xgrow(&c->pending, &c->pending_cap, c->npending + 1,
+						 sizeof(*c->pending));
+				c->pending[c->npending++] = c->nids;
+			}
+			c->ids[c->nids++] = v & ~PART_SRCLINE;
+		}
+	}
+	if (!cached)
+		c->npool = mark;
 	return true;
 }
 
 /* --srcline: the line after a frame is its source location; brackets
- * ("libc.so[27b25]", "[kernel.kallsyms][ffff...]") and outer blanks go. */
+ * ("libc.so[27b25]", "[kernel.kallsyms][ffff...]") and outer blanks go,
+ * and what is left is added to the frame's name after a ':'. */
 static void srcline_line(struct kp_collapse *c, const char *s, size_t n)
 {
-	size_t fi = c->pending[c->pending_next++];
-	size_t off = c->text.len, i = 0, a, b;
+	size_t slot = c->pending[c->pending_next++];
+	struct bytes *t = &c->scratch;
+	uint32_t id = c->ids[slot];
+	size_t i = 0, mark, a, b;
 
+	t->len = 0;
+	bytes_put(t, kp_strtab_str(c->names, id), kp_strtab_len(c->names, id));
+	bytes_putc(t, ':');
+	mark = t->len;
 	while (i < n) {
 		const char *lb = memchr(s + i, '[', n - i), *rb;
 
 		if (!lb) {
-			bytes_put(&c->text, s + i, n - i);
+			bytes_put(t, s + i, n - i);
 			break;
 		}
 		rb = memchr(lb + 1, ']', n - (size_t)(lb + 1 - s));
 		if (!rb) {
-			bytes_put(&c->text, s + i, n - i);
+			bytes_put(t, s + i, n - i);
 			break;
 		}
-		bytes_put(&c->text, s + i, (size_t)(lb - (s + i)));
+		bytes_put(t, s + i, (size_t)(lb - (s + i)));
 		i = (size_t)(rb - s) + 1;
 	}
-	a = off;
-	b = c->text.len;
-	while (a < b && is_ws((unsigned char)c->text.p[a]))
+	a = mark;
+	b = t->len;
+	while (a < b && is_ws((unsigned char)t->p[a]))
 		a++;
-	while (b > a && is_ws((unsigned char)c->text.p[b - 1]))
+	while (b > a && is_ws((unsigned char)t->p[b - 1]))
 		b--;
-	c->frames[fi].soff = a;
-	c->frames[fi].slen = b - a;
+	if (b > a) {
+		memmove(t->p + mark, t->p + a, b - a);
+		t->len = mark + (b - a);
+		c->ids[slot] = intern_bytes(c, t);
+	}
 	if (c->pending_next == c->npending)
 		c->npending = c->pending_next = 0;
 }
 
 /* --- the table of stacks ---------------------------------------------- */
 
+static void stacks_rehash(struct kp_collapse *c)
+{
+	size_t nslots = c->nslots * 2, mask = nslots - 1;
+	uint32_t *slots = kp_xcalloc(nslots, sizeof(*slots));
+
+	for (size_t k = 0; k < c->nstacks; k++) {
+		size_t i = c->stacks[k].hash & mask;
+
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = (uint32_t)(k + 1);
+	}
+	free(c->slots);
+	c->slots = slots;
+	c->nslots = nslots;
+}
+
 static void end_sample(struct kp_collapse *c)
 {
-	struct bytes *k = &c->key;
-	uint32_t id;
+	size_t n = c->nids + 1, k = 0, mask, i;
+	struct stack *st;
+	uint64_t h;
 
 	if (!c->have_pname)
 		return;
-	k->len = 0;
-	bytes_put(k, c->pname.p, c->pname.len);
+	if (n > c->key_cap)
+		kp_xgrow(&c->key, &c->key_cap, n, sizeof(*c->key));
+	c->key[k++] = c->pname_id;
 	/* frame lines come leaf first; each line's parts keep their order */
 	for (size_t b = c->nblocks; b-- > 0;) {
-		size_t end = b + 1 < c->nblocks ? c->blocks[b + 1] : c->nframes;
+		size_t end = b + 1 < c->nblocks ? c->blocks[b + 1] : c->nids;
 
-		for (size_t i = c->blocks[b]; i < end; i++) {
-			const struct frame *fr = &c->frames[i];
-
-			bytes_putc(k, ';');
-			bytes_put(k, c->text.p + fr->off, fr->len);
-			if (fr->slen) {
-				bytes_putc(k, ':');
-				bytes_put(k, c->text.p + fr->soff, fr->slen);
-			}
-		}
+		for (size_t j = c->blocks[b]; j < end; j++)
+			c->key[k++] = c->ids[j];
 	}
-	id = kp_strtab_intern(c->stacks, k->p, k->len);
-	if (id >= c->counts_cap) {
-		size_t old = c->counts_cap;
-
-		kp_xgrow(&c->counts, &c->counts_cap, (size_t)id + 1, sizeof(*c->counts));
-		memset(c->counts + old, 0, (c->counts_cap - old) * sizeof(*c->counts));
+	h = kp_hash_bytes(c->key, n * sizeof(*c->key), 0);
+	mask = c->nslots - 1;
+	for (i = h & mask; c->slots[i]; i = (i + 1) & mask) {
+		st = &c->stacks[c->slots[i] - 1];
+		if (st->hash == h && st->n == n &&
+		    memcmp(c->spool + st->off, c->key, n * sizeof(*c->key)) == 0)
+			goto found;
 	}
-	count_add(&c->counts[id], &c->period);
+	if (c->nspool + n > c->spool_cap)
+		kp_xgrow(&c->spool, &c->spool_cap, c->nspool + n, sizeof(*c->spool));
+	memcpy(c->spool + c->nspool, c->key, n * sizeof(*c->key));
+	if (c->nstacks + 1 > c->stacks_cap)
+		kp_xgrow(&c->stacks, &c->stacks_cap, c->nstacks + 1, sizeof(*c->stacks));
+	st = &c->stacks[c->nstacks++];
+	memset(st, 0, sizeof(*st));
+	st->hash = h;
+	st->off = c->nspool;
+	st->n = (uint32_t)n;
+	c->nspool += n;
+	c->slots[i] = (uint32_t)c->nstacks;
+	if (c->nstacks * 4 > c->nslots * 3)
+		stacks_rehash(c);
+found:
+	count_add(&st->cnt, &c->period);
 	c->st.samples++;
 	reset_sample(c);
 }
@@ -783,37 +924,61 @@ int kp_collapse_read_fd(struct kp_collapse *c, int fd, const char *name, struct 
 
 /* --- output ------------------------------------------------------------ */
 
-static int cmp_stack(const void *a, const void *b, void *arg)
+struct out_line {
+	size_t off, len;
+	struct count cnt;
+};
+
+static int cmp_out(const void *a, const void *b, void *arg)
 {
-	const struct kp_strtab *st = arg;
-	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
-	size_t la = kp_strtab_len(st, ia), lb = kp_strtab_len(st, ib);
-	int r = memcmp(kp_strtab_str(st, ia), kp_strtab_str(st, ib), la < lb ? la : lb);
+	const char *txt = arg;
+	const struct out_line *x = a, *y = b;
+	int r = memcmp(txt + x->off, txt + y->off, x->len < y->len ? x->len : y->len);
 
 	if (r)
 		return r;
-	return la < lb ? -1 : la > lb;
+	return x->len < y->len ? -1 : x->len > y->len;
 }
 
 int kp_collapse_write(struct kp_collapse *c, FILE *out, struct kp_diag *d)
 {
-	uint32_t n = kp_strtab_count(c->stacks);
-	uint32_t *ids = kp_xmalloc(((size_t)n + 1) * sizeof(*ids));
+	struct out_line *v = kp_xmalloc((c->nstacks + 1) * sizeof(*v));
+	struct bytes txt = {0};
+	size_t nv = 0;
 	int err = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		ids[i] = i + 1;
-	qsort_r(ids, n, sizeof(*ids), cmp_stack, c->stacks);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct count *cnt = &c->counts[ids[i]];
+	for (size_t k = 0; k < c->nstacks; k++) {
+		const struct stack *st = &c->stacks[k];
 
-		fwrite(kp_strtab_str(c->stacks, ids[i]), 1, kp_strtab_len(c->stacks, ids[i]), out);
-		if (cnt->nv)
-			fprintf(out, " %.15g\n", cnt->d);
-		else
-			fprintf(out, " %llu\n", (unsigned long long)cnt->u);
+		v[k].off = txt.len;
+		for (uint32_t j = 0; j < st->n; j++) {
+			uint32_t id = c->spool[st->off + j];
+
+			if (j)
+				bytes_putc(&txt, ';');
+			bytes_put(&txt, kp_strtab_str(c->names, id), kp_strtab_len(c->names, id));
+		}
+		v[k].len = txt.len - v[k].off;
+		v[k].cnt = st->cnt;
 	}
-	free(ids);
+	qsort_r(v, c->nstacks, sizeof(*v), cmp_out, txt.p);
+	/* different frame lists can print the same (a ';' in a comm, say):
+	 * one line each, as in Perl's hash */
+	for (size_t k = 0; k < c->nstacks; k++) {
+		if (nv && cmp_out(&v[nv - 1], &v[k], txt.p) == 0)
+			count_add(&v[nv - 1].cnt, &v[k].cnt);
+		else
+			v[nv++] = v[k];
+	}
+	for (size_t k = 0; k < nv; k++) {
+		fwrite(txt.p + v[k].off, 1, v[k].len, out);
+		if (v[k].cnt.nv)
+			fprintf(out, " %.15g\n", v[k].cnt.d);
+		else
+			fprintf(out, " %llu\n", (unsigned long long)v[k].cnt.u);
+	}
+	free(v);
+	free(txt.p);
 	if (fflush(out) != 0 || ferror(out))
 		err = kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the folded stacks");
 	return err;

@@ -328,13 +328,22 @@ const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
 	if (s->named)
 		return s->name;
 	s->named = true;
-	/* following DW_AT_abstract_origin and DW_AT_specification: the linkage
-	 * name, qualified once demangled, else the plain name */
+	/* following DW_AT_abstract_origin and DW_AT_specification: a mangled
+	 * linkage name (qualified once demangled), else the plain name (C
+	 * linkage names are asm aliases such as glibc's "__GI___sigpause") */
 	n = dwarf_formstring(dwarf_attr_integrate(&s->die, DW_AT_linkage_name, &attr));
 	if (!n)
 		n = dwarf_formstring(dwarf_attr_integrate(&s->die, DW_AT_MIPS_linkage_name, &attr));
-	if (!n)
-		n = dwarf_diename(&s->die);
+	if (n && *n) {
+		char *d = kp_demangle(n, full_names);
+
+		if (strcmp(d, n) != 0 || !dwarf_diename(&s->die)) {
+			s->name = d;
+			return s->name;
+		}
+		free(d);
+	}
+	n = dwarf_diename(&s->die);
 	s->name = n && *n ? kp_demangle(n, full_names) : NULL;
 	return s->name;
 }

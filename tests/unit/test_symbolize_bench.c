@@ -64,26 +64,29 @@ static size_t read_elf(const char *path, const char *dbg, struct fn **fns, struc
 		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
 		Elf_Scn *scn = NULL;
 
-		while (elf && !n && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-			Elf_Data *data;
+		/* .symtab, else .dynsym (a stripped library) */
+		for (int pass = 0; elf && !n && pass < (f == 0 && dbg ? 1 : 2); pass++, scn = NULL)
+			while (!n && (scn = elf_nextscn(elf, scn))) {
+				GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+				Elf_Data *data;
 
-			if (!sh || sh->sh_type != SHT_SYMTAB || !(data = elf_getdata(scn, NULL)))
-				continue;
-			for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
-				GElf_Sym s;
-
-				if (!gelf_getsym(data, (int)i, &s) ||
-				    GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_size < 4 ||
-				    s.st_shndx == SHN_UNDEF)
+				if (!sh || sh->sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
+				    !(data = elf_getdata(scn, NULL)))
 					continue;
-				if (n == cap) {
-					cap = cap ? 2 * cap : 1024;
-					*fns = realloc(*fns, cap * sizeof(**fns));
+				for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+					GElf_Sym s;
+
+					if (!gelf_getsym(data, (int)i, &s) ||
+					    GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_size < 4 ||
+					    s.st_shndx == SHN_UNDEF)
+						continue;
+					if (n == cap) {
+						cap = cap ? 2 * cap : 1024;
+						*fns = realloc(*fns, cap * sizeof(**fns));
+					}
+					(*fns)[n++] = (struct fn){s.st_value, s.st_size};
 				}
-				(*fns)[n++] = (struct fn){s.st_value, s.st_size};
 			}
-		}
 		if (elf && f == 0 && elf_getphdrnum(elf, &phnum) == 0) {
 			for (size_t i = 0; i < phnum && *nsegs < 16; i++) {
 				GElf_Phdr ph;

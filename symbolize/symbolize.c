@@ -12,6 +12,7 @@
 #include "symbolize/kallsyms.h"
 #include "symbolize/notes.h"
 #include "symbolize/objcache.h"
+#include "symbolize/perfmap.h"
 #include "util/hash.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
@@ -125,9 +126,32 @@ static void cache_grow(struct kp_symbolizer *sym)
 	sym->nslots = nslots;
 }
 
+/* Longest frame name kept (C++ template names run to kilobytes). */
+#define MAX_NAME (64 * 1024)
+
 static void push_frame(struct kp_symbolizer *sym, const char *name, uint8_t kind)
 {
-	uint32_t id = kp_strtab_intern(sym->names, name, strlen(name));
+	size_t len = strlen(name);
+	uint32_t id;
+	bool clean = len < MAX_NAME;
+
+	/* names from binaries are untrusted too: same rules as perf maps */
+	for (size_t i = 0; clean && i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		clean = c != ';' && c >= 0x20 && c != 0x7f;
+	}
+	if (clean) {
+		id = kp_strtab_intern(sym->names, name, len);
+	} else {
+		size_t size = (len < MAX_NAME ? len : MAX_NAME) + 4;
+		char *buf = kp_xmalloc(size);
+		size_t n = kp_sym_sanitize_name(buf, size, name, len);
+
+		id = n ? kp_strtab_intern(sym->names, buf, n)
+		       : kp_strtab_intern(sym->names, "?", 1);
+		free(buf);
+	}
 
 	kp_xgrow(&sym->pool, &sym->pool_cap, sym->npool + 1, sizeof(*sym->pool));
 	sym->pool[sym->npool].name = kp_strtab_str(sym->names, id);

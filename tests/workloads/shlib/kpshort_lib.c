@@ -7,11 +7,14 @@ double kpshort_lib_kprof(double seconds);
 
 static volatile unsigned long sink;
 
-static double now(void)
+/* CPU time, not wall time: on a loaded machine each process still spends
+ * its 20 ms here, so the share of its samples in the library does not
+ * depend on the load. */
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -27,10 +30,12 @@ __attribute__((noinline, noclone)) static void kpshort_lib_leaf_kprof(unsigned l
 
 __attribute__((noinline)) double kpshort_lib_kprof(double seconds)
 {
-	double start = now(), t;
+	double start = cpu_now(), t;
 
-	while ((t = now()) < start + seconds)
-		kpshort_lib_leaf_kprof(20000);
+	/* long enough between clock reads that the clock's system call is a
+	 * small part of the time */
+	while ((t = cpu_now()) < start + seconds)
+		kpshort_lib_leaf_kprof(100000);
 	__asm__ volatile("" ::: "memory"); /* keep the call a call */
 	return t - start;
 }

@@ -18,7 +18,7 @@ jopts=(-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -XX:+PreserveFrameP
 	-cp "$T/classes" HotKprof)
 
 out=$T/java.folded
-"$KPROF" -F 499 -f folded --annotate -o "$out" -- java "${jopts[@]}" 3 >"$T/out" 2>"$T/err"
+"$KPROF" -F 499 -f folded --annotate -o "$out" -- java "${jopts[@]}" 2 >"$T/out" 2>"$T/err"
 check "exit status 0" [ $? -eq 0 ]
 pid=$(sed -n 's/^pid //p' "$T/out")
 remove_map_of "$pid"

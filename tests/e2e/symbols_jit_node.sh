@@ -9,7 +9,7 @@ js=$KP_TESTS/workloads/js/hot.js
 
 for flag in --perf-basic-prof --perf-basic-prof-only-functions; do
 	out=$T/node$flag.folded
-	"$KPROF" -F 499 -f folded --annotate -o "$out" -- "$node" "$flag" "$js" 2.5 >"$T/out" 2>"$T/err"
+	"$KPROF" -F 499 -f folded --annotate -o "$out" -- "$node" "$flag" "$js" 1.5 >"$T/out" 2>"$T/err"
 	check "$flag: exit status 0" [ $? -eq 0 ]
 	pid=$(sed -n 's/^pid //p' "$T/out")
 	remove_map_of "$pid"

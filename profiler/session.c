@@ -677,6 +677,8 @@ static void enqueue(struct kp_session *s, const struct perf_event_header *hdr)
 /* Forgets the first n exited tasks. */
 static void apply_exits(struct kp_session *s, size_t n)
 {
+	if (!n)
+		return;
 	for (size_t i = 0; i < n; i++)
 		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1]))
 			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);

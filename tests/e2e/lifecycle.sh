@@ -50,17 +50,18 @@ for sig in INT TERM; do
 done
 
 # attach to a running process for a duration, and to one thread
-"$KP_WORKLOADS/spin_fp" 4 1 &
+"$KP_WORKLOADS/spin_fp" 8 1 &
 bg=$!
 sleep 0.2
-"$KPROF" -p $bg -F 499 -d 1 -f folded -o "$T/p.folded" 2>/dev/null
+"$KPROF" -p $bg -F 499 -d 1 -f folded -o "$T/p.folded" 2>"$T/p.err" || cat "$T/p.err"
 check "-p -d: exit 0" [ $? -eq 0 ]
 n=$(count_matching "$T/p.folded" '^spin_fp;(.*;)?spin_outer;spin_middle;spin_leaf$')
 check "-p sees the process's stack ($n)" [ "$n" -ge 100 ]
 check "-p sees only that process" [ "$(cut -d';' -f1 "$T/p.folded" | sort -u)" = spin_fp ]
 tid=$(ls /proc/$bg/task | sort -n | tail -1)
-"$KPROF" -t "$tid" -F 499 -f folded -o "$T/t.folded" --per-tid sleep 1 2>/dev/null
+"$KPROF" -t "$tid" -F 499 -f folded -o "$T/t.folded" --per-tid sleep 1 2>"$T/t.err" || cat "$T/t.err"
 check "-t samples one thread" [ "$(cut -d';' -f1 "$T/t.folded" | sort -u)" = "spin_fp-$bg/$tid" ]
+kill $bg
 wait $bg
 
 # -p of a process that exits ends the recording

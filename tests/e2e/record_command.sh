@@ -32,7 +32,8 @@ check "--per-pid root is comm-PID" grep -qE '^spin_fp-[0-9]+;' "$T/pid.folded"
 # children of the command are followed too
 "$KPROF" -F 499 -f folded -o "$T/child.folded" -- sh -c "'$KP_WORKLOADS/spin_fp' 1; true" 2>/dev/null
 child=$(count_matching "$T/child.folded" '^spin_fp;(.*;)?spin_leaf$')
-check "a child process of the command is sampled ($child)" [ "$child" -ge 200 ]
+all=$(total_count "$T/child.folded")
+check "a child process of the command is sampled ($child of $all)" at_least_pct "$child" "$all" 80
 
 # same profile, same bytes: the writer is deterministic
 "$KPROF" -F 199 -o "$T/spin.svg" -- "$KP_WORKLOADS/spin_fp" 0.5 2>/dev/null

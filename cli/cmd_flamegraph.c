@@ -173,6 +173,7 @@ int kp_cmd_flamegraph(int argc, char **argv)
 		kp_err("%s", d.msg);
 		goto out;
 	}
+	kp_outfile_abort(&of); /* after a commit: frees what is left */
 	status = 0;
 out:
 	kp_folded_free(f);

@@ -16,12 +16,28 @@ struct piece {
 	int scope;
 };
 
+/* Sorted disjoint pieces, each naming the innermost scope there. */
+struct pieces {
+	struct piece *v;
+	size_t n;
+};
+
+/* A function at the top of the CU (or of a namespace or class): its own
+ * subtree is indexed the first time an address falls in it. */
+struct root {
+	int scope;
+	bool indexed;
+	struct pieces inner;
+};
+
 struct cu_index {
 	Dwarf_Off cu_off;
 	struct kp_dwscope *scopes;
-	size_t nscopes;
-	struct piece *pieces; /* sorted, disjoint */
-	size_t npieces;
+	size_t nscopes, scopes_cap;
+	struct root *roots; /* by scope: roots[i].scope */
+	size_t nroots;
+	struct pieces top; /* scope = index in roots */
+	bool cxx;	   /* classes may hold member function definitions */
 };
 
 struct span;
@@ -32,11 +48,9 @@ struct kp_dwidx {
 	struct kp_idmap by_off;
 	struct kp_dwscope **chain;
 	size_t chain_cap;
-	/* scratch reused from one CU to the next */
+	/* scratch reused from one walk to the next */
 	struct span *spans;
 	size_t spans_cap;
-	struct kp_dwscope *scopes;
-	size_t scopes_cap;
 	Dwarf_Addr *pts;
 	size_t pts_cap;
 };
@@ -51,15 +65,19 @@ void kp_dwidx_free(struct kp_dwidx *x)
 	if (!x)
 		return;
 	for (size_t i = 0; i < x->ncus; i++) {
-		for (size_t j = 0; j < x->cus[i].nscopes; j++)
-			free(x->cus[i].scopes[j].name);
-		free(x->cus[i].scopes);
-		free(x->cus[i].pieces);
+		struct cu_index *cu = &x->cus[i];
+
+		for (size_t j = 0; j < cu->nscopes; j++)
+			free(cu->scopes[j].name);
+		for (size_t j = 0; j < cu->nroots; j++)
+			free(cu->roots[j].inner.v);
+		free(cu->scopes);
+		free(cu->roots);
+		free(cu->top.v);
 	}
 	free(x->cus);
 	free(x->chain);
 	free(x->spans);
-	free(x->scopes);
 	free(x->pts);
 	kp_idmap_fini(&x->by_off);
 	free(x);
@@ -73,8 +91,9 @@ struct span {
 
 struct walk {
 	struct kp_dwidx *x;
-	size_t nspans, nscopes;
-	bool cxx; /* classes may hold member function definitions */
+	struct cu_index *cu;
+	size_t nspans;
+	bool top; /* the CU level: functions become roots, not descended */
 };
 
 /* Whether a DIE's children can include functions or inlined instances:
@@ -83,6 +102,7 @@ static bool may_hold_code(const struct walk *w, int tag)
 {
 	switch (tag) {
 	case DW_TAG_subprogram:
+		return !w->top;
 	case DW_TAG_inlined_subroutine:
 	case DW_TAG_lexical_block:
 	case DW_TAG_namespace:
@@ -94,13 +114,34 @@ static bool may_hold_code(const struct walk *w, int tag)
 	case DW_TAG_class_type:
 	case DW_TAG_structure_type:
 	case DW_TAG_union_type:
-		return w->cxx;
+		return w->cu->cxx;
 	default:
 		return false;
 	}
 }
 
-/* Depth-first over the CU; returns nothing, bounded by the DIE tree. */
+static int add_scope(struct cu_index *cu, Dwarf_Die *die, int parent, bool inlined)
+{
+	struct kp_dwscope *sc;
+
+	kp_xgrow(&cu->scopes, &cu->scopes_cap, cu->nscopes + 1, sizeof(*cu->scopes));
+	sc = &cu->scopes[cu->nscopes];
+	memset(sc, 0, sizeof(*sc));
+	sc->die = *die;
+	sc->parent = parent;
+	sc->inlined = inlined;
+	return (int)cu->nscopes++;
+}
+
+static void add_span(struct walk *w, Dwarf_Addr lo, Dwarf_Addr hi, int scope, int depth)
+{
+	kp_xgrow(&w->x->spans, &w->x->spans_cap, w->nspans + 1, sizeof(*w->x->spans));
+	w->x->spans[w->nspans++] = (struct span){lo, hi, scope, depth};
+}
+
+/* Depth-first over the children of die. At the top level each function
+ * with code becomes a root (span scope = root number); below, every
+ * function and inlined instance is a scope of its own. */
 static void walk_die(struct walk *w, Dwarf_Die *die, int parent, int depth)
 {
 	Dwarf_Die child;
@@ -115,28 +156,28 @@ static void walk_die(struct walk *w, Dwarf_Die *die, int parent, int depth)
 		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
 			Dwarf_Addr base, lo, hi;
 			ptrdiff_t off = 0;
-			bool any = false;
+			int root = -1;
 
 			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 				if (hi <= lo)
 					continue;
-				if (!any) {
-					struct kp_dwscope *sc;
-
-					kp_xgrow(&w->x->scopes, &w->x->scopes_cap, w->nscopes + 1,
-						 sizeof(*w->x->scopes));
-					sc = &w->x->scopes[w->nscopes];
-					memset(sc, 0, sizeof(*sc));
-					sc->die = child;
-					sc->parent = parent;
-					sc->inlined = tag == DW_TAG_inlined_subroutine;
-					me = (int)w->nscopes++;
+				if (me == parent) {
+					me = add_scope(w->cu, &child, parent,
+						       tag == DW_TAG_inlined_subroutine);
 					d = depth + 1;
-					any = true;
+					if (w->top) {
+						struct cu_index *cu = w->cu;
+
+						cu->roots = kp_xrealloc(cu->roots,
+									(cu->nroots + 1) *
+										sizeof(*cu->roots));
+						memset(&cu->roots[cu->nroots], 0,
+						       sizeof(*cu->roots));
+						cu->roots[cu->nroots].scope = me;
+						root = (int)cu->nroots++;
+					}
 				}
-				kp_xgrow(&w->x->spans, &w->x->spans_cap, w->nspans + 1,
-					 sizeof(*w->x->spans));
-				w->x->spans[w->nspans++] = (struct span){lo, hi, me, d};
+				add_span(w, lo, hi, w->top ? root : me, d);
 			}
 		}
 		if (may_hold_code(w, tag) && dwarf_haschildren(&child))
@@ -167,7 +208,7 @@ static bool deeper(const struct span *a, const struct span *b)
 
 /* Flattens the spans: for each elementary interval, the deepest covering
  * scope (nested ranges in sane DWARF; a heap keeps it right otherwise). */
-static void flatten(struct kp_dwidx *x, struct cu_index *cu, struct span *spans, size_t n)
+static void flatten(struct kp_dwidx *x, struct pieces *out, struct span *spans, size_t n)
 {
 	Dwarf_Addr *pts;
 	const struct span **heap;
@@ -222,18 +263,18 @@ static void flatten(struct kp_dwidx *x, struct cu_index *cu, struct span *spans,
 		}
 		if (!nh)
 			continue;
-		last = cu->npieces ? &cu->pieces[cu->npieces - 1] : NULL;
+		last = out->n ? &out->v[out->n - 1] : NULL;
 		if (last && last->hi == a && last->scope == heap[0]->scope) {
 			last->hi = b;
 			continue;
 		}
-		kp_xgrow(&cu->pieces, &cap, cu->npieces + 1, sizeof(*cu->pieces));
-		cu->pieces[cu->npieces++] = (struct piece){a, b, heap[0]->scope};
+		kp_xgrow(&out->v, &cap, out->n + 1, sizeof(*out->v));
+		out->v[out->n++] = (struct piece){a, b, heap[0]->scope};
 	}
 	free(heap);
 	/* exact size: many CUs are indexed and kept */
-	if (cu->npieces)
-		cu->pieces = kp_xrealloc(cu->pieces, cu->npieces * sizeof(*cu->pieces));
+	if (out->n)
+		out->v = kp_xrealloc(out->v, out->n * sizeof(*out->v));
 }
 
 struct off_query {
@@ -261,26 +302,56 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 	cu = &x->cus[x->ncus++];
 	memset(cu, 0, sizeof(*cu));
 	cu->cu_off = q.off;
-	w.x = x;
 	switch (dwarf_srclang(cudie)) {
 	case DW_LANG_C:
 	case DW_LANG_C89:
 	case DW_LANG_C99:
 	case DW_LANG_C11:
-		w.cxx = false;
+		cu->cxx = false;
 		break;
 	default:
-		w.cxx = true; /* C++, Rust (impl blocks live in structs), unknown */
+		cu->cxx = true; /* C++, Rust (impl blocks live in structs), unknown */
 	}
+	w.x = x;
+	w.cu = cu;
+	w.top = true;
 	walk_die(&w, cudie, -1, 0);
-	if (w.nscopes) {
-		cu->nscopes = w.nscopes;
-		cu->scopes = kp_xmalloc(w.nscopes * sizeof(*cu->scopes));
-		memcpy(cu->scopes, x->scopes, w.nscopes * sizeof(*cu->scopes));
-	}
-	flatten(x, cu, x->spans, w.nspans);
+	flatten(x, &cu->top, x->spans, w.nspans);
 	kp_idmap_put(&x->by_off, kp_hash_u64(q.off), (uint32_t)x->ncus);
 	return cu;
+}
+
+/* Indexes the subtree of one top-level function. */
+static void index_root(struct kp_dwidx *x, struct cu_index *cu, struct root *r)
+{
+	Dwarf_Die die = cu->scopes[r->scope].die;
+	struct walk w = {.x = x, .cu = cu};
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	r->indexed = true;
+	while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+		if (hi > lo)
+			add_span(&w, lo, hi, r->scope, 0);
+	}
+	walk_die(&w, &die, r->scope, 1);
+	flatten(x, &r->inner, x->spans, w.nspans);
+}
+
+/* The piece of p containing addr, or NULL. */
+static const struct piece *find_piece(const struct pieces *p, Dwarf_Addr addr)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < p->v[lo - 1].hi ? &p->v[lo - 1] : NULL;
 }
 
 size_t kp_dwidx_chain(struct kp_dwidx *x, Dwfl_Module *mod, Dwarf_Addr addr,
@@ -290,7 +361,9 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwfl_Module *mod, Dwarf_Addr addr,
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 	Dwarf_Die cudie;
 	struct cu_index *cu;
-	size_t lo = 0, hi, n = 0;
+	const struct piece *pc;
+	struct root *r;
+	size_t n = 0;
 	int s;
 
 	*chain = NULL;
@@ -299,18 +372,15 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwfl_Module *mod, Dwarf_Addr addr,
 		return 0;
 	cu = get_cu(x, &cudie);
 	addr -= bias;
-	hi = cu->npieces;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cu->pieces[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || addr >= cu->pieces[lo - 1].hi)
+	pc = find_piece(&cu->top, addr);
+	if (!pc)
 		return 0;
-	for (s = cu->pieces[lo - 1].scope; s >= 0 && n < cu->nscopes; s = cu->scopes[s].parent) {
+	r = &cu->roots[pc->scope];
+	if (!r->indexed)
+		index_root(x, cu, r);
+	pc = find_piece(&r->inner, addr);
+	s = pc ? pc->scope : r->scope;
+	for (; s >= 0 && n < cu->nscopes; s = cu->scopes[s].parent) {
 		kp_xgrow(&x->chain, &x->chain_cap, n + 1, sizeof(*x->chain));
 		x->chain[n++] = &cu->scopes[s];
 		if (!cu->scopes[s].inlined)

@@ -8,7 +8,8 @@
 command -v javac >/dev/null && command -v java >/dev/null ||
 	skip "javac/java not installed (scripts/deps --test installs default-jdk-headless)"
 
-java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -version >/dev/null 2>&1 ||
+# (asked without turning it on: -version with it on would leave a map)
+java -XX:+UnlockDiagnosticVMOptions -XX:+PrintFlagsFinal -version 2>/dev/null | grep -qw DumpPerfMapAtExit ||
 	skip "this JVM has no -XX:+DumpPerfMapAtExit (JDK 17 or later): $(java -version 2>&1 | head -1)"
 mkdir -p "$T/classes"
 javac -d "$T/classes" "$KP_TESTS/workloads/java/HotKprof.java" 2>"$T/javac.err" ||

@@ -3,7 +3,8 @@
 # a stale entry for the same range comes first and must lose to the later
 # line, a garbage line is skipped, a name holding ';' and a control
 # character stays one well-formed folded frame. Also: a map that grows while
-# the process runs, and a map not owned by the process's user is ignored.
+# the process runs, a map the process deletes before it exits, and a map
+# not owned by the process's user (ignored).
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 
@@ -52,6 +53,17 @@ hot=$(count_matching "$T/grow.folded" '^jitcopy_fp;(.*;)?run_jit_kprof;kprof_jit
 echo "grow: $total samples, hot JIT $hot"
 check "grown map: the hot copy is named (>= 30%)" at_least_pct "$hot" "$total" 30
 check "grown map: the stale name never appears" lacks "$T/grow.folded" STALE
+
+# 2b. the map is deleted by the process just before it exits: it was
+# there for the whole run, so it must have been read (or kept open) while
+# the process lived
+"$KPROF" -F 499 -f folded --annotate -o "$T/unlink.folded" -- "$w" 1 unlink >"$T/out" 2>"$T/err"
+check "map deleted at exit: exit status 0" [ $? -eq 0 ]
+total=$(count_matching "$T/unlink.folded" '^jitcopy_fp;')
+hot=$(count_matching "$T/unlink.folded" '^jitcopy_fp;(.*;)?run_jit_kprof;kprof_jit_hot_spin_\[j\]$')
+echo "map deleted at exit: $total samples, hot JIT $hot"
+check "map deleted at exit: the workload removed it" [ ! -e "/tmp/perf-$(sed -n 's/^pid //p' "$T/out").map" ]
+check "map deleted at exit: the hot copy is still named (>= 30%)" at_least_pct "$hot" "$total" 30
 
 # 3. security: a map owned by another user than the process's is not read
 # (perf's rule: /tmp is world-writable). Someone (nobody) created

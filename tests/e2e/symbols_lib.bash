@@ -15,7 +15,19 @@ kp_maps_to_remove=()
 remove_map_of() { # pid
 	[ -n "$1" ] && kp_maps_to_remove+=("/tmp/perf-$1.map")
 }
-trap 'rm -f "${kp_maps_to_remove[@]}"' EXIT
+# Also the maps of dead processes that ran these workloads (a run that was
+# killed, or whose kprof died before the workload printed its pid).
+remove_dead_workload_maps() {
+	local f pid
+	for f in /tmp/perf-*.map; do
+		pid=${f#/tmp/perf-}
+		pid=${pid%.map}
+		case $pid in '' | *[!0-9]*) continue ;; esac
+		[ -e "/proc/$pid" ] && continue
+		grep -qE 'hotLoopKprof|HotKprof\.hotMethodKprof|kprof_jit_' "$f" 2>/dev/null && rm -f "$f"
+	done
+}
+trap 'rm -f "${kp_maps_to_remove[@]}"; remove_dead_workload_maps' EXIT
 
 # Frames in folded lines whose root frame matches comm_regex, weighted by
 # count: prints "UNKNOWN TOTAL" (the root frame itself is not counted).

@@ -8,12 +8,14 @@
  * Stack of the odd name:   main -> run_jit_kprof -> "kprof_jit;semi\001ctl"
  * Native spin:             main -> native_spin_kprof
  *
- * Usage: jitcopy SECONDS [grow|append]
+ * Usage: jitcopy SECONDS [grow|append|unlink]
  * With "grow", only the stale entry and the garbage line are written at
  * start; the right entries are appended after a third of the run (the map
  * grows while the process runs, as a JIT's does). With "append", an
  * existing map file is appended to rather than replaced (to test a map
- * someone else created before the process started).
+ * someone else created before the process started). With "unlink", the
+ * map is deleted just before the process exits, as some JIT runtimes
+ * clean up after themselves.
  * Prints "pid N" (the pid it sees itself as) so the caller can remove the map.
  * Built static, it also runs chrooted as pid 1 of its own namespace, where
  * its map is /tmp/perf-1.map under the chroot. */
@@ -125,6 +127,7 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
 	int grow = argc > 2 && strcmp(argv[2], "grow") == 0;
 	int append = argc > 2 && strcmp(argv[2], "append") == 0;
+	int unlink_at_exit = argc > 2 && strcmp(argv[2], "unlink") == 0;
 	size_t len = (size_t)(kp_jit_template_end - kp_jit_template);
 	long page = sysconf(_SC_PAGESIZE);
 	char line[256], right[512];
@@ -188,6 +191,8 @@ int main(int argc, char **argv)
 	}
 	if (!appended)
 		map_append(right);
+	if (unlink_at_exit && unlink(map_path) != 0)
+		die(map_path);
 	return 0;
 #endif
 }

@@ -125,6 +125,11 @@ int kp_cmd_flamegraph(int argc, char **argv)
 	/* a flame chart draws stacks in input (time) order */
 	kp_folded_set_sequence(f, so.flamechart);
 	if (optind == argc) {
+		if (isatty(STDIN_FILENO)) {
+			kp_err("flamegraph: no input: name folded files or pipe them in "
+			       "(kprof flamegraph --help)");
+			goto out;
+		}
 		if (read_input(f, "-", &ro, &bad, first_bad, sizeof(first_bad)) < 0)
 			goto out;
 	}

@@ -354,11 +354,8 @@ static const struct piece *find_piece(const struct pieces *p, Dwarf_Addr addr)
 	return lo > 0 && addr < p->v[lo - 1].hi ? &p->v[lo - 1] : NULL;
 }
 
-size_t kp_dwidx_chain(struct kp_dwidx *x, Dwfl_Module *mod, Dwarf_Addr addr,
-		      struct kp_dwscope ***chain)
+size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain)
 {
-	Dwarf_Addr bias;
-	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 	Dwarf_Die cudie;
 	struct cu_index *cu;
 	const struct piece *pc;
@@ -368,10 +365,9 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwfl_Module *mod, Dwarf_Addr addr,
 
 	*chain = NULL;
 	/* straight to libdw: dwfl_module_addrdie interns every CU in a tree */
-	if (!dw || !dwarf_addrdie(dw, addr - bias, &cudie))
+	if (!dw || !dwarf_addrdie(dw, addr, &cudie))
 		return 0;
 	cu = get_cu(x, &cudie);
-	addr -= bias;
 	pc = find_piece(&cu->top, addr);
 	if (!pc)
 		return 0;

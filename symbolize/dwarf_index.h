@@ -23,12 +23,11 @@ struct kp_dwidx;
 struct kp_dwidx *kp_dwidx_new(void);
 void kp_dwidx_free(struct kp_dwidx *x);
 
-/* The scopes containing addr (a module address), innermost first, ending
- * with the function that contains them: *chain points to an array owned by
- * x, valid until the next call. Returns its length, 0 when no DWARF
- * describes addr. */
-size_t kp_dwidx_chain(struct kp_dwidx *x, Dwfl_Module *mod, Dwarf_Addr addr,
-		      struct kp_dwscope ***chain);
+/* The scopes containing addr (a DWARF address of dw), innermost first,
+ * ending with the function that contains them: *chain points to an array
+ * owned by x, valid until the next call. Returns its length, 0 when no
+ * DWARF describes addr. One x serves one dw. */
+size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain);
 
 /* The scope's display name (linkage name demangled, else DW_AT_name,
  * following abstract origins), or NULL. Owned by x. */

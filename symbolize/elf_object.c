@@ -41,6 +41,12 @@ struct kp_elfobj {
 	struct fsym *syms; /* sorted by address, one per address */
 	size_t nsyms;
 	struct kp_dwidx *dwidx; /* inline scopes, built per CU on demand */
+	bool dw_tried;
+	Dwarf *dw;	    /* from libdw's module, or ours below */
+	Dwarf_Addr dw_bias; /* module address - DWARF address */
+	Dwarf *own_dw;	    /* a separate debug file opened by us */
+	Elf *own_elf;
+	int own_fd;
 };
 
 static void libelf_init(void)
@@ -203,6 +209,7 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 	struct kp_elfobj *o = kp_xcalloc(1, sizeof(*o));
 
 	o->fd = fd;
+	o->own_fd = -1;
 	o->name = kp_xstrdup(name);
 	o->debug_path = debug_path ? kp_xstrdup(debug_path) : NULL;
 	return o;
@@ -219,6 +226,12 @@ void kp_elfobj_free(struct kp_elfobj *o)
 	free(o->segs);
 	free(o->syms);
 	kp_dwidx_free(o->dwidx);
+	if (o->own_dw)
+		dwarf_end(o->own_dw);
+	if (o->own_elf)
+		elf_end(o->own_elf);
+	if (o->own_fd >= 0)
+		close(o->own_fd);
 	free(o->error);
 	free(o->debug_path);
 	free(o->name);
@@ -387,6 +400,99 @@ static bool load(struct kp_elfobj *o, const struct kp_elf_ctx *ctx)
 	return true;
 }
 
+static bool has_section(Elf *elf, const char *want)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (name && strcmp(name, want) == 0)
+			return sh->sh_type != SHT_NOBITS;
+	}
+	return false;
+}
+
+/* Opens the separate debug file of the module our own way: libdw
+ * decompresses every DWARF section it knows when it opens a file, and
+ * Debian's debug files are compressed; the line tables and location lists,
+ * which we never read, are a third of that. They are hidden (made NOBITS
+ * in a private copy-on-write mapping) before libdw sees the file. */
+static Dwarf *open_debug_file(struct kp_elfobj *o)
+{
+	static const char *const unused[] = {".debug_line", ".debug_loclists", ".debug_loc",
+					     ".debug_macro", ".debug_macinfo"};
+	const char *mainfile = NULL, *debugfile = NULL;
+	void **userdata;
+	Dwarf_Addr start;
+	char *found = NULL;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int fd = -1;
+
+	if (!dwfl_module_info(o->mod, &userdata, &start, NULL, NULL, NULL, &mainfile, &debugfile))
+		return NULL;
+	if (debugfile) {
+		fd = open(debugfile, O_RDONLY | O_CLOEXEC);
+	} else {
+		Elf *main_elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
+		GElf_Word crc = 0;
+		const char *link = main_elf ? dwelf_elf_gnu_debuglink(main_elf, &crc) : NULL;
+
+		/* build-id, debuglink, debuginfod: the path libdw would take */
+		fd = dwfl_standard_find_debuginfo(o->mod, userdata, o->name, start,
+						  mainfile ? mainfile : o->name, link, crc, &found);
+		free(found);
+	}
+	if (fd < 0)
+		return NULL;
+	o->own_fd = fd;
+	o->own_elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	if (!o->own_elf || elf_kind(o->own_elf) != ELF_K_ELF ||
+	    elf_getshdrstrndx(o->own_elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(o->own_elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(o->own_elf, shstrndx, sh->sh_name) : NULL;
+
+		for (size_t i = 0; name && i < sizeof(unused) / sizeof(unused[0]); i++) {
+			if (strcmp(name, unused[i]) == 0) {
+				sh->sh_type = SHT_NOBITS;
+				gelf_update_shdr(scn, sh);
+			}
+		}
+	}
+	o->own_dw = dwarf_begin_elf(o->own_elf, DWARF_C_READ, NULL);
+	return o->own_dw;
+}
+
+/* The DWARF of the object and the bias from DWARF to module addresses. */
+static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias)
+{
+	if (!o->dw_tried) {
+		Elf *main_elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
+
+		o->dw_tried = true;
+		/* a separate debug file is linked at the binary's addresses
+		 * (prelinked files are the exception: left to libdw) */
+		if (main_elf && !has_section(main_elf, ".debug_info") &&
+		    !has_section(main_elf, ".zdebug_info") &&
+		    !has_section(main_elf, ".gnu.prelink_undo"))
+			o->dw = open_debug_file(o);
+		if (o->dw) {
+			o->dw_bias = o->bias;
+		} else {
+			o->dw = dwfl_module_getdwarf(o->mod, &o->dw_bias);
+		}
+	}
+	*bias = o->dw_bias;
+	return o->dw;
+}
+
 bool kp_elfobj_lookup(struct kp_elfobj *o, const struct kp_elf_ctx *ctx, uint64_t off,
 		      kp_elf_emit_fn emit, void *arg)
 {
@@ -412,9 +518,13 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, const struct kp_elf_ctx *ctx, uint64_
 	addr = seg->vaddr + (off - seg->off) + o->bias;
 	fs = find_symbol(o, addr);
 	if (!ctx->no_inline || !fs) {
+		Dwarf_Addr dwbias;
+		Dwarf *dw = get_dwarf(o, &dwbias);
+
 		if (!o->dwidx)
 			o->dwidx = kp_dwidx_new();
-		nchain = kp_dwidx_chain(o->dwidx, o->mod, addr, &chain);
+		if (dw)
+			nchain = kp_dwidx_chain(o->dwidx, dw, addr - dwbias, &chain);
 	}
 	/* the symbol names the function (as perf does, "foo.cold" included);
 	 * DWARF only when there is no symbol */

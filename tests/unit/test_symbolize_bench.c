@@ -367,14 +367,15 @@ static void bench(void)
 		printf(")\n");
 	printf("addresses: %zu distinct (%s), %zu frames (%zu inline), %zu unresolved\n", n,
 	       cluster > 1 ? "clustered" : "spread over all functions", nframes, ninline, nunknown);
-	printf("%-14s %10s %10s\n", "tool", "wall ms", "cpu ms");
+	printf("%-14s %10s %10s   %s\n", "tool", "wall ms", "cpu ms",
+	       "kprof faster by (wall, cpu)");
 	printf("%-14s %10.1f %10.1f\n", "kprof", ours * 1e3, ours_cpu * 1e3);
 	if (a2l >= 0)
-		printf("%-14s %10.1f %10.1f   (kprof %.1fx faster)\n", "addr2line", a2l * 1e3,
-		       a2l_cpu * 1e3, a2l / ours);
+		printf("%-14s %10.1f %10.1f   %.1fx, %.1fx\n", "addr2line", a2l * 1e3,
+		       a2l_cpu * 1e3, a2l / ours, a2l_cpu / ours_cpu);
 	if (eu >= 0)
-		printf("%-14s %10.1f %10.1f   (kprof %.1fx faster)\n", "eu-addr2line", eu * 1e3,
-		       eu_cpu * 1e3, eu / ours);
+		printf("%-14s %10.1f %10.1f   %.1fx, %.1fx\n", "eu-addr2line", eu * 1e3,
+		       eu_cpu * 1e3, eu / ours, eu_cpu / ours_cpu);
 	free(offs);
 	free(fns);
 }

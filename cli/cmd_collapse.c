@@ -203,9 +203,9 @@ int kp_cmd_collapse(int argc, char **argv)
 	}
 	if (kp_collapse_write(c, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0) {
 		kp_err("%s", d.msg);
-		kp_outfile_abort(&out);
 		status = 1;
 	}
+	kp_outfile_abort(&out); /* after a commit: frees the name only */
 out_collapse:
 	kp_collapse_free(c);
 	return status;

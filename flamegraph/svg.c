@@ -382,7 +382,7 @@ static void write_head(struct svg *g, const struct layout *l)
 	line = o->subtitle && *o->subtitle ? 1 : 0;
 	for (size_t i = 0; i < o->n_info_lines; i++, line++)
 		put_text(out, NULL, o->width / 2, l->fs * 4 + (double)line * (l->fs + 4), "info",
-			 o->info_lines[i]);
+			 o->info_lines[i] ? o->info_lines[i] : "");
 	put_text(out, "details", XPAD, l->height - l->ypad2 / 2, NULL, " ");
 	put_text(out, "unzoom", XPAD, l->fs * 2, "hide", "Reset Zoom");
 	put_text(out, "search", o->width - XPAD - 100, l->fs * 2, NULL, "Search");
@@ -501,14 +501,28 @@ static void write_frame(struct svg *g, const struct layout *l, const struct node
 	put(out, "</g>\n");
 }
 
-int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *o, FILE *out,
+int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *opts, FILE *out,
 		 struct kp_diag *d)
 {
+	struct kp_svg_opts defaults, copy = *opts;
+	const struct kp_svg_opts *o = &copy;
 	struct svg g = {.f = f, .o = o, .out = out};
 	struct layout l;
 	int pal;
 
-	pal = kp_palette_lookup(o->colors ? o->colors : "hot");
+	/* a caller that left a string NULL gets the default */
+	kp_svg_opts_init(&defaults);
+	if (!copy.fonttype)
+		copy.fonttype = defaults.fonttype;
+	if (!copy.countname)
+		copy.countname = defaults.countname;
+	if (!copy.nametype)
+		copy.nametype = defaults.nametype;
+	if (!copy.colors)
+		copy.colors = defaults.colors;
+	if (!copy.info_lines)
+		copy.n_info_lines = 0;
+	pal = kp_palette_lookup(o->colors);
 	if (pal < 0)
 		return kp_diag_set(d, -EINVAL, "unknown palette \"%s\"", o->colors);
 	g.pal = (enum kp_palette)pal;

@@ -35,6 +35,7 @@ check "the template in the binary is not confused with its copies" \
 	lacks "$T/jit.folded" 'kp_jit_template'
 check "the garbage line is counted in the summary or a note" \
 	grep -qiE 'malformed|garbage|skipped|bad line' "$T/err"
+check "the summary counts no unresolved JIT frame" grep -qE 'unresolved \(.*JIT 0[,)]' "$T/err"
 cat "$T/err"
 
 # without --annotate the JIT frame carries no suffix
@@ -78,6 +79,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	check "a map owned by another user: no name from it" lacks "$T/own.folded" kprof_jit
 	check "a map owned by another user: its frames are JIT [unknown]" \
 		grep -qE '^jitcopy_fp;(.*;)?run_jit_kprof;\[unknown\]' "$T/own.folded"
+	check "a map owned by another user: the summary counts unresolved JIT frames" \
+		grep -qE 'unresolved \(.*JIT [1-9][0-9]*[,)]' "$T/err"
 	check "a map owned by another user: said once on stderr" \
 		sh -c "[ \$(grep -c 'perf-[0-9]*\.map' '$T/err') -eq 1 ]"
 	grep 'perf-' "$T/err"

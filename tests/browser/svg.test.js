@@ -222,6 +222,7 @@ async function main() {
 		const small0 = pick(orig, 'small');
 		check('"small" has no label before zooming', small0 && small0.label === '', show(small0));
 		check('no script errors on load', errors.length === 0, show(errors));
+		check('Reset Zoom is hidden at first', !(await page.isVisible('#unzoom')));
 
 		// hover: the details line names the frame
 		const beta0 = pick(orig, 'beta');
@@ -394,6 +395,8 @@ async function main() {
 			'zoom and search together',
 			near(Number(pick(z, 'beta').w), FULL, 0.5) && z.filter((f) => f.cls.includes('match')).length === 2 && (await text(page, '#matched')) === leafWant
 		);
+		await open(`${url}?i=1&s=LEAF_X`);
+		check('?i=1&s=LEAF_X searches ignoring case', (await text(page, '#matched')) === leafWant, await text(page, '#matched'));
 		await open(`${url}?x=999.9&y=1`);
 		z = await snapshot(page);
 		check('?x=&y= naming no frame leaves the graph unzoomed', z.every((f) => f.w === orig[f.index].w));
@@ -470,6 +473,31 @@ async function main() {
 				console.log(`screenshot: ${shot2}`);
 			}
 			check('recorded: no page errors or console errors', errors.length === 0, show(errors));
+		}
+
+		// a workload with known stacks: the names a user searches for are there
+		const spin = path.join(process.env.KP_WORKLOADS || '', 'spin_fp');
+		const rec2 = path.join(OUT, 'spin.svg');
+		const r4 = spawnSync(KPROF, ['-F', '499', '-o', rec2, '--', spin, '0.5'], { encoding: 'utf8', timeout: 20000 });
+		check('kprof records the spin workload into an SVG', r4.status === 0 && fs.existsSync(rec2), `${spin}: status ${r4.status}: ${r4.stderr}`);
+		if (r4.status === 0) {
+			await open('file://' + rec2);
+			await searchAs('ctrl-f', '^spin_leaf$');
+			const m = /^Matched: ([\d.]+)%$/.exec(await text(page, '#matched'));
+			// record_command.sh: the exact stack carries >= 90% of spin_fp's samples
+			check('spin: ^spin_leaf$ matches most samples', m && Number(m[1]) >= 80, await text(page, '#matched'));
+			const leaf = (await snapshot(page)).filter((f) => f.name === 'spin_leaf').sort((a, b) => b.count - a.count)[0];
+			if (leaf) {
+				await frameG(leaf).click();
+				const lz = await snapshot(page);
+				check('spin: clicking spin_leaf zooms to it', near(Number(lz[leaf.index].w), FULL, 0.5) && lz[leaf.index].label === 'spin_leaf');
+				check('spin: spin_middle and spin_outer are its greyed parents', ['spin_middle', 'spin_outer', 'main'].every((n) => lz.some((f) => f.name === n && f.cls === 'parent')));
+			}
+			await page.mouse.move(WIDTH / 2, 5);
+			const shot3 = path.join(OUT, 'spin-zoomed.png');
+			await page.screenshot({ path: shot3 });
+			console.log(`screenshot: ${shot3}`);
+			check('spin: no page errors or console errors', errors.length === 0, show(errors));
 		}
 	} finally {
 		await browser.close();

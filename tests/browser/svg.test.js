@@ -460,7 +460,7 @@ async function main() {
 			const sub = await page.evaluate(() => [...document.querySelectorAll('#subtitle, .info')].map((e) => e.textContent));
 			console.log(`recorded: ${rs.length} frames, ${sub.join(' | ')}`);
 			// the recording's metadata under the title names what was profiled
-			check('recorded: the info lines name the command (sh -c ...)', sub.some((l) => / -- sh -c i=0;/.test(l)), show(sub));
+			check('recorded: the info lines name the command (sh -c ...)', sub.some((l) => / -- sh -c ['"]?i=0;/.test(l)), show(sub));
 			// zoom the widest frame above depth 1 and search its name
 			const tgt = rs.filter((f) => f.depth >= 2).sort((a, b) => Number(b.w) - Number(a.w))[0];
 			if (tgt) {

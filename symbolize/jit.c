@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "symbolize/idmap.h"
@@ -21,11 +22,13 @@
 
 struct jit {
 	pid_t pid;
-	bool exited;	     /* a later get(pid) is another process */
-	bool checked;	     /* looked at since the last exit/get */
-	bool read_once;	     /* map holds a read of the file */
-	int rootfd;	     /* O_PATH of /proc/PID/root, or -1 */
-	char inner_path[48]; /* "/tmp/perf-NSPID.map" as the process sees it */
+	bool exited;	      /* a later get(pid) is another process */
+	bool checked;	      /* looked at since the last exit/get */
+	bool read_once;	      /* map holds a read of the file */
+	int rootfd;	      /* O_PATH of /proc/PID/root, or -1 */
+	int mapfd;	      /* the map, checked, kept open while the process lives */
+	uint64_t last_try_ms; /* when opening the map was last tried */
+	char inner_path[48];  /* "/tmp/perf-NSPID.map" as the process sees it */
 	uid_t uids[4];
 	bool have_uids;
 	struct stat last; /* of the file as last read */
@@ -39,6 +42,9 @@ struct kp_jittab {
 	struct kp_idmap by_pid;
 	struct kp_sym_notelist *notes;
 };
+
+static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st);
+static uint64_t now_ms(void);
 
 struct kp_jittab *kp_jittab_new(struct kp_sym_notelist *notes)
 {
@@ -55,6 +61,8 @@ void kp_jittab_free(struct kp_jittab *jt)
 	for (size_t i = 0; i < jt->n; i++) {
 		if (jt->jits[i].rootfd >= 0)
 			close(jt->jits[i].rootfd);
+		if (jt->jits[i].mapfd >= 0)
+			close(jt->jits[i].mapfd);
 		kp_perfmap_fini(&jt->jits[i].map);
 	}
 	free(jt->jits);
@@ -88,8 +96,18 @@ uint32_t kp_jittab_get(struct kp_jittab *jt, pid_t pid)
 	struct jit *j;
 	uint32_t id = find_live(jt, pid);
 
-	if (id)
+	if (id) {
+		j = &jt->jits[id - 1];
+		/* the map may appear later: look again, at most ten times a second */
+		if (j->mapfd < 0 && now_ms() - j->last_try_ms >= 100) {
+			struct stat mst;
+			int fd = open_map(jt, j, &mst);
+
+			if (fd >= 0)
+				close(fd);
+		}
 		return id;
+	}
 	kp_xgrow(&jt->jits, &jt->cap, jt->n + 1, sizeof(*jt->jits));
 	j = &jt->jits[jt->n++];
 	memset(j, 0, sizeof(*j));
@@ -107,7 +125,15 @@ uint32_t kp_jittab_get(struct kp_jittab *jt, pid_t pid)
 	/* the JIT names the file after the pid it sees in its own namespace */
 	snprintf(j->inner_path, sizeof(j->inner_path), "/tmp/perf-%d.map",
 		 (int)(st.nspid > 0 ? st.nspid : pid));
+	j->mapfd = -1;
 	kp_idmap_put(&jt->by_pid, kp_hash_u64((uint64_t)pid), id);
+	{
+		struct stat mst;
+		int fd = open_map(jt, j, &mst);
+
+		if (fd >= 0)
+			close(fd);
+	}
 	return id;
 }
 
@@ -134,6 +160,62 @@ static void shown_path(const struct jit *j, char *buf, size_t size)
 }
 
 /* Reads the map again if the file changed since the last read. */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Opens the map by its path and checks it (regular file, owner); a map
+ * that passes is also kept open in j->mapfd, so it can still be read when
+ * the JIT deletes it before exiting. When the path is gone, the kept
+ * descriptor stands in. Returns an fd the caller closes, or -1. */
+static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st)
+{
+	char shown[128];
+	int fd;
+
+	j->last_try_ms = now_ms();
+	if (j->rootfd >= 0)
+		fd = kp_sym_open_in_root(j->rootfd, j->inner_path,
+					 O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	else
+		fd = kp_sym_open(j->inner_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	if (fd == -ELOOP) {
+		shown_path(j, shown, sizeof(shown));
+		kp_sym_note(jt->notes, "ignored %s: it is a symbolic link", shown);
+		return -1;
+	}
+	if (fd < 0) {
+		/* not written yet, or deleted: the kept one, if any */
+		if (j->mapfd < 0 || fstat(j->mapfd, st) < 0)
+			return -1;
+		return fcntl(j->mapfd, F_DUPFD_CLOEXEC, 0);
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		shown_path(j, shown, sizeof(shown));
+		kp_sym_note(jt->notes, "ignored %s: not a regular file", shown);
+		close(fd);
+		return -1;
+	}
+	if (!owner_ok(j, st->st_uid)) {
+		shown_path(j, shown, sizeof(shown));
+		kp_sym_note(jt->notes, "ignored %s: owned by uid %u, not the process's user", shown,
+			    (unsigned)st->st_uid);
+		close(fd);
+		return -1;
+	}
+	if (!j->exited) {
+		if (j->mapfd >= 0)
+			close(j->mapfd);
+		j->mapfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	}
+	return fd;
+}
+
+/* Reads the map again if the file changed since the last read. */
 static void refresh(struct kp_jittab *jt, struct jit *j)
 {
 	char shown[128];
@@ -143,29 +225,9 @@ static void refresh(struct kp_jittab *jt, struct jit *j)
 	int fd;
 
 	j->checked = true;
-	if (j->rootfd >= 0)
-		fd = kp_sym_open_in_root(j->rootfd, j->inner_path,
-					 O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-	else
-		fd = kp_sym_open(j->inner_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		if (fd == -ELOOP) {
-			shown_path(j, shown, sizeof(shown));
-			kp_sym_note(jt->notes, "ignored %s: it is a symbolic link", shown);
-		}
-		return; /* not written (yet), or deleted: keep what we read */
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		shown_path(j, shown, sizeof(shown));
-		kp_sym_note(jt->notes, "ignored %s: not a regular file", shown);
-		goto out_fd;
-	}
-	if (!owner_ok(j, st.st_uid)) {
-		shown_path(j, shown, sizeof(shown));
-		kp_sym_note(jt->notes, "ignored %s: owned by uid %u, not the process's user", shown,
-			    (unsigned)st.st_uid);
-		goto out_fd;
-	}
+	fd = open_map(jt, j, &st);
+	if (fd < 0)
+		return; /* keep what was read */
 	if (j->read_once && st.st_ino == j->last.st_ino && st.st_dev == j->last.st_dev &&
 	    st.st_size == j->last.st_size && st.st_mtim.tv_sec == j->last.st_mtim.tv_sec &&
 	    st.st_mtim.tv_nsec == j->last.st_mtim.tv_nsec)
@@ -181,7 +243,7 @@ static void refresh(struct kp_jittab *jt, struct jit *j)
 				cap = KP_PERFMAP_MAX_BYTES;
 			buf = kp_xrealloc(buf, cap);
 		}
-		n = read(fd, buf + len, cap - len);
+		n = pread(fd, buf + len, cap - len, (off_t)len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)

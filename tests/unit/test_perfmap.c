@@ -384,6 +384,31 @@ static void test_lifecycle(void)
 	CHECK(id2 != id);
 	kp_sym_free(sym);
 
+	/* deleted by the JIT before it exits: the map opened while it ran is
+	 * read through the descriptor kept since */
+	sym = kp_sym_new(NULL);
+	if (pipe(pfd))
+		return;
+	child = fork();
+	if (child == 0) {
+		close(pfd[1]);
+		while (read(pfd[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(pfd[0]);
+	remove_map(child);
+	id = kp_sym_jit_get(sym, child); /* no map yet */
+	write_map(child, "1000 100 deleted_before_exit\n", getuid());
+	usleep(150000);
+	CHECK_EQ_INT(kp_sym_jit_get(sym, child), id); /* sees it now */
+	remove_map(child);
+	close(pfd[1]);
+	waitpid(child, NULL, 0);
+	kp_sym_process_exit(sym, child);
+	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "deleted_before_exit");
+	kp_sym_free(sym);
+
 	/* a map that grows after the exit read is re-read at resolve time */
 	sym = kp_sym_new(NULL);
 	write_map(getpid(), "1000 100 first\n", getuid());

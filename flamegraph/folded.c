@@ -475,38 +475,54 @@ static bool is_digit(unsigned char c)
 	return c >= '0' && c <= '9';
 }
 
+/* Where the trailing count of s[0..len) starts: /\d+(\.\d*)?$/ after one
+ * whitespace character. Returns 0 (no count; a count never starts at 0)
+ * or the index, and says in *why what is wrong otherwise. */
+static size_t count_start(const char *s, size_t len, const char **why)
+{
+	size_t j = len, start;
+
+	*why = "no count at the end of the line";
+	while (j > 0 && is_digit((unsigned char)s[j - 1]))
+		j--;
+	if (j > 0 && s[j - 1] == '.') {
+		start = j - 1;
+		while (start > 0 && is_digit((unsigned char)s[start - 1]))
+			start--;
+		if (start == j - 1)
+			return 0;
+	} else {
+		if (j == len)
+			return 0;
+		start = j;
+	}
+	if (start == 0 || !is_space((unsigned char)s[start - 1])) {
+		if (start > 0 && s[start - 1] == '-')
+			*why = "negative count";
+		return 0;
+	}
+	return start;
+}
+
 /* Splits "stack COUNT" the way flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/
  * does: the count is the last token, the stack everything before the one
  * whitespace character in front of it. Returns NULL on success or the
  * reason the line is bad. */
 static const char *split_line(const char *s, size_t len, size_t *stack_len, double *count)
 {
-	size_t e = len, j = len, start;
+	size_t start, e = len;
 	char num[64];
+	const char *why;
 
-	while (j > 0 && is_digit((unsigned char)s[j - 1]))
-		j--;
-	if (j > 0 && s[j - 1] == '.') {
-		size_t k = j - 1;
-
-		while (k > 0 && is_digit((unsigned char)s[k - 1]))
-			k--;
-		if (k == j - 1)
-			return "no count at the end of the line";
-		start = k;
-	} else {
-		if (j == e)
-			return "no count at the end of the line";
-		start = j;
-	}
-	if (start == 0 || !is_space((unsigned char)s[start - 1])) {
-		if (start > 0 && s[start - 1] == '-')
-			return "negative count";
-		return "no count at the end of the line";
-	}
-	/* the stack ends before the one whitespace character in front of
-	 * the count, as in flamegraph.pl */
+	start = count_start(s, len, &why);
+	if (!start)
+		return why;
 	*stack_len = start - 1;
+	/* flamegraph.pl reads "stack COUNT1 COUNT2" as a differential
+	 * profile; drawing it as one count would silently mislabel a frame */
+	if (count_start(s, *stack_len, &why))
+		return "two counts (a differential profile): kprof flamegraph reads one count a "
+		       "line";
 	/* leading zeros do not change the value; keep the number short */
 	while (start < e - 1 && s[start] == '0' && is_digit((unsigned char)s[start + 1]))
 		start++;

@@ -250,6 +250,11 @@ static void test_bad_lines(void)
 	CHECK(strstr(d.msg, "in.folded:1: negative count") != NULL);
 	CHECK_EQ_INT(read_text(f, "x 99999999999999999999\n", 23, false, NULL, &d), -EINVAL);
 	CHECK(strstr(d.msg, "count too large") != NULL);
+	/* flamegraph.pl would draw a differential graph: not one count */
+	CHECK_EQ_INT(read_text(f, "x;y 10 12\n", 10, false, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:1: two counts") != NULL);
+	/* a name may still end in digits when no space comes before them */
+	CHECK_EQ_INT(read_text(f, "x;y12 3\nx;[unknown <0>] 1\n", 26, false, NULL, &d), 0);
 	kp_folded_free(f);
 }
 

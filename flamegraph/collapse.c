@@ -17,17 +17,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util/hash.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
 /* A line longer than this is skipped (counted as bad) instead of buffered. */
-#define MAX_LINE       (64u << 20)
-#define READ_BUF_SIZE  (4u << 20)
+#define MAX_LINE (64u << 20)
+/* small enough that the chunk just read is still in L2 when parsed */
+#define READ_BUF_SIZE  (256u << 10)
 #define MAX_EVENT_NAME 255
 /* Frame lines remembered; beyond this, new lines are worked out each time
  * (keeps memory bounded on inputs where no line repeats). */
 #define MAX_CACHED_LINES (4u << 20)
+#define MAX_CACHED_BYTES (512u << 20)
 /* In a part id: this frame takes the next line as its srcline. */
 #define PART_SRCLINE 0x80000000u
 
@@ -45,6 +46,45 @@ static inline bool is_digit(unsigned char ch)
 static inline bool is_word(unsigned char ch)
 {
 	return is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+/* The tables here hash every input line, so they use a hash that takes 16
+ * bytes per multiply (the wyhash construction) rather than util/hash.h's
+ * 8 bytes per four multiplies. */
+static inline uint64_t mum(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static uint64_t fast_hash(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len, a = 0, b = 0;
+
+	for (; len > 16; p += 16, len -= 16) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		h = mum(a ^ 0xa0761d6478bd642fULL, b ^ h);
+	}
+	if (len >= 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + len - 8, 8);
+	} else if (len >= 4) {
+		uint32_t x, y;
+
+		memcpy(&x, p, 4);
+		memcpy(&y, p + len - 4, 4);
+		a = x;
+		b = y;
+	} else if (len > 0) {
+		a = ((uint64_t)p[0] << 16) | ((uint64_t)p[len >> 1] << 8) | p[len - 1];
+		b = 0;
+	} else {
+		a = b = 0;
+	}
+	return mum(a ^ 0xe7037ed1a0b428dbULL ^ h, b ^ 0x8ebc6af09c88c6e3ULL);
 }
 
 /* A count as Perl keeps it: an unsigned integer until a sum overflows,
@@ -102,6 +142,15 @@ struct line_res {
 	uint8_t kind;
 };
 
+/* A distinct frame line: its bytes linebuf[off .. off+len). */
+struct line_ent {
+	uint64_t hash;
+	size_t off;
+	uint32_t len;
+	bool used;
+	struct line_res res[2]; /* [1] when the comm is java* (Java names are tidied) */
+};
+
 /* A distinct stack: ids spool[off .. off+n), root first. */
 struct stack {
 	uint64_t hash;
@@ -117,9 +166,9 @@ struct kp_collapse {
 	char *other_event; /* first event skipped; owned */
 
 	struct kp_strtab *names; /* frame and root names -> id */
-	struct kp_strtab *lines; /* frame lines seen -> id (the cache keys) */
-	struct line_res *res[2]; /* by line id; [1] when the comm is java* */
-	size_t res_cap[2];
+	struct line_ent *lines;	 /* frame lines seen: open addressing */
+	size_t nlines, lines_cap;
+	struct bytes linebuf;
 	uint32_t *pool; /* part ids of cached lines */
 	size_t npool, pool_cap;
 	struct bytes scratch; /* a name being built */
@@ -165,7 +214,8 @@ struct kp_collapse *kp_collapse_new(const struct kp_collapse_opts *opts)
 	c->opts.event_filter = NULL; /* the caller's string is not kept */
 	c->st.event = c->event;
 	c->names = kp_strtab_new();
-	c->lines = kp_strtab_new();
+	c->lines_cap = 1024;
+	c->lines = kp_xcalloc(c->lines_cap, sizeof(*c->lines));
 	c->nslots = 1024;
 	c->slots = kp_xcalloc(c->nslots, sizeof(*c->slots));
 	return c;
@@ -176,9 +226,8 @@ void kp_collapse_free(struct kp_collapse *c)
 	if (!c)
 		return;
 	kp_strtab_free(c->names);
-	kp_strtab_free(c->lines);
-	free(c->res[0]);
-	free(c->res[1]);
+	free(c->lines);
+	free(c->linebuf.p);
 	free(c->pool);
 	free(c->scratch.p);
 	free(c->stacks);
@@ -409,7 +458,9 @@ static bool header_line(struct kp_collapse *c, const char *s, size_t n)
 			c->pname.p[i] = '_';
 	c->have_pname = true;
 	c->java = c->pname.len >= 4 && memcmp(c->pname.p, "java", 4) == 0;
-	c->pname_id = kp_strtab_intern(c->names, c->pname.p, c->pname.len);
+	if (!(c->pname_id && kp_strtab_len(c->names, c->pname_id) == c->pname.len &&
+	      memcmp(kp_strtab_str(c->names, c->pname_id), c->pname.p, c->pname.len) == 0))
+		c->pname_id = kp_strtab_intern(c->names, c->pname.p, c->pname.len);
 	return true;
 }
 
@@ -654,6 +705,54 @@ static enum line_kind eval_frame_line(struct kp_collapse *c, const char *s, size
 	return LINE_FRAMES;
 }
 
+static void lines_grow(struct kp_collapse *c)
+{
+	size_t cap = c->lines_cap * 2, mask = cap - 1;
+	struct line_ent *t = kp_xcalloc(cap, sizeof(*t));
+
+	for (size_t k = 0; k < c->lines_cap; k++) {
+		size_t i;
+
+		if (!c->lines[k].used)
+			continue;
+		for (i = c->lines[k].hash & mask; t[i].used; i = (i + 1) & mask)
+			;
+		t[i] = c->lines[k];
+	}
+	free(c->lines);
+	c->lines = t;
+	c->lines_cap = cap;
+}
+
+/* The cached result for line s (NULL when the cache is full and the line
+ * is not in it). */
+static struct line_res *line_lookup(struct kp_collapse *c, const char *s, size_t n, bool java)
+{
+	uint64_t h = fast_hash(s, n);
+	size_t mask = c->lines_cap - 1, i;
+	struct line_ent *e;
+
+	for (i = h & mask; c->lines[i].used; i = (i + 1) & mask) {
+		e = &c->lines[i];
+		if (e->hash == h && e->len == n && memcmp(c->linebuf.p + e->off, s, n) == 0)
+			return &e->res[java];
+	}
+	if (c->nlines >= MAX_CACHED_LINES || c->linebuf.len + n > MAX_CACHED_BYTES ||
+	    n > UINT32_MAX)
+		return NULL;
+	e = &c->lines[i];
+	e->used = true;
+	e->hash = h;
+	e->off = c->linebuf.len;
+	e->len = (uint32_t)n;
+	bytes_put(&c->linebuf, s, n);
+	if (++c->nlines * 2 > c->lines_cap) {
+		lines_grow(c);
+		return line_lookup(c, s, n, java);
+	}
+	return &e->res[java];
+}
+
 /* Returns false when the line is not a frame line. */
 static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
 {
@@ -661,22 +760,17 @@ static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
 	size_t mark = c->npool;
 	enum line_kind kind;
 	uint32_t off = 0, cnt = 0;
-	bool cached = kp_strtab_count(c->lines) < MAX_CACHED_LINES;
+	struct line_res *r = line_lookup(c, s, n, java);
 
-	if (cached) {
-		uint32_t lid = kp_strtab_intern(c->lines, s, n);
-		struct line_res *r;
+	if (r) {
+		if (r->kind == LINE_UNSEEN) {
+			uint32_t o = 0, m = 0;
 
-		if (lid >= c->res_cap[java]) {
-			size_t old = c->res_cap[java];
-
-			kp_xgrow(&c->res[java], &c->res_cap[java], (size_t)lid + 1,
-				 sizeof(*c->res[java]));
-			memset(c->res[java] + old, 0, (c->res_cap[java] - old) * sizeof(**c->res));
+			/* eval may grow nothing in c->lines: r stays valid */
+			r->kind = (uint8_t)eval_frame_line(c, s, n, java, &o, &m);
+			r->off = o;
+			r->n = m;
 		}
-		r = &c->res[java][lid];
-		if (r->kind == LINE_UNSEEN)
-			r->kind = (uint8_t)eval_frame_line(c, s, n, java, &r->off, &r->n);
 		kind = (enum line_kind)r->kind;
 		off = r->off;
 		cnt = r->n;
@@ -703,7 +797,7 @@ static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
 			c->ids[c->nids++] = v & ~PART_SRCLINE;
 		}
 	}
-	if (!cached)
+	if (!r)
 		c->npool = mark;
 	return true;
 }
@@ -789,7 +883,7 @@ static void end_sample(struct kp_collapse *c)
 		for (size_t j = c->blocks[b]; j < end; j++)
 			c->key[k++] = c->ids[j];
 	}
-	h = kp_hash_bytes(c->key, n * sizeof(*c->key), 0);
+	h = fast_hash(c->key, n * sizeof(*c->key));
 	mask = c->nslots - 1;
 	for (i = h & mask; c->slots[i]; i = (i + 1) & mask) {
 		st = &c->stacks[c->slots[i] - 1];

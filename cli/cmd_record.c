@@ -337,8 +337,7 @@ static void print_summary(const struct record_cli *c, const struct kp_session_st
 }
 
 /* The lines under the title of a recorded flame graph. */
-static char **info_lines(const struct kp_session_stats *st, int argc, char **argv, int first,
-			 const struct record_cli *c, size_t *n)
+static char **info_lines(const struct kp_session_stats *st, int argc, char **argv, size_t *n)
 {
 	char **lines = kp_xcalloc(2, sizeof(*lines));
 	size_t len = 0;
@@ -347,8 +346,6 @@ static char **info_lines(const struct kp_session_stats *st, int argc, char **arg
 	for (int i = 0; i < argc && len < sizeof(cmd) - 1; i++)
 		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",
 					i == 0 ? "kprof" : argv[i]);
-	(void)first;
-	(void)c;
 	lines[0] = kp_xasprintf("%s", cmd);
 	if (st->freq)
 		lines[1] =
@@ -459,7 +456,7 @@ int kp_cmd_record(int argc, char **argv)
 			r = kp_folded_write(folded, out.fp,
 					    c.annotate ? KP_FOLDED_ANNOTATE_ALL : 0);
 		} else {
-			lines = info_lines(&st, first, argv, first, &c, &nlines);
+			lines = info_lines(&st, argc, argv, &nlines);
 			c.svg.info_lines = (const char *const *)lines;
 			c.svg.n_info_lines = nlines;
 			r = kp_svg_write(folded, &c.svg, out.fp, &d);

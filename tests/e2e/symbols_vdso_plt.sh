@@ -1,7 +1,7 @@
 # Frames in the vDSO are named from the vDSO's own symbols (it is no file
 # on disk: kprof reads the image of the running kernel), and samples in PLT
-# stubs are not named after the symbol that precedes the PLT (_init): perf
-# prints "_init+0x30" there; the stub is time@plt (or at worst unnamed).
+# stubs are named NAME@plt, as objdump does, not after the symbol that
+# precedes the PLT (perf prints "_init+0x30" there).
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 
@@ -23,4 +23,5 @@ check "at least 100 samples ($total)" [ "$total" -ge 100 ]
 check "main;__vdso_time named from the vDSO (>= 5%)" at_least_pct "$vtime" "$total" 5
 check "main;clock_gettime;__vdso_clock_gettime named from the vDSO (>= 5%)" at_least_pct "$vclock" "$total" 5
 check "a PLT stub is not named _init (main never calls _init)" lacks "$f" ";main;_init( [0-9]+|;.*)$"
+check "the PLT stub is named time@plt or clock_gettime@plt ($plt samples)" [ "$plt" -gt 0 ]
 finish

@@ -149,7 +149,16 @@ char *kp_demangle(const char *sym, bool full_names)
 	int style = KP_DMGL_AUTO;
 
 	/* "memcpy@GLIBC_2.2.5", "_ZNSt...@@GLIBCXX_3.4": the version is noise
-	 * in a flame graph and stops the demangler */
+	 * in a flame graph and stops the demangler; "@plt" (PLT stubs) stays */
+	if (at && at != sym && strcmp(at, "@plt") == 0) {
+		char *callee = kp_xstrndup(sym, (size_t)(at - sym));
+		char *d = kp_demangle(callee, full_names);
+
+		res = kp_xasprintf("%s@plt", d);
+		free(d);
+		free(callee);
+		return res;
+	}
 	base = at && at != sym ? kp_xstrndup(sym, (size_t)(at - sym)) : kp_xstrdup(sym);
 	m = base;
 	while (*m == '.' || *m == '_')

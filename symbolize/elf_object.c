@@ -24,6 +24,7 @@ struct load_seg {
 /* A function symbol; the name points into libdw's copy of the file. */
 struct fsym {
 	GElf_Addr addr, size;
+	GElf_Addr limit; /* sizeless symbols: end of their section */
 	const char *name;
 	uint8_t rank; /* lower is better among aliases */
 };
@@ -40,6 +41,8 @@ struct kp_elfobj {
 	size_t nsegs;
 	struct fsym *syms; /* sorted by address, one per address */
 	size_t nsyms;
+	char **plt_names; /* "name@plt" strings made for PLT entries */
+	size_t nplt;
 	struct kp_dwidx *dwidx; /* inline scopes, built per CU on demand */
 	bool dw_tried;
 	Dwarf *dw;	    /* from libdw's module, or ours below */
@@ -225,6 +228,9 @@ void kp_elfobj_free(struct kp_elfobj *o)
 		close(o->fd);
 	free(o->segs);
 	free(o->syms);
+	for (size_t i = 0; i < o->nplt; i++)
+		free(o->plt_names[i]);
+	free(o->plt_names);
 	kp_dwidx_free(o->dwidx);
 	if (o->own_dw)
 		dwarf_end(o->own_dw);
@@ -291,6 +297,100 @@ static int fsym_cmp(const void *pa, const void *pb)
  * 0.188); a sorted copy of the function symbols makes a lookup a binary
  * search. The table is the one libdw picked: .symtab of the file or of its
  * debuginfo, else .dynsym (plus .gnu_debugdata). */
+static Elf_Scn *find_section(Elf *elf, size_t shstrndx, const char *want, GElf_Shdr *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr *sh = gelf_getshdr(scn, out);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (name && strcmp(name, want) == 0 && sh->sh_type != SHT_NOBITS)
+			return scn;
+	}
+	return NULL;
+}
+
+/* PLT stubs have no symbols: name them "callee@plt" as perf does, from the
+ * PLT relocations in order (.plt.sec when the binary has IBT stubs, else
+ * .plt after its header entry). x86-64, i386 and AArch64 layouts. */
+static void add_plt_symbols(struct kp_elfobj *o, size_t *cap)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(o->mod, &bias);
+	GElf_Ehdr eh;
+	GElf_Shdr plt, sec, rel, dsym;
+	Elf_Scn *pltscn, *secscn, *relscn, *symscn;
+	Elf_Data *reldata, *symdata;
+	size_t shstrndx, header, ent, nrel;
+	GElf_Addr base, end;
+	bool rela = true;
+
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	switch (eh.e_machine) {
+	case EM_X86_64:
+	case EM_386:
+		header = 16;
+		break;
+	case EM_AARCH64:
+		header = 32;
+		break;
+	default:
+		return;
+	}
+	ent = 16;
+	pltscn = find_section(elf, shstrndx, ".plt", &plt);
+	secscn = find_section(elf, shstrndx, ".plt.sec", &sec);
+	relscn = find_section(elf, shstrndx, ".rela.plt", &rel);
+	if (!relscn) {
+		relscn = find_section(elf, shstrndx, ".rel.plt", &rel);
+		rela = false;
+	}
+	if (!relscn || (!pltscn && !secscn) || !rel.sh_entsize)
+		return;
+	if (secscn) {
+		base = sec.sh_addr;
+		end = sec.sh_addr + sec.sh_size;
+	} else {
+		base = plt.sh_addr + header;
+		end = plt.sh_addr + plt.sh_size;
+	}
+	symscn = elf_getscn(elf, rel.sh_link);
+	reldata = elf_getdata(relscn, NULL);
+	symdata = symscn ? elf_getdata(symscn, NULL) : NULL;
+	if (!reldata || !symdata || !gelf_getshdr(symscn, &dsym))
+		return;
+	nrel = rel.sh_size / rel.sh_entsize;
+	for (size_t i = 0; i < nrel && base + (i + 1) * ent <= end; i++) {
+		GElf_Rela ra;
+		GElf_Rel r;
+		GElf_Sym sym;
+		uint64_t info;
+		const char *name;
+
+		if (rela ? !gelf_getrela(reldata, (int)i, &ra) : !gelf_getrel(reldata, (int)i, &r))
+			break;
+		info = rela ? ra.r_info : r.r_info;
+		if (!(eh.e_ident[EI_CLASS] == ELFCLASS64 ? GELF_R_SYM(info) : ELF32_R_SYM(info)))
+			continue; /* IRELATIVE: no symbol */
+		if (!gelf_getsym(symdata,
+				 (int)(eh.e_ident[EI_CLASS] == ELFCLASS64 ? GELF_R_SYM(info)
+									  : ELF32_R_SYM(info)),
+				 &sym))
+			continue;
+		name = elf_strptr(elf, dsym.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		o->plt_names = kp_xrealloc(o->plt_names, (o->nplt + 1) * sizeof(*o->plt_names));
+		o->plt_names[o->nplt] = kp_xasprintf("%s@plt", name);
+		kp_xgrow(&o->syms, cap, o->nsyms + 1, sizeof(*o->syms));
+		o->syms[o->nsyms++] =
+			(struct fsym){base + i * ent + bias, ent, 0, o->plt_names[o->nplt], 0};
+		o->nplt++;
+	}
+}
+
 static void index_symbols(struct kp_elfobj *o)
 {
 	int n = dwfl_module_getsymtab(o->mod);
@@ -298,10 +398,11 @@ static void index_symbols(struct kp_elfobj *o)
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
-		GElf_Addr addr;
+		GElf_Addr addr, limit = 0, symbias = 0;
 		GElf_Word shndx;
+		Elf *symelf = NULL;
 		const char *name =
-			dwfl_module_getsym_info(o->mod, i, &sym, &addr, &shndx, NULL, NULL);
+			dwfl_module_getsym_info(o->mod, i, &sym, &addr, &shndx, &symelf, &symbias);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS || !addr)
@@ -310,9 +411,18 @@ static void index_symbols(struct kp_elfobj *o)
 			continue;
 		if (type == STT_NOTYPE && name[0] == '$')
 			continue; /* ARM mapping symbols */
+		if (!sym.st_size) {
+			/* a sizeless symbol (crti's _init) reaches no further than
+			 * its section: not into .plt after .init */
+			GElf_Shdr mem,
+				*sh = symelf ? gelf_getshdr(elf_getscn(symelf, shndx), &mem) : NULL;
+
+			limit = sh ? sh->sh_addr + sh->sh_size + symbias : addr + 1;
+		}
 		kp_xgrow(&o->syms, &cap, o->nsyms + 1, sizeof(*o->syms));
-		o->syms[o->nsyms++] = (struct fsym){addr, sym.st_size, name, sym_rank(&sym)};
+		o->syms[o->nsyms++] = (struct fsym){addr, sym.st_size, limit, name, sym_rank(&sym)};
 	}
+	add_plt_symbols(o, &cap);
 	if (!o->nsyms)
 		return;
 	qsort(o->syms, o->nsyms, sizeof(*o->syms), fsym_cmp);
@@ -326,7 +436,7 @@ static void index_symbols(struct kp_elfobj *o)
 
 /* The symbol containing addr: a sized symbol covering it (looking back
  * past smaller symbols nested in a bigger one), else a sizeless symbol
- * reaching to the next one. */
+ * reaching to the next one within its section. */
 static const struct fsym *find_symbol(const struct kp_elfobj *o, GElf_Addr addr)
 {
 	size_t lo = 0, hi = o->nsyms;
@@ -346,8 +456,8 @@ static const struct fsym *find_symbol(const struct kp_elfobj *o, GElf_Addr addr)
 
 		if (addr - s->addr < s->size)
 			return s;
-		if (s->size == 0 && i == lo - 1)
-			return s; /* sizeless: up to the next symbol */
+		if (s->size == 0 && i == lo - 1 && addr < s->limit)
+			return s; /* sizeless: up to the next symbol, in its section */
 	}
 	return NULL;
 }

@@ -218,6 +218,26 @@ static void test_inline_and_deleted(void)
 	/* an offset outside any loadable segment */
 	CHECK_EQ_STR(names(sym, obj, 1ull << 40), "[unknown]");
 
+	/* a PLT stub is "callee@plt" (objdump names them the same way), not
+	 * the sizeless _init before it */
+	{
+		char cmd[512], line[256];
+		FILE *fp;
+		unsigned long long va = 0;
+
+		snprintf(cmd, sizeof(cmd),
+			 "objdump -d -j .plt.sec -j .plt %s 2>/dev/null | grep '<read@plt>:'",
+			 copy);
+		fp = popen(cmd, "r");
+		if (fp && fgets(line, sizeof(line), fp))
+			va = strtoull(line, NULL, 16);
+		if (fp)
+			pclose(fp);
+		CHECK(va != 0);
+		/* the fixture is PIE: its text is at vaddr == file offset */
+		CHECK_EQ_STR(names(sym, obj_by_path(sym, copy), va + 4), "read@plt");
+	}
+
 	/* the same file under another name is the same object (build-id);
 	 * another build is another object */
 	same = obj_by_path(sym, copy);
@@ -228,7 +248,7 @@ static void test_inline_and_deleted(void)
 	/* cached: counted once per distinct location */
 	names(sym, obj, leaf->off);
 	kp_sym_stats(sym, &st);
-	CHECK_EQ_INT(st.resolved[KP_LOC_USER], 4);
+	CHECK_EQ_INT(st.resolved[KP_LOC_USER], 5);
 	CHECK_EQ_INT(st.unresolved[KP_LOC_USER], 1);
 	kp_sym_free(sym);
 	kp_sym_free(sym2);
@@ -477,6 +497,10 @@ static void test_demangle(void)
 		{"_RNvCs1234_7mycrate3foo", "mycrate::foo", "mycrate::foo"},
 		{"_D3foo3barFiZv", "foo.bar", "foo.bar(int)"},
 		{"memcpy@GLIBC_2.2.5", "memcpy", "memcpy"},
+		{"read@plt", "read@plt", "read@plt"},
+		{"_ZNSt6vectorIiSaIiEE9push_backEOi@plt",
+		 "std::vector<int, std::allocator<int> >::push_back@plt",
+		 "std::vector<int, std::allocator<int> >::push_back(int&&)@plt"},
 		{"_Zinvalid", "_Zinvalid", "_Zinvalid"},
 		{"_Dfoo", "_Dfoo", "_Dfoo"},
 		{"main", "main", "main"},

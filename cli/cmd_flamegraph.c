@@ -92,6 +92,7 @@ int kp_cmd_flamegraph(int argc, char **argv)
 
 	kp_svg_opts_init(&so);
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		int r;
 
@@ -107,7 +108,14 @@ int kp_cmd_flamegraph(int argc, char **argv)
 			ro.ignore_bad_lines = true;
 			continue;
 		case '?':
-			usage(stderr);
+			/* getopt would name the option after argv[0], "flamegraph" */
+			if (optopt > 0 && optopt < 128)
+				kp_err("flamegraph: option -%c: unknown or missing its value",
+				       optopt);
+			else
+				kp_err("flamegraph: unknown option or missing value: %s",
+				       argv[optind - 1]);
+			fputs("Try 'kprof flamegraph --help'.\n", stderr);
 			goto out;
 		default:
 			break;

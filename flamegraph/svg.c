@@ -555,6 +555,6 @@ int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *opts, FILE
 	free(g.nodes);
 	free(g.scratch);
 	if (ferror(out))
-		return kp_diag_set(d, -EIO, "cannot write the flame graph");
+		return kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the flame graph");
 	return 0;
 }

@@ -29,7 +29,8 @@
  * (keeps memory bounded on inputs where no line repeats). */
 #define MAX_CACHED_LINES (4u << 20)
 #define MAX_CACHED_BYTES (512u << 20)
-/* In a part id: this frame takes the next line as its srcline. */
+/* In a part id: this frame takes the next line as its srcline. Name ids
+ * stay below it: 2^31 distinct names would need far more memory first. */
 #define PART_SRCLINE 0x80000000u
 
 /* Perl's \s and \w on byte strings (no locale, no utf8 flag): ASCII only. */
@@ -766,7 +767,7 @@ static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
 		if (r->kind == LINE_UNSEEN) {
 			uint32_t o = 0, m = 0;
 
-			/* eval may grow nothing in c->lines: r stays valid */
+			/* eval does not touch c->lines: r stays valid */
 			r->kind = (uint8_t)eval_frame_line(c, s, n, java, &o, &m);
 			r->off = o;
 			r->n = m;

@@ -1,5 +1,7 @@
 /* A CPU-bound workload whose stack is known:
  *   main -> spin_outer -> spin_middle -> spin_leaf
+ * Each thread spins for SECONDS of its own CPU time (not wall time), so the
+ * number of samples does not depend on how busy the machine is.
  * Usage: spin SECONDS [THREADS] */
 #include <pthread.h>
 #include <stdlib.h>
@@ -7,11 +9,11 @@
 
 static volatile unsigned long sink;
 
-static double now(void)
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -36,9 +38,9 @@ __attribute__((noinline, noclone)) static void spin_middle(unsigned long n)
 
 __attribute__((noinline, noclone)) static void spin_outer(double seconds)
 {
-	double end = now() + seconds;
+	double end = cpu_now() + seconds;
 
-	while (now() < end)
+	while (cpu_now() < end)
 		spin_middle(200000);
 	__asm__ volatile("" ::: "memory");
 }

@@ -15,6 +15,7 @@
 
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_index.h"
+#include "symbolize/notes.h"
 #include "util/xalloc.h"
 
 struct load_seg {
@@ -462,7 +463,35 @@ static const struct fsym *find_symbol(const struct kp_elfobj *o, GElf_Addr addr)
 	return NULL;
 }
 
-static bool load(struct kp_elfobj *o, const struct kp_elf_ctx *ctx)
+static bool has_section(Elf *elf, const char *want);
+
+/* Only the first few stripped files are named; their frames are counted. */
+#define MAX_STRIPPED_NOTES 8
+
+/* A stripped file whose debuginfo was not found names only its exported
+ * functions: say so, since its other frames will be [unknown]. */
+static void note_if_stripped(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+{
+	struct kp_elf_ctx *c = ctx;
+	const char *debugfile = NULL;
+	Elf *elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
+
+	if (!c->notes || !elf || has_section(elf, ".symtab") || o->name[0] == '[')
+		return;
+	dwfl_module_info(o->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (debugfile)
+		return;
+	if (c->stripped_notes++ < MAX_STRIPPED_NOTES)
+		kp_sym_note(c->notes,
+			    "%s is stripped and no debuginfo was found for it (by build-id, "
+			    ".gnu_debuglink, --debuginfo-dir, debuginfod); only its exported "
+			    "functions are named",
+			    o->name);
+	else if (c->stripped_notes == MAX_STRIPPED_NOTES + 1)
+		kp_sym_note(c->notes, "more stripped binaries without debuginfo (not listed)");
+}
+
+static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
 	size_t phnum;
 	Elf *elf;
@@ -507,6 +536,7 @@ static bool load(struct kp_elfobj *o, const struct kp_elf_ctx *ctx)
 	if (!o->nsegs)
 		return fail(o, "no loadable segments");
 	index_symbols(o);
+	note_if_stripped(o, ctx);
 	return true;
 }
 
@@ -603,7 +633,7 @@ static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias)
 	return o->dw;
 }
 
-bool kp_elfobj_lookup(struct kp_elfobj *o, const struct kp_elf_ctx *ctx, uint64_t off,
+bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 		      kp_elf_emit_fn emit, void *arg)
 {
 	const struct load_seg *seg = NULL;

@@ -13,10 +13,14 @@
 #define KP_BUILD_ID_MAX 64
 
 /* Shared by every object of one symbolizer; must outlive them. */
+struct kp_sym_notelist;
+
 struct kp_elf_ctx {
 	Dwfl_Callbacks callbacks; /* standard find_debuginfo on debuginfo_path */
 	char *debuginfo_path;	  /* ":.debug:/usr/lib/debug[:DIR...]" */
 	bool no_inline, full_names;
+	struct kp_sym_notelist *notes; /* where to say a file has no symbols, may be NULL */
+	unsigned stripped_notes;       /* how many said so far */
 };
 
 void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
@@ -42,7 +46,7 @@ typedef void (*kp_elf_emit_fn)(void *arg, const char *name, bool inlined);
 /* Names the code at file offset off. Returns true when a symbol was found
  * (frames emitted), false when nothing names it (nothing emitted). Loads
  * the file, its symbols and its debuginfo on first use. */
-bool kp_elfobj_lookup(struct kp_elfobj *o, const struct kp_elf_ctx *ctx, uint64_t off,
+bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 		      kp_elf_emit_fn emit, void *arg);
 
 /* Why the object could not be loaded, or NULL (owned by the object). */

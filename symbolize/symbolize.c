@@ -53,6 +53,7 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 	kp_elf_ctx_init(&sym->elf, opts->debuginfo_dirs,
 			opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
 			opts->full_names);
+	sym->elf.notes = &sym->notes;
 	sym->kallsyms_path = kp_xstrdup("/proc/kallsyms");
 	sym->objs = kp_objcache_new(&sym->notes);
 	sym->jits = kp_jittab_new(&sym->notes);

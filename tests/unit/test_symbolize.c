@@ -308,6 +308,15 @@ static void test_separate_debuginfo(void)
 	sym = kp_sym_new(NULL);
 	obj = obj_by_path(sym, bin);
 	CHECK_EQ_STR(mark_names(sym, obj, &p, "plain"), "[unknown]");
+	{
+		size_t n;
+		const char *const *notes = kp_sym_notes(sym, &n);
+
+		/* and the user is told why */
+		CHECK_EQ_INT(n, 1);
+		CHECK(n == 1 &&
+		      strstr(notes[0], "dbg.nolink is stripped and no debuginfo") != NULL);
+	}
 	kp_sym_free(sym);
 
 	/* by build-id under --debuginfo-dir */

@@ -438,6 +438,10 @@ int kp_cmd_record(int argc, char **argv)
 	folded = kp_folded_new();
 	kp_session_fold(sess, folded);
 	kp_session_stats(sess, &st);
+	if (!st.samples)
+		kp_warn("no samples were recorded (did the command run for less than one sampling "
+			"period, %s?)",
+			st.freq ? "1/F seconds" : "-c events");
 	{
 		size_t n;
 		const char *const *notes = kp_sym_notes(sym, &n);
@@ -459,6 +463,7 @@ int kp_cmd_record(int argc, char **argv)
 			lines = info_lines(&st, argc, argv, &nlines);
 			c.svg.info_lines = (const char *const *)lines;
 			c.svg.n_info_lines = nlines;
+			c.svg.allow_empty = true; /* a run with no samples still says so */
 			r = kp_svg_write(folded, &c.svg, out.fp, &d);
 		}
 		if (r < 0 || kp_outfile_commit(&out, &d) < 0) {

@@ -346,7 +346,7 @@ static void write_head(struct svg *g, const struct layout *l)
 	    "px; fill:rgb(0,0,0); }\n"
 	    "\t#search, #ignorecase { opacity:0.1; cursor:pointer; }\n"
 	    "\t#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity:1; }\n"
-	    "\t#subtitle, .info { text-anchor:middle; fill:rgb(80,80,80); }\n"
+	    "\t#subtitle, .info, #nosamples { text-anchor:middle; fill:rgb(80,80,80); }\n"
 	    "\t#title { text-anchor:middle; font-size:");
 	putnum(out, l->fs + 5);
 	put(out,
@@ -532,13 +532,14 @@ int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *opts, FILE
 	    !(o->fontwidth > 0) || !(o->factor > 0) || !(o->minwidth >= 0) ||
 	    !isfinite(o->fontsize) || !isfinite(o->minwidth))
 		return kp_diag_set(d, -EINVAL, "flame graph options out of range");
-	if (!(kp_folded_total(f) > 0))
+	if (!(kp_folded_total(f) > 0) && !o->allow_empty)
 		return kp_diag_set(d, -ENODATA, "no samples to draw");
 	g.mode = o->random ? KP_COLOR_RANDOM : o->hash ? KP_COLOR_HASH : KP_COLOR_NAMESEED;
 	/* --random: a different picture each run */
 	g.rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ 0x6b70726f66ULL;
 
-	flow(&g);
+	if (kp_folded_total(f) > 0)
+		flow(&g);
 
 	l.fs = o->fontsize;
 	l.ypad1 = l.fs * 3;
@@ -551,7 +552,12 @@ int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *opts, FILE
 	put(out, "<g id=\"frames\">\n");
 	for (size_t i = 0; i < g.nnodes; i++)
 		write_frame(&g, &l, &g.nodes[i]);
-	put(out, "</g>\n</svg>\n");
+	put(out, "</g>\n");
+	if (!g.nnodes)
+		put_text(out, "nosamples", o->width / 2.0,
+			 l.height - l.ypad2 - o->frame_height / 2.0, NULL,
+			 "No samples were recorded");
+	put(out, "</svg>\n");
 	free(g.nodes);
 	free(g.scratch);
 	if (ferror(out))

@@ -28,6 +28,7 @@ struct kp_svg_opts {
 	const char *notes;	       /* embedded in the SVG as notes */
 	const char *const *info_lines; /* extra metadata lines under the title (recording) */
 	size_t n_info_lines;
+	bool allow_empty; /* draw a "No samples" graph instead of failing (recording) */
 	double fontwidth; /* average glyph width relative to fontsize, default 0.59 */
 	double factor;	  /* --factor: scale counts in titles, default 1 */
 };

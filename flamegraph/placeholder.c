@@ -1,2 +1,0 @@
-/* Keeps the flamegraph library non-empty while modules are added. */
-int kp_flamegraph_placeholder;

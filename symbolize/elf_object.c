@@ -97,6 +97,8 @@ void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndi
 
 void kp_elf_ctx_fini(struct kp_elf_ctx *ctx)
 {
+	for (int i = 0; i < 3; i++)
+		free(ctx->stripped_names[i]);
 	free(ctx->debuginfo_path);
 	ctx->debuginfo_path = NULL;
 }
@@ -465,30 +467,41 @@ static const struct fsym *find_symbol(const struct kp_elfobj *o, GElf_Addr addr)
 
 static bool has_section(Elf *elf, const char *want);
 
-/* Only the first few stripped files are named; their frames are counted. */
-#define MAX_STRIPPED_NOTES 8
-
 /* A stripped file whose debuginfo was not found names only its exported
- * functions: say so, since its other frames will be [unknown]. */
+ * functions: say so (one note, kept current), since its other frames will
+ * be [unknown]. */
 static void note_if_stripped(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
-	struct kp_elf_ctx *c = ctx;
 	const char *debugfile = NULL;
 	Elf *elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
+	char list[1024];
+	size_t len = 0, shown = 0;
 
-	if (!c->notes || !elf || has_section(elf, ".symtab") || o->name[0] == '[')
+	if (!ctx->notes || !elf || has_section(elf, ".symtab") || o->name[0] == '[')
 		return;
 	dwfl_module_info(o->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
 	if (debugfile)
 		return;
-	if (c->stripped_notes++ < MAX_STRIPPED_NOTES)
-		kp_sym_note(c->notes,
-			    "%s is stripped and no debuginfo was found for it (by build-id, "
-			    ".gnu_debuglink, --debuginfo-dir, debuginfod); only its exported "
-			    "functions are named",
-			    o->name);
-	else if (c->stripped_notes == MAX_STRIPPED_NOTES + 1)
-		kp_sym_note(c->notes, "more stripped binaries without debuginfo (not listed)");
+	if (ctx->nstripped < 3)
+		ctx->stripped_names[ctx->nstripped] = kp_xstrdup(o->name);
+	ctx->nstripped++;
+	list[0] = '\0';
+	for (; shown < 3 && shown < ctx->nstripped; shown++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", shown ? ", " : "",
+					ctx->stripped_names[shown]);
+	if (ctx->nstripped == 1)
+		kp_sym_note_update(
+			ctx->notes, &ctx->stripped_slot,
+			"%s is stripped and no debuginfo was found for it (by build-id, "
+			".gnu_debuglink, --debuginfo-dir, debuginfod): only its exported "
+			"functions are named",
+			list);
+	else
+		kp_sym_note_update(ctx->notes, &ctx->stripped_slot,
+				   "%u stripped binaries have no debuginfo (%s%s): only their "
+				   "exported functions are named; install their debug packages or "
+				   "use --debuginfo-dir",
+				   ctx->nstripped, list, ctx->nstripped > 3 ? ", ..." : "");
 }
 
 static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)

@@ -20,7 +20,9 @@ struct kp_elf_ctx {
 	char *debuginfo_path;	  /* ":.debug:/usr/lib/debug[:DIR...]" */
 	bool no_inline, full_names;
 	struct kp_sym_notelist *notes; /* where to say a file has no symbols, may be NULL */
-	unsigned stripped_notes;       /* how many said so far */
+	size_t stripped_slot;	       /* the one note about stripped files */
+	unsigned nstripped;
+	char *stripped_names[3]; /* the first few, for that note */
 };
 
 void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,

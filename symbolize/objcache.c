@@ -207,11 +207,19 @@ static int vdso_fd(const struct kp_sym_mapping *m)
 
 static void note_failure(struct kp_objcache *oc, const char *path, int err)
 {
-	if (oc->failed_notes++ < MAX_FAILED_NOTES)
+	oc->failed_notes++;
+	if (oc->failed_notes == MAX_FAILED_NOTES + 1)
+		kp_sym_note(oc->notes, "more binaries could not be opened (not listed)");
+	if (oc->failed_notes > MAX_FAILED_NOTES)
+		return;
+	if (err == -ESTALE)
+		kp_sym_note(oc->notes,
+			    "%s was replaced after it was mapped and the mapped file could not be "
+			    "reached; its frames are shown as [unknown]",
+			    path);
+	else
 		kp_sym_note(oc->notes, "cannot open %s: %s; its frames are shown as [unknown]",
 			    path, strerror(-err));
-	else if (oc->failed_notes == MAX_FAILED_NOTES + 1)
-		kp_sym_note(oc->notes, "more binaries could not be opened (not listed)");
 }
 
 /* Opens the file behind m; fills *debug_path (heap or NULL). Returns an fd

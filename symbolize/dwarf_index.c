@@ -130,6 +130,7 @@ static int add_scope(struct cu_index *cu, Dwarf_Die *die, int parent, bool inlin
 	sc->die = *die;
 	sc->parent = parent;
 	sc->inlined = inlined;
+	sc->cxx = cu->cxx;
 	return (int)cu->nscopes++;
 }
 
@@ -386,6 +387,62 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 	return n;
 }
 
+/* A plain DW_AT_name qualified by the namespaces and classes around its
+ * declaration, for functions without a linkage name (GCC gives none to
+ * members of classes in an anonymous namespace): what the demangler would
+ * have printed, "app::(anonymous namespace)::W::f" rather than "f".
+ * Returns a new heap string. */
+static char *qualified_name(Dwarf_Die *die, const char *name)
+{
+	Dwarf_Die decl = *die, *scopes = NULL;
+	Dwarf_Attribute attr;
+	char buf[4096];
+	size_t len = 0;
+	int n;
+
+	/* to the declaration: the concrete instance -> its abstract origin ->
+	 * the specification inside the class */
+	for (int i = 0; i < 8; i++) {
+		Dwarf_Die next;
+
+		if (dwarf_attr(&decl, DW_AT_specification, &attr) &&
+		    dwarf_formref_die(&attr, &next))
+			decl = next;
+		else if (dwarf_attr(&decl, DW_AT_abstract_origin, &attr) &&
+			 dwarf_formref_die(&attr, &next))
+			decl = next;
+		else
+			break;
+	}
+	n = dwarf_getscopes_die(&decl, &scopes);
+	buf[0] = '\0';
+	/* scopes: the declaration, its parents, ..., the CU */
+	for (int i = n - 2; i >= 1; i--) {
+		const char *part;
+
+		switch (dwarf_tag(&scopes[i])) {
+		case DW_TAG_namespace:
+			part = dwarf_diename(&scopes[i]);
+			if (!part)
+				part = "(anonymous namespace)";
+			break;
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			part = dwarf_diename(&scopes[i]);
+			break;
+		default:
+			part = NULL;
+		}
+		if (part && len < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s::", part);
+	}
+	free(scopes);
+	if (len >= sizeof(buf))
+		len = 0; /* absurdly deep: the plain name will do */
+	return kp_xasprintf("%.*s%s", (int)len, buf, name);
+}
+
 const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
 {
 	Dwarf_Attribute attr;
@@ -410,6 +467,9 @@ const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
 		free(d);
 	}
 	n = dwarf_diename(&s->die);
-	s->name = n && *n ? kp_demangle(n, full_names) : NULL;
+	if (n && *n && s->cxx)
+		s->name = qualified_name(&s->die, n);
+	else
+		s->name = n && *n ? kp_demangle(n, full_names) : NULL;
 	return s->name;
 }

@@ -15,6 +15,7 @@ struct kp_dwscope {
 	int parent;   /* index in the CU's scopes, -1 at the top */
 	bool inlined; /* DW_TAG_inlined_subroutine (else DW_TAG_subprogram) */
 	bool named;   /* name computed */
+	bool cxx;     /* in a C++/Rust/other CU: qualify plain names by their scopes */
 	char *name;   /* display name, NULL if none */
 };
 

@@ -356,6 +356,8 @@ static void test_cxx(void)
 	CHECK_EQ_STR(mark_names(sym, obj, &p, "tmpl"), "kpns::kp_tmpl<int>");
 	CHECK_EQ_STR(mark_names(sym, obj, &p, "callop"), "kpns::Widget::operator()");
 	CHECK_EQ_STR(mark_names(sym, obj, &p, "anon"), "(anonymous namespace)::kp_anon");
+	CHECK_EQ_STR(mark_names(sym, obj, &p, "anonmember"),
+		     "kpns::kp_uses_anon;(anonymous namespace)::Anon::twice_[i]");
 	/* gcc may emit clones (".isra.0"): kept with --full-names */
 	CHECK(strncmp(mark_names(symf, objf, &p, "tmpl"), "kpns::kp_tmpl<int>(int)", 23) == 0);
 	CHECK(strncmp(mark_names(symf, objf, &p, "callop"), "kpns::Widget::operator()(int) const",

@@ -446,7 +446,7 @@ static void test_container(void)
 		fclose(fp);
 	}
 	if (pipe(go) || pipe(rep))
-		return;
+		goto out_root;
 	mid = fork();
 	if (mid == 0) {
 		int ready[2];
@@ -482,7 +482,7 @@ static void test_container(void)
 		printf("skip test_container: cannot create namespaces\n");
 		close(go[1]);
 		waitpid(mid, NULL, 0);
-		return;
+		goto out_root;
 	}
 	sym = kp_sym_new(NULL);
 	id = kp_sym_jit_get(sym, inner);
@@ -490,6 +490,7 @@ static void test_container(void)
 	waitpid(mid, NULL, 0);
 	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "in_container");
 	kp_sym_free(sym);
+out_root:
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/tmp", root);
 	rmdir(path);

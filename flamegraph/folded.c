@@ -1,5 +1,5 @@
-/* kp_folded: stacks of interned frame ids in one pool, found again through
- * an open-addressing hash of the id sequence. A frame id is name_id * 8 +
+/* kp_folded: stacks of interned frame ids, interned as sequences in a
+ * kp_seqtab. A frame id is name_id * 8 +
  * kind, so (name, kind) identity is one integer compare. */
 #include "flamegraph/folded.h"
 
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hash.h"
+#include "util/seqtab.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
@@ -16,21 +16,15 @@
  * them unless it is corrupt. */
 #define KP_FOLDED_MAX_COUNT 9007199254740992.0
 
-struct stack {
-	size_t off;    /* first id in f->ids */
-	uint32_t n;    /* number of frames */
-	uint32_t hash; /* of the id sequence */
-	double count;
-};
+/* A stack is a sequence of frame ids in f->seq; its count is f->counts[i]. */
+#define SEQ(f, i) (&(f)->seq.seqs[i])
 
 struct kp_folded {
 	struct kp_strtab *names;
-	uint32_t *ids;
-	size_t nids, ids_cap;
-	struct stack *stacks;
-	size_t nstacks, stacks_cap;
-	uint32_t *slots; /* stack index + 1, or 0 */
-	size_t nslots;
+	struct kp_seqtab seq; /* the stacks' frame-id sequences */
+	double *counts;	      /* by stack index */
+	size_t counts_cap;
+	size_t nstacks; /* kp_seqtab_count(&seq), kept for brevity */
 	double total;
 	bool sequence;
 	char *scratch; /* sanitized name being added */
@@ -48,8 +42,7 @@ struct kp_folded *kp_folded_new(void)
 	struct kp_folded *f = kp_xcalloc(1, sizeof(*f));
 
 	f->names = kp_strtab_new();
-	f->nslots = 1024;
-	f->slots = kp_xcalloc(f->nslots, sizeof(*f->slots));
+	kp_seqtab_init(&f->seq);
 	return f;
 }
 
@@ -58,9 +51,8 @@ void kp_folded_free(struct kp_folded *f)
 	if (!f)
 		return;
 	kp_strtab_free(f->names);
-	free(f->ids);
-	free(f->stacks);
-	free(f->slots);
+	kp_seqtab_fini(&f->seq);
+	free(f->counts);
 	free(f->scratch);
 	free(f->idbuf);
 	free(f->view);
@@ -97,73 +89,30 @@ static uint32_t intern_name(struct kp_folded *f, const char *name, size_t len)
 	return kp_strtab_intern(f->names, f->scratch, len);
 }
 
-static uint32_t hash_ids(const uint32_t *ids, size_t n)
-{
-	return (uint32_t)kp_hash_bytes(ids, n * sizeof(*ids), 0x6b70);
-}
-
-static bool same_ids(const struct kp_folded *f, const struct stack *s, const uint32_t *ids,
-		     size_t n)
-{
-	return s->n == n && memcmp(f->ids + s->off, ids, n * sizeof(*ids)) == 0;
-}
-
-static void rehash(struct kp_folded *f)
-{
-	size_t nslots = f->nslots * 2, mask = nslots - 1;
-	uint32_t *slots = kp_xcalloc(nslots, sizeof(*slots));
-
-	for (size_t i = 0; i < f->nstacks; i++) {
-		size_t j = f->stacks[i].hash & mask;
-
-		while (slots[j])
-			j = (j + 1) & mask;
-		slots[j] = (uint32_t)(i + 1);
-	}
-	free(f->slots);
-	f->slots = slots;
-	f->nslots = nslots;
-}
-
 static void add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, double count)
 {
-	uint32_t h = hash_ids(ids, n);
-	size_t mask = f->nslots - 1, j = h & mask;
-	struct stack *s;
+	bool added = true;
+	size_t i;
 
 	f->view_valid = false;
 	f->total += count;
 	if (f->sequence) {
 		/* only the previous stack merges: a flame chart keeps time order */
-		if (f->nstacks && f->stacks[f->nstacks - 1].hash == h &&
-		    same_ids(f, &f->stacks[f->nstacks - 1], ids, n)) {
-			f->stacks[f->nstacks - 1].count += count;
+		if (f->nstacks && kp_seqtab_equal(&f->seq, f->nstacks - 1, ids, n)) {
+			f->counts[f->nstacks - 1] += count;
 			return;
 		}
+		i = kp_seqtab_append(&f->seq, ids, n);
 	} else {
-		for (; f->slots[j]; j = (j + 1) & mask) {
-			s = &f->stacks[f->slots[j] - 1];
-			if (s->hash == h && same_ids(f, s, ids, n)) {
-				s->count += count;
-				return;
-			}
-		}
+		i = kp_seqtab_intern(&f->seq, ids, n, &added);
 	}
-	kp_xgrow(&f->ids, &f->ids_cap, f->nids + n, sizeof(*f->ids));
-	if (n)
-		memcpy(f->ids + f->nids, ids, n * sizeof(*ids));
-	kp_xgrow(&f->stacks, &f->stacks_cap, f->nstacks + 1, sizeof(*f->stacks));
-	s = &f->stacks[f->nstacks++];
-	s->off = f->nids;
-	s->n = (uint32_t)n;
-	s->hash = h;
-	s->count = count;
-	f->nids += n;
-	if (f->sequence)
+	if (!added) {
+		f->counts[i] += count;
 		return;
-	f->slots[j] = (uint32_t)f->nstacks;
-	if (f->nstacks * 4 > f->nslots * 3)
-		rehash(f);
+	}
+	kp_xgrow(&f->counts, &f->counts_cap, i + 1, sizeof(*f->counts));
+	f->counts[i] = count;
+	f->nstacks = i + 1;
 }
 
 void kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, double count)
@@ -187,13 +136,11 @@ double kp_folded_total(const struct kp_folded *f)
 
 const uint32_t *kp_folded_stack_ids(const struct kp_folded *f, size_t i, size_t *n, double *count)
 {
-	const struct stack *s = &f->stacks[i];
-
 	if (n)
-		*n = s->n;
+		*n = SEQ(f, i)->n;
 	if (count)
-		*count = s->count;
-	return f->ids + s->off;
+		*count = f->counts[i];
+	return f->seq.words + SEQ(f, i)->off;
 }
 
 const char *kp_folded_frame_name(const struct kp_folded *f, uint32_t fid, size_t *len)
@@ -213,20 +160,20 @@ const struct kp_frame *kp_folded_stack(const struct kp_folded *f, size_t i, size
 {
 	/* logically const: the view is a cache of what the ids say */
 	struct kp_folded *mf = (struct kp_folded *)f;
-	const struct stack *s = &f->stacks[i];
+	const struct kp_seqtab_entry *s = SEQ(f, i);
 
 	if (!f->view_valid) {
-		kp_xgrow(&mf->view, &mf->view_cap, f->nids, sizeof(*f->view));
-		for (size_t k = 0; k < f->nids; k++) {
-			mf->view[k].name = kp_strtab_str(f->names, f->ids[k] >> 3);
-			mf->view[k].kind = (uint8_t)(f->ids[k] & 7);
+		kp_xgrow(&mf->view, &mf->view_cap, f->seq.nwords, sizeof(*f->view));
+		for (size_t k = 0; k < f->seq.nwords; k++) {
+			mf->view[k].name = kp_strtab_str(f->names, f->seq.words[k] >> 3);
+			mf->view[k].kind = (uint8_t)(f->seq.words[k] & 7);
 		}
 		mf->view_valid = true;
 	}
 	if (n)
 		*n = s->n;
 	if (count)
-		*count = s->count;
+		*count = f->counts[i];
 	return f->view + s->off;
 }
 
@@ -298,16 +245,16 @@ struct cursor {
 	size_t len;
 };
 
-static uint32_t frame_at(const struct sort_ctx *c, const struct stack *s, size_t j)
+static uint32_t frame_at(const struct sort_ctx *c, const struct kp_seqtab_entry *s, size_t j)
 {
-	return c->f->ids[s->off + (c->reverse ? s->n - 1 - j : j)];
+	return c->f->seq.words[s->off + (c->reverse ? s->n - 1 - j : j)];
 }
 
 /* Loads the next non-empty chunk into cur->p/len; len 0 means the end. */
 static void cursor_next(struct cursor *cur)
 {
 	const struct sort_ctx *c = cur->c;
-	const struct stack *s = &c->f->stacks[cur->stack];
+	const struct kp_seqtab_entry *s = SEQ(c->f, cur->stack);
 
 	for (;;) {
 		switch (cur->phase) {
@@ -360,7 +307,7 @@ static int cmp_stacks(const void *pa, const void *pb, void *arg)
 {
 	const struct sort_ctx *c = arg;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const struct stack *sa = &c->f->stacks[a], *sb = &c->f->stacks[b];
+	const struct kp_seqtab_entry *sa = SEQ(c->f, a), *sb = SEQ(c->f, b);
 	size_t k = 0, m = sa->n < sb->n ? sa->n : sb->n;
 	struct cursor ca, cb;
 
@@ -400,7 +347,7 @@ uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool rever
 	c.count_len = kp_xmalloc(f->nstacks ? f->nstacks : 1);
 	for (size_t i = 0; i < f->nstacks; i++) {
 		order[i] = (uint32_t)i;
-		c.count_len[i] = (uint8_t)kp_folded_format_count(f->stacks[i].count, c.counts[i],
+		c.count_len[i] = (uint8_t)kp_folded_format_count(f->counts[i], c.counts[i],
 								 sizeof(c.counts[i]));
 	}
 	/* input from collapse tools is usually sorted already */
@@ -421,10 +368,10 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 	char count[48];
 
 	for (size_t i = 0; i < f->nstacks; i++) {
-		const struct stack *s = &f->stacks[order[i]];
+		const struct kp_seqtab_entry *s = SEQ(f, order[i]);
 
 		for (size_t j = 0; j < s->n; j++) {
-			uint32_t fid = f->ids[s->off + j];
+			uint32_t fid = f->seq.words[s->off + j];
 			size_t len;
 			const char *name = kp_folded_frame_name(f, fid, &len);
 
@@ -434,7 +381,7 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 			fputs_unlocked(annotation(fid, flags), out);
 		}
 		putc_unlocked(' ', out);
-		kp_folded_format_count(s->count, count, sizeof(count));
+		kp_folded_format_count(f->counts[order[i]], count, sizeof(count));
 		fputs_unlocked(count, out);
 		putc_unlocked('\n', out);
 	}
@@ -452,7 +399,7 @@ int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags)
 	/* a sequence may hold a stack more than once: print each once */
 	merged = kp_folded_new();
 	for (size_t i = 0; i < f->nstacks; i++)
-		add_ids(merged, f->ids + f->stacks[i].off, f->stacks[i].n, f->stacks[i].count);
+		add_ids(merged, f->seq.words + SEQ(f, i)->off, SEQ(f, i)->n, f->counts[i]);
 	/* ids are only meaningful with f's names */
 	kp_strtab_free(merged->names);
 	merged->names = f->names;

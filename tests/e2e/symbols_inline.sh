@@ -18,12 +18,12 @@ for w in inline_fp inline_nofp; do
 	check "$w: at least 100 samples ($total)" [ "$total" -ge 100 ]
 	check "$w: inl_single_caller_kprof;inl_single_kprof_[i] carries >= 25%" at_least_pct "$single" "$total" 25
 	check "$w: inl_caller_kprof;inl_outer_kprof_[i];inl_inner_kprof_[i] carries >= 25%" at_least_pct "$nested" "$total" 25
-	check "$w: the two exact stacks carry >= 90%" at_least_pct "$((single + nested))" "$total" 90
+	check "$w: the two exact stacks carry >= 80%" at_least_pct "$((single + nested))" "$total" 80
 	check "$w: the callers are not marked inline" lacks "$T/$w.folded" 'inl_(single_)?caller_kprof_\[i\]'
 done
 # the frame-pointer build walks to main as well
 main=$(count_matching "$T/inline_fp.folded" '^inline_fp;(.*;)?main;(inl_single_caller_kprof;inl_single_kprof_\[i\]|inl_caller_kprof;inl_outer_kprof_\[i\];inl_inner_kprof_\[i\])$')
-check "inline_fp: main is the callers' caller (>= 90%)" at_least_pct "$main" "$(count_matching "$T/inline_fp.folded" '^inline_fp;')" 90
+check "inline_fp: main is the callers' caller (>= 80%)" at_least_pct "$main" "$(count_matching "$T/inline_fp.folded" '^inline_fp;')" 80
 
 # without --annotate the names are plain
 "$KPROF" -F 299 -f folded -o "$T/plain.folded" -- "$KP_WORKLOADS/inline_fp" 0.5 2>/dev/null
@@ -37,7 +37,7 @@ check "without --annotate: inl_caller_kprof;inl_outer_kprof;inl_inner_kprof" \
 total=$(count_matching "$T/noinl.folded" '^inline_fp;')
 leaf=$(count_matching "$T/noinl.folded" '^inline_fp;(.*;)?main;inl_(single_)?caller_kprof$')
 echo "--no-inline: $total samples, $leaf with main;inl_caller_kprof or main;inl_single_caller_kprof as the leaf"
-check "--no-inline: the callers are the leaves of >= 90%" at_least_pct "$leaf" "$total" 90
+check "--no-inline: the callers are the leaves of >= 80%" at_least_pct "$leaf" "$total" 80
 check "--no-inline: no inlined function named" lacks "$T/noinl.folded" 'inl_(inner|outer|single)_kprof'
 check "--no-inline: no _[i] frame at all" lacks "$T/noinl.folded" '_\[i\]'
 finish

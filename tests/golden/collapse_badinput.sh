@@ -37,7 +37,11 @@ run empty 0 "$tmp/empty.txt"
 [ -s "$tmp/empty.out" ] && { echo "FAIL empty: output not empty"; fail=1; }
 
 # 4 MB of random bytes (fixed seed, so every run sees the same bytes)
-python3 -c 'import random,sys; r=random.Random(20261130); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(4<<20)))' >"$tmp/garbage.bin"
+if command -v python3 >/dev/null; then
+	python3 -c 'import random,sys; r=random.Random(20261130); sys.stdout.buffer.write(bytes(r.getrandbits(8) for _ in range(4<<20)))'
+else
+	perl -e 'srand(20261130); binmode STDOUT; print chr(int(rand(256))) for 1 .. 4 << 20'
+fi >"$tmp/garbage.bin"
 run garbage any "$tmp/garbage.bin"
 well_formed garbage
 grep -q "not perf script" "$tmp/garbage.err" || { echo "FAIL garbage: no note about skipped lines"; cat "$tmp/garbage.err"; fail=1; }
@@ -54,9 +58,9 @@ head -c 10485760 /dev/zero | tr '\0' 'a' >"$tmp/long1.txt"
 run long1 any "$tmp/long1.txt"
 { printf 'x'; head -c 10485760 /dev/zero | tr '\0' ' '; printf '1\n'; } >"$tmp/long2.txt"
 run long2 any "$tmp/long2.txt"
-{ printf 'cc 1 2.0: 1 cycles:\n\t'; python3 -c 'import sys; sys.stdout.write("1 /2 " * 2097152)'; printf '\n\n'; } >"$tmp/long3.txt"
+{ printf 'cc 1 2.0: 1 cycles:\n\t'; yes '1 /2' | head -n 2097152 | tr '\n' ' '; printf '\n\n'; } >"$tmp/long3.txt"
 run long3 any "$tmp/long3.txt"
-{ printf 'cc 1 2.0: 1 cycles:\n\tff f'; python3 -c 'import sys; sys.stdout.write(" (" * 5242880)'; printf ')\n\n'; } >"$tmp/long4.txt"
+{ printf 'cc 1 2.0: 1 cycles:\n\tff f'; yes ' (' | head -n 5242880 | tr -d '\n'; printf ')\n\n'; } >"$tmp/long4.txt"
 run long4 0 "$tmp/long4.txt"
 well_formed long4
 # a long line followed by a good sample: the sample still counts

@@ -845,6 +845,17 @@ struct loc_frames {
 	bool resolved;
 };
 
+/* Orders location ids by (kind, object). */
+static int cmp_loc_object(const void *a, const void *b, void *arg)
+{
+	const struct kp_loc *x = kp_stacktab_loc_at(arg, *(const uint32_t *)a);
+	const struct kp_loc *y = kp_stacktab_loc_at(arg, *(const uint32_t *)b);
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->obj < y->obj ? -1 : x->obj > y->obj;
+}
+
 void kp_session_fold(struct kp_session *s, struct kp_folded *f)
 {
 	size_t nlocs = kp_stacktab_nlocs(s->stacks);
@@ -853,18 +864,30 @@ void kp_session_fold(struct kp_session *s, struct kp_folded *f)
 	size_t narena = 0, arena_cap = 0, stack_cap = 0;
 	struct kp_sym_frames sf = {0};
 	char rootbuf[128];
+	uint32_t *order;
 
-	/* once per distinct location */
-	for (size_t i = 0; i < nlocs; i++) {
-		lf[i].resolved = kp_sym_resolve(s->opts.sym,
-						kp_stacktab_loc_at(s->stacks, (uint32_t)i), &sf);
+	/* once per distinct location, object by object, each object's file and
+	 * debuginfo released once its last location is named */
+	order = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*order));
+	for (size_t i = 0; i < nlocs; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, nlocs, sizeof(*order), cmp_loc_object, s->stacks);
+	for (size_t k = 0; k < nlocs; k++) {
+		uint32_t i = order[k];
+		const struct kp_loc *loc = kp_stacktab_loc_at(s->stacks, i);
+
+		lf[i].resolved = kp_sym_resolve(s->opts.sym, loc, &sf);
 		lf[i].off = narena;
 		lf[i].n = sf.n;
 		kp_xgrow(&arena, &arena_cap, narena + sf.n, sizeof(*arena));
 		memcpy(arena + narena, sf.frames, sf.n * sizeof(*arena));
 		narena += sf.n;
+		if (loc->kind == KP_LOC_USER &&
+		    (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], s->stacks) != 0))
+			kp_sym_object_done(s->opts.sym, loc->obj);
 	}
 	kp_sym_frames_fini(&sf);
+	free(order);
 
 	for (size_t i = 0; i < kp_stacktab_nstacks(s->stacks); i++) {
 		struct kp_stack_root root;

@@ -343,6 +343,14 @@ const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id)
 	return id >= 1 && id <= oc->nobjs ? oc->objs[id - 1].path : NULL;
 }
 
+void kp_objcache_release(struct kp_objcache *oc, uint32_t id)
+{
+	if (id < 1 || id > oc->nobjs)
+		return;
+	kp_elfobj_free(oc->objs[id - 1].elf);
+	oc->objs[id - 1].elf = NULL;
+}
+
 uint32_t kp_objcache_count(const struct kp_objcache *oc)
 {
 	return (uint32_t)oc->nobjs;

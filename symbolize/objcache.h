@@ -25,5 +25,8 @@ struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id);
 /* The path the object was first seen under, or NULL for a bad id. */
 const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id);
 uint32_t kp_objcache_count(const struct kp_objcache *oc);
+/* Closes object id's file and frees its symbol and DWARF indexes; it then
+ * resolves as if the file could not be opened. */
+void kp_objcache_release(struct kp_objcache *oc, uint32_t id);
 
 #endif

@@ -99,6 +99,11 @@ uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid)
 	return kp_jittab_get(sym->jits, pid);
 }
 
+void kp_sym_object_done(struct kp_symbolizer *sym, uint32_t obj)
+{
+	kp_objcache_release(sym->objs, obj);
+}
+
 void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid)
 {
 	kp_jittab_exit(sym->jits, pid);

@@ -65,6 +65,13 @@ uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid);
  * /proc/PID still exists. Safe to call for pids without a JIT id. */
 void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid);
 
+/* The caller will resolve no more locations in object obj (a
+ * KP_LOC_USER object id): its file is closed and its indexes are freed, so
+ * memory holds one object's debuginfo at a time when locations are
+ * resolved object by object. Names already returned stay valid; a later
+ * resolve in obj gives [unknown]. */
+void kp_sym_object_done(struct kp_symbolizer *sym, uint32_t obj);
+
 /* A location, as the recorder stores it. */
 enum kp_loc_kind {
 	KP_LOC_UNKNOWN = 0, /* addr is the raw address; obj unused */

@@ -25,10 +25,16 @@
 /* small enough that the chunk just read is still in L2 when parsed */
 #define READ_BUF_SIZE  (256u << 10)
 #define MAX_EVENT_NAME 255
-/* Frame lines remembered; beyond this, new lines are worked out each time
- * (keeps memory bounded on inputs where no line repeats). */
-#define MAX_CACHED_LINES (4u << 20)
-#define MAX_CACHED_BYTES (512u << 20)
+/* Frame lines remembered (at most 1M lines, 128 MB of text: about 230 MB
+ * with the table); beyond this, new lines are worked out each time, which
+ * is slower but keeps memory bounded on inputs where no line repeats.
+ * Overridable at build time to test that path. */
+#ifndef MAX_CACHED_LINES
+#define MAX_CACHED_LINES (1u << 20)
+#endif
+#ifndef MAX_CACHED_BYTES
+#define MAX_CACHED_BYTES (128u << 20)
+#endif
 /* In a part id: this frame takes the next line as its srcline. Name ids
  * stay below it: 2^31 distinct names would need far more memory first. */
 #define PART_SRCLINE 0x80000000u

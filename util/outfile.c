@@ -89,6 +89,7 @@ int kp_outfile_commit(struct kp_outfile *out, struct kp_diag *d)
 		unlink(out->tmp);
 	free(out->tmp);
 	out->tmp = NULL;
+	/* keep the name for kp_outfile_name until abort or the next open */
 	return err;
 }
 

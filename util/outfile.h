@@ -20,7 +20,10 @@ struct kp_outfile {
 int kp_outfile_open(struct kp_outfile *out, const char *path, struct kp_diag *d);
 /* Flushes, closes and renames into place. Returns 0 or negative errno. */
 int kp_outfile_commit(struct kp_outfile *out, struct kp_diag *d);
-/* Discards the temporary file (safe to call after commit or on a zeroed struct). */
+/* Discards the temporary file if not committed, and frees the struct's
+ * memory: call it once at the end in every case (after a commit it only
+ * frees; safe on a zeroed struct). The path stays readable between commit
+ * and abort, for kp_outfile_name. */
 void kp_outfile_abort(struct kp_outfile *out);
 /* Name to show the user: the path, or "stdout". */
 const char *kp_outfile_name(const struct kp_outfile *out);

@@ -4,9 +4,11 @@
 #ifndef KP_TEST_H
 #define KP_TEST_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static int kp_test_failed, kp_test_passed;
 
@@ -45,6 +47,22 @@ static int kp_test_failed, kp_test_passed;
 				_b ? _b : "(null)");                                               \
 		}                                                                                  \
 	} while (0)
+
+/* Runs a shell command built like printf; returns its exit status, or -1
+ * when it did not exit normally. */
+static int kp_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
+static int kp_test_sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
 
 #define KP_TEST_MAIN(...)                                                         \
 	int main(void)                                                            \

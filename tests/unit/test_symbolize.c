@@ -25,20 +25,6 @@
 static char tmp[64];
 static char src[1024];
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 struct mark {
 	char name[32];
 	uint64_t off;
@@ -171,8 +157,8 @@ static uint32_t obj_by_path(struct kp_symbolizer *sym, const char *path)
 
 static bool build_c(const char *out, int variant)
 {
-	return sh("cc -g -O2 -DKP_VARIANT=%d -I%s -o %s/%s %s/inline.c", variant, src, tmp, out,
-		  src) == 0;
+	return kp_test_sh("cc -g -O2 -DKP_VARIANT=%d -I%s -o %s/%s %s/inline.c", variant, src, tmp,
+			  out, src) == 0;
 }
 
 static void test_inline_and_deleted(void)
@@ -204,7 +190,7 @@ static void test_inline_and_deleted(void)
 	CHECK(obj >= 1);
 	CHECK_EQ_INT(kp_sym_object_get(sym, &plain->m), obj);
 	/* the binary goes away, then the process */
-	sh("cp %s %s", bin, copy);
+	kp_test_sh("cp %s %s", bin, copy);
 	unlink(bin);
 	stop(&p);
 
@@ -284,15 +270,16 @@ static void test_separate_debuginfo(void)
 	stop(&p); /* stripping keeps the offsets of loaded code */
 	build_id_hex(bin, hex, sizeof(hex));
 	CHECK(strlen(hex) >= 16);
-	CHECK_EQ_INT(sh("cd %s && objcopy --only-keep-debug dbg dbg.debug && "
-			"objcopy --strip-all --add-gnu-debuglink=dbg.debug dbg dbg.linked && "
-			"objcopy --strip-all dbg dbg.nolink && "
-			"objcopy --only-keep-debug dbg-other dbg-other.debug && "
-			"mkdir -p ids/.build-id/%.2s bad/.build-id/%.2s && "
-			"cp dbg.debug ids/.build-id/%.2s/%s.debug && "
-			"cp dbg-other.debug bad/.build-id/%.2s/%s.debug",
-			tmp, hex, hex, hex, hex + 2, hex, hex + 2),
-		     0);
+	CHECK_EQ_INT(
+		kp_test_sh("cd %s && objcopy --only-keep-debug dbg dbg.debug && "
+			   "objcopy --strip-all --add-gnu-debuglink=dbg.debug dbg dbg.linked && "
+			   "objcopy --strip-all dbg dbg.nolink && "
+			   "objcopy --only-keep-debug dbg-other dbg-other.debug && "
+			   "mkdir -p ids/.build-id/%.2s bad/.build-id/%.2s && "
+			   "cp dbg.debug ids/.build-id/%.2s/%s.debug && "
+			   "cp dbg-other.debug bad/.build-id/%.2s/%s.debug",
+			   tmp, hex, hex, hex, hex + 2, hex, hex + 2),
+		0);
 
 	/* .gnu_debuglink next to the stripped binary */
 	snprintf(bin, sizeof(bin), "%s/dbg.linked", tmp);
@@ -346,7 +333,7 @@ static void test_cxx(void)
 	uint32_t obj, objf;
 
 	snprintf(bin, sizeof(bin), "%s/cxx", tmp);
-	if (sh("g++ -g -O2 -I%s -o %s %s/cxx.cpp", src, bin, src) != 0 || !start(bin, &p)) {
+	if (kp_test_sh("g++ -g -O2 -I%s -o %s %s/cxx.cpp", src, bin, src) != 0 || !start(bin, &p)) {
 		CHECK(!"C++ fixture built");
 		return;
 	}
@@ -418,7 +405,7 @@ static void test_rust(void)
 {
 	static const char *const manglings[] = {"legacy", "v0"};
 
-	if (sh("command -v rustc >/dev/null || test -x $HOME/.cargo/bin/rustc") != 0) {
+	if (kp_test_sh("command -v rustc >/dev/null || test -x $HOME/.cargo/bin/rustc") != 0) {
 		printf("skip test_rust: rustc not found\n");
 		return;
 	}
@@ -431,9 +418,10 @@ static void test_rust(void)
 		snprintf(bin, sizeof(bin), "%s/rs-%s", tmp, manglings[i]);
 		/* legacy is the default of current rustc; asking for it by name
 		 * needs -Z unstable-options */
-		if (sh("PATH=$PATH:$HOME/.cargo/bin RUSTC_BOOTSTRAP=1 rustc -g -O %s "
-		       "-C symbol-mangling-version=%s --crate-name kp_rust -o %s %s/rust.rs",
-		       i == 0 ? "-Z unstable-options" : "", manglings[i], bin, src) != 0) {
+		if (kp_test_sh(
+			    "PATH=$PATH:$HOME/.cargo/bin RUSTC_BOOTSTRAP=1 rustc -g -O %s "
+			    "-C symbol-mangling-version=%s --crate-name kp_rust -o %s %s/rust.rs",
+			    i == 0 ? "-Z unstable-options" : "", manglings[i], bin, src) != 0) {
 			CHECK(!"rust fixture built");
 			kp_sym_free(sym);
 			kp_sym_free(symn);
@@ -590,16 +578,16 @@ static void test_bad_files(void)
 
 	/* not ELF, truncated ELF, empty, a directory, missing */
 	snprintf(path, sizeof(path), "%s/garbage", tmp);
-	sh("head -c 100000 /dev/urandom > %s", path);
+	kp_test_sh("head -c 100000 /dev/urandom > %s", path);
 	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000), "[unknown]");
 	snprintf(path, sizeof(path), "%s/truncated", tmp);
-	sh("head -c 3000 /bin/ls > %s", path);
+	kp_test_sh("head -c 3000 /bin/ls > %s", path);
 	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000), "[unknown]");
 	snprintf(path, sizeof(path), "%s/badhdr", tmp);
-	sh("(printf '\\177ELF\\002\\001\\001'; head -c 5000 /dev/urandom) > %s", path);
+	kp_test_sh("(printf '\\177ELF\\002\\001\\001'; head -c 5000 /dev/urandom) > %s", path);
 	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000), "[unknown]");
 	snprintf(path, sizeof(path), "%s/empty", tmp);
-	sh(": > %s", path);
+	kp_test_sh(": > %s", path);
 	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0), "[unknown]");
 	CHECK_EQ_STR(names(sym, obj_by_path(sym, tmp), 0), "[unknown]");
 	CHECK_EQ_STR(names(sym, obj_by_path(sym, "/nonexistent/lib.so"), 0), "[unknown]");
@@ -619,7 +607,7 @@ static void test_bad_files(void)
 			fclose(fp);
 		}
 	}
-	if (sh("cd %s && cc -o evil evil.c", tmp) == 0) {
+	if (kp_test_sh("cd %s && cc -o evil evil.c", tmp) == 0) {
 		uint64_t off;
 
 		snprintf(path, sizeof(path), "%s/evil", tmp);
@@ -655,7 +643,7 @@ static void setup(void)
 static void cleanup(void)
 {
 	if (!getenv("KP_KEEP_TMP"))
-		sh("rm -rf %s", tmp);
+		kp_test_sh("rm -rf %s", tmp);
 }
 
 KP_TEST_MAIN(setup, test_demangle, test_inline_and_deleted, test_separate_debuginfo, test_cxx,

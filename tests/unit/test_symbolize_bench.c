@@ -26,20 +26,6 @@
 
 static char tmp[64];
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 struct fn {
 	uint64_t vaddr, size;
 };
@@ -146,13 +132,13 @@ static void test_agreement(void)
 	snprintf(bin, sizeof(bin), "%s/inl", tmp);
 	snprintf(addrs, sizeof(addrs), "%s/addrs", tmp);
 	snprintf(out, sizeof(out), "%s/a2l", tmp);
-	if (sh("command -v addr2line >/dev/null") != 0) {
+	if (kp_test_sh("command -v addr2line >/dev/null") != 0) {
 		printf("skip test_agreement: no addr2line\n");
 		return;
 	}
-	if (sh("cc -g -O2 -DKP_VARIANT=1 -I%s/sym -o %s %s/sym/inline.c",
-	       getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures", bin,
-	       getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures") != 0) {
+	if (kp_test_sh("cc -g -O2 -DKP_VARIANT=1 -I%s/sym -o %s %s/sym/inline.c",
+		       getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures", bin,
+		       getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures") != 0) {
 		CHECK(!"fixture built");
 		return;
 	}
@@ -168,7 +154,7 @@ static void test_agreement(void)
 	if (fp)
 		fclose(fp);
 	CHECK(naddr > 100);
-	CHECK_EQ_INT(sh("addr2line -a -f -i -e %s < %s > %s", bin, addrs, out), 0);
+	CHECK_EQ_INT(kp_test_sh("addr2line -a -f -i -e %s < %s > %s", bin, addrs, out), 0);
 
 	m.path = bin;
 	sym = kp_sym_new(NULL);
@@ -251,7 +237,7 @@ static double run_tool(const char *tool, const char *bin, const char *addrs, dou
 {
 	double c0 = cpu_children(), t0 = now(), t;
 
-	if (sh("%s -f -i -e %s < %s > %s/tool.out", tool, bin, addrs, tmp) != 0)
+	if (kp_test_sh("%s -f -i -e %s < %s > %s/tool.out", tool, bin, addrs, tmp) != 0)
 		return -1;
 	t = now() - t0;
 	*cpu = cpu_children() - c0;
@@ -390,7 +376,7 @@ int main(void)
 		bench();
 	else
 		test_agreement();
-	sh("rm -rf %s", tmp);
+	kp_test_sh("rm -rf %s", tmp);
 	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
 	return kp_test_failed ? 1 : 0;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/seqtab.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
@@ -158,14 +159,6 @@ struct line_ent {
 	struct line_res res[2]; /* [1] when the comm is java* (Java names are tidied) */
 };
 
-/* A distinct stack: ids spool[off .. off+n), root first. */
-struct stack {
-	uint64_t hash;
-	size_t off;
-	uint32_t n;
-	struct count cnt;
-};
-
 struct kp_collapse {
 	struct kp_collapse_opts opts;
 	struct kp_collapse_stats st;
@@ -181,12 +174,9 @@ struct kp_collapse {
 	struct bytes scratch; /* a name being built */
 
 	/* stack table: open addressing over stacks[] indices + 1 */
-	struct stack *stacks;
-	size_t nstacks, stacks_cap;
-	uint32_t *slots;
-	size_t nslots;
-	uint32_t *spool; /* ids of all distinct stacks */
-	size_t nspool, spool_cap;
+	struct kp_seqtab stacks; /* distinct stacks: name ids, root first */
+	struct count *counts;	 /* by stack index */
+	size_t counts_cap;
 	uint32_t *key; /* the stack being looked up */
 	size_t key_cap;
 
@@ -223,8 +213,7 @@ struct kp_collapse *kp_collapse_new(const struct kp_collapse_opts *opts)
 	c->names = kp_strtab_new();
 	c->lines_cap = 1024;
 	c->lines = kp_xcalloc(c->lines_cap, sizeof(*c->lines));
-	c->nslots = 1024;
-	c->slots = kp_xcalloc(c->nslots, sizeof(*c->slots));
+	kp_seqtab_init(&c->stacks);
 	return c;
 }
 
@@ -237,9 +226,8 @@ void kp_collapse_free(struct kp_collapse *c)
 	free(c->linebuf.p);
 	free(c->pool);
 	free(c->scratch.p);
-	free(c->stacks);
-	free(c->slots);
-	free(c->spool);
+	kp_seqtab_fini(&c->stacks);
+	free(c->counts);
 	free(c->key);
 	free(c->event);
 	free(c->other_event);
@@ -254,7 +242,7 @@ void kp_collapse_free(struct kp_collapse *c)
 
 size_t kp_collapse_nstacks(const struct kp_collapse *c)
 {
-	return c->nstacks;
+	return kp_seqtab_count(&c->stacks);
 }
 
 const struct kp_collapse_stats *kp_collapse_stats(const struct kp_collapse *c)
@@ -855,28 +843,10 @@ static void srcline_line(struct kp_collapse *c, const char *s, size_t n)
 
 /* --- the table of stacks ---------------------------------------------- */
 
-static void stacks_rehash(struct kp_collapse *c)
-{
-	size_t nslots = c->nslots * 2, mask = nslots - 1;
-	uint32_t *slots = kp_xcalloc(nslots, sizeof(*slots));
-
-	for (size_t k = 0; k < c->nstacks; k++) {
-		size_t i = c->stacks[k].hash & mask;
-
-		while (slots[i])
-			i = (i + 1) & mask;
-		slots[i] = (uint32_t)(k + 1);
-	}
-	free(c->slots);
-	c->slots = slots;
-	c->nslots = nslots;
-}
-
 static void end_sample(struct kp_collapse *c)
 {
-	size_t n = c->nids + 1, k = 0, mask, i;
-	struct stack *st;
-	uint64_t h;
+	size_t n = c->nids + 1, k = 0, i;
+	bool added;
 
 	if (!c->have_pname)
 		return;
@@ -890,30 +860,12 @@ static void end_sample(struct kp_collapse *c)
 		for (size_t j = c->blocks[b]; j < end; j++)
 			c->key[k++] = c->ids[j];
 	}
-	h = fast_hash(c->key, n * sizeof(*c->key));
-	mask = c->nslots - 1;
-	for (i = h & mask; c->slots[i]; i = (i + 1) & mask) {
-		st = &c->stacks[c->slots[i] - 1];
-		if (st->hash == h && st->n == n &&
-		    memcmp(c->spool + st->off, c->key, n * sizeof(*c->key)) == 0)
-			goto found;
+	i = kp_seqtab_intern(&c->stacks, c->key, n, &added);
+	if (added) {
+		kp_xgrow(&c->counts, &c->counts_cap, i + 1, sizeof(*c->counts));
+		memset(&c->counts[i], 0, sizeof(c->counts[i]));
 	}
-	if (c->nspool + n > c->spool_cap)
-		kp_xgrow(&c->spool, &c->spool_cap, c->nspool + n, sizeof(*c->spool));
-	memcpy(c->spool + c->nspool, c->key, n * sizeof(*c->key));
-	if (c->nstacks + 1 > c->stacks_cap)
-		kp_xgrow(&c->stacks, &c->stacks_cap, c->nstacks + 1, sizeof(*c->stacks));
-	st = &c->stacks[c->nstacks++];
-	memset(st, 0, sizeof(*st));
-	st->hash = h;
-	st->off = c->nspool;
-	st->n = (uint32_t)n;
-	c->nspool += n;
-	c->slots[i] = (uint32_t)c->nstacks;
-	if (c->nstacks * 4 > c->nslots * 3)
-		stacks_rehash(c);
-found:
-	count_add(&st->cnt, &c->period);
+	count_add(&c->counts[i], &c->period);
 	c->st.samples++;
 	reset_sample(c);
 }
@@ -1043,29 +995,31 @@ static int cmp_out(const void *a, const void *b, void *arg)
 
 int kp_collapse_write(struct kp_collapse *c, FILE *out, struct kp_diag *d)
 {
-	struct out_line *v = kp_xmalloc((c->nstacks + 1) * sizeof(*v));
+	size_t nstacks = kp_seqtab_count(&c->stacks);
+	struct out_line *v = kp_xmalloc((nstacks + 1) * sizeof(*v));
 	struct bytes txt = {0};
 	size_t nv = 0;
 	int err = 0;
 
-	for (size_t k = 0; k < c->nstacks; k++) {
-		const struct stack *st = &c->stacks[k];
+	for (size_t k = 0; k < nstacks; k++) {
+		size_t n;
+		const uint32_t *ids = kp_seqtab_words(&c->stacks, k, &n);
 
 		v[k].off = txt.len;
-		for (uint32_t j = 0; j < st->n; j++) {
-			uint32_t id = c->spool[st->off + j];
+		for (size_t j = 0; j < n; j++) {
+			uint32_t id = ids[j];
 
 			if (j)
 				bytes_putc(&txt, ';');
 			bytes_put(&txt, kp_strtab_str(c->names, id), kp_strtab_len(c->names, id));
 		}
 		v[k].len = txt.len - v[k].off;
-		v[k].cnt = st->cnt;
+		v[k].cnt = c->counts[k];
 	}
-	qsort_r(v, c->nstacks, sizeof(*v), cmp_out, txt.p);
+	qsort_r(v, nstacks, sizeof(*v), cmp_out, txt.p);
 	/* different frame lists can print the same (a ';' in a comm, say):
 	 * one line each, as in Perl's hash */
-	for (size_t k = 0; k < c->nstacks; k++) {
+	for (size_t k = 0; k < nstacks; k++) {
 		if (nv && cmp_out(&v[nv - 1], &v[k], txt.p) == 0)
 			count_add(&v[nv - 1].cnt, &v[k].cnt);
 		else

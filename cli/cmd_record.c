@@ -35,8 +35,6 @@ enum {
 static const struct option record_longopts[] = {
 	{"all-cpus", no_argument, NULL, 'a'},
 	{"cpu", required_argument, NULL, 'C'},
-	{"pid", required_argument, NULL, 'p'},
-	{"tid", required_argument, NULL, 't'},
 	{"freq", required_argument, NULL, 'F'},
 	{"count", required_argument, NULL, 'c'},
 	{"event", required_argument, NULL, 'e'},
@@ -46,6 +44,10 @@ static const struct option record_longopts[] = {
 	{"mmap-pages", required_argument, NULL, 'm'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+	/* --pid/--tid name the root frame as stackcollapse-perf.pl does
+	 * (attaching is -p/-t); --per-pid/--per-tid are the same */
+	{"pid", no_argument, NULL, OPT_PID},
+	{"tid", no_argument, NULL, OPT_TID},
 	{"per-pid", no_argument, NULL, OPT_PID},
 	{"per-tid", no_argument, NULL, OPT_TID},
 	{"annotate", no_argument, NULL, OPT_ANNOTATE},
@@ -74,8 +76,8 @@ static void help(void)
 	     "Targets:\n"
 	     "  -a, --all-cpus          sample every CPU (the whole machine)\n"
 	     "  -C, --cpu LIST          sample only these CPUs (e.g. 0-3,6); implies system-wide\n"
-	     "  -p, --pid PID[,PID]     attach to running processes (all their threads)\n"
-	     "  -t, --tid TID[,TID]     attach to running threads\n"
+	     "  -p PID[,PID]            attach to running processes (all their threads)\n"
+	     "  -t TID[,TID]            attach to running threads\n"
 	     "  -d, --duration SECONDS  stop after this long (also ends the command)\n"
 	     "Sampling:\n"
 	     "  -F, --freq HZ           samples per second per CPU (default 99)\n"
@@ -88,8 +90,8 @@ static void help(void)
 	     "Output:\n"
 	     "  -f, --format FMT        svg (default) or folded\n"
 	     "  -o, --output FILE       write here instead of stdout (atomically)\n"
-	     "      --per-pid           root frame comm-PID\n"
-	     "      --per-tid           root frame comm-PID/TID\n"
+	     "      --pid               root frame comm-PID (also --per-pid)\n"
+	     "      --tid               root frame comm-PID/TID (also --per-tid)\n"
 	     "      --annotate          folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
 	     "      --no-inline         no inline frames\n"
 	     "      --full-names        keep C++ parameter lists\n"
@@ -328,7 +330,7 @@ static void print_summary(const struct record_cli *c, const struct kp_session_st
 		return;
 	fprintf(stderr,
 		"kprof: %llu samples, %llu lost, %zu processes, %.1f s; %.1f%% of frames "
-		"unresolved (kernel %llu, user %llu, JIT %llu, other %llu); wrote %s\n",
+		"unresolved (kernel %llu, user %llu, JIT %llu, other %llu); profile in %s\n",
 		(unsigned long long)st->samples, (unsigned long long)st->lost, st->nprocs,
 		st->seconds, share, (unsigned long long)st->unresolved[KP_LOC_KERNEL],
 		(unsigned long long)st->unresolved[KP_LOC_USER],

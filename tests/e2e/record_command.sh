@@ -22,10 +22,10 @@ echo "samples in threads: $thr of $all"
 # three spinning threads: two thirds of the samples are in the new ones
 check "threads of the command are sampled" at_least_pct "$thr" "$all" 40
 
-# --per-pid / --per-tid roots
-"$KPROF" -F 199 -f folded --per-tid -o "$T/tid.folded" -- "$KP_WORKLOADS/spin_fp" 0.5 1 2>/dev/null
-check "--per-tid root is comm-PID/TID" grep -qE '^spin_fp-[0-9]+/[0-9]+;' "$T/tid.folded"
-check "--per-tid shows two threads" [ "$(cut -d';' -f1 "$T/tid.folded" | sort -u | wc -l)" -ge 2 ]
+# --pid / --tid roots (and their --per-pid / --per-tid aliases)
+"$KPROF" -F 199 -f folded --tid -o "$T/tid.folded" -- "$KP_WORKLOADS/spin_fp" 0.5 1 2>/dev/null
+check "--tid root is comm-PID/TID" grep -qE '^spin_fp-[0-9]+/[0-9]+;' "$T/tid.folded"
+check "--tid shows two threads" [ "$(cut -d';' -f1 "$T/tid.folded" | sort -u | wc -l)" -ge 2 ]
 "$KPROF" -F 199 -f folded --per-pid -o "$T/pid.folded" -- "$KP_WORKLOADS/spin_fp" 0.5 2>/dev/null
 check "--per-pid root is comm-PID" grep -qE '^spin_fp-[0-9]+;' "$T/pid.folded"
 

@@ -7,7 +7,8 @@
 
 static volatile unsigned long sink;
 
-namespace {
+namespace
+{
 __attribute__((noinline, noclone)) void hot_anon(unsigned long n)
 {
 	volatile unsigned long acc = 0; // a frame of its own, see spin.c
@@ -27,7 +28,8 @@ template <typename T> struct Holder {
 	}
 };
 
-namespace kpns {
+namespace kpns
+{
 template <typename T> __attribute__((noinline, noclone)) T twice_kprof(T n)
 {
 	volatile T acc = 0;
@@ -41,7 +43,8 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? std::atof(argv[1]) : 1.0;
 	auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-	auto lam = [](unsigned long n) __attribute__((noinline, noclone)) {
+	auto lam = [](unsigned long n) __attribute__((noinline, noclone))
+	{
 		volatile unsigned long acc = 0;
 		for (unsigned long i = 0; i < n; i++)
 			acc += i + 3;

@@ -872,6 +872,16 @@ void kp_session_fold(struct kp_session *s, struct kp_folded *f)
 	for (size_t i = 0; i < nlocs; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, nlocs, sizeof(*order), cmp_loc_object, s->stacks);
+	{
+		uint64_t *kaddrs = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*kaddrs));
+		size_t nk = 0;
+
+		for (size_t i = 0; i < nlocs; i++)
+			if (kp_stacktab_loc_at(s->stacks, (uint32_t)i)->kind == KP_LOC_KERNEL)
+				kaddrs[nk++] = kp_stacktab_loc_at(s->stacks, (uint32_t)i)->addr;
+		kp_sym_kernel_hint(s->opts.sym, kaddrs, nk);
+		free(kaddrs);
+	}
 	for (size_t k = 0; k < nlocs; k++) {
 		uint32_t i = order[k];
 		const struct kp_loc *loc = kp_stacktab_loc_at(s->stacks, i);

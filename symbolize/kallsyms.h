@@ -14,6 +14,14 @@ struct kp_kallsyms;
  * and counted. Returns 0 and a new table in *out (caller frees with
  * kp_kallsyms_free), or a negative errno with d set. */
 int kp_kallsyms_load(const char *path, struct kp_kallsyms **out, struct kp_diag *d);
+/* The same for lookups of addrs[0..n) only: one pass over the text keeps
+ * just the symbols those lookups read (no full index, no big sort), which
+ * is most of the cost of a full load. Lookups of other addresses are
+ * meaningless: check kp_kallsyms_covers first. */
+int kp_kallsyms_load_for(const char *path, const uint64_t *addrs, size_t n,
+			 struct kp_kallsyms **out, struct kp_diag *d);
+/* Can ks answer a lookup of addr? (Always, for a full table.) */
+bool kp_kallsyms_covers(const struct kp_kallsyms *ks, uint64_t addr);
 void kp_kallsyms_free(struct kp_kallsyms *ks);
 
 /* True when every address read was zero (kptr_restrict hides them). */

@@ -176,27 +176,45 @@ static void emit_elf(void *arg, const char *name, bool inlined)
 	push_frame(ec->sym, name, inlined ? KP_FRAME_INLINE : KP_FRAME_USER);
 }
 
+/* Loads kallsyms, all of it or (addrs given) only what lookups of addrs
+ * need, and says once when it cannot be read or hides addresses. */
+static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n)
+{
+	struct kp_diag d;
+	bool first = !sym->kallsyms_tried;
+	int err;
+
+	sym->kallsyms_tried = true;
+	kp_kallsyms_free(sym->kallsyms);
+	sym->kallsyms = NULL;
+	err = addrs ? kp_kallsyms_load_for(sym->kallsyms_path, addrs, n, &sym->kallsyms, &d)
+		    : kp_kallsyms_load(sym->kallsyms_path, &sym->kallsyms, &d);
+	if (!first)
+		return;
+	if (err < 0) {
+		kp_sym_note(&sym->notes, "%s; kernel frames are shown as [unknown]", d.msg);
+	} else if (kp_kallsyms_restricted(sym->kallsyms)) {
+		sym->stats.kptr_restricted = true;
+		kp_sym_note(&sym->notes,
+			    "%s hides kernel addresses (kernel.kptr_restrict); kernel frames are "
+			    "shown as [kernel]",
+			    sym->kallsyms_path);
+	}
+}
+
+void kp_sym_kernel_hint(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n)
+{
+	if (!sym->kallsyms_tried && n)
+		load_kallsyms(sym, addrs, n);
+}
+
 static bool resolve_kernel(struct kp_symbolizer *sym, uint64_t addr)
 {
 	const char *name;
 
-	if (!sym->kallsyms_tried) {
-		struct kp_diag d;
-		int err;
-
-		sym->kallsyms_tried = true;
-		err = kp_kallsyms_load(sym->kallsyms_path, &sym->kallsyms, &d);
-		if (err < 0) {
-			kp_sym_note(&sym->notes, "%s; kernel frames are shown as [unknown]", d.msg);
-		} else if (kp_kallsyms_restricted(sym->kallsyms)) {
-			sym->stats.kptr_restricted = true;
-			kp_sym_note(&sym->notes,
-				    "%s hides kernel addresses (kernel.kptr_restrict); kernel "
-				    "frames are "
-				    "shown as [kernel]",
-				    sym->kallsyms_path);
-		}
-	}
+	/* no table yet, or a table loaded for other addresses: the full one */
+	if (!sym->kallsyms_tried || (sym->kallsyms && !kp_kallsyms_covers(sym->kallsyms, addr)))
+		load_kallsyms(sym, NULL, 0);
 	if (sym->kallsyms && kp_kallsyms_restricted(sym->kallsyms)) {
 		push_frame(sym, "[kernel]", KP_FRAME_KERNEL);
 		return false;

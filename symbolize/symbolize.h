@@ -72,6 +72,12 @@ void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid);
  * resolve in obj gives [unknown]. */
 void kp_sym_object_done(struct kp_symbolizer *sym, uint32_t obj);
 
+/* The kernel addresses about to be resolved (optional): kallsyms is then
+ * read once keeping only what these lookups need, instead of indexing all
+ * of it. Resolving another kernel address later still works (the full
+ * table is loaded then). */
+void kp_sym_kernel_hint(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n);
+
 /* A location, as the recorder stores it. */
 enum kp_loc_kind {
 	KP_LOC_UNKNOWN = 0, /* addr is the raw address; obj unused */

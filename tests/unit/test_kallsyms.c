@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdint.h>
+
 #include "kp_test.h"
+#include "util/xalloc.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/symbolize.h"
 
@@ -177,5 +180,74 @@ static void test_real_kallsyms(void)
 	kp_kallsyms_free(ks);
 }
 
+/* A table loaded for some addresses answers exactly as the full table for
+ * each of them: symbol starts, inside symbols, aliases, gaps, module
+ * boundaries, below the first and beyond the last symbol. */
+static size_t compare_sparse(const char *path, size_t stride)
+{
+	struct kp_kallsyms *full = NULL, *sparse = NULL;
+	struct kp_diag d;
+	uint64_t *addrs = NULL;
+	size_t n = 0, cap = 0, differ = 0;
+	FILE *fp = fopen(path, "r");
+	char line[512];
+
+	if (!fp || kp_kallsyms_load(path, &full, &d) != 0) {
+		if (fp)
+			fclose(fp);
+		return SIZE_MAX;
+	}
+	for (size_t i = 0; fgets(line, sizeof(line), fp); i++) {
+		unsigned long long a;
+
+		if (i % stride || sscanf(line, "%llx", &a) != 1)
+			continue;
+		kp_xgrow(&addrs, &cap, n + 5, sizeof(*addrs));
+		addrs[n++] = a;
+		addrs[n++] = a + 1;
+		addrs[n++] = a + 0x37;
+		addrs[n++] = a - 1;
+		addrs[n++] = a + 300000; /* past the reach of most symbols */
+	}
+	fclose(fp);
+	kp_xgrow(&addrs, &cap, n + 2, sizeof(*addrs));
+	addrs[n++] = 0;
+	addrs[n++] = UINT64_MAX;
+	CHECK_EQ_INT(kp_kallsyms_load_for(path, addrs, n, &sparse, &d), 0);
+	for (size_t i = 0; sparse && i < n; i++) {
+		const char *mf = NULL, *ms = NULL;
+		const char *a = kp_kallsyms_lookup(full, addrs[i], &mf);
+		const char *b = kp_kallsyms_lookup(sparse, addrs[i], &ms);
+
+		CHECK(kp_kallsyms_covers(sparse, addrs[i]));
+		if ((a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0) ||
+		    (mf == NULL) != (ms == NULL) || (mf && strcmp(mf, ms) != 0)) {
+			if (differ++ < 5)
+				fprintf(stderr, "%s: %#llx: full %s [%s], sparse %s [%s]\n", path,
+					(unsigned long long)addrs[i], a ? a : "-", mf ? mf : "",
+					b ? b : "-", ms ? ms : "");
+		}
+	}
+	CHECK((sparse && kp_kallsyms_count(sparse) < kp_kallsyms_count(full)) ||
+	      kp_kallsyms_count(full) < 50);
+	CHECK(!sparse || !kp_kallsyms_covers(sparse, 0x1234567));
+	kp_kallsyms_free(sparse);
+	kp_kallsyms_free(full);
+	free(addrs);
+	return differ;
+}
+
+static void test_sparse_load(void)
+{
+	size_t differ = compare_sparse(fixture("kallsyms"), 1);
+
+	CHECK_EQ_INT(differ, 0);
+	differ = compare_sparse("/proc/kallsyms", 97);
+	if (differ == SIZE_MAX)
+		printf("skip: /proc/kallsyms unreadable\n");
+	else
+		CHECK_EQ_INT(differ, 0);
+}
+
 KP_TEST_MAIN(test_parse_and_lookup, test_missing_file, test_facade_kernel, test_facade_hidden,
-	     test_facade_unreadable, test_real_kallsyms)
+	     test_facade_unreadable, test_real_kallsyms, test_sparse_load)

@@ -8,15 +8,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "workload.h"
+
 static volatile unsigned long sink;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static inline __attribute__((always_inline)) unsigned long inl_inner_kprof(unsigned long n)
 {
@@ -58,9 +52,9 @@ __attribute__((noinline, noclone)) static void inl_caller_kprof(unsigned long n)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
-	double end = now() + seconds;
+	double end = kp_seconds(CLOCK_MONOTONIC) + seconds;
 
-	while (now() < end) {
+	while (kp_seconds(CLOCK_MONOTONIC) < end) {
 		inl_caller_kprof(200000);
 		inl_single_caller_kprof(200000);
 	}

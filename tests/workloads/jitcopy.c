@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 /* The template: position independent, with a frame (push/mov of the frame
  * pointer) so that a frame-pointer walk from inside the copy reaches its
  * caller. Returns the sum 1..n. */
@@ -75,14 +77,6 @@ typedef uint64_t (*jit_fn)(uint64_t n);
 
 static volatile uint64_t sink;
 static char map_path[64];
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void die(const char *what)
 {
@@ -166,10 +160,10 @@ int main(int argc, char **argv)
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 
-	double start = now(), end = start + seconds;
+	double start = kp_seconds(CLOCK_MONOTONIC), end = start + seconds;
 	int appended = !grow;
-	for (unsigned round = 0; now() < end; round++) {
-		if (!appended && now() >= start + seconds / 3) {
+	for (unsigned round = 0; kp_seconds(CLOCK_MONOTONIC) < end; round++) {
+		if (!appended && kp_seconds(CLOCK_MONOTONIC) >= start + seconds / 3) {
 			map_append(right);
 			appended = 1;
 		}

@@ -5,15 +5,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "workload.h"
+
 static volatile unsigned long sink;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* the volatile local gives the leaf a frame, see spin.c */
 __attribute__((noinline, noclone)) static void late_leaf_kprof(unsigned long n)
@@ -27,9 +21,9 @@ __attribute__((noinline, noclone)) static void late_leaf_kprof(unsigned long n)
 
 __attribute__((noinline, noclone)) static void late_outer_kprof(double seconds)
 {
-	double end = now() + seconds;
+	double end = kp_seconds(CLOCK_MONOTONIC) + seconds;
 
-	while (now() < end)
+	while (kp_seconds(CLOCK_MONOTONIC) < end)
 		late_leaf_kprof(200000);
 	__asm__ volatile("" ::: "memory"); /* keep the call a call */
 }

@@ -7,15 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "workload.h"
+
 static volatile unsigned long sink;
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The volatile local gives spin_leaf a stack frame: GCC builds frameless
  * leaf functions without a frame pointer even with
@@ -38,9 +32,9 @@ __attribute__((noinline, noclone)) static void spin_middle(unsigned long n)
 
 __attribute__((noinline, noclone)) static void spin_outer(double seconds)
 {
-	double end = cpu_now() + seconds;
+	double end = kp_seconds(CLOCK_THREAD_CPUTIME_ID) + seconds;
 
-	while (cpu_now() < end)
+	while (kp_seconds(CLOCK_THREAD_CPUTIME_ID) < end)
 		spin_middle(200000);
 	__asm__ volatile("" ::: "memory");
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "profiler/proctab.h"
+#include "profiler/recqueue.h"
 #include "profiler/record.h"
 #include "profiler/ring.h"
 #include "profiler/stacktab.h"
@@ -24,13 +25,6 @@
 
 #define MAX_FRAMES 512
 #define ROUND_MS   100
-
-/* A record copied out of a ring, waiting to be processed in time order. */
-struct queued {
-	uint64_t time;
-	uint64_t seq; /* arrival order: ties keep it */
-	size_t off;   /* into the queue's byte buffer */
-};
 
 struct cpu_ring {
 	int cpu;
@@ -58,15 +52,9 @@ struct kp_session {
 	struct kp_stacktab *stacks;
 	struct kp_u64map synth_failed; /* pids /proc could not describe */
 
-	unsigned char *qbuf; /* queued records, back to back */
-	size_t qlen, qcap;
-	unsigned char *qspare; /* the other half of a double buffer */
-	size_t qspare_cap;
-	struct queued *q;
-	size_t nq, qcap_n;
-	uint64_t seq;
-	uint64_t flush_before; /* start time of the previous round */
-	pid_t (*exits)[2];     /* EXIT records (pid, tid) not applied yet */
+	struct kp_recqueue queue; /* records read, not yet processed */
+	uint64_t flush_before;	  /* start time of the previous round */
+	pid_t (*exits)[2];	  /* EXIT records (pid, tid) not applied yet */
 	size_t nexits, exits_cap, exits_ready;
 
 	struct kp_session_stats st;
@@ -361,6 +349,7 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	s->procs = kp_proctab_new(s->strings);
 	s->stacks = kp_stacktab_new();
 	kp_u64map_init(&s->synth_failed);
+	kp_recqueue_init(&s->queue);
 	snprintf(s->event_name, sizeof(s->event_name), "%s", opts->attr.event.name);
 	kp_perf_attr_init(&s->attr, &s->layout, &opts->attr);
 
@@ -479,10 +468,8 @@ void kp_session_free(struct kp_session *s)
 	kp_proctab_free(s->procs);
 	kp_strtab_free(s->strings);
 	kp_u64map_fini(&s->synth_failed);
-	free(s->qbuf);
-	free(s->qspare);
+	kp_recqueue_fini(&s->queue);
 	free(s->exits);
-	free(s->q);
 	for (size_t i = 0; i < s->nnotes; i++)
 		free(s->notes[i]);
 	free(s->notes);
@@ -648,32 +635,6 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 
 /* ---- reading the rings in rounds, processing in time order ---- */
 
-static int cmp_queued(const void *a, const void *b)
-{
-	const struct queued *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static void enqueue(struct kp_session *s, const struct perf_event_header *hdr)
-{
-	struct queued *q;
-
-	kp_xgrow(&s->qbuf, &s->qcap, s->qlen + hdr->size, 1);
-	kp_xgrow(&s->q, &s->qcap_n, s->nq + 1, sizeof(*s->q));
-	q = &s->q[s->nq++];
-	q->time = kp_record_time(&s->layout, hdr);
-	q->seq = s->seq++;
-	q->off = s->qlen;
-	memcpy(s->qbuf + s->qlen, hdr, hdr->size);
-	s->qlen += hdr->size;
-}
-
-/* Processes queued records older than limit in time order; keeps the rest.
- * A record is only processed once every ring has been read past its time,
- * so a sample never comes before the MMAP2 or COMM it depends on. */
 /* Forgets the first n exited tasks. */
 static void apply_exits(struct kp_session *s, size_t n)
 {
@@ -686,39 +647,19 @@ static void apply_exits(struct kp_session *s, size_t n)
 	s->nexits -= n;
 }
 
+static void process_queued(void *arg, const struct perf_event_header *hdr)
+{
+	process_record(arg, hdr);
+}
+
+/* Processes queued records older than limit in time order; keeps the rest.
+ * A record is only processed once every ring has been read past its time,
+ * so a sample never comes before the MMAP2 or COMM it depends on. */
 static void flush_queue(struct kp_session *s, uint64_t limit)
 {
-	size_t i, keep = 0, len = 0;
-	unsigned char *t;
-
 	apply_exits(s, s->exits_ready);
 	s->exits_ready = s->nexits;
-	if (!s->nq)
-		return;
-	qsort(s->q, s->nq, sizeof(*s->q), cmp_queued);
-	for (i = 0; i < s->nq && s->q[i].time < limit; i++)
-		process_record(s, (const void *)(s->qbuf + s->q[i].off));
-	/* move the survivors into the spare buffer, then swap the two */
-	kp_xgrow(&s->qspare, &s->qspare_cap, s->qlen, 1);
-	for (size_t j = i; j < s->nq; j++) {
-		const struct perf_event_header *h = (const void *)(s->qbuf + s->q[j].off);
-
-		memcpy(s->qspare + len, h, h->size);
-		s->q[keep] = s->q[j];
-		s->q[keep++].off = len;
-		len += h->size;
-	}
-	t = s->qbuf;
-	s->qbuf = s->qspare;
-	s->qspare = t;
-	{
-		size_t c = s->qcap;
-
-		s->qcap = s->qspare_cap;
-		s->qspare_cap = c;
-	}
-	s->qlen = len;
-	s->nq = keep;
+	kp_recqueue_flush(&s->queue, limit, process_queued, s);
 }
 
 static void read_round(struct kp_session *s, bool final)
@@ -732,7 +673,7 @@ static void read_round(struct kp_session *s, bool final)
 		if (!kp_ring_read_init(r))
 			continue;
 		while ((hdr = kp_ring_read_event(r)))
-			enqueue(s, hdr);
+			kp_recqueue_push(&s->queue, hdr, kp_record_time(&s->layout, hdr));
 		kp_ring_read_done(r);
 	}
 	flush_queue(s, final ? UINT64_MAX : s->flush_before);

@@ -24,7 +24,6 @@ struct kp_folded {
 	struct kp_seqtab seq; /* the stacks' frame-id sequences */
 	double *counts;	      /* by stack index */
 	size_t counts_cap;
-	size_t nstacks; /* kp_seqtab_count(&seq), kept for brevity */
 	double total;
 	bool sequence;
 	char *scratch; /* sanitized name being added */
@@ -91,15 +90,15 @@ static uint32_t intern_name(struct kp_folded *f, const char *name, size_t len)
 
 static void add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, double count)
 {
+	size_t i, nstacks = kp_seqtab_count(&f->seq);
 	bool added = true;
-	size_t i;
 
 	f->view_valid = false;
 	f->total += count;
 	if (f->sequence) {
 		/* only the previous stack merges: a flame chart keeps time order */
-		if (f->nstacks && kp_seqtab_equal(&f->seq, f->nstacks - 1, ids, n)) {
-			f->counts[f->nstacks - 1] += count;
+		if (nstacks && kp_seqtab_equal(&f->seq, nstacks - 1, ids, n)) {
+			f->counts[nstacks - 1] += count;
 			return;
 		}
 		i = kp_seqtab_append(&f->seq, ids, n);
@@ -112,7 +111,6 @@ static void add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, double c
 	}
 	kp_xgrow(&f->counts, &f->counts_cap, i + 1, sizeof(*f->counts));
 	f->counts[i] = count;
-	f->nstacks = i + 1;
 }
 
 void kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, double count)
@@ -126,7 +124,7 @@ void kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n,
 
 size_t kp_folded_nstacks(const struct kp_folded *f)
 {
-	return f->nstacks;
+	return kp_seqtab_count(&f->seq);
 }
 
 double kp_folded_total(const struct kp_folded *f)
@@ -341,19 +339,20 @@ static int cmp_stacks(const void *pa, const void *pb, void *arg)
 uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool reverse)
 {
 	struct sort_ctx c = {.f = f, .flags = flags, .reverse = reverse};
-	uint32_t *order = kp_xmalloc((f->nstacks ? f->nstacks : 1) * sizeof(*order));
+	size_t nstacks = kp_seqtab_count(&f->seq);
+	uint32_t *order = kp_xmalloc((nstacks ? nstacks : 1) * sizeof(*order));
 
-	c.counts = kp_xmalloc((f->nstacks ? f->nstacks : 1) * sizeof(*c.counts));
-	c.count_len = kp_xmalloc(f->nstacks ? f->nstacks : 1);
-	for (size_t i = 0; i < f->nstacks; i++) {
+	c.counts = kp_xmalloc((nstacks ? nstacks : 1) * sizeof(*c.counts));
+	c.count_len = kp_xmalloc(nstacks ? nstacks : 1);
+	for (size_t i = 0; i < nstacks; i++) {
 		order[i] = (uint32_t)i;
 		c.count_len[i] = (uint8_t)kp_folded_format_count(f->counts[i], c.counts[i],
 								 sizeof(c.counts[i]));
 	}
 	/* input from collapse tools is usually sorted already */
-	for (size_t i = 1; i < f->nstacks; i++) {
+	for (size_t i = 1; i < nstacks; i++) {
 		if (cmp_stacks(&order[i - 1], &order[i], &c) > 0) {
-			qsort_r(order, f->nstacks, sizeof(*order), cmp_stacks, &c);
+			qsort_r(order, nstacks, sizeof(*order), cmp_stacks, &c);
 			break;
 		}
 	}
@@ -366,8 +365,9 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 {
 	uint32_t *order = kp_folded_sorted(f, flags, false);
 	char count[48];
+	size_t nstacks = kp_seqtab_count(&f->seq);
 
-	for (size_t i = 0; i < f->nstacks; i++) {
+	for (size_t i = 0; i < nstacks; i++) {
 		const struct kp_seqtab_entry *s = SEQ(f, order[i]);
 
 		for (size_t j = 0; j < s->n; j++) {
@@ -398,7 +398,7 @@ int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags)
 		return write_sorted(f, out, flags);
 	/* a sequence may hold a stack more than once: print each once */
 	merged = kp_folded_new();
-	for (size_t i = 0; i < f->nstacks; i++)
+	for (size_t i = 0; i < kp_seqtab_count(&f->seq); i++)
 		add_ids(merged, f->seq.words + SEQ(f, i)->off, SEQ(f, i)->n, f->counts[i]);
 	/* ids are only meaningful with f's names */
 	kp_strtab_free(merged->names);

@@ -306,31 +306,46 @@ static void test_owner(void)
 }
 
 /* A child running as uid 12345: its own file is fine, root's too. */
-static void test_other_user_process(void)
+/* Forks a child that lives until *release is closed (uid: switch to that
+ * user first, or -1 to stay). Returns its pid, or -1. */
+static pid_t hold_child(int uid, int *release)
 {
-	struct kp_symbolizer *sym;
 	int pfd[2];
 	pid_t child;
-	uint32_t id;
-	bool ok;
 	char c;
 
-	if (geteuid() != 0) {
-		printf("skip test_other_user_process: needs root\n");
-		return;
-	}
 	if (pipe(pfd))
-		return;
+		return -1;
 	child = fork();
 	if (child == 0) {
 		close(pfd[1]);
-		if (setresgid(12345, 12345, 12345) || setresuid(12345, 12345, 12345))
+		if (uid >= 0 && (setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) ||
+				 setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid)))
 			_exit(1);
 		while (read(pfd[0], &c, 1) > 0)
 			;
 		_exit(0);
 	}
 	close(pfd[0]);
+	*release = pfd[1];
+	return child;
+}
+
+static void test_other_user_process(void)
+{
+	struct kp_symbolizer *sym;
+	int release;
+	pid_t child;
+	uint32_t id;
+	bool ok;
+
+	if (geteuid() != 0) {
+		printf("skip test_other_user_process: needs root\n");
+		return;
+	}
+	child = hold_child(12345, &release);
+	if (child < 0)
+		return;
 	usleep(50000); /* let it drop privileges */
 	write_map(child, "1000 100 users_own\n", 12345);
 	sym = kp_sym_new(NULL);
@@ -344,7 +359,7 @@ static void test_other_user_process(void)
 	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "[unknown]");
 	CHECK(any_note(sym, "owned by uid 23456"));
 	kp_sym_free(sym);
-	close(pfd[1]);
+	close(release);
 	waitpid(child, NULL, 0);
 	remove_map(child);
 }
@@ -353,27 +368,19 @@ static void test_other_user_process(void)
 static void test_lifecycle(void)
 {
 	struct kp_symbolizer *sym = kp_sym_new(NULL);
-	int pfd[2];
+	int release;
 	pid_t child;
 	uint32_t id, id2;
 	bool ok;
-	char c;
 
-	if (pipe(pfd))
+	child = hold_child(-1, &release);
+	if (child < 0)
 		return;
-	child = fork();
-	if (child == 0) {
-		close(pfd[1]);
-		while (read(pfd[0], &c, 1) > 0)
-			;
-		_exit(0);
-	}
-	close(pfd[0]);
 	remove_map(child);
 	id = kp_sym_jit_get(sym, child); /* no map yet */
 	/* written at exit (DumpPerfMapAtExit): read when the exit is seen */
 	write_map(child, "1000 100 at_exit\n", getuid());
-	close(pfd[1]);
+	close(release);
 	waitpid(child, NULL, 0);
 	kp_sym_process_exit(sym, child);
 	remove_map(child); /* deleted after exit: what was read stays */
@@ -387,23 +394,16 @@ static void test_lifecycle(void)
 	/* deleted by the JIT before it exits: the map opened while it ran is
 	 * read through the descriptor kept since */
 	sym = kp_sym_new(NULL);
-	if (pipe(pfd))
+	child = hold_child(-1, &release);
+	if (child < 0)
 		return;
-	child = fork();
-	if (child == 0) {
-		close(pfd[1]);
-		while (read(pfd[0], &c, 1) > 0)
-			;
-		_exit(0);
-	}
-	close(pfd[0]);
 	remove_map(child);
 	id = kp_sym_jit_get(sym, child); /* no map yet */
 	write_map(child, "1000 100 deleted_before_exit\n", getuid());
 	usleep(150000);
 	CHECK_EQ_INT(kp_sym_jit_get(sym, child), id); /* sees it now */
 	remove_map(child);
-	close(pfd[1]);
+	close(release);
 	waitpid(child, NULL, 0);
 	kp_sym_process_exit(sym, child);
 	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "deleted_before_exit");

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.bash"
 
 out=$T/spin.folded
-"$KPROF" -F 499 -f folded -o "$out" -- "$KP_WORKLOADS/spin_fp" 1.5 2>"$T/err"
+"$KPROF" -F 499 -f folded -o "$out" -- "$KP_WORKLOADS/spin_fp" 1.5 >"$T/stdout" 2>"$T/err"
 check "exit status 0" [ $? -eq 0 ]
 check "summary line on stderr" grep -q "samples, .* lost, .* processes" "$T/err"
 total=$(count_matching "$out" '^spin_fp;')
@@ -12,7 +12,11 @@ echo "samples of spin_fp: $total, in main;spin_outer;spin_middle;spin_leaf: $lea
 check "some hundreds of samples" [ "$total" -ge 300 ]
 check "the exact stack carries >= 80% of them" at_least_pct "$leaf" "$total" 80
 check "folded lines are sorted" sh -c "LC_ALL=C sort -c '$out'"
-check "nothing but the profile on stdout" [ ! -s "$T/stdout" ]
+check "with -o, nothing on stdout" [ ! -s "$T/stdout" ]
+# without -o the profile is all that stdout gets: every line is folded
+"$KPROF" -F 199 -f folded -- "$KP_WORKLOADS/spin_fp" 0.3 >"$T/stdout.folded" 2>/dev/null
+check "without -o, stdout holds only folded lines" \
+	awk 'NF < 2 || $NF !~ /^[0-9]+$/ { bad = 1 } END { exit bad || NR == 0 }' "$T/stdout.folded"
 
 # threads are followed: two extra threads spin in the same functions
 "$KPROF" -F 499 -f folded -o "$T/threads.folded" -- "$KP_WORKLOADS/spin_fp" 1 2 2>/dev/null

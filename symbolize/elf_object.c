@@ -9,10 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "symbolize/debug_image.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_index.h"
 #include "symbolize/notes.h"
@@ -51,6 +54,7 @@ struct kp_elfobj {
 	Dwarf *own_dw;	    /* a separate debug file opened by us */
 	Elf *own_elf;
 	int own_fd;
+	struct kp_debug_image *image; /* what own_dw reads, when inflated by us */
 };
 
 static void libelf_init(void)
@@ -61,6 +65,123 @@ static void libelf_init(void)
 		elf_version(EV_CURRENT);
 		done = true;
 	}
+}
+
+/* Could dwfl_standard_find_debuginfo's search by name find anything? A
+ * superset of the places it looks (libdwfl's find_debuginfo_in_path): the
+ * debuglink name (FILE.debug without one) next to the file, in its .debug/
+ * folder, and under each absolute directory of the path, with and without
+ * the file's own folder; an absolute debuglink as it is. Only a filter: the
+ * search itself, and the checks of what it finds, stay libdwfl's. */
+/* Does the path made by the format exist? */
+__attribute__((format(printf, 1, 2))) static bool path_exists(const char *fmt, ...)
+{
+	char cand[PATH_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cand, sizeof(cand), fmt, ap);
+	va_end(ap);
+	return n > 0 && (size_t)n < sizeof(cand) && access(cand, F_OK) == 0;
+}
+
+static bool candidate_in_dir(const char *path, const char *dir, const char *name)
+{
+	const char *p = path;
+
+	for (;;) {
+		size_t len = strcspn(p, ":");
+		const char *entry = p;
+
+		/* "+" and "-" prefixes only say how to check a candidate */
+		if (len && (*entry == '+' || *entry == '-')) {
+			entry++;
+			len--;
+		}
+		if (len == 0) {
+			if (path_exists("%s/%s", dir, name))
+				return true;
+		} else if (entry[0] != '/') {
+			if (path_exists("%s/%.*s/%s", dir, (int)len, entry, name))
+				return true;
+		} else if (path_exists("%.*s%s/%s", (int)len, entry, dir, name) ||
+			   path_exists("%.*s/%s", (int)len, entry, name)) {
+			return true;
+		}
+		p = entry + len;
+		if (*p != ':')
+			return false;
+		p++;
+	}
+}
+
+static bool debuglink_candidate_exists(const char *path, const char *file_name,
+				       const char *debuglink)
+{
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	char name[NAME_MAX + 1], dir[PATH_MAX], *real, *cut;
+	bool found;
+	int n;
+
+	if (!slash)
+		return false;
+	if (debuglink && debuglink[0] == '/')
+		return access(debuglink, F_OK) == 0;
+	n = debuglink ? snprintf(name, sizeof(name), "%s", debuglink)
+		      : snprintf(name, sizeof(name), "%s.debug", slash + 1);
+	if (n <= 0 || (size_t)n >= sizeof(name))
+		return false;
+	n = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file_name), file_name);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return false;
+	if (candidate_in_dir(path, dir, name))
+		return true;
+	/* the folder of the file the name leads to, symbolic links resolved */
+	real = realpath(file_name, NULL);
+	cut = real ? strrchr(real, '/') : NULL;
+	if (cut)
+		*cut = '\0';
+	found = cut && strcmp(real, dir) != 0 && candidate_in_dir(path, real, name);
+	free(real);
+	return found;
+}
+
+/* Is a debuginfod server configured? libdebuginfod reads the same
+ * variable: without it every query fails. */
+static bool debuginfod_configured(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	return urls && urls[strspn(urls, " \t")];
+}
+
+/* dwfl_standard_find_debuginfo, without its last resort (debuginfod) when
+ * no server is configured: when its local search fails libdwfl dlopens
+ * libdebuginfod (libcurl and some thirty libraries, 20-30 ms) even when
+ * DEBUGINFOD_URLS is unset, and most stripped binaries on a machine (every
+ * one whose debug package is not installed) fail it. So without a server
+ * the standard search runs only when the build-id lookup failed and a file
+ * its search by name could find exists. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	/* load() leaves the module's context in its userdata */
+	const struct kp_elf_ctx *ctx = userdata ? *userdata : NULL;
+	int fd;
+
+	if (debuginfod_configured() || !ctx)
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc,
+						    debuginfo_file_name);
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd < 0 && debuglink_candidate_exists(ctx->debuginfo_path, file_name, debuglink_file))
+		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						  debuglink_file, debuglink_crc,
+						  debuginfo_file_name);
+	return fd;
 }
 
 void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
@@ -88,7 +209,7 @@ void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndi
 	 * the file, in .debug/, under each directory; debuginfod when
 	 * DEBUGINFOD_URLS is set. Candidates are checked against the build-id
 	 * (or the debuglink CRC when there is none). */
-	ctx->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	ctx->callbacks.find_debuginfo = find_debuginfo;
 	ctx->callbacks.section_address = dwfl_offline_section_address;
 	ctx->callbacks.debuginfo_path = &ctx->debuginfo_path;
 	ctx->no_inline = no_inline;
@@ -237,6 +358,7 @@ void kp_elfobj_free(struct kp_elfobj *o)
 	kp_dwidx_free(o->dwidx);
 	if (o->own_dw)
 		dwarf_end(o->own_dw);
+	kp_debug_image_free(o->image);
 	if (o->own_elf)
 		elf_end(o->own_elf);
 	if (o->own_fd >= 0)
@@ -532,6 +654,12 @@ static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	}
 	if (dwfl_report_end(o->dwfl, NULL, NULL) != 0)
 		return fail(o, dwfl_errmsg(-1));
+	{
+		void **userdata;
+
+		if (dwfl_module_info(o->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+			*userdata = ctx; /* for find_debuginfo */
+	}
 	/* libdw owns the duplicate now; ours is no longer needed */
 	close(o->fd);
 	o->fd = -1;
@@ -570,21 +698,39 @@ static bool has_section(Elf *elf, const char *want)
 	return false;
 }
 
-/* Opens the separate debug file of the module our own way: libdw
- * decompresses every DWARF section it knows when it opens a file, and
- * Debian's debug files are compressed; the line tables and location lists,
- * which we never read, are a third of that. They are hidden (made NOBITS
- * in a private copy-on-write mapping) before libdw sees the file. */
+/* DWARF sections kprof never reads: line tables and location lists (a third
+ * of a Debian debug file), macros. */
+static const char *const unused_dwarf[] = {".debug_line", ".debug_loclists", ".debug_loc",
+					   ".debug_macro", ".debug_macinfo"};
+#define N_UNUSED_DWARF (sizeof(unused_dwarf) / sizeof(unused_dwarf[0]))
+
+/* The DWARF of elf (not kept), through an image of its sections inflated
+ * our way when they are compressed; NULL when they are not. */
+static Dwarf *dwarf_from_image(struct kp_elfobj *o, Elf *elf)
+{
+	Elf *image = kp_debug_image_open(elf, unused_dwarf, N_UNUSED_DWARF, &o->image);
+
+	if (!image)
+		return NULL;
+	o->own_dw = dwarf_begin_elf(image, DWARF_C_READ, NULL);
+	return o->own_dw;
+}
+
+/* Opens the separate debug file of the module our own way: libdw inflates
+ * every DWARF section it knows when it opens a file, with zlib, and
+ * Debian's debug files are compressed. Compressed sections go through
+ * kp_debug_image; otherwise the unused ones are hidden (made NOBITS in a
+ * private copy-on-write mapping) before libdw sees the file. */
 static Dwarf *open_debug_file(struct kp_elfobj *o)
 {
-	static const char *const unused[] = {".debug_line", ".debug_loclists", ".debug_loc",
-					     ".debug_macro", ".debug_macinfo"};
 	const char *mainfile = NULL, *debugfile = NULL;
 	void **userdata;
 	Dwarf_Addr start;
 	char *found = NULL;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
+	Elf *elf;
+	Dwarf *dw;
 	int fd = -1;
 
 	if (!dwfl_module_info(o->mod, &userdata, &start, NULL, NULL, NULL, &mainfile, &debugfile))
@@ -597,29 +743,40 @@ static Dwarf *open_debug_file(struct kp_elfobj *o)
 		const char *link = main_elf ? dwelf_elf_gnu_debuglink(main_elf, &crc) : NULL;
 
 		/* build-id, debuglink, debuginfod: the path libdw would take */
-		fd = dwfl_standard_find_debuginfo(o->mod, userdata, o->name, start,
-						  mainfile ? mainfile : o->name, link, crc, &found);
+		fd = find_debuginfo(o->mod, userdata, o->name, start, mainfile ? mainfile : o->name,
+				    link, crc, &found);
 		free(found);
 	}
 	if (fd < 0)
 		return NULL;
-	o->own_fd = fd;
-	o->own_elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
-	if (!o->own_elf || elf_kind(o->own_elf) != ELF_K_ELF ||
-	    elf_getshdrstrndx(o->own_elf, &shstrndx) != 0)
+	elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
 		return NULL;
-	while ((scn = elf_nextscn(o->own_elf, scn))) {
+	}
+	dw = dwarf_from_image(o, elf);
+	if (dw) {
+		/* the image holds all libdw will read */
+		elf_end(elf);
+		close(fd);
+		return dw;
+	}
+	o->own_fd = fd;
+	o->own_elf = elf;
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(o->own_elf, shstrndx, sh->sh_name) : NULL;
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
 
-		for (size_t i = 0; name && i < sizeof(unused) / sizeof(unused[0]); i++) {
-			if (strcmp(name, unused[i]) == 0) {
+		for (size_t i = 0; name && i < N_UNUSED_DWARF; i++) {
+			if (strcmp(name, unused_dwarf[i]) == 0) {
 				sh->sh_type = SHT_NOBITS;
 				gelf_update_shdr(scn, sh);
 			}
 		}
 	}
-	o->own_dw = dwarf_begin_elf(o->own_elf, DWARF_C_READ, NULL);
+	o->own_dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	return o->own_dw;
 }
 
@@ -630,12 +787,16 @@ static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias)
 		Elf *main_elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
 
 		o->dw_tried = true;
-		/* a separate debug file is linked at the binary's addresses
-		 * (prelinked files are the exception: left to libdw) */
-		if (main_elf && !has_section(main_elf, ".debug_info") &&
-		    !has_section(main_elf, ".zdebug_info") &&
-		    !has_section(main_elf, ".gnu.prelink_undo"))
-			o->dw = open_debug_file(o);
+		/* the file's own DWARF or a separate debug file, both linked at
+		 * the binary's addresses (prelinked files are the exception:
+		 * left to libdw) */
+		if (main_elf && !has_section(main_elf, ".gnu.prelink_undo")) {
+			if (!has_section(main_elf, ".debug_info") &&
+			    !has_section(main_elf, ".zdebug_info"))
+				o->dw = open_debug_file(o);
+			else
+				o->dw = dwarf_from_image(o, main_elf);
+		}
 		if (o->dw) {
 			o->dw_bias = o->bias;
 		} else {

@@ -1,0 +1,275 @@
+/* The image is a minimal ELF file: header, the kept sections (inflated or
+ * copied), a section name table and the section headers; no program
+ * headers (libdw reads DWARF by section name only). */
+#include "symbolize/debug_image.h"
+
+#include <gelf.h>
+#include <libdeflate.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <zstd.h>
+
+#include "util/xalloc.h"
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2 /* not in older <elf.h> */
+#endif
+
+#define HUGE_PAGE (2u << 20)
+
+struct kp_debug_image {
+	void *map; /* the whole mapping, for munmap */
+	size_t map_len;
+	Elf *elf;
+};
+
+enum packing { PLAIN, GABI_ZLIB, GABI_ZSTD, GNU_ZLIB };
+
+struct kept {
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	const char *name; /* ".debug_..." (a .zdebug_ name without its 'z') */
+	enum packing packing;
+	const unsigned char *in; /* compressed or plain bytes in the file */
+	size_t in_len, out_len, out_off, name_off;
+};
+
+static bool skipped(const char *name, const char *const *skip, size_t nskip)
+{
+	for (size_t i = 0; i < nskip; i++)
+		if (strcmp(name, skip[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Reads how sec is packed and its inflated size; false when its header
+ * makes no sense. Inflating can grow data about a thousandfold at most. */
+static bool read_packing(struct kept *k)
+{
+	Elf_Data *raw = elf_rawdata(k->scn, NULL);
+	uint64_t size = 0;
+
+	if (!raw || !raw->d_buf)
+		return false;
+	k->in = raw->d_buf;
+	k->in_len = raw->d_size;
+	if (k->sh.sh_flags & SHF_COMPRESSED) {
+		Elf64_Chdr ch;
+
+		if (k->in_len < sizeof(ch))
+			return false;
+		memcpy(&ch, k->in, sizeof(ch));
+		if (ch.ch_type == ELFCOMPRESS_ZLIB)
+			k->packing = GABI_ZLIB;
+		else if (ch.ch_type == ELFCOMPRESS_ZSTD)
+			k->packing = GABI_ZSTD;
+		else
+			return false;
+		size = ch.ch_size;
+		k->in += sizeof(ch);
+		k->in_len -= sizeof(ch);
+	} else if (k->packing == GNU_ZLIB) {
+		/* .zdebug_*: "ZLIB", the size as 8 bytes big-endian, zlib */
+		if (k->in_len < 12 || memcmp(k->in, "ZLIB", 4) != 0)
+			return false;
+		for (int i = 4; i < 12; i++)
+			size = size << 8 | k->in[i];
+		k->in += 12;
+		k->in_len -= 12;
+	} else {
+		size = k->in_len;
+	}
+	if (k->packing != PLAIN && size / 1100 > k->in_len)
+		return false;
+	k->out_len = (size_t)size;
+	return size == k->out_len;
+}
+
+static bool inflate_into(struct libdeflate_decompressor *z, const struct kept *k,
+			 unsigned char *out)
+{
+	size_t got = 0;
+
+	switch (k->packing) {
+	case PLAIN:
+		memcpy(out, k->in, k->in_len);
+		return true;
+	case GABI_ZLIB:
+	case GNU_ZLIB:
+		return libdeflate_zlib_decompress(z, k->in, k->in_len, out, k->out_len, &got) ==
+			       LIBDEFLATE_SUCCESS &&
+		       got == k->out_len;
+	case GABI_ZSTD:
+		got = ZSTD_decompress(out, k->out_len, k->in, k->in_len);
+		return !ZSTD_isError(got) && got == k->out_len;
+	}
+	return false;
+}
+
+/* Anonymous memory, in huge pages when it is big enough for them. */
+static bool map_image(struct kp_debug_image *img, size_t len)
+{
+	size_t keep = (len + 4095) & ~(size_t)4095;
+	size_t want = keep < HUGE_PAGE ? keep : keep + HUGE_PAGE;
+	unsigned char *p =
+		mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *start;
+
+	if (p == MAP_FAILED)
+		return false;
+	img->map = p;
+	img->map_len = want;
+	if (want == keep)
+		return true;
+	/* keep [start, start + keep) with start on a huge page boundary */
+	start = (unsigned char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	if (start > p)
+		munmap(p, (size_t)(start - p));
+	if (start + keep < p + want)
+		munmap(start + keep, (size_t)(p + want - (start + keep)));
+	img->map = start;
+	img->map_len = keep;
+	madvise(start, keep, MADV_HUGEPAGE);
+	return true;
+}
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+Elf *kp_debug_image_open(Elf *elf, const char *const *skip, size_t nskip,
+			 struct kp_debug_image **out)
+{
+	struct kp_debug_image *img = NULL;
+	struct libdeflate_decompressor *z = NULL;
+	struct kept *kept = NULL;
+	size_t nkept = 0, cap = 0, shstrndx, off, names_off, names_len = 1, shoff, total;
+	bool packed = false;
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	unsigned char *base;
+	Elf64_Ehdr *h;
+	Elf64_Shdr *sh;
+
+	*out = NULL;
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] !=
+		    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		struct kept k = {.scn = scn};
+		const char *name;
+
+		if (!gelf_getshdr(scn, &k.sh) || k.sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, k.sh.sh_name);
+		if (!name)
+			continue;
+		if (strncmp(name, ".zdebug_", 8) == 0) {
+			k.packing = GNU_ZLIB;
+			name++; /* ".debug_..." in the image */
+		} else if (strncmp(name, ".debug_", 7) != 0 &&
+			   strcmp(name, ".gnu_debugaltlink") != 0) {
+			continue;
+		}
+		if (skipped(name, skip, nskip))
+			continue;
+		k.name = name;
+		if (!read_packing(&k))
+			goto fail;
+		packed |= k.packing != PLAIN;
+		kp_xgrow(&kept, &cap, nkept + 1, sizeof(*kept));
+		kept[nkept++] = k;
+		names_len += strlen(name) + 1;
+	}
+	if (!packed)
+		goto fail;
+
+	/* layout: header, sections, names (".shstrtab" last), headers */
+	off = sizeof(Elf64_Ehdr);
+	for (size_t i = 0; i < nkept; i++) {
+		size_t a = kept[i].sh.sh_addralign > 1 && kept[i].sh.sh_addralign <= 64
+				   ? (size_t)kept[i].sh.sh_addralign
+				   : 1;
+
+		off = align_up(off, a);
+		kept[i].out_off = off;
+		if (kept[i].out_len > SIZE_MAX / 2 - off)
+			goto fail;
+		off += kept[i].out_len;
+	}
+	names_off = off;
+	names_len += sizeof(".shstrtab");
+	shoff = align_up(names_off + names_len, 8);
+	total = shoff + (nkept + 2) * sizeof(Elf64_Shdr);
+
+	img = kp_xcalloc(1, sizeof(*img));
+	z = libdeflate_alloc_decompressor();
+	if (!z || !map_image(img, total))
+		goto fail;
+	base = img->map;
+	for (size_t i = 0; i < nkept; i++)
+		if (!inflate_into(z, &kept[i], base + kept[i].out_off))
+			goto fail;
+
+	h = (Elf64_Ehdr *)base;
+	memcpy(h->e_ident, eh.e_ident, EI_NIDENT);
+	h->e_type = eh.e_type;
+	h->e_machine = eh.e_machine;
+	h->e_version = EV_CURRENT;
+	h->e_flags = (Elf64_Word)eh.e_flags;
+	h->e_ehsize = sizeof(Elf64_Ehdr);
+	h->e_shentsize = sizeof(Elf64_Shdr);
+	h->e_shoff = shoff;
+	h->e_shnum = (Elf64_Half)(nkept + 2);
+	h->e_shstrndx = (Elf64_Half)(nkept + 1);
+	off = names_off + 1; /* names start with the empty name */
+	sh = (Elf64_Shdr *)(base + shoff);
+	for (size_t i = 0; i < nkept; i++) {
+		Elf64_Shdr *s = &sh[i + 1];
+
+		s->sh_name = (Elf64_Word)(off - names_off);
+		off = (size_t)(stpcpy((char *)base + off, kept[i].name) + 1 - (char *)base);
+		s->sh_type = kept[i].sh.sh_type;
+		s->sh_flags = kept[i].sh.sh_flags & ~(GElf_Xword)(SHF_COMPRESSED | SHF_ALLOC);
+		s->sh_offset = kept[i].out_off;
+		s->sh_size = kept[i].out_len;
+		s->sh_addralign = kept[i].sh.sh_addralign;
+		s->sh_entsize = kept[i].sh.sh_entsize;
+	}
+	sh[nkept + 1].sh_name = (Elf64_Word)(off - names_off);
+	strcpy((char *)base + off, ".shstrtab");
+	sh[nkept + 1].sh_type = SHT_STRTAB;
+	sh[nkept + 1].sh_offset = names_off;
+	sh[nkept + 1].sh_size = names_len;
+	sh[nkept + 1].sh_addralign = 1;
+
+	img->elf = elf_memory((char *)base, total);
+	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF)
+		goto fail;
+	libdeflate_free_decompressor(z);
+	free(kept);
+	*out = img;
+	return img->elf;
+fail:
+	if (z)
+		libdeflate_free_decompressor(z);
+	free(kept);
+	kp_debug_image_free(img);
+	return NULL;
+}
+
+void kp_debug_image_free(struct kp_debug_image *img)
+{
+	if (!img)
+		return;
+	if (img->elf)
+		elf_end(img->elf);
+	if (img->map)
+		munmap(img->map, img->map_len);
+	free(img);
+}

@@ -4,7 +4,9 @@
 # --debuginfo-dir DIR/.build-id/xx/rest.debug, (b) by .gnu_debuglink next
 # to the binary and in its .debug/ folder. Controls: without the debug file
 # they are not named, and a debug file of another program behind the right
-# debuglink name is refused (no wrong names).
+# debuglink name is refused (no wrong names). (d) From a debuginfod server
+# (a stand-in on 127.0.0.1) when DEBUGINFOD_URLS names it; without it,
+# libdebuginfod is not even loaded.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 
@@ -84,4 +86,28 @@ record bad "$T/c/spin_bad"
 check "mismatched debuginfo: exit status 0" [ $? -eq 0 ]
 check "mismatched debuginfo: no name from the other program" lacks "$T/bad.folded" '^spin_bad;.*(inl_|spin_leaf)'
 show_top "$T/bad.folded" 2
+# (d) debuginfod: a stripped copy with neither debuglink nor build-id file,
+# its debug file served by a stand-in server on 127.0.0.1
+make_stripped "$T/d" spin_dinfod
+objcopy --only-keep-debug "$src" "$T/d-served.debug"
+python3 "$KP_TESTS/e2e/debuginfod_server.py" "$bid" "$T/d-served.debug" "$T/d-requests.log" >"$T/d-port" &
+server=$!
+for _ in $(seq 50); do [ -s "$T/d-port" ] && break; sleep 0.1; done
+port=$(head -1 "$T/d-port")
+check "the stand-in debuginfod server started" [ -n "$port" ]
+DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$T/d-cache" \
+	record dinfod "$T/d/spin_dinfod"
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+check "debuginfod: the server was asked for $bid" grep -q "^/buildid/$bid/debuginfo" "$T/d-requests.log"
+read -r exact total <<<"$(named_share dinfod spin_dinfod)"
+echo "debuginfod: $total samples, $exact in $stack"
+show_top "$T/dinfod.folded" 2
+check "debuginfod: $stack carries >= 80%" at_least_pct "$exact" "$total" 80
+
+# without DEBUGINFOD_URLS, libdebuginfod (and libcurl behind it) is not
+# loaded: libdwfl would load it on every failed local lookup
+(unset DEBUGINFOD_URLS; LD_DEBUG=files LD_DEBUG_OUTPUT="$T/ld" record nodinfod "$T/none/spin_none")
+check "no DEBUGINFOD_URLS: libdebuginfod not loaded" sh -c "! cat '$T'/ld.* | grep -q 'file=libdebuginfod'"
+check "no DEBUGINFOD_URLS: the LD_DEBUG log exists (the check above can fail)" sh -c "cat '$T'/ld.* | grep -q 'file=libdw'"
 finish

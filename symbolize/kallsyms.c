@@ -3,7 +3,8 @@
  * for the last symbol at or below the address. kallsyms has no sizes, so a
  * symbol reaches up to the next symbol of any type (data symbols end text
  * ranges), and at most KP_KALLSYMS_MAX_REACH when the next symbol is in
- * another module or there is none. */
+ * another module or there is none. The file is streamed through one small
+ * buffer; the names a table keeps are copied into blocks it owns. */
 #include "symbolize/kallsyms.h"
 
 #include <ctype.h>
@@ -19,15 +20,23 @@
 
 struct ksym {
 	uint64_t addr;
-	const char *name; /* in the file's text */
+	const char *name; /* in the table's arena (in the read buffer while parsing) */
 	uint32_t module;  /* strtab id, 0 for the core kernel */
 	char type;
+};
+
+/* Append-only string storage in blocks that never move, so names can be
+ * pointed at while more are added. */
+struct block {
+	struct block *next;
+	size_t used, size;
+	char data[];
 };
 
 struct kp_kallsyms {
 	struct ksym *syms;
 	size_t n, cap;
-	char *text;		/* the whole file, names cut in place */
+	struct block *names;	/* symbol names, newest block first */
 	struct kp_strtab *strs; /* module names */
 	uint64_t bad_lines;
 	bool restricted;
@@ -151,58 +160,65 @@ static enum parsed parse_line(char *line, bool *nonzero, struct ksym *out, const
 	return LINE_SYM;
 }
 
-static void push_sym(struct kp_kallsyms *ks, const struct ksym *sym, const char *mod)
-{
-	struct ksym *s;
+/* Blocks start small (a sparse table keeps a few hundred names) and double
+ * up to this size (a full table keeps ~100k names, a few MB). */
+#define NAMES_MAX_BLOCK (1024 * 1024)
 
-	kp_xgrow(&ks->syms, &ks->cap, ks->n + 1, sizeof(*ks->syms));
-	s = &ks->syms[ks->n++];
-	*s = *sym;
-	s->module = mod ? kp_strtab_intern(ks->strs, mod, strlen(mod)) : 0;
+/* Copies s into ks's name blocks; the copy lives until kp_kallsyms_free. */
+static const char *keep_name(struct kp_kallsyms *ks, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	struct block *b = ks->names;
+
+	if (!b || b->size - b->used < len) {
+		size_t size = !b			       ? 4096
+			      : b->size >= NAMES_MAX_BLOCK / 2 ? NAMES_MAX_BLOCK
+							       : b->size * 2;
+
+		if (size < len)
+			size = len;
+		b = kp_xmalloc(sizeof(*b) + size);
+		b->next = ks->names;
+		b->used = 0;
+		b->size = size;
+		ks->names = b;
+	}
+	memcpy(b->data + b->used, s, len);
+	b->used += len;
+	return b->data + b->used - len;
 }
 
-/* One read of the whole file (procfs gives no size): names stay in this
- * buffer, cut in place. Returns its length or a negative errno. */
-static ssize_t read_text(const char *path, char **text, struct kp_diag *d)
+static uint32_t intern_module(struct kp_kallsyms *ks, const char *mod)
 {
-	size_t len = 0, cap = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return mod ? kp_strtab_intern(ks->strs, mod, strlen(mod)) : 0;
+}
 
-	if (fd < 0)
-		return kp_diag_errno(d, -errno, "cannot open %s", path);
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 65536) {
-			cap = cap ? cap * 2 : 1 << 20;
-			*text = kp_xrealloc(*text, cap + 1);
-		}
-		n = read(fd, *text + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = kp_diag_errno(d, -errno, "cannot read %s", path);
-
-			close(fd);
-			return err;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	(*text)[len] = '\0';
-	return (ssize_t)len;
+/* A full load keeps every symbol, its name copied out of the read buffer. */
+static void push_sym(struct kp_kallsyms *ks, const struct ksym *sym)
+{
+	kp_xgrow(&ks->syms, &ks->cap, ks->n + 1, sizeof(*ks->syms));
+	ks->syms[ks->n++] = *sym;
 }
 
 /* A sparse load keeps, for each gap (w[j-1], w[j]] between the wanted
  * addresses, only its highest symbol (the best alias) and its lowest one:
  * that is all a lookup of a wanted address reads (the symbol at or below
- * it, and the next one above it, which ends its reach). */
+ * it, and the next one above it, which ends its reach).
+ *
+ * Candidates change on almost every line (addresses mostly ascend), so a
+ * new candidate's name and module stay in the read buffer ("fresh") and
+ * only the candidates still standing when the buffer is about to be
+ * reused are copied out, once per gap and buffer. */
 struct gap {
 	struct ksym hi, lo;
-	const char *hi_mod, *lo_mod;
-	bool used;
+	const char *hi_mod, *lo_mod; /* in the read buffer while fresh */
+	bool used, hi_fresh, lo_fresh;
+};
+
+struct sparse {
+	struct gap *gaps; /* nwanted + 1 */
+	size_t *fresh;	  /* indexes of the gaps with a fresh candidate */
+	size_t nfresh;
 };
 
 static size_t first_at_or_above(const uint64_t *w, size_t n, uint64_t addr)
@@ -220,22 +236,57 @@ static size_t first_at_or_above(const uint64_t *w, size_t n, uint64_t addr)
 	return lo;
 }
 
-static void gap_add(struct gap *g, const struct ksym *sym, const char *mod)
+static void gap_add(struct kp_kallsyms *ks, struct sparse *sp, const struct ksym *sym,
+		    const char *mod)
 {
-	if (!g->used) {
-		g->hi = g->lo = *sym;
-		g->hi_mod = g->lo_mod = mod;
-		g->used = true;
+	size_t i = first_at_or_above(ks->wanted, ks->nwanted, sym->addr);
+	struct gap *g = &sp->gaps[i];
+	bool hi = !g->used || sym->addr > g->hi.addr ||
+		  (sym->addr == g->hi.addr && ksym_cmp(sym, &g->hi) < 0);
+	bool lo = !g->used || sym->addr < g->lo.addr ||
+		  (sym->addr == g->lo.addr && ksym_cmp(sym, &g->lo) < 0);
+
+	if (!hi && !lo)
 		return;
-	}
-	if (sym->addr > g->hi.addr || (sym->addr == g->hi.addr && ksym_cmp(sym, &g->hi) < 0)) {
+	if (!g->hi_fresh && !g->lo_fresh)
+		sp->fresh[sp->nfresh++] = i;
+	g->used = true;
+	if (hi) {
 		g->hi = *sym;
 		g->hi_mod = mod;
+		g->hi_fresh = true;
 	}
-	if (sym->addr < g->lo.addr || (sym->addr == g->lo.addr && ksym_cmp(sym, &g->lo) < 0)) {
+	if (lo) {
 		g->lo = *sym;
 		g->lo_mod = mod;
+		g->lo_fresh = true;
 	}
+}
+
+/* Copies the fresh candidates out of the read buffer before it is reused.
+ * A gap's hi and lo that are the same line share one copy, so that
+ * keep_for_wanted sees one symbol. */
+static void keep_fresh(struct kp_kallsyms *ks, struct sparse *sp)
+{
+	for (size_t k = 0; k < sp->nfresh; k++) {
+		struct gap *g = &sp->gaps[sp->fresh[k]];
+		bool same = g->hi_fresh && g->lo_fresh && g->hi.name == g->lo.name;
+
+		if (g->hi_fresh) {
+			g->hi.name = keep_name(ks, g->hi.name);
+			g->hi.module = intern_module(ks, g->hi_mod);
+		}
+		if (same) {
+			g->lo.name = g->hi.name;
+			g->lo.module = g->hi.module;
+		} else if (g->lo_fresh) {
+			g->lo.name = keep_name(ks, g->lo.name);
+			g->lo.module = intern_module(ks, g->lo_mod);
+		}
+		g->hi_mod = g->lo_mod = NULL;
+		g->hi_fresh = g->lo_fresh = false;
+	}
+	sp->nfresh = 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -247,7 +298,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Keeps what lookups of ks->wanted need: for each wanted address the
  * highest symbol at or below it and the lowest above it. */
-static void keep_for_wanted(struct kp_kallsyms *ks, struct gap *gaps)
+static void keep_for_wanted(struct kp_kallsyms *ks, const struct gap *gaps)
 {
 	size_t m = ks->nwanted, last = SIZE_MAX, k, j;
 
@@ -255,13 +306,14 @@ static void keep_for_wanted(struct kp_kallsyms *ks, struct gap *gaps)
 		if (gaps[k].used)
 			last = k;
 		if (last != SIZE_MAX)
-			push_sym(ks, &gaps[last].hi, gaps[last].hi_mod);
+			push_sym(ks, &gaps[last].hi);
 		for (j = k + 1; j <= m && !gaps[j].used; j++)
 			;
 		if (j <= m)
-			push_sym(ks, &gaps[j].lo, gaps[j].lo_mod);
+			push_sym(ks, &gaps[j].lo);
 	}
-	qsort(ks->syms, ks->n, sizeof(*ks->syms), ksym_cmp);
+	if (ks->n) /* (syms is NULL when empty) */
+		qsort(ks->syms, ks->n, sizeof(*ks->syms), ksym_cmp);
 	/* the same symbol kept for several wanted addresses: once */
 	for (k = 0, j = 0; k < ks->n; k++)
 		if (!j || ks->syms[k].addr != ks->syms[j - 1].addr ||
@@ -270,77 +322,162 @@ static void keep_for_wanted(struct kp_kallsyms *ks, struct gap *gaps)
 	ks->n = j;
 }
 
-static int load(const char *path, const uint64_t *wanted, size_t nwanted, struct kp_kallsyms **out,
-		struct kp_diag *d)
+struct parse_state {
+	struct kp_kallsyms *ks;
+	struct sparse *sp; /* NULL for a full load */
+	bool any, nonzero;
+};
+
+/* One line, NUL-terminated, in the read buffer. */
+static void take_line(struct parse_state *ps, char *line)
+{
+	struct kp_kallsyms *ks = ps->ks;
+	struct ksym sym;
+	const char *mod;
+
+	if (!*line)
+		return;
+	ps->any = true;
+	switch (parse_line(line, &ps->nonzero, &sym, &mod)) {
+	case LINE_BAD:
+		ks->bad_lines++;
+		break;
+	case LINE_SYM:
+		if (ps->sp) {
+			gap_add(ks, ps->sp, &sym, mod);
+		} else {
+			sym.name = keep_name(ks, sym.name);
+			sym.module = intern_module(ks, mod);
+			push_sym(ks, &sym);
+		}
+		break;
+	case LINE_SKIP:
+		break;
+	}
+}
+
+/* Reads path through one buffer of bufsize bytes, reused for every read
+ * (reading all of it first, 5 MB into a doubling buffer as procfs gives no
+ * size, cost more in page faults on 15 MB of fresh memory than the
+ * parsing). Complete lines are parsed in place; the unfinished last one
+ * moves to the front of the buffer for the next read. A line of bufsize
+ * bytes or more is malformed: skipped up to its newline and counted. */
+static int read_lines(const char *path, size_t bufsize, struct parse_state *ps, struct kp_diag *d)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	size_t len = 0;
+	bool skipping = false;
+	char *buf;
+
+	if (fd < 0)
+		return kp_diag_errno(d, -errno, "cannot open %s", path);
+	buf = kp_xmalloc(bufsize + 1); /* + 1: a NUL after a last line without newline */
+	for (;;) {
+		ssize_t n = read(fd, buf + len, bufsize - len);
+		char *p, *end, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = kp_diag_errno(d, -errno, "cannot read %s", path);
+			goto out_buf;
+		}
+		if (n == 0)
+			break;
+		p = buf;
+		end = buf + len + (size_t)n;
+		if (skipping) {
+			nl = memchr(p, '\n', (size_t)(end - p));
+			if (!nl) {
+				len = 0;
+				continue;
+			}
+			ps->ks->bad_lines++;
+			skipping = false;
+			p = nl + 1;
+		}
+		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+			*nl = '\0';
+			take_line(ps, p);
+			p = nl + 1;
+		}
+		if (ps->sp)
+			keep_fresh(ps->ks, ps->sp);
+		len = (size_t)(end - p);
+		if (len == bufsize) {
+			skipping = true;
+			len = 0;
+		} else {
+			memmove(buf, p, len);
+		}
+	}
+	if (skipping) {
+		ps->ks->bad_lines++;
+	} else if (len) {
+		buf[len] = '\0';
+		take_line(ps, buf);
+		if (ps->sp)
+			keep_fresh(ps->ks, ps->sp);
+	}
+out_buf:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+static int load(const char *path, const uint64_t *wanted, size_t nwanted,
+		const struct kp_kallsyms_opts *opts, struct kp_kallsyms **out, struct kp_diag *d)
 {
 	struct kp_kallsyms *ks = kp_xcalloc(1, sizeof(*ks));
-	struct gap *gaps = NULL;
-	bool nonzero = false, any = false;
-	char *p, *end;
-	ssize_t len;
+	struct sparse sp = {0};
+	struct parse_state ps = {.ks = ks};
+	size_t bufsize = opts && opts->read_size ? opts->read_size : KP_KALLSYMS_READ_SIZE;
+	int err;
 
 	*out = NULL;
 	ks->strs = kp_strtab_new();
-	len = read_text(path, &ks->text, d);
-	if (len < 0) {
-		int err = (int)len;
-
-		kp_kallsyms_free(ks);
-		return err;
-	}
 	if (wanted) {
 		ks->wanted = kp_xmalloc((nwanted ? nwanted : 1) * sizeof(*ks->wanted));
 		memcpy(ks->wanted, wanted, nwanted * sizeof(*wanted));
 		qsort(ks->wanted, nwanted, sizeof(*ks->wanted), cmp_u64);
 		ks->nwanted = nwanted;
-		gaps = kp_xcalloc(nwanted + 1, sizeof(*gaps));
+		sp.gaps = kp_xcalloc(nwanted + 1, sizeof(*sp.gaps));
+		sp.fresh = kp_xmalloc((nwanted + 1) * sizeof(*sp.fresh));
+		ps.sp = &sp;
 	}
-	for (p = ks->text, end = ks->text + len; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		struct ksym sym;
-		const char *mod;
-
-		if (nl)
-			*nl = '\0';
-		if (*p) {
-			any = true;
-			switch (parse_line(p, &nonzero, &sym, &mod)) {
-			case LINE_BAD:
-				ks->bad_lines++;
-				break;
-			case LINE_SYM:
-				if (gaps)
-					gap_add(&gaps[first_at_or_above(ks->wanted, nwanted,
-									sym.addr)],
-						&sym, mod);
-				else
-					push_sym(ks, &sym, mod);
-				break;
-			case LINE_SKIP:
-				break;
-			}
-		}
-		p = nl ? nl + 1 : end;
-	}
-	ks->restricted = any && !nonzero;
-	if (gaps)
-		keep_for_wanted(ks, gaps);
-	else
+	err = read_lines(path, bufsize, &ps, d);
+	if (err)
+		goto out_sparse;
+	ks->restricted = ps.any && !ps.nonzero;
+	if (wanted)
+		keep_for_wanted(ks, sp.gaps);
+	else if (ks->n)
 		qsort(ks->syms, ks->n, sizeof(*ks->syms), ksym_cmp);
-	free(gaps);
 	*out = ks;
-	return 0;
+	ks = NULL;
+out_sparse:
+	free(sp.fresh);
+	free(sp.gaps);
+	kp_kallsyms_free(ks);
+	return err;
 }
 
 int kp_kallsyms_load(const char *path, struct kp_kallsyms **out, struct kp_diag *d)
 {
-	return load(path, NULL, 0, out, d);
+	return load(path, NULL, 0, NULL, out, d);
 }
 
 int kp_kallsyms_load_for(const char *path, const uint64_t *addrs, size_t n,
 			 struct kp_kallsyms **out, struct kp_diag *d)
 {
-	return load(path, addrs, n, out, d);
+	return load(path, addrs, n, NULL, out, d);
+}
+
+int kp_kallsyms_load_opts(const char *path, const uint64_t *addrs, size_t n,
+			  const struct kp_kallsyms_opts *opts, struct kp_kallsyms **out,
+			  struct kp_diag *d)
+{
+	return load(path, addrs, n, opts, out, d);
 }
 
 bool kp_kallsyms_covers(const struct kp_kallsyms *ks, uint64_t addr)
@@ -360,7 +497,12 @@ void kp_kallsyms_free(struct kp_kallsyms *ks)
 	kp_strtab_free(ks->strs);
 	free(ks->wanted);
 	free(ks->syms);
-	free(ks->text);
+	while (ks->names) {
+		struct block *next = ks->names->next;
+
+		free(ks->names);
+		ks->names = next;
+	}
 	free(ks);
 }
 

@@ -10,16 +10,26 @@
 
 struct kp_kallsyms;
 
-/* Reads and sorts path (e.g. /proc/kallsyms). Malformed lines are skipped
- * and counted. Returns 0 and a new table in *out (caller frees with
- * kp_kallsyms_free), or a negative errno with d set. */
+/* Reads and sorts path (e.g. /proc/kallsyms), streamed through one reused
+ * buffer. Malformed lines (also lines of KP_KALLSYMS_READ_SIZE bytes or
+ * more) are skipped and counted. Returns 0 and a new table in *out (caller
+ * frees with kp_kallsyms_free), or a negative errno with d set. */
 int kp_kallsyms_load(const char *path, struct kp_kallsyms **out, struct kp_diag *d);
-/* The same for lookups of addrs[0..n) only: one pass over the text keeps
- * just the symbols those lookups read (no full index, no big sort), which
- * is most of the cost of a full load. Lookups of other addresses are
+/* The same for lookups of addrs[0..n) only: one pass over the file keeps
+ * just the symbols those lookups read (no full index, no big sort, no copy
+ * of every name), which is most of the cost of a full load. Lookups of other addresses are
  * meaningless: check kp_kallsyms_covers first. */
 int kp_kallsyms_load_for(const char *path, const uint64_t *addrs, size_t n,
 			 struct kp_kallsyms **out, struct kp_diag *d);
+/* Knobs for tests and measurements; a zero field takes the default. */
+struct kp_kallsyms_opts {
+	size_t read_size; /* bytes per read(2); longer lines are malformed */
+};
+/* kp_kallsyms_load (addrs NULL) or kp_kallsyms_load_for (addrs given) with
+ * opts (may be NULL). */
+int kp_kallsyms_load_opts(const char *path, const uint64_t *addrs, size_t n,
+			  const struct kp_kallsyms_opts *opts, struct kp_kallsyms **out,
+			  struct kp_diag *d);
 /* Can ks answer a lookup of addr? (Always, for a full table.) */
 bool kp_kallsyms_covers(const struct kp_kallsyms *ks, uint64_t addr);
 void kp_kallsyms_free(struct kp_kallsyms *ks);
@@ -39,5 +49,11 @@ const char *kp_kallsyms_lookup(const struct kp_kallsyms *ks, uint64_t addr, cons
 /* How far a symbol may reach when the next symbol belongs to another module
  * or there is no next symbol: kallsyms gives no sizes. */
 #define KP_KALLSYMS_MAX_REACH (256 * 1024)
+
+/* The default read buffer: the file is streamed, never held whole. procfs
+ * returns at most a page per read(2) anyway; 64 KiB serves regular files
+ * in few reads and stays below malloc's mmap threshold, so it reuses heap
+ * pages instead of faulting in fresh ones (measured best of 8 KiB-1 MiB). */
+#define KP_KALLSYMS_READ_SIZE (64 * 1024)
 
 #endif

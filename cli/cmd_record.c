@@ -27,6 +27,7 @@ enum {
 	OPT_NO_INLINE,
 	OPT_FULL_NAMES,
 	OPT_DEBUGINFO_DIR,
+	OPT_NO_CACHE,
 	OPT_CALL_GRAPH,
 	OPT_VERSION,
 	OPT_HELP,
@@ -54,6 +55,7 @@ static const struct option record_longopts[] = {
 	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	{"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	{"debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR},
+	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"help", no_argument, NULL, OPT_HELP},
 };
@@ -96,6 +98,8 @@ static void help(void)
 	     "      --no-inline         no inline frames\n"
 	     "      --full-names        keep C++ parameter lists\n"
 	     "      --debuginfo-dir DIR also look for separate debuginfo here (repeatable)\n"
+	     "      --no-cache          read /proc/kallsyms, not the copy kept for this boot in\n"
+	     "                          $XDG_CACHE_HOME/kprof (~/.cache/kprof), and keep none\n"
 	     "  -q, --quiet             no summary line\n"
 	     "      --version           print the version\n"
 	     "      --help              this text\n"
@@ -145,6 +149,19 @@ static void show_progress(void *arg, const struct kp_session_stats *st)
 		(unsigned long long)st->samples, (unsigned long long)st->lost);
 }
 
+/* $XDG_CACHE_HOME/kprof, else ~/.cache/kprof (an absolute XDG_CACHE_HOME
+ * only, as the XDG spec says); NULL without either. Returns a new string. */
+static char *default_cache_dir(void)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (xdg && xdg[0] == '/')
+		return kp_xasprintf("%s/kprof", xdg);
+	if (home && home[0] == '/')
+		return kp_xasprintf("%s/.cache/kprof", home);
+	return NULL;
+}
+
 struct record_cli {
 	struct kp_session_opts sess;
 	struct kp_sym_options sym;
@@ -154,6 +171,7 @@ struct record_cli {
 	bool annotate;
 	bool quiet;
 	bool event_given;
+	bool no_cache;
 	const char **dirs;
 	size_t ndirs, dirs_cap;
 	pid_t *pids;
@@ -292,6 +310,9 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			kp_xgrow(&c->dirs, &c->dirs_cap, c->ndirs + 1, sizeof(*c->dirs));
 			c->dirs[c->ndirs++] = optarg;
 			break;
+		case OPT_NO_CACHE:
+			c->no_cache = true;
+			break;
 		case OPT_VERSION:
 			printf("kprof %s\n", KPROF_VERSION);
 			free(opts);
@@ -377,6 +398,7 @@ int kp_cmd_record(int argc, char **argv)
 	bool to_terminal_report;
 	char **lines = NULL;
 	size_t nlines = 0;
+	char *cache_dir = NULL;
 
 	memset(&c, 0, sizeof(c));
 	memset(&out, 0, sizeof(out));
@@ -419,6 +441,8 @@ int kp_cmd_record(int argc, char **argv)
 
 	c.sym.debuginfo_dirs = c.dirs;
 	c.sym.n_debuginfo_dirs = c.ndirs;
+	if (!c.no_cache)
+		c.sym.cache_dir = cache_dir = default_cache_dir();
 	sym = kp_sym_new(&c.sym);
 	c.sess.sym = sym;
 	if (kp_session_new(&sess, &c.sess, &exit_code, &d) < 0) {
@@ -487,5 +511,6 @@ out:
 	free(c.pids);
 	free(c.cpus);
 	free(c.dirs);
+	free(cache_dir);
 	return status;
 }

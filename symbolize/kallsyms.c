@@ -42,6 +42,7 @@ struct kp_kallsyms {
 	bool restricted;
 	uint64_t *wanted; /* sparse table: the addresses it answers for (sorted) */
 	size_t nwanted;
+	uint64_t stext, etext; /* the core kernel's text, 0 when not seen */
 };
 
 static bool is_text_type(char t)
@@ -326,7 +327,20 @@ struct parse_state {
 	struct kp_kallsyms *ks;
 	struct sparse *sp; /* NULL for a full load */
 	bool any, nonzero;
+	int copy_fd; /* every byte read is also written there, when >= 0 */
+	bool copy_failed;
 };
+
+/* Notes the bounds of the core kernel's text (kept or not). */
+static void note_text_bounds(struct kp_kallsyms *ks, const struct ksym *sym, const char *mod)
+{
+	if (mod || sym->name[0] != '_' || (sym->type != 'T' && sym->type != 't'))
+		return;
+	if (strcmp(sym->name, "_stext") == 0)
+		ks->stext = sym->addr;
+	else if (strcmp(sym->name, "_etext") == 0)
+		ks->etext = sym->addr;
+}
 
 /* One line, NUL-terminated, in the read buffer. */
 static void take_line(struct parse_state *ps, char *line)
@@ -343,6 +357,7 @@ static void take_line(struct parse_state *ps, char *line)
 		ks->bad_lines++;
 		break;
 	case LINE_SYM:
+		note_text_bounds(ks, &sym, mod);
 		if (ps->sp) {
 			gap_add(ks, ps->sp, &sym, mod);
 		} else {
@@ -356,21 +371,35 @@ static void take_line(struct parse_state *ps, char *line)
 	}
 }
 
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
 /* Reads path through one buffer of bufsize bytes, reused for every read
  * (reading all of it first, 5 MB into a doubling buffer as procfs gives no
  * size, cost more in page faults on 15 MB of fresh memory than the
  * parsing). Complete lines are parsed in place; the unfinished last one
  * moves to the front of the buffer for the next read. A line of bufsize
  * bytes or more is malformed: skipped up to its newline and counted. */
-static int read_lines(const char *path, size_t bufsize, struct parse_state *ps, struct kp_diag *d)
+static int read_lines(const char *path, int fd, size_t bufsize, struct parse_state *ps,
+		      struct kp_diag *d)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
 	size_t len = 0;
 	bool skipping = false;
 	char *buf;
+	int err = 0;
 
-	if (fd < 0)
-		return kp_diag_errno(d, -errno, "cannot open %s", path);
 	buf = kp_xmalloc(bufsize + 1); /* + 1: a NUL after a last line without newline */
 	for (;;) {
 		ssize_t n = read(fd, buf + len, bufsize - len);
@@ -384,6 +413,9 @@ static int read_lines(const char *path, size_t bufsize, struct parse_state *ps, 
 		}
 		if (n == 0)
 			break;
+		if (ps->copy_fd >= 0 && !ps->copy_failed &&
+		    !write_all(ps->copy_fd, buf + len, (size_t)n))
+			ps->copy_failed = true;
 		p = buf;
 		end = buf + len + (size_t)n;
 		if (skipping) {
@@ -421,7 +453,6 @@ static int read_lines(const char *path, size_t bufsize, struct parse_state *ps, 
 	}
 out_buf:
 	free(buf);
-	close(fd);
 	return err;
 }
 
@@ -430,8 +461,10 @@ static int load(const char *path, const uint64_t *wanted, size_t nwanted,
 {
 	struct kp_kallsyms *ks = kp_xcalloc(1, sizeof(*ks));
 	struct sparse sp = {0};
-	struct parse_state ps = {.ks = ks};
+	struct parse_state ps = {.ks = ks, .copy_fd = opts && opts->copy ? opts->copy_fd : -1};
 	size_t bufsize = opts && opts->read_size ? opts->read_size : KP_KALLSYMS_READ_SIZE;
+	bool own_fd = !opts || !opts->from_fd;
+	int fd = own_fd ? open(path, O_RDONLY | O_CLOEXEC) : opts->fd;
 	int err;
 
 	*out = NULL;
@@ -445,7 +478,15 @@ static int load(const char *path, const uint64_t *wanted, size_t nwanted,
 		sp.fresh = kp_xmalloc((nwanted + 1) * sizeof(*sp.fresh));
 		ps.sp = &sp;
 	}
-	err = read_lines(path, bufsize, &ps, d);
+	if (fd < 0) {
+		err = kp_diag_errno(d, -errno, "cannot open %s", path);
+		goto out_sparse;
+	}
+	err = read_lines(path, fd, bufsize, &ps, d);
+	if (own_fd)
+		close(fd);
+	if (opts && opts->copy_failed)
+		*opts->copy_failed = ps.copy_failed;
 	if (err)
 		goto out_sparse;
 	ks->restricted = ps.any && !ps.nonzero;
@@ -519,6 +560,13 @@ size_t kp_kallsyms_count(const struct kp_kallsyms *ks)
 uint64_t kp_kallsyms_bad_lines(const struct kp_kallsyms *ks)
 {
 	return ks->bad_lines;
+}
+
+bool kp_kallsyms_core_text(const struct kp_kallsyms *ks, uint64_t *lo, uint64_t *hi)
+{
+	*lo = ks->stext;
+	*hi = ks->etext;
+	return ks->stext && ks->etext > ks->stext;
 }
 
 const char *kp_kallsyms_lookup(const struct kp_kallsyms *ks, uint64_t addr, const char **module)

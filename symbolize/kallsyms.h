@@ -21,9 +21,14 @@ int kp_kallsyms_load(const char *path, struct kp_kallsyms **out, struct kp_diag 
  * meaningless: check kp_kallsyms_covers first. */
 int kp_kallsyms_load_for(const char *path, const uint64_t *addrs, size_t n,
 			 struct kp_kallsyms **out, struct kp_diag *d);
-/* Knobs for tests and measurements; a zero field takes the default. */
+/* Knobs; a zero field takes the default. */
 struct kp_kallsyms_opts {
 	size_t read_size; /* bytes per read(2); longer lines are malformed */
+	bool from_fd;	  /* read fd (not closed) instead of opening path */
+	int fd;
+	bool copy; /* also write every byte read to copy_fd (a cache) */
+	int copy_fd;
+	bool *copy_failed; /* may be NULL: set when a write to copy_fd failed */
 };
 /* kp_kallsyms_load (addrs NULL) or kp_kallsyms_load_for (addrs given) with
  * opts (may be NULL). */
@@ -36,6 +41,9 @@ void kp_kallsyms_free(struct kp_kallsyms *ks);
 
 /* True when every address read was zero (kptr_restrict hides them). */
 bool kp_kallsyms_restricted(const struct kp_kallsyms *ks);
+/* The core kernel's text, [_stext, _etext), whether or not those symbols
+ * were kept; false when the file did not name both. */
+bool kp_kallsyms_core_text(const struct kp_kallsyms *ks, uint64_t *lo, uint64_t *hi);
 /* Number of symbols kept, and lines skipped as malformed. */
 size_t kp_kallsyms_count(const struct kp_kallsyms *ks);
 uint64_t kp_kallsyms_bad_lines(const struct kp_kallsyms *ks);
@@ -55,5 +63,8 @@ const char *kp_kallsyms_lookup(const struct kp_kallsyms *ks, uint64_t addr, cons
  * in few reads and stays below malloc's mmap threshold, so it reuses heap
  * pages instead of faulting in fresh ones (measured best of 8 KiB-1 MiB). */
 #define KP_KALLSYMS_READ_SIZE (64 * 1024)
+
+/* The running kernel's table. */
+#define KP_PROC_KALLSYMS "/proc/kallsyms"
 
 #endif

@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolize/elf_object.h"
 #include "symbolize/jit.h"
 #include "symbolize/kallsyms.h"
+#include "symbolize/ksymcache.h"
 #include "symbolize/notes.h"
 #include "symbolize/objcache.h"
 #include "symbolize/perfmap.h"
@@ -30,6 +32,7 @@ struct kp_symbolizer {
 	char *kallsyms_path;
 	struct kp_kallsyms *kallsyms;
 	bool kallsyms_tried;
+	char *cache_dir; /* for kallsyms, NULL for none */
 	struct kp_objcache *objs;
 	struct kp_jittab *jits;
 	struct kp_strtab *names;
@@ -54,7 +57,8 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 			opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
 			opts->full_names);
 	sym->elf.notes = &sym->notes;
-	sym->kallsyms_path = kp_xstrdup("/proc/kallsyms");
+	sym->kallsyms_path = kp_xstrdup(KP_PROC_KALLSYMS);
+	sym->cache_dir = opts->cache_dir ? kp_xstrdup(opts->cache_dir) : NULL;
 	sym->objs = kp_objcache_new(&sym->notes);
 	sym->jits = kp_jittab_new(&sym->notes);
 	sym->names = kp_strtab_new();
@@ -74,6 +78,7 @@ void kp_sym_free(struct kp_symbolizer *sym)
 	kp_elf_ctx_fini(&sym->elf);
 	kp_sym_notes_fini(&sym->notes);
 	free(sym->kallsyms_path);
+	free(sym->cache_dir);
 	free(sym->pool);
 	free(sym->cache);
 	free(sym->slots);
@@ -176,6 +181,51 @@ static void emit_elf(void *arg, const char *name, bool inlined)
 	push_frame(ec->sym, name, inlined ? KP_FRAME_INLINE : KP_FRAME_USER);
 }
 
+/* The sparse table for addrs from the per-boot copy of /proc/kallsyms when
+ * there is one that can answer for all of them; else from the file itself,
+ * leaving a copy for the next run. Returns 0 or a negative errno (d set). */
+static int load_kallsyms_cached(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n,
+				struct kp_diag *d)
+{
+	struct kp_ksymcache *c = kp_ksymcache_new(sym->cache_dir);
+	struct kp_kallsyms_opts opts = {0};
+	bool copy_failed = false;
+	int fd, err;
+
+	if (!c)
+		return kp_kallsyms_load_for(sym->kallsyms_path, addrs, n, &sym->kallsyms, d);
+	fd = kp_ksymcache_open(c);
+	if (fd >= 0) {
+		struct kp_diag ignored;
+		size_t i = 0;
+
+		opts.from_fd = true;
+		opts.fd = fd;
+		if (kp_kallsyms_load_opts(sym->kallsyms_path, addrs, n, &opts, &sym->kallsyms,
+					  &ignored) == 0 &&
+		    !kp_kallsyms_restricted(sym->kallsyms))
+			for (; i < n && kp_ksymcache_stable(c, sym->kallsyms, addrs[i]); i++)
+				;
+		close(fd);
+		if (sym->kallsyms && i == n) {
+			sym->stats.kallsyms_cached = true;
+			kp_ksymcache_free(c);
+			return 0;
+		}
+		kp_kallsyms_free(sym->kallsyms);
+		sym->kallsyms = NULL;
+		memset(&opts, 0, sizeof(opts));
+	}
+	opts.copy_fd = kp_ksymcache_begin(c);
+	opts.copy = opts.copy_fd >= 0;
+	opts.copy_failed = &copy_failed;
+	err = kp_kallsyms_load_opts(sym->kallsyms_path, addrs, n, &opts, &sym->kallsyms, d);
+	kp_ksymcache_commit(c, opts.copy_fd,
+			    !err && !copy_failed && !kp_kallsyms_restricted(sym->kallsyms));
+	kp_ksymcache_free(c);
+	return err;
+}
+
 /* Loads kallsyms, all of it or (addrs given) only what lookups of addrs
  * need, and says once when it cannot be read or hides addresses. */
 static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n)
@@ -187,8 +237,12 @@ static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size
 	sym->kallsyms_tried = true;
 	kp_kallsyms_free(sym->kallsyms);
 	sym->kallsyms = NULL;
-	err = addrs ? kp_kallsyms_load_for(sym->kallsyms_path, addrs, n, &sym->kallsyms, &d)
-		    : kp_kallsyms_load(sym->kallsyms_path, &sym->kallsyms, &d);
+	/* only the running kernel's own file has a per-boot copy */
+	if (addrs && sym->cache_dir && strcmp(sym->kallsyms_path, KP_PROC_KALLSYMS) == 0)
+		err = load_kallsyms_cached(sym, addrs, n, &d);
+	else
+		err = addrs ? kp_kallsyms_load_for(sym->kallsyms_path, addrs, n, &sym->kallsyms, &d)
+			    : kp_kallsyms_load(sym->kallsyms_path, &sym->kallsyms, &d);
 	if (!first)
 		return;
 	if (err < 0) {

@@ -27,6 +27,9 @@ struct kp_sym_options {
 	bool full_names;		   /* --full-names: keep demangled parameter lists */
 	const char *const *debuginfo_dirs; /* --debuginfo-dir, may be NULL */
 	size_t n_debuginfo_dirs;
+	/* where a copy of /proc/kallsyms is kept for the running boot
+	 * (symbolize/ksymcache.h), NULL for none */
+	const char *cache_dir;
 };
 
 /* Returns a new symbolizer (never NULL; allocation failure aborts). */
@@ -112,6 +115,7 @@ struct kp_sym_stats {
 	uint64_t unresolved[4]; /* by enum kp_loc_kind: distinct locations left [unknown] */
 	uint64_t jit_bad_lines; /* malformed perf-map lines skipped */
 	bool kptr_restricted;	/* kallsyms addresses hidden: kernel shown as [kernel] */
+	bool kallsyms_cached;	/* kernel names came from the per-boot copy of kallsyms */
 };
 void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st);
 

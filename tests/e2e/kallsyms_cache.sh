@@ -1,0 +1,80 @@
+# The per-boot copy of /proc/kallsyms (symbolize/ksymcache.h): the first
+# run leaves a private copy in $XDG_CACHE_HOME/kprof; the next run reads
+# kernel names from it (shown by a name changed in the copy); a copy that
+# is writable by others, a symbolic link, a copy for another boot, or
+# --no-cache make kprof read /proc/kallsyms itself.
+. "$(dirname "$0")/lib.bash"
+
+export XDG_CACHE_HOME=$T/cache
+dir=$XDG_CACHE_HOME/kprof
+boot=$(cat /proc/sys/kernel/random/boot_id)
+
+run() { # name [kprof options...]
+	local name=$1
+	shift
+	"$KPROF" -F 499 -f folded --annotate "$@" -o "$T/$name.folded" -- \
+		"$KP_WORKLOADS/syscalls_fp" 0.5 2>"$T/$name.err"
+}
+copy() { ls "$dir"/kallsyms-"$boot"-* 2>/dev/null | head -1; }
+
+run first
+cache=$(copy)
+check "first run: a copy for this boot was written" [ -n "$cache" ]
+check "the copy is mode 0600" [ "$(stat -c %a "$cache")" = 600 ]
+check "its directory is mode 0700" [ "$(stat -c %a "$dir")" = 700 ]
+check "no temporary file is left" sh -c "! ls -A '$dir' | grep -q '^\.kallsyms-'"
+check "the copy starts like /proc/kallsyms" bash -c "cmp -s <(head -1000 /proc/kallsyms) <(head -1000 '$cache')"
+lines=$(wc -l <"$cache")
+live=$(wc -l </proc/kallsyms)
+echo "copy: $lines lines, /proc/kallsyms: $live"
+check "the copy is the whole file (within 1% for BPF programs coming and going)" \
+	at_least_pct "$lines" "$live" 99
+
+# the most frequent kernel frame of the first run, renamed in the copy
+name=$(awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";")
+	for (i = 2; i <= k; i++) if (f[i] ~ /_\[k\]$/) c[f[i]] += n }
+	END { for (x in c) if (c[x] > best) { best = c[x]; top = x } sub(/_\[k\]$/, "", top); print top }' \
+	"$T/first.folded")
+echo "renaming $name in the copy"
+check "the first run has kernel frames" [ -n "$name" ]
+doctor() { # rewrite the copy with $name renamed, mode 0600
+	sed -E "s/^([0-9a-f]+ [tT] )$name\$/\1${name}_from_copy/" "$T/pristine" >"$cache.new"
+	chmod 600 "$cache.new"
+	mv -f "$cache.new" "$cache"
+}
+cp "$cache" "$T/pristine"
+doctor
+check "the doctored copy has the new name" grep -q " ${name}_from_copy\$" "$cache"
+
+run second
+check "second run: kernel names come from the copy" grep -q "${name}_from_copy_\[k\]" "$T/second.folded"
+check "second run: the copy was not rewritten" grep -q "_from_copy" "$cache"
+
+doctor
+chmod 620 "$cache"
+run group_writable
+check "a copy writable by others is not read" sh -c "! grep -q _from_copy '$T/group_writable.folded'"
+check "... and is replaced by a fresh private copy" [ "$(stat -c %a "$cache")" = 600 ]
+check "... without the changed name" sh -c "! grep -q _from_copy '$cache'"
+
+doctor
+run no_cache --no-cache
+check "--no-cache reads /proc/kallsyms" sh -c "! grep -q _from_copy '$T/no_cache.folded'"
+check "--no-cache leaves the copy alone" grep -q "_from_copy" "$cache"
+
+# a symbolic link in place of the copy (another user's file, say)
+mv "$cache" "$T/doctored"
+ln -s "$T/doctored" "$cache"
+run symlink
+check "a symbolic link is not followed" sh -c "! grep -q _from_copy '$T/symlink.folded'"
+check "... and is replaced by a regular file" sh -c "[ -f '$cache' ] && [ ! -L '$cache' ]"
+
+# a copy made for another boot is not read, and is removed
+other=$dir/kallsyms-00000000-0000-0000-0000-000000000000-0000000000000000
+doctor
+mv "$cache" "$other"
+run other_boot
+check "a copy for another boot is not read" sh -c "! grep -q _from_copy '$T/other_boot.folded'"
+check "... and is removed once this boot's copy is written" [ ! -e "$other" ]
+check "... which is there" [ -n "$(copy)" ]
+finish

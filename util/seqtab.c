@@ -36,14 +36,14 @@ bool kp_seqtab_equal(const struct kp_seqtab *t, size_t i, const uint32_t *w, siz
 static void rehash(struct kp_seqtab *t)
 {
 	size_t nslots = t->nslots * 2, mask = nslots - 1;
-	uint32_t *slots = kp_xcalloc(nslots, sizeof(*slots));
+	struct kp_seqtab_slot *slots = kp_xcalloc(nslots, sizeof(*slots));
 
 	for (size_t i = 0; i < t->nseqs; i++) {
 		size_t j = t->seqs[i].hash & mask;
 
-		while (slots[j])
+		while (slots[j].id)
 			j = (j + 1) & mask;
-		slots[j] = (uint32_t)(i + 1);
+		slots[j] = (struct kp_seqtab_slot){(uint32_t)(i + 1), t->seqs[i].hash};
 	}
 	free(t->slots);
 	t->slots = slots;
@@ -71,16 +71,18 @@ size_t kp_seqtab_intern(struct kp_seqtab *t, const uint32_t *w, size_t n, bool *
 	uint32_t h = hash_words(w, n);
 	size_t mask = t->nslots - 1, j, i;
 
-	for (j = h & mask; t->slots[j]; j = (j + 1) & mask) {
-		i = t->slots[j] - 1;
-		if (t->seqs[i].hash == h && kp_seqtab_equal(t, i, w, n)) {
+	for (j = h & mask; t->slots[j].id; j = (j + 1) & mask) {
+		if (t->slots[j].hash != h)
+			continue;
+		i = t->slots[j].id - 1;
+		if (kp_seqtab_equal(t, i, w, n)) {
 			if (added)
 				*added = false;
 			return i;
 		}
 	}
 	i = add(t, w, n, h);
-	t->slots[j] = (uint32_t)(i + 1);
+	t->slots[j] = (struct kp_seqtab_slot){(uint32_t)(i + 1), h};
 	if (t->nseqs * 4 > t->nslots * 3)
 		rehash(t);
 	if (added)

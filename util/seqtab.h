@@ -17,12 +17,19 @@ struct kp_seqtab_entry {
 	uint32_t hash; /* of the words */
 };
 
+/* The hash beside the index, so a probe past another sequence does not
+ * touch that sequence's entry (a cache miss per probe in a big table). */
+struct kp_seqtab_slot {
+	uint32_t id;   /* sequence index + 1, or 0 when free */
+	uint32_t hash; /* its hash */
+};
+
 struct kp_seqtab {
 	uint32_t *words;
 	size_t nwords, words_cap;
 	struct kp_seqtab_entry *seqs;
 	size_t nseqs, seqs_cap;
-	uint32_t *slots; /* sequence index + 1, or 0 */
+	struct kp_seqtab_slot *slots;
 	size_t nslots;
 };
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symbolize/demangle.h"
+#include "symbolize/dwarf_raw.h"
 #include "symbolize/idmap.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
@@ -32,6 +33,8 @@ struct root {
 
 struct cu_index {
 	Dwarf_Off cu_off;
+	struct kp_dwraw_unit unit; /* valid when unit_ok */
+	bool unit_ok;
 	struct kp_dwscope *scopes;
 	size_t nscopes, scopes_cap;
 	struct root *roots; /* by scope: roots[i].scope */
@@ -43,6 +46,8 @@ struct cu_index {
 struct span;
 
 struct kp_dwidx {
+	Dwarf *dw;	      /* the one x serves, set by the first lookup */
+	struct kp_dwraw *raw; /* its DIE reader, NULL when its sections are missing */
 	struct cu_index *cus; /* id = index + 1 */
 	size_t ncus, cap;
 	struct kp_idmap by_off;
@@ -79,6 +84,7 @@ void kp_dwidx_free(struct kp_dwidx *x)
 	free(x->chain);
 	free(x->spans);
 	free(x->pts);
+	kp_dwraw_free(x->raw);
 	kp_idmap_fini(&x->by_off);
 	free(x);
 }
@@ -94,6 +100,7 @@ struct walk {
 	struct cu_index *cu;
 	size_t nspans;
 	bool top; /* the CU level: functions become roots, not descended */
+	int root_scope;
 };
 
 /* Whether a DIE's children can include functions or inlined instances:
@@ -120,14 +127,16 @@ static bool may_hold_code(const struct walk *w, int tag)
 	}
 }
 
-static int add_scope(struct cu_index *cu, Dwarf_Die *die, int parent, bool inlined)
+static int add_scope(struct kp_dwidx *x, struct cu_index *cu, uint64_t die_off, int parent,
+		     bool inlined)
 {
 	struct kp_dwscope *sc;
 
 	kp_xgrow(&cu->scopes, &cu->scopes_cap, cu->nscopes + 1, sizeof(*cu->scopes));
 	sc = &cu->scopes[cu->nscopes];
 	memset(sc, 0, sizeof(*sc));
-	sc->die = *die;
+	sc->dw = x->dw;
+	sc->off = die_off;
 	sc->parent = parent;
 	sc->inlined = inlined;
 	sc->cxx = cu->cxx;
@@ -140,50 +149,69 @@ static void add_span(struct walk *w, Dwarf_Addr lo, Dwarf_Addr hi, int scope, in
 	w->x->spans[w->nspans++] = (struct span){lo, hi, scope, depth};
 }
 
-/* Depth-first over the children of die. At the top level each function
- * with code becomes a root (span scope = root number); below, every
- * function and inlined instance is a scope of its own. */
-static void walk_die(struct walk *w, Dwarf_Die *die, int parent, int depth)
+/* The scope a DIE's ranges open, made on its first non-empty range. */
+struct ranges_ctx {
+	struct walk *w;
+	const struct kp_dwraw_die *die;
+	int parent, depth;
+	int me, d, root;
+};
+
+static bool on_range(void *arg, uint64_t lo, uint64_t hi)
 {
-	Dwarf_Die child;
+	struct ranges_ctx *rc = arg;
+	struct walk *w = rc->w;
 
-	if (depth > 512)
-		return; /* hostile nesting */
-	if (dwarf_child(die, &child) != 0)
-		return;
-	do {
-		int tag = dwarf_tag(&child), me = parent, d = depth;
+	if (hi <= lo)
+		return true;
+	if (rc->me == rc->parent) {
+		rc->me = add_scope(w->x, w->cu, rc->die->off, rc->parent,
+				   rc->die->tag == DW_TAG_inlined_subroutine);
+		rc->d = rc->depth + 1;
+		if (w->top) {
+			struct cu_index *cu = w->cu;
 
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t off = 0;
-			int root = -1;
-
-			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
-				if (hi <= lo)
-					continue;
-				if (me == parent) {
-					me = add_scope(w->cu, &child, parent,
-						       tag == DW_TAG_inlined_subroutine);
-					d = depth + 1;
-					if (w->top) {
-						struct cu_index *cu = w->cu;
-
-						cu->roots = kp_xrealloc(cu->roots,
-									(cu->nroots + 1) *
-										sizeof(*cu->roots));
-						memset(&cu->roots[cu->nroots], 0,
-						       sizeof(*cu->roots));
-						cu->roots[cu->nroots].scope = me;
-						root = (int)cu->nroots++;
-					}
-				}
-				add_span(w, lo, hi, w->top ? root : me, d);
-			}
+			cu->roots = kp_xrealloc(cu->roots, (cu->nroots + 1) * sizeof(*cu->roots));
+			memset(&cu->roots[cu->nroots], 0, sizeof(*cu->roots));
+			cu->roots[cu->nroots].scope = rc->me;
+			rc->root = (int)cu->nroots++;
 		}
-		if (may_hold_code(w, tag) && dwarf_haschildren(&child))
-			walk_die(w, &child, me, d);
-	} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	add_span(w, lo, hi, w->top ? rc->root : rc->me, rc->d);
+	return true;
+}
+
+/* Depth-first over the DIEs from pos (the first child of a DIE at nesting
+ * depth - 1) to the end of their sibling list, leaving *after past it. At
+ * the top level each function with code becomes a root (span scope = root
+ * number); below, every function and inlined instance is a scope of its
+ * own. Returns 0, or -EINVAL for bad data (the walk stops there, what it
+ * indexed stays). */
+static int walk_die(struct walk *w, uint64_t pos, int parent, int depth, uint64_t *after)
+{
+	const struct kp_dwraw_unit *u = &w->cu->unit;
+
+	for (;;) {
+		struct kp_dwraw_die die;
+		struct ranges_ctx rc = {w, &die, parent, depth, parent, depth, -1};
+		int ret = kp_dwraw_die(u, pos, &die);
+
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			*after = die.next;
+			return 0;
+		}
+		if (die.tag == DW_TAG_subprogram || die.tag == DW_TAG_inlined_subroutine)
+			kp_dwraw_ranges(u, &die, on_range, &rc);
+		/* children past the depth limit are skipped (hostile nesting) */
+		if (die.children && rc.d <= 512 && may_hold_code(w, (int)die.tag))
+			ret = walk_die(w, die.next, rc.me, rc.d, &pos);
+		else
+			ret = kp_dwraw_skip(u, &die, &pos);
+		if (ret < 0)
+			return ret;
+	}
 }
 
 static int span_cmp(const void *pa, const void *pb)
@@ -296,6 +324,7 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 	uint32_t id = kp_idmap_find(&x->by_off, kp_hash_u64(q.off), off_eq, &q);
 	struct walk w = {0};
 	struct cu_index *cu;
+	uint64_t end;
 
 	if (id)
 		return &x->cus[id - 1];
@@ -303,7 +332,14 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 	cu = &x->cus[x->ncus++];
 	memset(cu, 0, sizeof(*cu));
 	cu->cu_off = q.off;
-	switch (dwarf_srclang(cudie)) {
+	kp_idmap_put(&x->by_off, kp_hash_u64(q.off), (uint32_t)x->ncus);
+	/* the unit header sits before the unit DIE; a unit that does not
+	 * read holds no scopes */
+	cu->unit_ok = kp_dwraw_unit(x->raw, q.off - dwarf_cuoffset(cudie), &cu->unit) == 0 &&
+		      cu->unit.die_off == q.off;
+	if (!cu->unit_ok)
+		return cu;
+	switch (cu->unit.lang) {
 	case DW_LANG_C:
 	case DW_LANG_C89:
 	case DW_LANG_C99:
@@ -316,26 +352,38 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 	w.x = x;
 	w.cu = cu;
 	w.top = true;
-	walk_die(&w, cudie, -1, 0);
+	if (cu->unit.die_off < cu->unit.end) {
+		struct kp_dwraw_die die;
+
+		if (kp_dwraw_die(&cu->unit, cu->unit.die_off, &die) == 1 && die.children)
+			walk_die(&w, die.next, -1, 0, &end);
+	}
 	flatten(x, &cu->top, x->spans, w.nspans);
-	kp_idmap_put(&x->by_off, kp_hash_u64(q.off), (uint32_t)x->ncus);
 	return cu;
+}
+
+static bool root_range(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct walk *w = arg;
+
+	if (hi > lo)
+		add_span(w, lo, hi, w->root_scope, 0);
+	return true;
 }
 
 /* Indexes the subtree of one top-level function. */
 static void index_root(struct kp_dwidx *x, struct cu_index *cu, struct root *r)
 {
-	Dwarf_Die die = cu->scopes[r->scope].die;
-	struct walk w = {.x = x, .cu = cu};
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
+	struct walk w = {.x = x, .cu = cu, .root_scope = r->scope};
+	struct kp_dwraw_die die;
+	uint64_t end;
 
 	r->indexed = true;
-	while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
-		if (hi > lo)
-			add_span(&w, lo, hi, r->scope, 0);
-	}
-	walk_die(&w, &die, r->scope, 1);
+	if (kp_dwraw_die(&cu->unit, cu->scopes[r->scope].off, &die) != 1)
+		return;
+	kp_dwraw_ranges(&cu->unit, &die, root_range, &w);
+	if (die.children)
+		walk_die(&w, die.next, r->scope, 1, &end);
 	flatten(x, &r->inner, x->spans, w.nspans);
 }
 
@@ -366,9 +414,17 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 
 	*chain = NULL;
 	/* straight to libdw: dwfl_module_addrdie interns every CU in a tree */
-	if (!dw || !dwarf_addrdie(dw, addr, &cudie))
+	if (!dw)
+		return 0;
+	if (!x->dw) {
+		x->dw = dw;
+		kp_dwraw_open(dwarf_getelf(dw), &x->raw);
+	}
+	if (!x->raw || !dwarf_addrdie(dw, addr, &cudie))
 		return 0;
 	cu = get_cu(x, &cudie);
+	if (!cu->unit_ok)
+		return 0;
 	pc = find_piece(&cu->top, addr);
 	if (!pc)
 		return 0;
@@ -446,29 +502,32 @@ static char *qualified_name(Dwarf_Die *die, const char *name)
 const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
 {
 	Dwarf_Attribute attr;
+	Dwarf_Die die;
 	const char *n;
 
 	if (s->named)
 		return s->name;
 	s->named = true;
+	if (!dwarf_offdie(s->dw, s->off, &die))
+		return NULL;
 	/* following DW_AT_abstract_origin and DW_AT_specification: a mangled
 	 * linkage name (qualified once demangled), else the plain name (C
 	 * linkage names are asm aliases such as glibc's "__GI___sigpause") */
-	n = dwarf_formstring(dwarf_attr_integrate(&s->die, DW_AT_linkage_name, &attr));
+	n = dwarf_formstring(dwarf_attr_integrate(&die, DW_AT_linkage_name, &attr));
 	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(&s->die, DW_AT_MIPS_linkage_name, &attr));
+		n = dwarf_formstring(dwarf_attr_integrate(&die, DW_AT_MIPS_linkage_name, &attr));
 	if (n && *n) {
 		char *d = kp_demangle(n, full_names);
 
-		if (strcmp(d, n) != 0 || !dwarf_diename(&s->die)) {
+		if (strcmp(d, n) != 0 || !dwarf_diename(&die)) {
 			s->name = d;
 			return s->name;
 		}
 		free(d);
 	}
-	n = dwarf_diename(&s->die);
+	n = dwarf_diename(&die);
 	if (n && *n && s->cxx)
-		s->name = qualified_name(&s->die, n);
+		s->name = qualified_name(&die, n);
 	else
 		s->name = n && *n ? kp_demangle(n, full_names) : NULL;
 	return s->name;

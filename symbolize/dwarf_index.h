@@ -11,12 +11,13 @@
 #include <stddef.h>
 
 struct kp_dwscope {
-	Dwarf_Die die;
-	int parent;   /* index in the CU's scopes, -1 at the top */
-	bool inlined; /* DW_TAG_inlined_subroutine (else DW_TAG_subprogram) */
-	bool named;   /* name computed */
-	bool cxx;     /* in a C++/Rust/other CU: qualify plain names by their scopes */
-	char *name;   /* display name, NULL if none */
+	Dwarf *dw;     /* its DWARF, for names */
+	Dwarf_Off off; /* the DIE's offset in .debug_info */
+	int parent;    /* index in the CU's scopes, -1 at the top */
+	bool inlined;  /* DW_TAG_inlined_subroutine (else DW_TAG_subprogram) */
+	bool named;    /* name computed */
+	bool cxx;      /* in a C++/Rust/other CU: qualify plain names by their scopes */
+	char *name;    /* display name, NULL if none */
 };
 
 struct kp_dwidx;

@@ -1,0 +1,112 @@
+/* kp_dwraw: a minimal reader of DWARF debugging information entries straight
+ * from the section bytes, for the one walk kprof does a lot of: every
+ * function and inlined instance of a compilation unit with its address
+ * ranges (symbolize/dwarf_index.c).
+ *
+ * Why not libdw for this: dwarf_child/dwarf_siblingof/dwarf_ranges take a
+ * rwlock on every call (libdw 0.188) and look abbreviations up in a hash
+ * table; walking a large debug file's units through them costs several
+ * times what reading the bytes does. libdw stays in charge of everything
+ * else (the unit of an address through .debug_aranges, names, types).
+ *
+ * Scope: DWARF 2 to 5, 32- and 64-bit DWARF, units in .debug_info (type
+ * units are skipped), every attribute form of DWARF 5 plus the GNU
+ * extensions, .debug_ranges and .debug_rnglists, .debug_addr. Every read is
+ * checked against the end of its unit or section: bad data is an error
+ * (-EINVAL), never a read out of bounds or a loop. Internal to symbolize/. */
+#ifndef KP_SYMBOLIZE_DWARF_RAW_H
+#define KP_SYMBOLIZE_DWARF_RAW_H
+
+#include <libelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The bytes of one section; p NULL when the file has none. */
+struct kp_dwraw_sec {
+	const uint8_t *p;
+	size_t n;
+};
+
+struct kp_dwraw_secs {
+	struct kp_dwraw_sec info, abbrev, ranges, rnglists, addr;
+};
+
+/* The sections of one file and its parsed abbreviation tables. */
+struct kp_dwraw;
+
+/* A reader over elf's DWARF sections (as libdw reads them: use
+ * dwarf_getelf). Sections still compressed count as missing, as they do
+ * for libdw when it could not inflate them. Returns 0, or -ENOENT when
+ * .debug_info or .debug_abbrev is missing. *out is the caller's: free it
+ * with kp_dwraw_free; it reads elf's data, which must outlive it. */
+int kp_dwraw_open(Elf *elf, struct kp_dwraw **out);
+
+/* A reader over the given bytes (which must outlive it): for tests. */
+struct kp_dwraw *kp_dwraw_new(const struct kp_dwraw_secs *secs);
+void kp_dwraw_free(struct kp_dwraw *r);
+
+struct kp_dwraw_abbrevs;
+
+/* A unit: its header and what its unit DIE says about addresses. */
+struct kp_dwraw_unit {
+	const struct kp_dwraw *r;
+	struct kp_dwraw_abbrevs *abbrevs; /* in r's cache, parsed as DIEs need */
+	uint64_t off;			  /* of the unit header in .debug_info */
+	uint64_t end;			  /* end of the unit: the next unit's offset */
+	uint64_t die_off;		  /* the unit DIE */
+	uint16_t version;
+	uint8_t unit_type; /* DW_UT_*; DWARF 2-4 units are DW_UT_compile */
+	uint8_t addr_size, offset_size;
+	uint64_t base;		/* base address: DW_AT_low_pc (else entry_pc, else 0) */
+	uint64_t addr_base;	/* into .debug_addr */
+	uint64_t rnglists_base; /* into .debug_rnglists, for DW_FORM_rnglistx */
+	int lang;		/* DW_AT_language, -1 when absent */
+};
+
+/* Reads the unit whose header is at off in .debug_info (parsing its
+ * abbreviation table into r's cache the first time). Returns 0; -ENOENT
+ * for a type unit (u->end still set, to go on to the next unit); -EINVAL
+ * for a header or unit DIE that does not parse (u->end set when the length
+ * itself was readable, else 0). */
+int kp_dwraw_unit(struct kp_dwraw *r, uint64_t off, struct kp_dwraw_unit *u);
+
+/* Attributes a DIE may carry that the reader decodes. */
+enum {
+	KP_DWRAW_LOW_PC = 1 << 0,
+	KP_DWRAW_HIGH_PC = 1 << 1,
+	KP_DWRAW_RANGES = 1 << 2,
+	KP_DWRAW_SIBLING = 1 << 3,
+	KP_DWRAW_ENTRY_PC = 1 << 4,
+};
+
+struct kp_dwraw_die {
+	uint64_t off;	  /* of the DIE in .debug_info */
+	uint64_t next;	  /* past its attributes: its first child, or next sibling */
+	uint64_t sibling; /* DW_AT_sibling as a .debug_info offset (KP_DWRAW_SIBLING) */
+	uint32_t tag;
+	bool children;
+	unsigned have; /* KP_DWRAW_* */
+	/* raw values and their forms, resolved by kp_dwraw_ranges */
+	uint64_t low_pc, high_pc, ranges, entry_pc;
+	uint16_t low_form, high_form, ranges_form, entry_form;
+};
+
+/* Reads the entry at off (within u). Returns 1 for a DIE, 0 for a null
+ * entry (the end of a sibling list; die->next is past it, die->tag 0),
+ * -EINVAL for bad data. */
+int kp_dwraw_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw_die *die);
+
+/* The offset just past die and all its descendants (its next sibling),
+ * through DW_AT_sibling when it is sane, else reading the children; depth
+ * bounds the nesting. Returns 0 or -EINVAL. */
+int kp_dwraw_skip(const struct kp_dwraw_unit *u, const struct kp_dwraw_die *die, uint64_t *after);
+
+/* Calls fn for each address range [lo, hi) of die, as libdw's dwarf_ranges
+ * gives them (low_pc/high_pc first, else DW_AT_ranges; empty ranges
+ * included). Stops when fn returns false. Returns the number of ranges
+ * given, or -EINVAL when the data is bad (the ranges before it were given). */
+int kp_dwraw_ranges(const struct kp_dwraw_unit *u, const struct kp_dwraw_die *die,
+		    bool (*fn)(void *arg, uint64_t lo, uint64_t hi), void *arg);
+
+#endif

@@ -32,7 +32,7 @@ struct root {
 };
 
 struct cu_index {
-	Dwarf_Off cu_off;
+	uint64_t cu_off;	   /* of the unit header in .debug_info */
 	struct kp_dwraw_unit unit; /* valid when unit_ok */
 	bool unit_ok;
 	struct kp_dwscope *scopes;
@@ -308,7 +308,7 @@ static void flatten(struct kp_dwidx *x, struct pieces *out, struct span *spans, 
 
 struct off_query {
 	const struct kp_dwidx *x;
-	Dwarf_Off off;
+	uint64_t off;
 };
 
 static bool off_eq(void *ctx, uint32_t id)
@@ -318,9 +318,10 @@ static bool off_eq(void *ctx, uint32_t id)
 	return q->x->cus[id - 1].cu_off == q->off;
 }
 
-static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
+/* The index of the unit whose header is at unit_off, made on first use. */
+static struct cu_index *get_cu(struct kp_dwidx *x, uint64_t unit_off)
 {
-	struct off_query q = {x, dwarf_dieoffset(cudie)};
+	struct off_query q = {x, unit_off};
 	uint32_t id = kp_idmap_find(&x->by_off, kp_hash_u64(q.off), off_eq, &q);
 	struct walk w = {0};
 	struct cu_index *cu;
@@ -333,10 +334,8 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 	memset(cu, 0, sizeof(*cu));
 	cu->cu_off = q.off;
 	kp_idmap_put(&x->by_off, kp_hash_u64(q.off), (uint32_t)x->ncus);
-	/* the unit header sits before the unit DIE; a unit that does not
-	 * read holds no scopes */
-	cu->unit_ok = kp_dwraw_unit(x->raw, q.off - dwarf_cuoffset(cudie), &cu->unit) == 0 &&
-		      cu->unit.die_off == q.off;
+	/* a unit that does not read holds no scopes */
+	cu->unit_ok = kp_dwraw_unit(x->raw, unit_off, &cu->unit) == 0;
 	if (!cu->unit_ok)
 		return cu;
 	switch (cu->unit.lang) {
@@ -405,7 +404,7 @@ static const struct piece *find_piece(const struct pieces *p, Dwarf_Addr addr)
 
 size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain)
 {
-	Dwarf_Die cudie;
+	uint64_t cu_off;
 	struct cu_index *cu;
 	const struct piece *pc;
 	struct root *r;
@@ -420,9 +419,12 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 		x->dw = dw;
 		kp_dwraw_open(dwarf_getelf(dw), &x->raw);
 	}
-	if (!x->raw || !dwarf_addrdie(dw, addr, &cudie))
+	/* the unit from .debug_aranges, read here: dwarf_addrdie reads it
+	 * too but takes longer than the rest of the lookups of a profile
+	 * (libdw 0.188 interns every unit on the way) */
+	if (!x->raw || kp_dwraw_unit_at(x->raw, addr, &cu_off) != 0)
 		return 0;
-	cu = get_cu(x, &cudie);
+	cu = get_cu(x, cu_off);
 	if (!cu->unit_ok)
 		return 0;
 	pc = find_piece(&cu->top, addr);

@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "symbolize/idmap.h"
 #include "util/hash.h"
@@ -39,12 +40,13 @@ struct abbrev {
 	uint32_t first, n; /* specs[first .. first + n) */
 };
 
-/* Codes below DENSE_MAX are looked up by index; the rare others (a
- * producer numbering codes sparsely, or hostile data) by binary search. */
+/* Tables whose codes run from 1 without big gaps (all of them, in
+ * practice) are arrays by code; the others sorted by code. */
 #define DENSE_MAX 4096
 
 struct sparse {
 	uint64_t code;
+	uint32_t seq; /* order in the table: the first definition of a code wins */
 	struct abbrev ab;
 };
 
@@ -60,22 +62,37 @@ struct shape {
 	uint8_t addr_size, offset_size, ref_addr_size;
 };
 
-/* An abbreviation table, parsed lazily as libdw does: only as far as the
- * highest code a DIE asked for (the types a walk skips through their
- * siblings never need theirs). */
+/* An abbreviation table, parsed whole on first use (a walk needs nearly
+ * every code of the tables it meets), into exact-size arrays. */
 struct kp_dwraw_abbrevs {
 	uint64_t off; /* in .debug_abbrev */
 	struct shape shape;
-	bool bad;		   /* off is outside the section */
-	const uint8_t *next, *end; /* what is left to parse; next NULL when done */
-	struct abbrev *dense;	   /* by code, below ndense */
-	size_t ndense, dense_cap;
-	struct sparse *sparse; /* sorted by code */
-	size_t nsparse, sparse_cap;
+	bool bad;	      /* no abbreviation parses there */
+	struct abbrev *dense; /* by code, below ndense */
+	size_t ndense;
+	struct sparse *sparse; /* sorted by code, when not dense */
+	size_t nsparse;
 	struct attrspec *specs;
-	size_t nspecs, specs_cap;
 	struct implicit *imp; /* sorted by spec */
-	size_t nimp, imp_cap;
+	size_t nimp;
+};
+
+/* Memory for the tables, which live as long as the reader: one region
+ * in huge pages (every first touch of a 4 KiB page is a fault, and faults
+ * are dear on virtual machines), malloc beyond it. */
+struct arena {
+	uint8_t *p;
+	size_t used, cap, map_len;
+	void *map;
+	void **spill;
+	size_t nspill, spill_cap;
+};
+
+/* A .debug_aranges entry. */
+struct arange {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint64_t unit;	 /* its unit's header offset in .debug_info */
+	uint32_t seq;	 /* order in the section: ties keep it */
 };
 
 struct kp_dwraw {
@@ -83,6 +100,17 @@ struct kp_dwraw {
 	struct kp_dwraw_abbrevs **tabs; /* id = index + 1 in by_off */
 	size_t ntabs, tabs_cap;
 	struct kp_idmap by_off;
+	struct arena arena;
+	struct arange *aranges; /* sorted by lo */
+	size_t naranges;
+	bool aranges_read;
+	/* parse scratch, reused from one table to the next */
+	struct sparse *sc_ab;
+	size_t sc_ab_cap;
+	struct attrspec *sc_specs;
+	size_t sc_specs_cap;
+	struct implicit *sc_imp;
+	size_t sc_imp_cap;
 };
 
 /* A bounded reader: any read past end sets bad and yields zeros, so a
@@ -203,16 +231,52 @@ static inline void skip_n(struct cur *c, uint64_t n)
 	c->p += n;
 }
 
-static struct kp_dwraw_abbrevs *abbrevs_free(struct kp_dwraw_abbrevs *t)
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Reserves the arena: address space only, touched as tables fill it. */
+static void arena_init(struct arena *a, size_t want)
 {
-	if (t) {
-		free(t->dense);
-		free(t->sparse);
-		free(t->specs);
-		free(t->imp);
-		free(t);
+	size_t len = (want + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uint8_t *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *start;
+
+	if (p == MAP_FAILED)
+		return;
+	start = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	if (start > p)
+		munmap(p, (size_t)(start - p));
+	if (start + len < p + len + HUGE_PAGE)
+		munmap(start + len, (size_t)(p + len + HUGE_PAGE - (start + len)));
+	madvise(start, len, MADV_HUGEPAGE);
+	a->map = a->p = start;
+	a->map_len = a->cap = len;
+}
+
+/* n bytes, 8-aligned, zeroed; freed with the arena. */
+static void *arena_alloc(struct arena *a, size_t n)
+{
+	void *q;
+
+	n = (n + 7) & ~(size_t)7;
+	if (a->p && n <= a->cap - a->used) {
+		q = a->p + a->used;
+		a->used += n;
+		return q; /* fresh anonymous memory is zero */
 	}
-	return NULL;
+	q = kp_xcalloc(1, n);
+	kp_xgrow(&a->spill, &a->spill_cap, a->nspill + 1, sizeof(*a->spill));
+	a->spill[a->nspill++] = q;
+	return q;
+}
+
+static void arena_fini(struct arena *a)
+{
+	for (size_t i = 0; i < a->nspill; i++)
+		free(a->spill[i]);
+	free(a->spill);
+	if (a->map)
+		munmap(a->map, a->map_len);
 }
 
 static uint8_t attr_kind(uint64_t at)
@@ -291,10 +355,25 @@ static int8_t form_size(uint64_t form, const struct shape *sh)
 	}
 }
 
-static struct kp_dwraw_abbrevs *abbrevs_new(const struct kp_dwraw_sec *sec, uint64_t off,
-					    const struct shape *shape)
+static int sparse_cmp(const void *pa, const void *pb)
 {
-	struct kp_dwraw_abbrevs *t = kp_xcalloc(1, sizeof(*t));
+	const struct sparse *a = pa, *b = pb;
+
+	if (a->code != b->code)
+		return a->code < b->code ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Parses the abbreviation table at off, up to its 0 code, the end of the
+ * section or bad data (the abbreviations before it stay usable). */
+static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
+					      const struct shape *shape)
+{
+	struct kp_dwraw_abbrevs *t = arena_alloc(&r->arena, sizeof(*t));
+	const struct kp_dwraw_sec *sec = &r->s.abbrev;
+	size_t nab = 0, nspecs = 0, nimp = 0;
+	uint64_t maxcode = 0;
+	struct cur c;
 
 	t->off = off;
 	t->shape = *shape;
@@ -302,69 +381,96 @@ static struct kp_dwraw_abbrevs *abbrevs_new(const struct kp_dwraw_sec *sec, uint
 		t->bad = true;
 		return t;
 	}
-	t->next = sec->p + off;
-	t->end = sec->p + sec->n;
+	c = (struct cur){sec->p + off, sec->p + sec->n, false};
+	for (;;) {
+		uint64_t code = rd_uleb(&c), tag;
+		struct abbrev ab = {0};
+		size_t nimp0 = nimp;
+
+		if (c.bad || code == 0)
+			break;
+		tag = rd_uleb(&c);
+		ab.children = rd_u8(&c) != 0;
+		/* tag 0 is invalid (and marks a free slot here); tags past
+		 * DW_TAG_hi_user are nothing kprof looks for */
+		ab.tag = tag == 0 || tag > UINT16_MAX ? UINT16_MAX : (uint16_t)tag;
+		ab.first = (uint32_t)nspecs;
+		ab.plain = true;
+		for (;;) {
+			uint64_t at = rd_uleb(&c), form = rd_uleb(&c);
+			struct attrspec *sp;
+
+			if (c.bad || (at == 0 && form == 0))
+				break;
+			if (nspecs >= UINT32_MAX - 1) {
+				c.bad = true;
+				break;
+			}
+			if (form == DW_FORM_implicit_const) {
+				int64_t v = rd_sleb(&c);
+
+				if (nimp == r->sc_imp_cap)
+					kp_xgrow(&r->sc_imp, &r->sc_imp_cap, nimp + 1,
+						 sizeof(*r->sc_imp));
+				r->sc_imp[nimp++] = (struct implicit){(uint32_t)nspecs, v};
+			}
+			if (nspecs == r->sc_specs_cap)
+				kp_xgrow(&r->sc_specs, &r->sc_specs_cap, nspecs + 1,
+					 sizeof(*r->sc_specs));
+			sp = &r->sc_specs[nspecs++];
+			*sp = (struct attrspec){form >= UINT16_MAX ? UINT16_MAX : (uint16_t)form,
+						attr_kind(at), form_size(form, shape)};
+			if (sp->kind != A_SKIP)
+				ab.plain = false;
+			if (sp->size < 0 || ab.fixed < 0 || ab.fixed > INT32_MAX - 16)
+				ab.fixed = -1;
+			else
+				ab.fixed += sp->size;
+		}
+		if (c.bad) {
+			/* a cut abbreviation is dropped */
+			nspecs = ab.first;
+			nimp = nimp0;
+			break;
+		}
+		ab.n = (uint32_t)nspecs - ab.first;
+		if (nab == r->sc_ab_cap)
+			kp_xgrow(&r->sc_ab, &r->sc_ab_cap, nab + 1, sizeof(*r->sc_ab));
+		r->sc_ab[nab] = (struct sparse){code, (uint32_t)nab, ab};
+		nab++;
+		if (code > maxcode)
+			maxcode = code;
+	}
+	if (!nab) {
+		t->bad = true;
+		return t;
+	}
+	t->specs = arena_alloc(&r->arena, nspecs * sizeof(*t->specs));
+	memcpy(t->specs, r->sc_specs, nspecs * sizeof(*t->specs));
+	if (nimp) {
+		t->imp = arena_alloc(&r->arena, nimp * sizeof(*t->imp));
+		memcpy(t->imp, r->sc_imp, nimp * sizeof(*t->imp));
+		t->nimp = nimp;
+	}
+	if (maxcode < DENSE_MAX && maxcode <= 4 * nab + 64) {
+		t->ndense = maxcode + 1;
+		t->dense = arena_alloc(&r->arena, t->ndense * sizeof(*t->dense));
+		for (size_t i = 0; i < nab; i++) {
+			if (!t->dense[r->sc_ab[i].code].tag) /* the first definition wins */
+				t->dense[r->sc_ab[i].code] = r->sc_ab[i].ab;
+		}
+		return t;
+	}
+	qsort(r->sc_ab, nab, sizeof(*r->sc_ab), sparse_cmp);
+	t->sparse = arena_alloc(&r->arena, nab * sizeof(*t->sparse));
+	for (size_t i = 0; i < nab; i++) {
+		if (!t->nsparse || t->sparse[t->nsparse - 1].code != r->sc_ab[i].code)
+			t->sparse[t->nsparse++] = r->sc_ab[i];
+	}
 	return t;
 }
 
-/* Parses the next abbreviation of t into *ab and returns its code, or 0 at
- * the end of the table or on bad data (then the table is done: the
- * abbreviations read so far stay usable). */
-static uint64_t abbrev_parse_next(struct kp_dwraw_abbrevs *t, struct abbrev *ab)
-{
-	struct cur c = {t->next, t->end, false};
-	uint64_t code = rd_uleb(&c), tag;
-
-	memset(ab, 0, sizeof(*ab));
-	if (c.bad || code == 0)
-		goto done;
-	tag = rd_uleb(&c);
-	ab->children = rd_u8(&c) != 0;
-	/* tag 0 is invalid (and marks a free slot here); tags past
-	 * DW_TAG_hi_user are nothing kprof looks for */
-	ab->tag = tag == 0 || tag > UINT16_MAX ? UINT16_MAX : (uint16_t)tag;
-	ab->first = (uint32_t)t->nspecs;
-	ab->plain = true;
-	for (;;) {
-		uint64_t at = rd_uleb(&c), form = rd_uleb(&c);
-		struct attrspec *sp;
-
-		if (c.bad)
-			goto done;
-		if (at == 0 && form == 0)
-			break;
-		if (t->nspecs >= UINT32_MAX - 1)
-			goto done;
-		if (form == DW_FORM_implicit_const) {
-			int64_t v = rd_sleb(&c);
-
-			if (t->nimp == t->imp_cap)
-				kp_xgrow(&t->imp, &t->imp_cap, t->nimp + 1, sizeof(*t->imp));
-			t->imp[t->nimp++] = (struct implicit){(uint32_t)t->nspecs, v};
-		}
-		if (t->nspecs == t->specs_cap)
-			kp_xgrow(&t->specs, &t->specs_cap, t->nspecs + 1, sizeof(*t->specs));
-		sp = &t->specs[t->nspecs++];
-		*sp = (struct attrspec){form >= UINT16_MAX ? UINT16_MAX : (uint16_t)form,
-					attr_kind(at), form_size(form, &t->shape)};
-		if (sp->kind != A_SKIP)
-			ab->plain = false;
-		if (sp->size < 0 || ab->fixed < 0 || ab->fixed > INT32_MAX - 16)
-			ab->fixed = -1;
-		else
-			ab->fixed += sp->size;
-	}
-	if (c.bad)
-		goto done;
-	ab->n = (uint32_t)t->nspecs - ab->first;
-	t->next = c.p;
-	return code;
-done:
-	t->next = NULL;
-	return 0;
-}
-
-static struct abbrev *abbrev_lookup(struct kp_dwraw_abbrevs *t, uint64_t code)
+static const struct abbrev *abbrev_find(const struct kp_dwraw_abbrevs *t, uint64_t code)
 {
 	size_t lo = 0, hi = t->nsparse;
 
@@ -379,48 +485,6 @@ static struct abbrev *abbrev_lookup(struct kp_dwraw_abbrevs *t, uint64_t code)
 			hi = mid;
 	}
 	return lo < t->nsparse && t->sparse[lo].code == code ? &t->sparse[lo].ab : NULL;
-}
-
-/* Files a parsed abbreviation; a code defined twice keeps its first one. */
-static void abbrev_store(struct kp_dwraw_abbrevs *t, uint64_t code, const struct abbrev *ab)
-{
-	size_t i;
-
-	if (abbrev_lookup(t, code))
-		return;
-	if (code < DENSE_MAX) {
-		if (code >= t->ndense) {
-			kp_xgrow(&t->dense, &t->dense_cap, code + 1, sizeof(*t->dense));
-			memset(t->dense + t->ndense, 0, (code + 1 - t->ndense) * sizeof(*t->dense));
-			t->ndense = code + 1;
-		}
-		t->dense[code] = *ab;
-		return;
-	}
-	kp_xgrow(&t->sparse, &t->sparse_cap, t->nsparse + 1, sizeof(*t->sparse));
-	for (i = t->nsparse; i > 0 && t->sparse[i - 1].code > code; i--)
-		t->sparse[i] = t->sparse[i - 1];
-	t->sparse[i] = (struct sparse){code, *ab};
-	t->nsparse++;
-}
-
-/* The abbreviation with this code, parsing the table on as far as it. The
- * pointer is valid until the next call on t. */
-static const struct abbrev *abbrev_find(struct kp_dwraw_abbrevs *t, uint64_t code)
-{
-	const struct abbrev *ab = abbrev_lookup(t, code);
-
-	while (!ab && t->next) {
-		struct abbrev next;
-		uint64_t c = abbrev_parse_next(t, &next);
-
-		if (!c)
-			break;
-		abbrev_store(t, c, &next);
-		if (c == code)
-			ab = abbrev_lookup(t, code);
-	}
-	return ab;
 }
 
 static int64_t implicit_value(const struct kp_dwraw_abbrevs *t, uint32_t spec)
@@ -464,7 +528,7 @@ static struct kp_dwraw_abbrevs *abbrevs_get(struct kp_dwraw *r, uint64_t off,
 	if (id)
 		return r->tabs[id - 1];
 	kp_xgrow(&r->tabs, &r->tabs_cap, r->ntabs + 1, sizeof(*r->tabs));
-	r->tabs[r->ntabs++] = abbrevs_new(&r->s.abbrev, off, shape);
+	r->tabs[r->ntabs++] = abbrevs_parse(r, off, shape);
 	kp_idmap_put(&r->by_off, h, (uint32_t)r->ntabs);
 	return r->tabs[r->ntabs - 1];
 }
@@ -474,6 +538,8 @@ struct kp_dwraw *kp_dwraw_new(const struct kp_dwraw_secs *secs)
 	struct kp_dwraw *r = kp_xcalloc(1, sizeof(*r));
 
 	r->s = *secs;
+	/* what the tables of a whole file take, about: see abbrevs_parse */
+	arena_init(&r->arena, 8 * secs->abbrev.n + 4096);
 	return r;
 }
 
@@ -481,8 +547,11 @@ void kp_dwraw_free(struct kp_dwraw *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->ntabs; i++)
-		abbrevs_free(r->tabs[i]);
+	arena_fini(&r->arena);
+	free(r->sc_ab);
+	free(r->sc_specs);
+	free(r->sc_imp);
+	free(r->aranges);
 	free(r->tabs);
 	kp_idmap_fini(&r->by_off);
 	free(r);
@@ -507,9 +576,11 @@ static struct kp_dwraw_sec section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool
 
 int kp_dwraw_open(Elf *elf, struct kp_dwraw **out)
 {
-	static const char *const names[] = {"info", "abbrev", "ranges", "rnglists", "addr"};
+	static const char *const names[] = {"info",	"abbrev", "ranges",
+					    "rnglists", "addr",	  "aranges"};
 	struct kp_dwraw_secs s = {0};
-	struct kp_dwraw_sec *slot[] = {&s.info, &s.abbrev, &s.ranges, &s.rnglists, &s.addr};
+	struct kp_dwraw_sec *slot[] = {&s.info,	    &s.abbrev, &s.ranges,
+				       &s.rnglists, &s.addr,   &s.aranges};
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
@@ -965,6 +1036,99 @@ int kp_dwraw_unit(struct kp_dwraw *r, uint64_t off, struct kp_dwraw_unit *u)
 		    form_addr(u, die.entry_form, die.entry_pc, &u->base) != 0)
 			u->base = 0;
 	}
+	return 0;
+}
+
+static int arange_cmp(const void *pa, const void *pb)
+{
+	const struct arange *a = pa, *b = pb;
+
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Reads every set of .debug_aranges: (address, length) tuples naming the
+ * unit at debug_info_offset. A set that does not parse is dropped from
+ * where it goes wrong; the next set is found through its length. */
+static void read_aranges(struct kp_dwraw *r)
+{
+	const struct kp_dwraw_sec *s = &r->s.aranges;
+	size_t cap = 0, at = 0;
+
+	while (s->p && at < s->n) {
+		struct cur c = {s->p + at, s->p + s->n, false};
+		uint64_t len = rd_n(&c, 4), unit, set_end;
+		unsigned osize = 4, asize, ssize;
+
+		if (len == 0xffffffff) {
+			len = rd_n(&c, 8);
+			osize = 8;
+		} else if (len >= 0xfffffff0) {
+			break;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p))
+			break;
+		set_end = (uint64_t)(c.p - s->p) + len;
+		c.end = s->p + set_end;
+		at = set_end;
+		if (rd_n(&c, 2) != 2)
+			continue;
+		unit = rd_n(&c, osize);
+		asize = rd_u8(&c);
+		ssize = rd_u8(&c);
+		/* segmented addresses: nothing kprof reads has them */
+		if (c.bad || (asize != 2 && asize != 4 && asize != 8) || ssize != 0)
+			continue;
+		/* tuples start at a multiple of their size from the set start */
+		{
+			size_t set_start = (size_t)(set_end - len) - (osize == 8 ? 12 : 4);
+			size_t rel = (size_t)(c.p - s->p) - set_start;
+
+			if (rel % (2 * asize))
+				skip_n(&c, 2 * asize - rel % (2 * asize));
+		}
+		for (;;) {
+			uint64_t lo, n;
+
+			lo = rd_n(&c, asize);
+			n = rd_n(&c, asize);
+			if (c.bad || (lo == 0 && n == 0))
+				break;
+			if (!n)
+				continue;
+			if (r->naranges == cap)
+				kp_xgrow(&r->aranges, &cap, r->naranges + 1, sizeof(*r->aranges));
+			r->aranges[r->naranges] = (struct arange){
+				lo, lo + n < lo ? UINT64_MAX : lo + n, unit, (uint32_t)r->naranges};
+			r->naranges++;
+		}
+	}
+	if (r->naranges)
+		qsort(r->aranges, r->naranges, sizeof(*r->aranges), arange_cmp);
+}
+
+int kp_dwraw_unit_at(struct kp_dwraw *r, uint64_t addr, uint64_t *unit_off)
+{
+	size_t lo = 0, hi;
+
+	if (!r->aranges_read) {
+		r->aranges_read = true;
+		read_aranges(r);
+	}
+	hi = r->naranges;
+	/* the last range starting at or before addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->aranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= r->aranges[lo - 1].hi)
+		return -ENOENT;
+	*unit_off = r->aranges[lo - 1].unit;
 	return 0;
 }
 

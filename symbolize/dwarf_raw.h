@@ -29,7 +29,7 @@ struct kp_dwraw_sec {
 };
 
 struct kp_dwraw_secs {
-	struct kp_dwraw_sec info, abbrev, ranges, rnglists, addr;
+	struct kp_dwraw_sec info, abbrev, ranges, rnglists, addr, aranges;
 };
 
 /* The sections of one file and its parsed abbreviation tables. */
@@ -70,6 +70,11 @@ struct kp_dwraw_unit {
  * for a header or unit DIE that does not parse (u->end set when the length
  * itself was readable, else 0). */
 int kp_dwraw_unit(struct kp_dwraw *r, uint64_t off, struct kp_dwraw_unit *u);
+
+/* The offset of the header of the unit that .debug_aranges says covers
+ * addr (the index is read on the first call). Returns 0, or -ENOENT when
+ * no entry covers addr (or the file has no .debug_aranges). */
+int kp_dwraw_unit_at(struct kp_dwraw *r, uint64_t addr, uint64_t *unit_off);
 
 /* Attributes a DIE may carry that the reader decodes. */
 enum {

@@ -2,6 +2,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +46,16 @@ struct cu_index {
 
 struct span;
 
+/* The DWARF the scopes come from: libdw's handle, and the raw reader
+ * (NULL when the sections it needs are missing). */
+struct kp_dwidx_src {
+	Dwarf *dw;
+	struct kp_dwraw *raw;
+};
+
 struct kp_dwidx {
-	Dwarf *dw;	      /* the one x serves, set by the first lookup */
-	struct kp_dwraw *raw; /* its DIE reader, NULL when its sections are missing */
-	struct cu_index *cus; /* id = index + 1 */
+	struct kp_dwidx_src src; /* the one x serves, set by the first lookup */
+	struct cu_index *cus;	 /* id = index + 1 */
 	size_t ncus, cap;
 	struct kp_idmap by_off;
 	struct kp_dwscope **chain;
@@ -84,7 +91,7 @@ void kp_dwidx_free(struct kp_dwidx *x)
 	free(x->chain);
 	free(x->spans);
 	free(x->pts);
-	kp_dwraw_free(x->raw);
+	kp_dwraw_free(x->src.raw);
 	kp_idmap_fini(&x->by_off);
 	free(x);
 }
@@ -135,7 +142,7 @@ static int add_scope(struct kp_dwidx *x, struct cu_index *cu, uint64_t die_off, 
 	kp_xgrow(&cu->scopes, &cu->scopes_cap, cu->nscopes + 1, sizeof(*cu->scopes));
 	sc = &cu->scopes[cu->nscopes];
 	memset(sc, 0, sizeof(*sc));
-	sc->dw = x->dw;
+	sc->src = &x->src;
 	sc->off = die_off;
 	sc->parent = parent;
 	sc->inlined = inlined;
@@ -335,7 +342,7 @@ static struct cu_index *get_cu(struct kp_dwidx *x, uint64_t unit_off)
 	cu->cu_off = q.off;
 	kp_idmap_put(&x->by_off, kp_hash_u64(q.off), (uint32_t)x->ncus);
 	/* a unit that does not read holds no scopes */
-	cu->unit_ok = kp_dwraw_unit(x->raw, unit_off, &cu->unit) == 0;
+	cu->unit_ok = kp_dwraw_unit(x->src.raw, unit_off, &cu->unit) == 0;
 	if (!cu->unit_ok)
 		return cu;
 	switch (cu->unit.lang) {
@@ -415,14 +422,14 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 	/* straight to libdw: dwfl_module_addrdie interns every CU in a tree */
 	if (!dw)
 		return 0;
-	if (!x->dw) {
-		x->dw = dw;
-		kp_dwraw_open(dwarf_getelf(dw), &x->raw);
+	if (!x->src.dw) {
+		x->src.dw = dw;
+		kp_dwraw_open(dwarf_getelf(dw), &x->src.raw);
 	}
 	/* the unit from .debug_aranges, read here: dwarf_addrdie reads it
 	 * too but takes longer than the rest of the lookups of a profile
 	 * (libdw 0.188 interns every unit on the way) */
-	if (!x->raw || kp_dwraw_unit_at(x->raw, addr, &cu_off) != 0)
+	if (!x->src.raw || kp_dwraw_unit_at(x->src.raw, addr, &cu_off) != 0)
 		return 0;
 	cu = get_cu(x, cu_off);
 	if (!cu->unit_ok)
@@ -501,16 +508,13 @@ static char *qualified_name(Dwarf_Die *die, const char *name)
 	return kp_xasprintf("%.*s%s", (int)len, buf, name);
 }
 
-const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
+char *kp_dwscope_name_libdw(const struct kp_dwscope *s, bool full_names)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Die die;
 	const char *n;
 
-	if (s->named)
-		return s->name;
-	s->named = true;
-	if (!dwarf_offdie(s->dw, s->off, &die))
+	if (!dwarf_offdie(s->src->dw, s->off, &die))
 		return NULL;
 	/* following DW_AT_abstract_origin and DW_AT_specification: a mangled
 	 * linkage name (qualified once demangled), else the plain name (C
@@ -521,16 +525,194 @@ const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
 	if (n && *n) {
 		char *d = kp_demangle(n, full_names);
 
-		if (strcmp(d, n) != 0 || !dwarf_diename(&die)) {
-			s->name = d;
-			return s->name;
-		}
+		if (strcmp(d, n) != 0 || !dwarf_diename(&die))
+			return d;
 		free(d);
 	}
 	n = dwarf_diename(&die);
 	if (n && *n && s->cxx)
-		s->name = qualified_name(&die, n);
-	else
-		s->name = n && *n ? kp_demangle(n, full_names) : NULL;
+		return qualified_name(&die, n);
+	return n && *n ? kp_demangle(n, full_names) : NULL;
+}
+
+/* --- the same rules over the raw reader ---
+ * Why: the first dwarf_offdie past a unit makes libdw intern every unit
+ * before it (and its abbreviation hash), which costs more than all the
+ * rest of a profile's lookups. Any case the raw reader does not handle
+ * (references into a dwz supplementary file, bad data) returns an error
+ * and the name comes from libdw. */
+
+/* Makes *u the unit holding off (kept when it already is). */
+static int unit_for(struct kp_dwraw *r, uint64_t off, struct kp_dwraw_unit *u)
+{
+	uint64_t uo;
+
+	if (u->r && off >= u->die_off && off < u->end)
+		return 0;
+	if (kp_dwraw_unit_of(r, off, &uo) != 0 || kp_dwraw_unit(r, uo, u) != 0) {
+		u->r = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* dwarf_formstring(dwarf_attr_integrate(die, at)): the attribute of the
+ * DIE at off, else of its abstract origin, else of its specification, up
+ * to 9 DIEs. *str NULL when none has it. */
+static int raw_string(struct kp_dwraw *r, uint64_t off, enum kp_dwraw_at at,
+		      struct kp_dwraw_unit *u, const char **str)
+{
+	*str = NULL;
+	for (int chain = 0; chain < 9; chain++) {
+		struct kp_dwraw_attr a;
+		int rc, err;
+
+		if (unit_for(r, off, u) != 0)
+			return -EINVAL;
+		rc = kp_dwraw_attr(u, off, at, &a);
+		if (rc == 1) {
+			*str = kp_dwraw_string(u, &a, &err);
+			return err;
+		}
+		if (rc == 0)
+			rc = kp_dwraw_attr(u, off, KP_DWRAW_AT_ABSTRACT_ORIGIN, &a);
+		if (rc == 0)
+			rc = kp_dwraw_attr(u, off, KP_DWRAW_AT_SPECIFICATION, &a);
+		if (rc <= 0)
+			return rc;
+		if ((rc = kp_dwraw_ref(u, &a, &off)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Tags dwarf_getscopes_die descends through (libdw's may_have_scopes):
+ * a declaration below any other is not found, and stays unqualified. */
+static bool scope_tag(uint32_t tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_module:
+	case DW_TAG_lexical_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_catch_block:
+	case DW_TAG_try_block:
+	case DW_TAG_entry_point:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_subprogram:
+	case DW_TAG_namespace:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* qualified_name over the raw reader. */
+static int raw_qualified(struct kp_dwraw *r, uint64_t off, const char *name, char **out)
+{
+	struct kp_dwraw_unit u = {0};
+	uint64_t path[256];
+	char buf[4096];
+	size_t len = 0;
+	int n;
+
+	/* to the declaration: DW_AT_specification, else DW_AT_abstract_origin */
+	for (int i = 0; i < 8; i++) {
+		struct kp_dwraw_attr a;
+		int rc;
+
+		if (unit_for(r, off, &u) != 0)
+			return -EINVAL;
+		rc = kp_dwraw_attr(&u, off, KP_DWRAW_AT_SPECIFICATION, &a);
+		if (rc == 0)
+			rc = kp_dwraw_attr(&u, off, KP_DWRAW_AT_ABSTRACT_ORIGIN, &a);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			break;
+		if ((rc = kp_dwraw_ref(&u, &a, &off)) != 0)
+			return rc;
+	}
+	if (unit_for(r, off, &u) != 0)
+		return -EINVAL;
+	n = kp_dwraw_path(&u, off, path, sizeof(path) / sizeof(path[0]));
+	if (n < 0)
+		return n;
+	/* the ancestors between the unit DIE and the declaration, outermost
+	 * first; libdw only finds a declaration below scope tags */
+	for (int i = 1; i < n - 1; i++) {
+		struct kp_dwraw_die d;
+
+		if (kp_dwraw_die(&u, path[i], &d) != 1)
+			return -EINVAL;
+		if (!scope_tag(d.tag)) {
+			*out = kp_xstrdup(name);
+			return 0;
+		}
+	}
+	buf[0] = '\0';
+	for (int i = 1; i < n - 1; i++) {
+		struct kp_dwraw_unit pu = u;
+		struct kp_dwraw_die d;
+		const char *part = NULL;
+		int rc;
+
+		if (kp_dwraw_die(&u, path[i], &d) != 1)
+			return -EINVAL;
+		if (d.tag == DW_TAG_namespace || d.tag == DW_TAG_class_type ||
+		    d.tag == DW_TAG_structure_type) {
+			if ((rc = raw_string(r, path[i], KP_DWRAW_AT_NAME, &pu, &part)) != 0)
+				return rc;
+			if (!part && d.tag == DW_TAG_namespace)
+				part = "(anonymous namespace)";
+		}
+		if (part && len < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s::", part);
+	}
+	if (len >= sizeof(buf))
+		len = 0; /* absurdly deep: the plain name will do */
+	*out = kp_xasprintf("%.*s%s", (int)len, buf, name);
+	return 0;
+}
+
+/* kp_dwscope_name_libdw's rules over the raw reader. */
+static int raw_name(const struct kp_dwscope *s, bool full_names, char **out)
+{
+	struct kp_dwraw *r = s->src->raw;
+	struct kp_dwraw_unit u = {0};
+	const char *n, *plain;
+	int rc;
+
+	*out = NULL;
+	if ((rc = raw_string(r, s->off, KP_DWRAW_AT_LINKAGE_NAME, &u, &n)) != 0)
+		return rc;
+	if (!n && (rc = raw_string(r, s->off, KP_DWRAW_AT_MIPS_LINKAGE_NAME, &u, &n)) != 0)
+		return rc;
+	if ((rc = raw_string(r, s->off, KP_DWRAW_AT_NAME, &u, &plain)) != 0)
+		return rc;
+	if (n && *n) {
+		char *d = kp_demangle(n, full_names);
+
+		if (strcmp(d, n) != 0 || !plain) {
+			*out = d;
+			return 0;
+		}
+		free(d);
+	}
+	if (plain && *plain && s->cxx)
+		return raw_qualified(r, s->off, plain, out);
+	*out = plain && *plain ? kp_demangle(plain, full_names) : NULL;
+	return 0;
+}
+
+const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
+{
+	if (s->named)
+		return s->name;
+	s->named = true;
+	if (!s->src->raw || raw_name(s, full_names, &s->name) != 0)
+		s->name = kp_dwscope_name_libdw(s, full_names);
 	return s->name;
 }

@@ -10,14 +10,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct kp_dwidx_src;
+
 struct kp_dwscope {
-	Dwarf *dw;     /* its DWARF, for names */
-	Dwarf_Off off; /* the DIE's offset in .debug_info */
-	int parent;    /* index in the CU's scopes, -1 at the top */
-	bool inlined;  /* DW_TAG_inlined_subroutine (else DW_TAG_subprogram) */
-	bool named;    /* name computed */
-	bool cxx;      /* in a C++/Rust/other CU: qualify plain names by their scopes */
-	char *name;    /* display name, NULL if none */
+	const struct kp_dwidx_src *src; /* its DWARF, for names */
+	Dwarf_Off off;			/* the DIE's offset in .debug_info */
+	int parent;			/* index in the CU's scopes, -1 at the top */
+	bool inlined;			/* DW_TAG_inlined_subroutine (else DW_TAG_subprogram) */
+	bool named;			/* name computed */
+	bool cxx;   /* in a C++/Rust/other CU: qualify plain names by their scopes */
+	char *name; /* display name, NULL if none */
 };
 
 struct kp_dwidx;
@@ -34,5 +36,10 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 /* The scope's display name (linkage name demangled, else DW_AT_name,
  * following abstract origins), or NULL. Owned by x. */
 const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names);
+
+/* The same name found through libdw alone (kp_dwscope_name reads the
+ * sections itself and falls back to this for what it does not handle):
+ * a new heap string or NULL. For tests. */
+char *kp_dwscope_name_libdw(const struct kp_dwscope *s, bool full_names);
 
 #endif

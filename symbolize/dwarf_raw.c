@@ -22,7 +22,16 @@ enum {
 	A_LANGUAGE,
 	A_ADDR_BASE,
 	A_RNGLISTS_BASE,
+	A_STR_OFFSETS_BASE,
+	/* from here: read only by kp_dwraw_attr, skipped by a walk */
+	A_NAME = KP_DWRAW_AT_NAME,
+	A_LINKAGE_NAME = KP_DWRAW_AT_LINKAGE_NAME,
+	A_MIPS_LINKAGE_NAME = KP_DWRAW_AT_MIPS_LINKAGE_NAME,
+	A_ABSTRACT_ORIGIN = KP_DWRAW_AT_ABSTRACT_ORIGIN,
+	A_SPECIFICATION = KP_DWRAW_AT_SPECIFICATION,
 };
+
+_Static_assert(A_STR_OFFSETS_BASE < A_NAME, "walk kinds before name kinds");
 
 /* One attribute of an abbreviation: 4 bytes, as a large file has
  * hundreds of thousands of them. */
@@ -101,6 +110,10 @@ struct kp_dwraw {
 	size_t ntabs, tabs_cap;
 	struct kp_idmap by_off;
 	struct arena arena;
+	uint64_t *units; /* unit header offsets, ascending */
+	size_t nunits;
+	uint64_t units_end; /* past the last unit that parses */
+	bool units_listed;
 	struct arange *aranges; /* sorted by lo */
 	size_t naranges;
 	bool aranges_read;
@@ -299,6 +312,18 @@ static uint8_t attr_kind(uint64_t at)
 		return A_ADDR_BASE;
 	case DW_AT_rnglists_base:
 		return A_RNGLISTS_BASE;
+	case DW_AT_str_offsets_base:
+		return A_STR_OFFSETS_BASE;
+	case DW_AT_name:
+		return A_NAME;
+	case DW_AT_linkage_name:
+		return A_LINKAGE_NAME;
+	case DW_AT_MIPS_linkage_name:
+		return A_MIPS_LINKAGE_NAME;
+	case DW_AT_abstract_origin:
+		return A_ABSTRACT_ORIGIN;
+	case DW_AT_specification:
+		return A_SPECIFICATION;
 	default:
 		return A_SKIP;
 	}
@@ -420,7 +445,7 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 			sp = &r->sc_specs[nspecs++];
 			*sp = (struct attrspec){form >= UINT16_MAX ? UINT16_MAX : (uint16_t)form,
 						attr_kind(at), form_size(form, shape)};
-			if (sp->kind != A_SKIP)
+			if (sp->kind != A_SKIP && sp->kind < A_NAME)
 				ab.plain = false;
 			if (sp->size < 0 || ab.fixed < 0 || ab.fixed > INT32_MAX - 16)
 				ab.fixed = -1;
@@ -552,6 +577,7 @@ void kp_dwraw_free(struct kp_dwraw *r)
 	free(r->sc_specs);
 	free(r->sc_imp);
 	free(r->aranges);
+	free(r->units);
 	free(r->tabs);
 	kp_idmap_fini(&r->by_off);
 	free(r);
@@ -576,11 +602,11 @@ static struct kp_dwraw_sec section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool
 
 int kp_dwraw_open(Elf *elf, struct kp_dwraw **out)
 {
-	static const char *const names[] = {"info",	"abbrev", "ranges",
-					    "rnglists", "addr",	  "aranges"};
+	static const char *const names[] = {"info",    "abbrev", "ranges",   "rnglists",   "addr",
+					    "aranges", "str",	 "line_str", "str_offsets"};
 	struct kp_dwraw_secs s = {0};
-	struct kp_dwraw_sec *slot[] = {&s.info,	    &s.abbrev, &s.ranges,
-				       &s.rnglists, &s.addr,   &s.aranges};
+	struct kp_dwraw_sec *slot[] = {&s.info,	   &s.abbrev, &s.ranges,   &s.rnglists,	  &s.addr,
+				       &s.aranges, &s.str,    &s.line_str, &s.str_offsets};
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
@@ -741,8 +767,8 @@ static bool is_const_form(uint32_t form)
 
 /* Attributes only the unit DIE's reading wants. */
 struct unit_attrs {
-	uint64_t lang, addr_base, rnglists_base;
-	bool has_lang, has_addr_base, has_rnglists_base;
+	uint64_t lang, addr_base, rnglists_base, str_offsets_base;
+	bool has_lang, has_addr_base, has_rnglists_base, has_str_offsets_base;
 };
 
 static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw_die *die,
@@ -792,7 +818,7 @@ static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw
 		uint32_t form;
 		uint64_t v;
 
-		if (sp->kind == A_SKIP && sp->size >= 0) {
+		if ((sp->kind == A_SKIP || sp->kind >= A_NAME) && sp->size >= 0) {
 			skip_n(&c, (uint64_t)sp->size);
 			continue;
 		}
@@ -802,7 +828,7 @@ static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw
 				    : 0,
 			    &form);
 		switch (sp->kind) {
-		case A_SKIP:
+		default:
 			break;
 		case A_LOW_PC:
 			die->low_pc = v;
@@ -860,6 +886,12 @@ static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw
 			if (ua && (form == DW_FORM_sec_offset || is_const_form(form))) {
 				ua->rnglists_base = v;
 				ua->has_rnglists_base = true;
+			}
+			break;
+		case A_STR_OFFSETS_BASE:
+			if (ua && (form == DW_FORM_sec_offset || is_const_form(form))) {
+				ua->str_offsets_base = v;
+				ua->has_str_offsets_base = true;
 			}
 			break;
 		}
@@ -1029,6 +1061,10 @@ int kp_dwraw_unit(struct kp_dwraw *r, uint64_t off, struct kp_dwraw_unit *u)
 		u->rnglists_base = ua.rnglists_base;
 	else if (u->version >= 5)
 		u->rnglists_base = first_header_size(&r->s.rnglists, 12, 20);
+	if (ua.has_str_offsets_base)
+		u->str_offsets_base = ua.str_offsets_base;
+	else if (u->version >= 5)
+		u->str_offsets_base = first_header_size(&r->s.str_offsets, 8, 16);
 	/* the base address of range lists: libdw's rule */
 	if (!(die.have & KP_DWRAW_LOW_PC) ||
 	    form_addr(u, die.low_form, die.low_pc, &u->base) != 0) {
@@ -1296,4 +1332,215 @@ int kp_dwraw_ranges(const struct kp_dwraw_unit *u, const struct kp_dwraw_die *di
 		return -EINVAL;
 	}
 	return ranges_v5(u, off, fn, arg);
+}
+
+int kp_dwraw_unit_of(struct kp_dwraw *r, uint64_t off, uint64_t *unit_off)
+{
+	const struct kp_dwraw_sec *info = &r->s.info;
+	size_t lo = 0, hi;
+
+	if (!r->units_listed) {
+		size_t cap = 0;
+		uint64_t at = 0;
+
+		r->units_listed = true;
+		while (at < info->n) {
+			struct cur c = {info->p + at, info->p + info->n, false};
+			uint64_t len = rd_n(&c, 4);
+
+			if (len == 0xffffffff)
+				len = rd_n(&c, 8);
+			else if (len >= 0xfffffff0)
+				break;
+			if (c.bad || len > (uint64_t)(c.end - c.p))
+				break;
+			if (r->nunits == cap)
+				kp_xgrow(&r->units, &cap, r->nunits + 1, sizeof(*r->units));
+			r->units[r->nunits++] = at;
+			at = (uint64_t)(c.p - info->p) + len;
+		}
+		r->units_end = at;
+	}
+	if (off >= r->units_end)
+		return -ENOENT;
+	hi = r->nunits;
+	/* the last unit starting at or before off */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->units[mid] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	*unit_off = r->units[lo - 1];
+	return 0;
+}
+
+int kp_dwraw_attr(const struct kp_dwraw_unit *u, uint64_t off, enum kp_dwraw_at at,
+		  struct kp_dwraw_attr *a)
+{
+	const uint8_t *base = u->r->s.info.p;
+	const struct abbrev *ab;
+	const struct attrspec *sp;
+	struct cur c;
+	uint64_t code;
+
+	if (off < u->die_off || off >= u->end)
+		return -EINVAL;
+	c = (struct cur){base + off, base + u->end, false};
+	code = rd_uleb(&c);
+	if (c.bad || code == 0)
+		return -EINVAL;
+	ab = abbrev_find(u->abbrevs, code);
+	if (!ab)
+		return -EINVAL;
+	sp = u->abbrevs->specs + ab->first;
+	for (uint32_t i = 0; i < ab->n; i++, sp++) {
+		const uint8_t *start = c.p;
+		uint32_t form;
+		uint64_t v;
+
+		if (sp->kind != (uint8_t)at && sp->size >= 0) {
+			skip_n(&c, (uint64_t)sp->size);
+			continue;
+		}
+		v = rd_form(&c, u, sp->form,
+			    sp->form == DW_FORM_implicit_const
+				    ? implicit_value(u->abbrevs, ab->first + i)
+				    : 0,
+			    &form);
+		if (c.bad)
+			return -EINVAL;
+		if (sp->kind == (uint8_t)at) {
+			a->form = form;
+			a->value = v;
+			a->p = NULL;
+			if (form == DW_FORM_string) {
+				/* after the forms of DW_FORM_indirect, if any */
+				struct cur f = {start, c.p, false};
+
+				for (uint32_t fm = sp->form; fm == DW_FORM_indirect && !f.bad;)
+					fm = (uint32_t)rd_uleb(&f);
+				a->p = f.p;
+			}
+			return 1;
+		}
+	}
+	return c.bad ? -EINVAL : 0;
+}
+
+const char *kp_dwraw_string(const struct kp_dwraw_unit *u, const struct kp_dwraw_attr *a, int *err)
+{
+	const struct kp_dwraw_sec *s;
+	uint64_t off = a->value;
+
+	*err = 0;
+	switch (a->form) {
+	case DW_FORM_string:
+		if (!a->p)
+			break;
+		return (const char *)a->p;
+	case DW_FORM_strp:
+		s = &u->r->s.str;
+		goto in_section;
+	case DW_FORM_line_strp:
+		s = &u->r->s.line_str;
+		goto in_section;
+	case DW_FORM_strx:
+	case DW_FORM_strx1:
+	case DW_FORM_strx2:
+	case DW_FORM_strx3:
+	case DW_FORM_strx4:
+	case DW_FORM_GNU_str_index: {
+		const struct kp_dwraw_sec *so = &u->r->s.str_offsets;
+		struct cur c;
+
+		if (!so->p || u->offset_size > so->n ||
+		    u->str_offsets_base > so->n - u->offset_size ||
+		    a->value > (so->n - u->offset_size - u->str_offsets_base) / u->offset_size)
+			break;
+		c = (struct cur){so->p + u->str_offsets_base + a->value * u->offset_size,
+				 so->p + so->n, false};
+		off = rd_n(&c, u->offset_size);
+		s = &u->r->s.str;
+		goto in_section;
+	}
+	case DW_FORM_GNU_strp_alt:
+	case DW_FORM_strp_sup:
+		*err = -ENOTSUP; /* in a supplementary file */
+		return NULL;
+	default:
+		break;
+	}
+	*err = -EINVAL;
+	return NULL;
+in_section:
+	/* a string ends inside its section */
+	if (!s->p || off >= s->n || !memchr(s->p + off, 0, s->n - off)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	return (const char *)s->p + off;
+}
+
+int kp_dwraw_ref(const struct kp_dwraw_unit *u, const struct kp_dwraw_attr *a, uint64_t *off)
+{
+	switch (a->form) {
+	case DW_FORM_ref1:
+	case DW_FORM_ref2:
+	case DW_FORM_ref4:
+	case DW_FORM_ref8:
+	case DW_FORM_ref_udata:
+		if (a->value >= u->end - u->off)
+			return -EINVAL;
+		*off = u->off + a->value;
+		return 0;
+	case DW_FORM_ref_addr:
+		*off = a->value;
+		return 0;
+	case DW_FORM_GNU_ref_alt:
+	case DW_FORM_ref_sup4:
+	case DW_FORM_ref_sup8:
+		return -ENOTSUP;
+	default:
+		return -EINVAL;
+	}
+}
+
+int kp_dwraw_path(const struct kp_dwraw_unit *u, uint64_t off, uint64_t *offs, size_t max)
+{
+	uint64_t pos = u->die_off;
+	size_t n = 0;
+
+	/* down from the unit DIE, into the child whose subtree holds off:
+	 * every step moves forward, so this ends */
+	for (;;) {
+		struct kp_dwraw_die d;
+		uint64_t after;
+		int rc = kp_dwraw_die(u, pos, &d);
+
+		if (rc <= 0)
+			return -EINVAL; /* off is no DIE of this unit */
+		if (d.off == off) {
+			if (n >= max)
+				return -E2BIG;
+			offs[n++] = off;
+			return (int)n;
+		}
+		if (kp_dwraw_skip(u, &d, &after) != 0)
+			return -EINVAL;
+		if (off < after && d.children) {
+			if (n >= max)
+				return -E2BIG;
+			offs[n++] = d.off;
+			pos = d.next;
+		} else {
+			pos = after;
+		}
+		if (pos > off)
+			return -EINVAL;
+	}
 }

@@ -30,6 +30,7 @@ struct kp_dwraw_sec {
 
 struct kp_dwraw_secs {
 	struct kp_dwraw_sec info, abbrev, ranges, rnglists, addr, aranges;
+	struct kp_dwraw_sec str, line_str, str_offsets;
 };
 
 /* The sections of one file and its parsed abbreviation tables. */
@@ -58,10 +59,11 @@ struct kp_dwraw_unit {
 	uint16_t version;
 	uint8_t unit_type; /* DW_UT_*; DWARF 2-4 units are DW_UT_compile */
 	uint8_t addr_size, offset_size;
-	uint64_t base;		/* base address: DW_AT_low_pc (else entry_pc, else 0) */
-	uint64_t addr_base;	/* into .debug_addr */
-	uint64_t rnglists_base; /* into .debug_rnglists, for DW_FORM_rnglistx */
-	int lang;		/* DW_AT_language, -1 when absent */
+	uint64_t base;		   /* base address: DW_AT_low_pc (else entry_pc, else 0) */
+	uint64_t addr_base;	   /* into .debug_addr */
+	uint64_t rnglists_base;	   /* into .debug_rnglists, for DW_FORM_rnglistx */
+	uint64_t str_offsets_base; /* into .debug_str_offsets, for DW_FORM_strx */
+	int lang;		   /* DW_AT_language, -1 when absent */
 };
 
 /* Reads the unit whose header is at off in .debug_info (parsing its
@@ -113,5 +115,45 @@ int kp_dwraw_skip(const struct kp_dwraw_unit *u, const struct kp_dwraw_die *die,
  * given, or -EINVAL when the data is bad (the ranges before it were given). */
 int kp_dwraw_ranges(const struct kp_dwraw_unit *u, const struct kp_dwraw_die *die,
 		    bool (*fn)(void *arg, uint64_t lo, uint64_t hi), void *arg);
+
+/* --- names: what kp_dwscope_name reads --- */
+
+/* The offset of the header of the unit holding .debug_info offset off
+ * (from a list of unit offsets made on the first call). Returns 0, or
+ * -ENOENT when off is past the units that parse. */
+int kp_dwraw_unit_of(struct kp_dwraw *r, uint64_t off, uint64_t *unit_off);
+
+enum kp_dwraw_at {
+	KP_DWRAW_AT_NAME = 16,
+	KP_DWRAW_AT_LINKAGE_NAME,
+	KP_DWRAW_AT_MIPS_LINKAGE_NAME,
+	KP_DWRAW_AT_ABSTRACT_ORIGIN,
+	KP_DWRAW_AT_SPECIFICATION,
+};
+
+struct kp_dwraw_attr {
+	uint32_t form;	  /* after DW_FORM_indirect */
+	uint64_t value;	  /* offset, index or reference as in the DIE */
+	const uint8_t *p; /* DW_FORM_string: its first byte */
+};
+
+/* Attribute at of the DIE at off (in u), not following any reference.
+ * Returns 1 when the DIE has it, 0 when not, -EINVAL for bad data. */
+int kp_dwraw_attr(const struct kp_dwraw_unit *u, uint64_t off, enum kp_dwraw_at at,
+		  struct kp_dwraw_attr *a);
+
+/* The string a string-class attribute names (inside its section, NUL
+ * ended), or NULL with *err -ENOTSUP (in a supplementary file: dwz's
+ * alternate debug file) or -EINVAL. */
+const char *kp_dwraw_string(const struct kp_dwraw_unit *u, const struct kp_dwraw_attr *a, int *err);
+
+/* The .debug_info offset a reference points to (perhaps in another
+ * unit). Returns 0, -ENOTSUP (into a supplementary file) or -EINVAL. */
+int kp_dwraw_ref(const struct kp_dwraw_unit *u, const struct kp_dwraw_attr *a, uint64_t *off);
+
+/* The DIEs from the unit DIE down to the DIE at off, both included, into
+ * offs[0..max): returns their number, -E2BIG past max, -EINVAL when off is
+ * no DIE of u. Siblings are skipped through DW_AT_sibling. */
+int kp_dwraw_path(const struct kp_dwraw_unit *u, uint64_t off, uint64_t *offs, size_t max);
 
 #endif

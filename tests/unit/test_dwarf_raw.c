@@ -242,6 +242,7 @@ static void compare_file(const char *path, size_t max_chain)
 	struct addrs ad = {0};
 	Dwarf_Off off = 0, next;
 	size_t hsize, units = 0, units_bad = 0, mismatch = 0, chain_bad = 0, nchains = 0;
+	size_t aranges_bad = 0, names_bad = 0, nnames = 0;
 	double t_libdw = 0, t_raw = 0;
 	uint16_t version;
 	uint8_t unit_type;
@@ -337,6 +338,32 @@ static void compare_file(const char *path, size_t max_chain)
 
 			m = kp_dwidx_chain(x, dw, ad.v[i], &chain);
 			nchains++;
+			/* the unit from .debug_aranges, as libdw finds it */
+			{
+				Dwarf_Die cudie;
+				uint64_t uo = 0;
+				bool lib = dwarf_addrdie(dw, ad.v[i], &cudie) != NULL;
+				bool raw = kp_dwraw_unit_at(r, ad.v[i], &uo) == 0;
+
+				if (lib != raw ||
+				    (lib && uo != dwarf_dieoffset(&cudie) - dwarf_cuoffset(&cudie)))
+					aranges_bad++;
+			}
+			/* names: the raw reader's and libdw's */
+			for (size_t k = 0; k < m; k++) {
+				const char *rn = kp_dwscope_name(chain[k], false);
+				char *ln = kp_dwscope_name_libdw(chain[k], false);
+
+				nnames++;
+				if ((rn == NULL) != (ln == NULL) || (rn && strcmp(rn, ln) != 0)) {
+					if (names_bad++ < 3)
+						fprintf(stderr,
+							"%s: DIE %#lx named \"%s\", libdw \"%s\"\n",
+							path, (unsigned long)chain[k]->off,
+							rn ? rn : "(null)", ln ? ln : "(null)");
+				}
+				free(ln);
+			}
 			bool same = n == m;
 
 			for (size_t k = 0; same && k < n; k++)
@@ -354,9 +381,11 @@ static void compare_file(const char *path, size_t max_chain)
 	}
 	CHECK(nchains > 0);
 	CHECK_EQ_INT(chain_bad, 0);
+	CHECK_EQ_INT(aranges_bad, 0);
+	CHECK_EQ_INT(names_bad, 0);
 	printf("%s: %zu units, %zu DIEs in the last, whole-tree walk libdw %.1f ms, raw %.1f "
-	       "ms; %zu chains checked\n",
-	       path, units, b.n, t_libdw, t_raw, nchains);
+	       "ms; %zu chains, %zu names checked\n",
+	       path, units, b.n, t_libdw, t_raw, nchains, nnames);
 out:
 	kp_dwraw_free(r);
 	free(a.v);

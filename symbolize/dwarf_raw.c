@@ -44,9 +44,13 @@ struct attrspec {
 struct abbrev {
 	uint16_t tag; /* 0: no abbreviation with this code */
 	bool children;
-	bool plain;	   /* no attribute the reader decodes */
-	int32_t fixed;	   /* size of all the attributes, -1 when it varies */
-	uint32_t first, n; /* specs[first .. first + n) */
+	bool plain;	/* no attribute the reader decodes */
+	int32_t fixed;	/* size of all the attributes, -1 when it varies */
+	uint32_t first; /* specs[first .. first + n) */
+	uint16_t n;
+	/* the specs a walk decodes all lie in [ilo, ihi); with a fixed size,
+	 * spec ilo starts lo_off bytes in: the others are jumped over */
+	uint16_t ilo, ihi, lo_off;
 };
 
 /* Tables whose codes run from 1 without big gaps (all of them, in
@@ -117,13 +121,11 @@ struct kp_dwraw {
 	struct arange *aranges; /* sorted by lo */
 	size_t naranges;
 	bool aranges_read;
-	/* parse scratch, reused from one table to the next */
+	/* parse scratch, reused from one table to the next, sized for the
+	 * largest table the section could hold (touched only as far as used) */
 	struct sparse *sc_ab;
-	size_t sc_ab_cap;
 	struct attrspec *sc_specs;
-	size_t sc_specs_cap;
 	struct implicit *sc_imp;
-	size_t sc_imp_cap;
 };
 
 /* A bounded reader: any read past end sets bad and yields zeros, so a
@@ -189,6 +191,8 @@ static inline uint64_t rd_uleb(struct cur *c)
 	uint64_t v = 0;
 	unsigned shift = 0;
 
+	if (c->p < c->end && *c->p < 0x80)
+		return *c->p++; /* most of them */
 	for (;;) {
 		uint8_t b;
 
@@ -398,6 +402,8 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 	const struct kp_dwraw_sec *sec = &r->s.abbrev;
 	size_t nab = 0, nspecs = 0, nimp = 0;
 	uint64_t maxcode = 0;
+	int8_t sizes[0x30];
+	uint8_t kinds[0x80];
 	struct cur c;
 
 	t->off = off;
@@ -406,11 +412,24 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 		t->bad = true;
 		return t;
 	}
+	if (!r->sc_specs) {
+		/* room for any table: a spec takes 2 bytes of the section at
+		 * least, an implicit_const one 3, an abbreviation 5 */
+		r->sc_specs = kp_xmalloc((sec->n / 2 + 1) * sizeof(*r->sc_specs));
+		r->sc_imp = kp_xmalloc((sec->n / 3 + 1) * sizeof(*r->sc_imp));
+		r->sc_ab = kp_xmalloc((sec->n / 5 + 1) * sizeof(*r->sc_ab));
+	}
+	for (unsigned f = 0; f < sizeof(sizes); f++)
+		sizes[f] = form_size(f, shape);
+	for (unsigned k = 0; k < sizeof(kinds); k++)
+		kinds[k] = attr_kind(k);
 	c = (struct cur){sec->p + off, sec->p + sec->n, false};
 	for (;;) {
 		uint64_t code = rd_uleb(&c), tag;
 		struct abbrev ab = {0};
 		size_t nimp0 = nimp;
+		int32_t at_off = 0; /* of the next spec, -1 once not fixed */
+		bool lo_set = false;
 
 		if (c.bad || code == 0)
 			break;
@@ -427,30 +446,32 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 
 			if (c.bad || (at == 0 && form == 0))
 				break;
-			if (nspecs >= UINT32_MAX - 1) {
-				c.bad = true;
+			if (nspecs - ab.first >= UINT16_MAX) {
+				c.bad = true; /* absurd: the table ends here */
 				break;
 			}
-			if (form == DW_FORM_implicit_const) {
-				int64_t v = rd_sleb(&c);
-
-				if (nimp == r->sc_imp_cap)
-					kp_xgrow(&r->sc_imp, &r->sc_imp_cap, nimp + 1,
-						 sizeof(*r->sc_imp));
-				r->sc_imp[nimp++] = (struct implicit){(uint32_t)nspecs, v};
-			}
-			if (nspecs == r->sc_specs_cap)
-				kp_xgrow(&r->sc_specs, &r->sc_specs_cap, nspecs + 1,
-					 sizeof(*r->sc_specs));
+			if (form == DW_FORM_implicit_const)
+				r->sc_imp[nimp++] =
+					(struct implicit){(uint32_t)nspecs, rd_sleb(&c)};
 			sp = &r->sc_specs[nspecs++];
-			*sp = (struct attrspec){form >= UINT16_MAX ? UINT16_MAX : (uint16_t)form,
-						attr_kind(at), form_size(form, shape)};
-			if (sp->kind != A_SKIP && sp->kind < A_NAME)
+			sp->form = form >= UINT16_MAX ? UINT16_MAX : (uint16_t)form;
+			sp->kind = at < sizeof(kinds) ? kinds[at] : attr_kind(at);
+			sp->size = form < sizeof(sizes) ? sizes[form] : form_size(form, shape);
+			if (sp->kind != A_SKIP && sp->kind < A_NAME) {
 				ab.plain = false;
-			if (sp->size < 0 || ab.fixed < 0 || ab.fixed > INT32_MAX - 16)
-				ab.fixed = -1;
-			else
-				ab.fixed += sp->size;
+				if (!lo_set) {
+					/* where the first decoded spec starts */
+					lo_set = true;
+					ab.ilo = (uint16_t)(nspecs - 1 - ab.first);
+					if (at_off > UINT16_MAX)
+						at_off = -1;
+					ab.lo_off = (uint16_t)(at_off < 0 ? 0 : at_off);
+				}
+				ab.ihi = (uint16_t)(nspecs - ab.first);
+			}
+			at_off = at_off < 0 || sp->size < 0 || at_off > INT32_MAX - 16
+					 ? -1
+					 : at_off + sp->size;
 		}
 		if (c.bad) {
 			/* a cut abbreviation is dropped */
@@ -458,9 +479,8 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 			nimp = nimp0;
 			break;
 		}
-		ab.n = (uint32_t)nspecs - ab.first;
-		if (nab == r->sc_ab_cap)
-			kp_xgrow(&r->sc_ab, &r->sc_ab_cap, nab + 1, sizeof(*r->sc_ab));
+		ab.n = (uint16_t)(nspecs - ab.first);
+		ab.fixed = at_off;
 		r->sc_ab[nab] = (struct sparse){code, (uint32_t)nab, ab};
 		nab++;
 		if (code > maxcode)
@@ -771,6 +791,80 @@ struct unit_attrs {
 	bool has_lang, has_addr_base, has_rnglists_base, has_str_offsets_base;
 };
 
+/* Files the value of an attribute the walk decodes into die (or ua). */
+static inline void store_attr(const struct kp_dwraw_unit *u, struct kp_dwraw_die *die,
+			      struct unit_attrs *ua, uint8_t kind, uint32_t form, uint64_t v)
+{
+	switch (kind) {
+	default:
+		break;
+	case A_LOW_PC:
+		die->low_pc = v;
+		die->low_form = (uint16_t)form;
+		die->have |= KP_DWRAW_LOW_PC;
+		break;
+	case A_HIGH_PC:
+		die->high_pc = v;
+		die->high_form = (uint16_t)form;
+		die->have |= KP_DWRAW_HIGH_PC;
+		break;
+	case A_RANGES:
+		die->ranges = v;
+		die->ranges_form = (uint16_t)form;
+		die->have |= KP_DWRAW_RANGES;
+		break;
+	case A_ENTRY_PC:
+		die->entry_pc = v;
+		die->entry_form = (uint16_t)form;
+		die->have |= KP_DWRAW_ENTRY_PC;
+		break;
+	case A_SIBLING:
+		switch (form) {
+		case DW_FORM_ref1:
+		case DW_FORM_ref2:
+		case DW_FORM_ref4:
+		case DW_FORM_ref8:
+		case DW_FORM_ref_udata:
+			die->sibling = u->off + v;
+			die->have |= v < u->end - u->off ? KP_DWRAW_SIBLING : 0;
+			break;
+		case DW_FORM_ref_addr:
+			die->sibling = v;
+			die->have |= KP_DWRAW_SIBLING;
+			break;
+		default:
+			break;
+		}
+		break;
+	case A_LANGUAGE:
+		if (ua && is_const_form(form)) {
+			ua->lang = v;
+			ua->has_lang = true;
+		}
+		break;
+	case A_ADDR_BASE:
+		/* the first of DW_AT_GNU_addr_base and DW_AT_addr_base */
+		if (ua && !ua->has_addr_base &&
+		    (form == DW_FORM_sec_offset || is_const_form(form))) {
+			ua->addr_base = v;
+			ua->has_addr_base = true;
+		}
+		break;
+	case A_RNGLISTS_BASE:
+		if (ua && (form == DW_FORM_sec_offset || is_const_form(form))) {
+			ua->rnglists_base = v;
+			ua->has_rnglists_base = true;
+		}
+		break;
+	case A_STR_OFFSETS_BASE:
+		if (ua && (form == DW_FORM_sec_offset || is_const_form(form))) {
+			ua->str_offsets_base = v;
+			ua->has_str_offsets_base = true;
+		}
+		break;
+	}
+}
+
 static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw_die *die,
 		    struct unit_attrs *ua)
 {
@@ -805,12 +899,32 @@ static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw
 		return -EINVAL;
 	die->tag = ab->tag;
 	die->children = ab->children;
-	if (ab->plain && ab->fixed >= 0) {
-		/* most DIEs: nothing to decode, a known size */
-		skip_n(&c, (uint64_t)ab->fixed);
+	if (ab->fixed >= 0) {
+		/* most DIEs: a known size, nothing or a few things to decode */
+		const uint8_t *end = c.p + ab->fixed;
+
+		if ((uint64_t)(c.end - c.p) < (uint64_t)ab->fixed)
+			return -EINVAL;
+		c.p += ab->lo_off;
+		sp = u->abbrevs->specs + ab->first + ab->ilo;
+		for (uint32_t i = ab->ilo; i < ab->ihi; i++, sp++) {
+			uint32_t form;
+			uint64_t v;
+
+			if (sp->kind == A_SKIP || sp->kind >= A_NAME) {
+				c.p += sp->size;
+				continue;
+			}
+			v = rd_form(&c, u, sp->form,
+				    sp->form == DW_FORM_implicit_const
+					    ? implicit_value(u->abbrevs, ab->first + i)
+					    : 0,
+				    &form);
+			store_attr(u, die, ua, sp->kind, form, v);
+		}
 		if (c.bad)
 			return -EINVAL;
-		die->next = (uint64_t)(c.p - base);
+		die->next = (uint64_t)(end - base);
 		return 1;
 	}
 	sp = u->abbrevs->specs + ab->first;
@@ -827,74 +941,7 @@ static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw
 				    ? implicit_value(u->abbrevs, ab->first + i)
 				    : 0,
 			    &form);
-		switch (sp->kind) {
-		default:
-			break;
-		case A_LOW_PC:
-			die->low_pc = v;
-			die->low_form = (uint16_t)form;
-			die->have |= KP_DWRAW_LOW_PC;
-			break;
-		case A_HIGH_PC:
-			die->high_pc = v;
-			die->high_form = (uint16_t)form;
-			die->have |= KP_DWRAW_HIGH_PC;
-			break;
-		case A_RANGES:
-			die->ranges = v;
-			die->ranges_form = (uint16_t)form;
-			die->have |= KP_DWRAW_RANGES;
-			break;
-		case A_ENTRY_PC:
-			die->entry_pc = v;
-			die->entry_form = (uint16_t)form;
-			die->have |= KP_DWRAW_ENTRY_PC;
-			break;
-		case A_SIBLING:
-			switch (form) {
-			case DW_FORM_ref1:
-			case DW_FORM_ref2:
-			case DW_FORM_ref4:
-			case DW_FORM_ref8:
-			case DW_FORM_ref_udata:
-				die->sibling = u->off + v;
-				die->have |= v < u->end - u->off ? KP_DWRAW_SIBLING : 0;
-				break;
-			case DW_FORM_ref_addr:
-				die->sibling = v;
-				die->have |= KP_DWRAW_SIBLING;
-				break;
-			default:
-				break;
-			}
-			break;
-		case A_LANGUAGE:
-			if (ua && is_const_form(form)) {
-				ua->lang = v;
-				ua->has_lang = true;
-			}
-			break;
-		case A_ADDR_BASE:
-			/* the first of DW_AT_GNU_addr_base and DW_AT_addr_base */
-			if (ua && !ua->has_addr_base &&
-			    (form == DW_FORM_sec_offset || is_const_form(form))) {
-				ua->addr_base = v;
-				ua->has_addr_base = true;
-			}
-			break;
-		case A_RNGLISTS_BASE:
-			if (ua && (form == DW_FORM_sec_offset || is_const_form(form))) {
-				ua->rnglists_base = v;
-				ua->has_rnglists_base = true;
-			}
-			break;
-		case A_STR_OFFSETS_BASE:
-			if (ua && (form == DW_FORM_sec_offset || is_const_form(form))) {
-				ua->str_offsets_base = v;
-				ua->has_str_offsets_base = true;
-			}
-			break;
-		}
+		store_attr(u, die, ua, sp->kind, form, v);
 	}
 	if (c.bad)
 		return -EINVAL;

@@ -254,10 +254,23 @@ static inline void skip_n(struct cur *c, uint64_t n)
 static void arena_init(struct arena *a, size_t want)
 {
 	size_t len = (want + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	uint8_t *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	uint8_t *start;
+	uint8_t *p, *start;
 
+	if (want < HUGE_PAGE / 2) {
+		/* small files: pages of the usual size will do */
+		len = (want + 4095) & ~(size_t)4095;
+		a->map =
+			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a->map == MAP_FAILED) {
+			a->map = NULL;
+			return;
+		}
+		a->p = a->map;
+		a->map_len = a->cap = len;
+		return;
+	}
+	p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return;
 	start = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));

@@ -828,6 +828,25 @@ static void test_hostile(void)
 			walk_all(&b, &a, &rng);
 		}
 	}
+	/* random damage to the sane unit, its abbreviations and a range list
+	 * (a fixed seed: a failure reproduces) */
+	{
+		struct buf rng = {.n = 0};
+		uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+		for (int i = 0; i < 64; i++)
+			put8(&rng, (uint8_t)(i * 37));
+		for (int i = 0; i < 20000; i++) {
+			struct buf b = info, a = abbrev, rg = rng;
+			struct buf *t = i % 3 == 0 ? &a : i % 3 == 1 ? &b : &rg;
+
+			for (int k = 0; k < 1 + i % 4; k++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				t->b[(seed >> 33) % t->n] = (uint8_t)(seed >> 20);
+			}
+			walk_all(&b, &a, &rg);
+		}
+	}
 	/* deep nesting: kp_dwidx stops at its limit, the reader just goes on */
 	{
 		struct buf a = {.n = 0}, b = {.n = 0}, body = {.n = 0};

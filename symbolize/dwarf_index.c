@@ -203,8 +203,7 @@ static int walk_die(struct walk *w, uint64_t pos, int parent, int depth, uint64_
 
 	for (;;) {
 		struct kp_dwraw_die die;
-		struct ranges_ctx rc = {w, &die, parent, depth, parent, depth, -1};
-		int ret = kp_dwraw_die(u, pos, &die);
+		int ret = kp_dwraw_die(u, pos, &die), me = parent, d = depth;
 
 		if (ret < 0)
 			return ret;
@@ -212,11 +211,16 @@ static int walk_die(struct walk *w, uint64_t pos, int parent, int depth, uint64_
 			*after = die.next;
 			return 0;
 		}
-		if (die.tag == DW_TAG_subprogram || die.tag == DW_TAG_inlined_subroutine)
+		if (die.tag == DW_TAG_subprogram || die.tag == DW_TAG_inlined_subroutine) {
+			struct ranges_ctx rc = {w, &die, parent, depth, parent, depth, -1};
+
 			kp_dwraw_ranges(u, &die, on_range, &rc);
+			me = rc.me;
+			d = rc.d;
+		}
 		/* children past the depth limit are skipped (hostile nesting) */
-		if (die.children && rc.d <= 512 && may_hold_code(w, (int)die.tag))
-			ret = walk_die(w, die.next, rc.me, rc.d, &pos);
+		if (die.children && d <= 512 && may_hold_code(w, (int)die.tag))
+			ret = walk_die(w, die.next, me, d, &pos);
 		else
 			ret = kp_dwraw_skip(u, &die, &pos);
 		if (ret < 0)

@@ -878,8 +878,11 @@ static inline void store_attr(const struct kp_dwraw_unit *u, struct kp_dwraw_die
 	}
 }
 
-static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw_die *die,
-		    struct unit_attrs *ua)
+/* Inlined into its three callers: with ua NULL in two of them, the unit
+ * attributes' branches go away. */
+static inline __attribute__((always_inline)) int read_die(const struct kp_dwraw_unit *u,
+							  uint64_t off, struct kp_dwraw_die *die,
+							  struct unit_attrs *ua)
 {
 	const uint8_t *base = u->r->s.info.p;
 	struct cur c;
@@ -891,6 +894,7 @@ static int read_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw
 	die->tag = 0;
 	die->children = false;
 	die->have = 0;
+	die->sibling = 0;
 	if (off < u->die_off || off > u->end)
 		return -EINVAL;
 	if (off == u->end) {

@@ -111,6 +111,7 @@ struct walk {
 	size_t nspans;
 	bool top; /* the CU level: functions become roots, not descended */
 	int root_scope;
+	uint64_t stop; /* stop_tags */
 };
 
 /* Whether a DIE's children can include functions or inlined instances:
@@ -135,6 +136,19 @@ static bool may_hold_code(const struct walk *w, int tag)
 	default:
 		return false;
 	}
+}
+
+/* The tags walk_die looks at (functions, and what may_hold_code descends
+ * into): the reader passes over the others without decoding them. */
+static uint64_t stop_tags(const struct walk *w)
+{
+	uint64_t m = 0;
+
+	for (int t = 1; t < 64; t++) {
+		if (t == DW_TAG_subprogram || t == DW_TAG_inlined_subroutine || may_hold_code(w, t))
+			m |= (uint64_t)1 << t;
+	}
+	return m;
 }
 
 static int add_scope(struct kp_dwidx *x, struct cu_index *cu, uint64_t die_off, int parent,
@@ -203,7 +217,7 @@ static int walk_die(struct walk *w, uint64_t pos, int parent, int depth, uint64_
 
 	for (;;) {
 		struct kp_dwraw_die die;
-		int ret = kp_dwraw_die(u, pos, &die), me = parent, d = depth;
+		int ret = kp_dwraw_scan(u, pos, w->stop, &die), me = parent, d = depth;
 
 		if (ret < 0)
 			return ret;
@@ -404,6 +418,7 @@ static struct cu_index *get_cu(struct kp_dwidx *x, uint64_t unit_off)
 	w.x = x;
 	w.cu = cu;
 	w.top = true;
+	w.stop = stop_tags(&w);
 	if (cu->unit.die_off < cu->unit.end) {
 		struct kp_dwraw_die die;
 
@@ -431,6 +446,7 @@ static void index_root(struct kp_dwidx *x, struct cu_index *cu, struct root *r)
 	uint64_t end;
 
 	r->indexed = true;
+	w.stop = stop_tags(&w);
 	if (kp_dwraw_die(&cu->unit, cu->scopes[r->scope].off, &die) != 1)
 		return;
 	kp_dwraw_ranges(&cu->unit, &die, root_range, &w);

@@ -126,6 +126,12 @@ struct kp_dwraw {
 	struct sparse *sc_ab;
 	struct attrspec *sc_specs;
 	struct implicit *sc_imp;
+	/* attr_kind for attributes below 0x80, form_size for forms below
+	 * 0x30 in the shape last parsed */
+	uint8_t kinds[0x80];
+	bool kinds_set;
+	int8_t sizes[0x30];
+	struct shape sizes_shape; /* zero: none yet */
 };
 
 /* A bounded reader: any read past end sets bad and yields zeros, so a
@@ -415,8 +421,8 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 	const struct kp_dwraw_sec *sec = &r->s.abbrev;
 	size_t nab = 0, nspecs = 0, nimp = 0;
 	uint64_t maxcode = 0;
-	int8_t sizes[0x30];
-	uint8_t kinds[0x80];
+	const int8_t *sizes = r->sizes;
+	const uint8_t *kinds = r->kinds;
 	struct cur c;
 
 	t->off = off;
@@ -432,10 +438,16 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 		r->sc_imp = kp_xmalloc((sec->n / 3 + 1) * sizeof(*r->sc_imp));
 		r->sc_ab = kp_xmalloc((sec->n / 5 + 1) * sizeof(*r->sc_ab));
 	}
-	for (unsigned f = 0; f < sizeof(sizes); f++)
-		sizes[f] = form_size(f, shape);
-	for (unsigned k = 0; k < sizeof(kinds); k++)
-		kinds[k] = attr_kind(k);
+	if (!r->kinds_set) {
+		for (unsigned k = 0; k < sizeof(r->kinds); k++)
+			r->kinds[k] = attr_kind(k);
+		r->kinds_set = true;
+	}
+	if (memcmp(&r->sizes_shape, shape, sizeof(*shape)) != 0) {
+		for (unsigned f = 0; f < sizeof(r->sizes); f++)
+			r->sizes[f] = form_size(f, shape);
+		r->sizes_shape = *shape;
+	}
 	c = (struct cur){sec->p + off, sec->p + sec->n, false};
 	for (;;) {
 		uint64_t code = rd_uleb(&c), tag;
@@ -454,8 +466,18 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 		ab.first = (uint32_t)nspecs;
 		ab.plain = true;
 		for (;;) {
-			uint64_t at = rd_uleb(&c), form = rd_uleb(&c);
+			uint64_t at, form;
 			struct attrspec *sp;
+
+			if (c.end - c.p >= 2 && !((c.p[0] | c.p[1]) & 0x80)) {
+				/* both one byte long: nearly always */
+				at = c.p[0];
+				form = c.p[1];
+				c.p += 2;
+			} else {
+				at = rd_uleb(&c);
+				form = rd_uleb(&c);
+			}
 
 			if (c.bad || (at == 0 && form == 0))
 				break;
@@ -468,8 +490,8 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 					(struct implicit){(uint32_t)nspecs, rd_sleb(&c)};
 			sp = &r->sc_specs[nspecs++];
 			sp->form = form >= UINT16_MAX ? UINT16_MAX : (uint16_t)form;
-			sp->kind = at < sizeof(kinds) ? kinds[at] : attr_kind(at);
-			sp->size = form < sizeof(sizes) ? sizes[form] : form_size(form, shape);
+			sp->kind = at < sizeof(r->kinds) ? kinds[at] : attr_kind(at);
+			sp->size = form < sizeof(r->sizes) ? sizes[form] : form_size(form, shape);
 			if (sp->kind != A_SKIP && sp->kind < A_NAME) {
 				ab.plain = false;
 				if (!lo_set) {
@@ -969,6 +991,40 @@ static inline __attribute__((always_inline)) int read_die(const struct kp_dwraw_
 int kp_dwraw_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw_die *die)
 {
 	return read_die(u, off, die, NULL);
+}
+
+int kp_dwraw_scan(const struct kp_dwraw_unit *u, uint64_t pos, uint64_t stop,
+		  struct kp_dwraw_die *die)
+{
+	const uint8_t *base = u->r->s.info.p;
+
+	for (;;) {
+		struct kp_dwraw_die d;
+		const struct abbrev *ab;
+		struct cur c;
+		uint64_t code;
+		int rc;
+
+		if (pos < u->die_off || pos >= u->end)
+			return read_die(u, pos, die, NULL); /* the end, or bad */
+		c = (struct cur){base + pos, base + u->end, false};
+		code = rd_uleb(&c);
+		ab = code && !c.bad ? abbrev_find(u->abbrevs, code) : NULL;
+		if (!ab || (ab->tag < 64 && (stop >> ab->tag) & 1))
+			return read_die(u, pos, die, NULL); /* null entry, bad, or wanted */
+		if (!ab->children && ab->fixed >= 0) {
+			/* a leaf of a known size: no need to look inside */
+			if ((uint64_t)(c.end - c.p) < (uint64_t)ab->fixed)
+				return -EINVAL;
+			pos = (uint64_t)(c.p - base) + (uint64_t)ab->fixed;
+			continue;
+		}
+		rc = read_die(u, pos, &d, NULL);
+		if (rc <= 0)
+			return rc < 0 ? rc : -EINVAL;
+		if ((rc = kp_dwraw_skip(u, &d, &pos)) < 0)
+			return rc;
+	}
 }
 
 int kp_dwraw_skip(const struct kp_dwraw_unit *u, const struct kp_dwraw_die *die, uint64_t *after)

@@ -104,6 +104,13 @@ struct kp_dwraw_die {
  * -EINVAL for bad data. */
 int kp_dwraw_die(const struct kp_dwraw_unit *u, uint64_t off, struct kp_dwraw_die *die);
 
+/* Like kp_dwraw_die at off, but DIEs whose tag is not in stop (bit t for
+ * tag t < 64) are passed over with their subtrees: the next DIE of the
+ * sibling list at off with a tag in stop (1), or the list's end (0), or
+ * -EINVAL. The fast way through the types and variables of a unit. */
+int kp_dwraw_scan(const struct kp_dwraw_unit *u, uint64_t off, uint64_t stop,
+		  struct kp_dwraw_die *die);
+
 /* The offset just past die and all its descendants (its next sibling),
  * through DW_AT_sibling when it is sane, else reading the children; depth
  * bounds the nesting. Returns 0 or -EINVAL. */

@@ -40,8 +40,9 @@ struct cu_index {
 	size_t nscopes, scopes_cap;
 	struct root *roots; /* by scope: roots[i].scope */
 	size_t nroots;
-	struct pieces top; /* scope = index in roots */
-	bool cxx;	   /* classes may hold member function definitions */
+	struct pieces top;   /* scope = index in roots */
+	bool cxx;	     /* classes may hold member function definitions */
+	uint64_t stop_inner; /* stop_tags below the top level */
 };
 
 struct span;
@@ -419,6 +420,9 @@ static struct cu_index *get_cu(struct kp_dwidx *x, uint64_t unit_off)
 	w.cu = cu;
 	w.top = true;
 	w.stop = stop_tags(&w);
+	w.top = false;
+	cu->stop_inner = stop_tags(&w); /* for index_root */
+	w.top = true;
 	if (cu->unit.die_off < cu->unit.end) {
 		struct kp_dwraw_die die;
 
@@ -446,7 +450,7 @@ static void index_root(struct kp_dwidx *x, struct cu_index *cu, struct root *r)
 	uint64_t end;
 
 	r->indexed = true;
-	w.stop = stop_tags(&w);
+	w.stop = cu->stop_inner;
 	if (kp_dwraw_die(&cu->unit, cu->scopes[r->scope].off, &die) != 1)
 		return;
 	kp_dwraw_ranges(&cu->unit, &die, root_range, &w);

@@ -561,6 +561,19 @@ static size_t walk_all(const struct buf *info, const struct buf *abbrev, const s
 			}
 			/* nested, with skips */
 			walk_raw(&u, u.die_off, &sv, 0, &end);
+			/* scans stopping at functions and blocks, every stop read
+			 * through: ends since every step moves forward */
+			pos = u.die_off;
+			for (int i = 0; i < 10000; i++) {
+				struct kp_dwraw_die d;
+				uint64_t stop = (1ull << DW_TAG_subprogram) |
+						(1ull << DW_TAG_lexical_block) | (1ull << i % 64);
+
+				rc = kp_dwraw_scan(&u, pos, stop, &d);
+				if (rc < 0 || d.next <= pos)
+					break;
+				pos = d.next;
+			}
 			free(sv.v);
 		}
 		if (!u.end || u.end <= off)

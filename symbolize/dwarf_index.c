@@ -39,7 +39,7 @@ struct cu_index {
 	struct kp_dwscope *scopes;
 	size_t nscopes, scopes_cap;
 	struct root *roots; /* by scope: roots[i].scope */
-	size_t nroots;
+	size_t nroots, roots_cap;
 	struct pieces top;   /* scope = index in roots */
 	bool cxx;	     /* classes may hold member function definitions */
 	uint64_t stop_inner; /* stop_tags below the top level */
@@ -196,7 +196,7 @@ static bool on_range(void *arg, uint64_t lo, uint64_t hi)
 		if (w->top) {
 			struct cu_index *cu = w->cu;
 
-			cu->roots = kp_xrealloc(cu->roots, (cu->nroots + 1) * sizeof(*cu->roots));
+			kp_xgrow(&cu->roots, &cu->roots_cap, cu->nroots + 1, sizeof(*cu->roots));
 			memset(&cu->roots[cu->nroots], 0, sizeof(*cu->roots));
 			cu->roots[cu->nroots].scope = rc->me;
 			rc->root = (int)cu->nroots++;

@@ -2,7 +2,9 @@
  * inlined-subroutine instance, flattened once into sorted disjoint pieces
  * that each name their innermost scope. dwarf_getscopes walks a CU's DIE
  * tree on every call; with this index a lookup is a binary search and a
- * walk up the parents. Internal to symbolize/. */
+ * walk up the parents. The DIEs are read from the section bytes by
+ * kp_dwraw (symbolize/dwarf_raw.h); libdw remains the fallback for names.
+ * Internal to symbolize/. */
 #ifndef KP_SYMBOLIZE_DWARF_INDEX_H
 #define KP_SYMBOLIZE_DWARF_INDEX_H
 
@@ -30,7 +32,9 @@ void kp_dwidx_free(struct kp_dwidx *x);
 /* The scopes containing addr (a DWARF address of dw), innermost first,
  * ending with the function that contains them: *chain points to an array
  * owned by x, valid until the next call. Returns its length, 0 when no
- * DWARF describes addr. One x serves one dw. */
+ * DWARF describes addr (the unit comes from .debug_aranges, as for libdw's
+ * dwarf_addrdie: none there, no chain). One x serves one dw, which must
+ * outlive x. */
 size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain);
 
 /* The scope's display name (linkage name demangled, else DW_AT_name,

@@ -1,18 +1,22 @@
 /* kp_dwraw: a minimal reader of DWARF debugging information entries straight
- * from the section bytes, for the one walk kprof does a lot of: every
- * function and inlined instance of a compilation unit with its address
- * ranges (symbolize/dwarf_index.c).
+ * from the section bytes, for what kprof does a lot of: every function and
+ * inlined instance of a compilation unit with its address ranges, the unit
+ * of an address (.debug_aranges), and the names of the few scopes that end
+ * up in a profile (symbolize/dwarf_index.c).
  *
  * Why not libdw for this: dwarf_child/dwarf_siblingof/dwarf_ranges take a
  * rwlock on every call (libdw 0.188) and look abbreviations up in a hash
- * table; walking a large debug file's units through them costs several
- * times what reading the bytes does. libdw stays in charge of everything
- * else (the unit of an address through .debug_aranges, names, types).
+ * table; dwarf_getaranges and the first dwarf_offdie past a unit make libdw
+ * intern every unit before it. On libc's debuginfo that was most of the
+ * time of symbolizing a profile. libdw stays the fallback for names this
+ * reader does not handle (dwz supplementary files) and in charge of
+ * everything else.
  *
  * Scope: DWARF 2 to 5, 32- and 64-bit DWARF, units in .debug_info (type
  * units are skipped), every attribute form of DWARF 5 plus the GNU
- * extensions, .debug_ranges and .debug_rnglists, .debug_addr. Every read is
- * checked against the end of its unit or section: bad data is an error
+ * extensions, .debug_ranges and .debug_rnglists, .debug_addr,
+ * .debug_aranges, .debug_str/.debug_line_str/.debug_str_offsets. Every read
+ * is checked against the end of its unit or section: bad data is an error
  * (-EINVAL), never a read out of bounds or a loop. Internal to symbolize/. */
 #ifndef KP_SYMBOLIZE_DWARF_RAW_H
 #define KP_SYMBOLIZE_DWARF_RAW_H
@@ -33,7 +37,8 @@ struct kp_dwraw_secs {
 	struct kp_dwraw_sec str, line_str, str_offsets;
 };
 
-/* The sections of one file and its parsed abbreviation tables. */
+/* The sections of one file, its parsed abbreviation tables (in an arena
+ * that lives as long as the reader) and its .debug_aranges index. */
 struct kp_dwraw;
 
 /* A reader over elf's DWARF sections (as libdw reads them: use
@@ -112,8 +117,8 @@ int kp_dwraw_scan(const struct kp_dwraw_unit *u, uint64_t off, uint64_t stop,
 		  struct kp_dwraw_die *die);
 
 /* The offset just past die and all its descendants (its next sibling),
- * through DW_AT_sibling when it is sane, else reading the children; depth
- * bounds the nesting. Returns 0 or -EINVAL. */
+ * through DW_AT_sibling when it points forward inside the unit, else
+ * reading the children. Returns 0 or -EINVAL. */
 int kp_dwraw_skip(const struct kp_dwraw_unit *u, const struct kp_dwraw_die *die, uint64_t *after);
 
 /* Calls fn for each address range [lo, hi) of die, as libdw's dwarf_ranges

@@ -40,9 +40,8 @@ struct cu_index {
 	size_t nscopes, scopes_cap;
 	struct root *roots; /* by scope: roots[i].scope */
 	size_t nroots, roots_cap;
-	struct pieces top;   /* scope = index in roots */
-	bool cxx;	     /* classes may hold member function definitions */
-	uint64_t stop_inner; /* stop_tags below the top level */
+	struct pieces top; /* scope = index in roots */
+	bool cxx;	   /* classes may hold member function definitions */
 };
 
 struct span;
@@ -139,16 +138,21 @@ static bool may_hold_code(const struct walk *w, int tag)
 	}
 }
 
-/* The tags walk_die looks at (functions, and what may_hold_code descends
- * into): the reader passes over the others without decoding them. */
+#define TAG_BIT(t) ((uint64_t)1 << (t))
+
+/* The tags walk_die looks at: functions, and what may_hold_code may
+ * descend into (all below 64); the reader passes over the others without
+ * decoding them. */
 static uint64_t stop_tags(const struct walk *w)
 {
-	uint64_t m = 0;
+	uint64_t m = TAG_BIT(DW_TAG_subprogram) | TAG_BIT(DW_TAG_inlined_subroutine) |
+		     TAG_BIT(DW_TAG_lexical_block) | TAG_BIT(DW_TAG_namespace) |
+		     TAG_BIT(DW_TAG_module) | TAG_BIT(DW_TAG_try_block) |
+		     TAG_BIT(DW_TAG_catch_block) | TAG_BIT(DW_TAG_entry_point);
 
-	for (int t = 1; t < 64; t++) {
-		if (t == DW_TAG_subprogram || t == DW_TAG_inlined_subroutine || may_hold_code(w, t))
-			m |= (uint64_t)1 << t;
-	}
+	if (w->cu->cxx)
+		m |= TAG_BIT(DW_TAG_class_type) | TAG_BIT(DW_TAG_structure_type) |
+		     TAG_BIT(DW_TAG_union_type);
 	return m;
 }
 
@@ -420,9 +424,6 @@ static struct cu_index *get_cu(struct kp_dwidx *x, uint64_t unit_off)
 	w.cu = cu;
 	w.top = true;
 	w.stop = stop_tags(&w);
-	w.top = false;
-	cu->stop_inner = stop_tags(&w); /* for index_root */
-	w.top = true;
 	if (cu->unit.die_off < cu->unit.end) {
 		struct kp_dwraw_die die;
 
@@ -450,7 +451,7 @@ static void index_root(struct kp_dwidx *x, struct cu_index *cu, struct root *r)
 	uint64_t end;
 
 	r->indexed = true;
-	w.stop = cu->stop_inner;
+	w.stop = stop_tags(&w);
 	if (kp_dwraw_die(&cu->unit, cu->scopes[r->scope].off, &die) != 1)
 		return;
 	kp_dwraw_ranges(&cu->unit, &die, root_range, &w);

@@ -16,10 +16,12 @@ remove_map_of() { # pid
 	[ -n "$1" ] && kp_maps_to_remove+=("/tmp/perf-$1.map")
 }
 # Also the maps of dead processes that ran these workloads (a run that was
-# killed, or whose kprof died before the workload printed its pid).
+# killed, or whose kprof died before the workload printed its pid), once
+# they are an hour old: a test running at the same time in another build
+# still reads the map its workload left at exit.
 remove_dead_workload_maps() {
 	local f pid
-	for f in /tmp/perf-*.map; do
+	for f in $(find /tmp -maxdepth 1 -name 'perf-*.map' -mmin +60 2>/dev/null); do
 		pid=${f#/tmp/perf-}
 		pid=${pid%.map}
 		case $pid in '' | *[!0-9]*) continue ;; esac

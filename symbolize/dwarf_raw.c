@@ -550,7 +550,7 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 	return t;
 }
 
-static const struct abbrev *abbrev_find(const struct kp_dwraw_abbrevs *t, uint64_t code)
+static inline const struct abbrev *abbrev_find(const struct kp_dwraw_abbrevs *t, uint64_t code)
 {
 	size_t lo = 0, hi = t->nsparse;
 
@@ -1012,12 +1012,32 @@ int kp_dwraw_scan(const struct kp_dwraw_unit *u, uint64_t pos, uint64_t stop,
 		ab = code && !c.bad ? abbrev_find(u->abbrevs, code) : NULL;
 		if (!ab || (ab->tag < 64 && (stop >> ab->tag) & 1))
 			return read_die(u, pos, die, NULL); /* null entry, bad, or wanted */
-		if (!ab->children && ab->fixed >= 0) {
-			/* a leaf of a known size: no need to look inside */
+		if (ab->fixed >= 0) {
+			const uint8_t *end = c.p + ab->fixed;
+			const struct attrspec *sp = u->abbrevs->specs + ab->first + ab->ilo;
+
 			if ((uint64_t)(c.end - c.p) < (uint64_t)ab->fixed)
 				return -EINVAL;
-			pos = (uint64_t)(c.p - base) + (uint64_t)ab->fixed;
-			continue;
+			/* a leaf of a known size: no need to look inside */
+			if (!ab->children) {
+				pos = (uint64_t)(end - base);
+				continue;
+			}
+			/* a type with members and a DW_AT_sibling as its only
+			 * decoded attribute, at a known place (most of them):
+			 * straight to its sibling when that points forward */
+			if (ab->ihi == ab->ilo + 1 && sp->kind == A_SIBLING &&
+			    (sp->form == DW_FORM_ref4 || sp->form == DW_FORM_ref2 ||
+			     sp->form == DW_FORM_ref1 || sp->form == DW_FORM_ref8)) {
+				struct cur v = {c.p + ab->lo_off, end, false};
+				uint64_t sib = u->off + rd_n(&v, (size_t)sp->size);
+
+				if (!v.bad && sib > (uint64_t)(end - base) && sib <= u->end &&
+				    sib >= u->off) {
+					pos = sib;
+					continue;
+				}
+			}
 		}
 		rc = read_die(u, pos, &d, NULL);
 		if (rc <= 0)

@@ -566,8 +566,11 @@ static size_t walk_all(const struct buf *info, const struct buf *abbrev, const s
 			pos = u.die_off;
 			for (int i = 0; i < 10000; i++) {
 				struct kp_dwraw_die d;
-				uint64_t stop = (1ull << DW_TAG_subprogram) |
-						(1ull << DW_TAG_lexical_block) | (1ull << i % 64);
+				/* odd rounds stop at functions; even ones mostly
+				 * pass over everything, siblings included */
+				uint64_t stop = i % 2 ? (1ull << DW_TAG_subprogram) |
+								(1ull << DW_TAG_lexical_block)
+						      : 1ull << (i % 64);
 
 				rc = kp_dwraw_scan(&u, pos, stop, &d);
 				if (rc < 0 || d.next <= pos)

@@ -474,24 +474,26 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 				at = c.p[0];
 				form = c.p[1];
 				c.p += 2;
+				if (!(at | form))
+					break;
+				sp = &r->sc_specs[nspecs++];
+				sp->form = (uint16_t)form;
+				sp->kind = kinds[at];
+				sp->size = form < sizeof(r->sizes) ? sizes[form] : -1;
 			} else {
 				at = rd_uleb(&c);
 				form = rd_uleb(&c);
-			}
-
-			if (c.bad || (at == 0 && form == 0))
-				break;
-			if (nspecs - ab.first >= UINT16_MAX) {
-				c.bad = true; /* absurd: the table ends here */
-				break;
+				if (c.bad || (at == 0 && form == 0))
+					break;
+				sp = &r->sc_specs[nspecs++];
+				sp->form = form >= UINT16_MAX ? UINT16_MAX : (uint16_t)form;
+				sp->kind = at < sizeof(r->kinds) ? kinds[at] : attr_kind(at);
+				sp->size = form < sizeof(r->sizes) ? sizes[form]
+								   : form_size(form, shape);
 			}
 			if (form == DW_FORM_implicit_const)
 				r->sc_imp[nimp++] =
-					(struct implicit){(uint32_t)nspecs, rd_sleb(&c)};
-			sp = &r->sc_specs[nspecs++];
-			sp->form = form >= UINT16_MAX ? UINT16_MAX : (uint16_t)form;
-			sp->kind = at < sizeof(r->kinds) ? kinds[at] : attr_kind(at);
-			sp->size = form < sizeof(r->sizes) ? sizes[form] : form_size(form, shape);
+					(struct implicit){(uint32_t)(nspecs - 1), rd_sleb(&c)};
 			if (sp->kind != A_SKIP && sp->kind < A_NAME) {
 				ab.plain = false;
 				if (!lo_set) {
@@ -504,10 +506,13 @@ static struct kp_dwraw_abbrevs *abbrevs_parse(struct kp_dwraw *r, uint64_t off,
 				}
 				ab.ihi = (uint16_t)(nspecs - ab.first);
 			}
-			at_off = at_off < 0 || sp->size < 0 || at_off > INT32_MAX - 16
-					 ? -1
-					 : at_off + sp->size;
+			if (at_off >= 0)
+				at_off = sp->size < 0 || at_off > INT32_MAX - 16
+						 ? -1
+						 : at_off + sp->size;
 		}
+		if (!c.bad && nspecs - ab.first > UINT16_MAX)
+			c.bad = true; /* absurd: the table ends here */
 		if (c.bad) {
 			/* a cut abbreviation is dropped */
 			nspecs = ab.first;

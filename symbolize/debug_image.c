@@ -31,9 +31,11 @@ struct kept {
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 	const char *name; /* ".debug_..." (a .zdebug_ name without its 'z') */
+	char *renamed;	  /* owned: that name, for a .zdebug_ section */
 	enum packing packing;
 	const unsigned char *in; /* compressed or plain bytes in the file */
 	size_t in_len, out_len, out_off, name_off;
+	size_t align; /* of the inflated data, 1 to 64 */
 };
 
 static bool skipped(const char *name, const char *const *skip, size_t nskip)
@@ -68,6 +70,7 @@ static bool read_packing(struct kept *k)
 		else
 			return false;
 		size = ch.ch_size;
+		k->align = (size_t)ch.ch_addralign;
 		k->in += sizeof(ch);
 		k->in_len -= sizeof(ch);
 	} else if (k->packing == GNU_ZLIB) {
@@ -81,6 +84,10 @@ static bool read_packing(struct kept *k)
 	} else {
 		size = k->in_len;
 	}
+	if (!k->align)
+		k->align = (size_t)k->sh.sh_addralign;
+	if (k->align < 1 || k->align > 64 || (k->align & (k->align - 1)))
+		k->align = 1;
 	if (k->packing != PLAIN && size / 1100 > k->in_len)
 		return false;
 	k->out_len = (size_t)size;
@@ -135,6 +142,13 @@ static bool map_image(struct kp_debug_image *img, size_t len)
 	return true;
 }
 
+static void free_kept(struct kept *kept, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(kept[i].renamed);
+	free(kept);
+}
+
 static size_t align_up(size_t v, size_t a)
 {
 	return (v + a - 1) / a * a;
@@ -171,16 +185,20 @@ Elf *kp_debug_image_open(Elf *elf, const char *const *skip, size_t nskip,
 			continue;
 		if (strncmp(name, ".zdebug_", 8) == 0) {
 			k.packing = GNU_ZLIB;
-			name++; /* ".debug_..." in the image */
+			name = k.renamed = kp_xasprintf(".%s", name + 2); /* ".debug_..." */
 		} else if (strncmp(name, ".debug_", 7) != 0 &&
 			   strcmp(name, ".gnu_debugaltlink") != 0) {
 			continue;
 		}
-		if (skipped(name, skip, nskip))
+		if (skipped(name, skip, nskip)) {
+			free(k.renamed);
 			continue;
+		}
 		k.name = name;
-		if (!read_packing(&k))
+		if (!read_packing(&k)) {
+			free(k.renamed);
 			goto fail;
+		}
 		packed |= k.packing != PLAIN;
 		kp_xgrow(&kept, &cap, nkept + 1, sizeof(*kept));
 		kept[nkept++] = k;
@@ -192,11 +210,7 @@ Elf *kp_debug_image_open(Elf *elf, const char *const *skip, size_t nskip,
 	/* layout: header, sections, names (".shstrtab" last), headers */
 	off = sizeof(Elf64_Ehdr);
 	for (size_t i = 0; i < nkept; i++) {
-		size_t a = kept[i].sh.sh_addralign > 1 && kept[i].sh.sh_addralign <= 64
-				   ? (size_t)kept[i].sh.sh_addralign
-				   : 1;
-
-		off = align_up(off, a);
+		off = align_up(off, kept[i].align);
 		kept[i].out_off = off;
 		if (kept[i].out_len > SIZE_MAX / 2 - off)
 			goto fail;
@@ -238,7 +252,7 @@ Elf *kp_debug_image_open(Elf *elf, const char *const *skip, size_t nskip,
 		s->sh_flags = kept[i].sh.sh_flags & ~(GElf_Xword)(SHF_COMPRESSED | SHF_ALLOC);
 		s->sh_offset = kept[i].out_off;
 		s->sh_size = kept[i].out_len;
-		s->sh_addralign = kept[i].sh.sh_addralign;
+		s->sh_addralign = kept[i].align;
 		s->sh_entsize = kept[i].sh.sh_entsize;
 	}
 	sh[nkept + 1].sh_name = (Elf64_Word)(off - names_off);
@@ -252,13 +266,13 @@ Elf *kp_debug_image_open(Elf *elf, const char *const *skip, size_t nskip,
 	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF)
 		goto fail;
 	libdeflate_free_decompressor(z);
-	free(kept);
+	free_kept(kept, nkept);
 	*out = img;
 	return img->elf;
 fail:
 	if (z)
 		libdeflate_free_decompressor(z);
-	free(kept);
+	free_kept(kept, nkept);
 	kp_debug_image_free(img);
 	return NULL;
 }

@@ -42,7 +42,8 @@ struct kp_kallsyms {
 	bool restricted;
 	uint64_t *wanted; /* sparse table: the addresses it answers for (sorted) */
 	size_t nwanted;
-	uint64_t stext, etext; /* the core kernel's text, 0 when not seen */
+	/* the core kernel's text and init text, 0 when not seen */
+	uint64_t stext, etext, sinittext, einittext;
 };
 
 static bool is_text_type(char t)
@@ -340,6 +341,10 @@ static void note_text_bounds(struct kp_kallsyms *ks, const struct ksym *sym, con
 		ks->stext = sym->addr;
 	else if (strcmp(sym->name, "_etext") == 0)
 		ks->etext = sym->addr;
+	else if (strcmp(sym->name, "_sinittext") == 0)
+		ks->sinittext = sym->addr;
+	else if (strcmp(sym->name, "_einittext") == 0)
+		ks->einittext = sym->addr;
 }
 
 /* One line, NUL-terminated, in the read buffer. */
@@ -562,11 +567,10 @@ uint64_t kp_kallsyms_bad_lines(const struct kp_kallsyms *ks)
 	return ks->bad_lines;
 }
 
-bool kp_kallsyms_core_text(const struct kp_kallsyms *ks, uint64_t *lo, uint64_t *hi)
+bool kp_kallsyms_in_core_text(const struct kp_kallsyms *ks, uint64_t addr)
 {
-	*lo = ks->stext;
-	*hi = ks->etext;
-	return ks->stext && ks->etext > ks->stext;
+	return (ks->stext && addr >= ks->stext && addr < ks->etext) ||
+	       (ks->sinittext && addr >= ks->sinittext && addr < ks->einittext);
 }
 
 const char *kp_kallsyms_lookup(const struct kp_kallsyms *ks, uint64_t addr, const char **module)

@@ -41,9 +41,11 @@ void kp_kallsyms_free(struct kp_kallsyms *ks);
 
 /* True when every address read was zero (kptr_restrict hides them). */
 bool kp_kallsyms_restricted(const struct kp_kallsyms *ks);
-/* The core kernel's text, [_stext, _etext), whether or not those symbols
- * were kept; false when the file did not name both. */
-bool kp_kallsyms_core_text(const struct kp_kallsyms *ks, uint64_t *lo, uint64_t *hi);
+/* Is addr in the core kernel's text, [_stext, _etext), or its init text,
+ * [_sinittext, _einittext) (freed after boot, but start_kernel stays on
+ * the idle task's stack)? Known whether or not those symbols were kept;
+ * false when the file did not name them. */
+bool kp_kallsyms_in_core_text(const struct kp_kallsyms *ks, uint64_t addr);
 /* Number of symbols kept, and lines skipped as malformed. */
 size_t kp_kallsyms_count(const struct kp_kallsyms *ks);
 uint64_t kp_kallsyms_bad_lines(const struct kp_kallsyms *ks);

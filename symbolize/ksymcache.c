@@ -167,9 +167,7 @@ int kp_ksymcache_open(const struct kp_ksymcache *c)
 
 bool kp_ksymcache_stable(const struct kp_ksymcache *c, const struct kp_kallsyms *ks, uint64_t addr)
 {
-	uint64_t lo, hi;
-
-	if (kp_kallsyms_core_text(ks, &lo, &hi) && addr >= lo && addr < hi)
+	if (kp_kallsyms_in_core_text(ks, addr))
 		return true;
 	for (size_t i = 0; i < c->nmods; i++)
 		if (addr >= c->mods[i].lo && addr < c->mods[i].hi)

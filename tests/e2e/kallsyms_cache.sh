@@ -2,7 +2,8 @@
 # run leaves a private copy in $XDG_CACHE_HOME/kprof; the next run reads
 # kernel names from it (shown by a name changed in the copy); a copy that
 # is writable by others, a symbolic link, a copy for another boot, or
-# --no-cache make kprof read /proc/kallsyms itself.
+# --no-cache make kprof read /proc/kallsyms itself. A system-wide run is
+# answered from the copy too (the idle task's start_kernel is init text).
 . "$(dirname "$0")/lib.bash"
 
 export XDG_CACHE_HOME=$T/cache
@@ -49,6 +50,14 @@ check "the doctored copy has the new name" grep -q " ${name}_from_copy\$" "$cach
 run second
 check "second run: kernel names come from the copy" grep -q "${name}_from_copy_\[k\]" "$T/second.folded"
 check "second run: the copy was not rewritten" grep -q "_from_copy" "$cache"
+
+# a system-wide run: the idle task of the boot CPU has start_kernel (init
+# text, freed after boot but still named) on its stack, which the copy
+# answers for as it does for the kernel's text
+doctor
+"$KPROF" -a -F 499 -f folded -o "$T/system.folded" -- sleep 1 2>"$T/system.err"
+check "system-wide: the idle task is sampled under start_kernel" grep -q ';start_kernel;' "$T/system.folded"
+check "system-wide: answered from the copy (not rewritten)" grep -q "_from_copy" "$cache"
 
 doctor
 chmod 620 "$cache"

@@ -42,6 +42,11 @@ struct cu_index {
 
 struct span;
 
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off die_off; /* the unit's DIE */
+};
+
 struct kp_dwidx {
 	struct cu_index *cus; /* id = index + 1 */
 	size_t ncus, cap;
@@ -55,6 +60,11 @@ struct kp_dwidx {
 	size_t pts_cap;
 	void *tmp; /* n spans: a sort's scratch, then the heap */
 	size_t tmp_cap;
+	/* for units .debug_aranges leaves out (all, from clang by default):
+	 * their ranges from their DIEs, sorted, built on the first miss */
+	struct cu_range *cu_ranges;
+	size_t ncu_ranges;
+	bool cu_ranges_built;
 };
 
 struct kp_dwidx *kp_dwidx_new(void)
@@ -82,6 +92,7 @@ void kp_dwidx_free(struct kp_dwidx *x)
 	free(x->spans);
 	free(x->pts);
 	free(x->tmp);
+	free(x->cu_ranges);
 	kp_idmap_fini(&x->by_off);
 	free(x);
 }
@@ -398,6 +409,91 @@ static const struct piece *find_piece(const struct pieces *p, Dwarf_Addr addr)
 	return lo > 0 && addr < p->v[lo - 1].hi ? &p->v[lo - 1] : NULL;
 }
 
+static int cu_range_cmp(const void *pa, const void *pb)
+{
+	const struct cu_range *a = pa, *b = pb;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static int off_cmp(const void *pa, const void *pb)
+{
+	Dwarf_Off a = *(const Dwarf_Off *)pa, b = *(const Dwarf_Off *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The ranges of the units .debug_aranges leaves out (all of them when
+ * there is none), read from the unit DIEs with libdw. Units it covers are
+ * skipped: opening a unit's DIE decodes its abbreviations, which for every
+ * unit of libc would cost more than the lookups. */
+static void build_cu_ranges(struct kp_dwidx *x, Dwarf *dw)
+{
+	Dwarf_Aranges *ar;
+	Dwarf_Off off = 0, next, *covered = NULL;
+	size_t hsize, cap = 0, naranges = 0, ncovered = 0;
+
+	x->cu_ranges_built = true;
+	if (dwarf_getaranges(dw, &ar, &naranges) == 0 && naranges) {
+		covered = kp_xmalloc(naranges * sizeof(*covered));
+		for (size_t i = 0; i < naranges; i++) {
+			Dwarf_Arange *a = dwarf_onearange(ar, i);
+			Dwarf_Addr start;
+			Dwarf_Word len;
+
+			if (a && dwarf_getarangeinfo(a, &start, &len, &covered[ncovered]) == 0)
+				ncovered++;
+		}
+		qsort(covered, ncovered, sizeof(*covered), off_cmp);
+	}
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Off die_off = off + hsize;
+		Dwarf_Die cudie;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t r = 0;
+
+		off = next;
+		if (ncovered && bsearch(&die_off, covered, ncovered, sizeof(*covered), off_cmp))
+			continue;
+		if (!dwarf_offdie(dw, die_off, &cudie))
+			continue;
+		while ((r = dwarf_ranges(&cudie, r, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			kp_xgrow(&x->cu_ranges, &cap, x->ncu_ranges + 1, sizeof(*x->cu_ranges));
+			x->cu_ranges[x->ncu_ranges++] = (struct cu_range){lo, hi, die_off};
+		}
+	}
+	free(covered);
+	if (x->ncu_ranges)
+		qsort(x->cu_ranges, x->ncu_ranges, sizeof(*x->cu_ranges), cu_range_cmp);
+}
+
+/* The unit holding addr: .debug_aranges through libdw, else (the section
+ * is optional, and clang does not emit it by default) the own ranges of
+ * the units it does not cover. */
+static bool find_cu(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, Dwarf_Die *cudie)
+{
+	size_t lo = 0, hi;
+
+	if (dwarf_addrdie(dw, addr, cudie))
+		return true;
+	if (!x->cu_ranges_built)
+		build_cu_ranges(x, dw);
+	/* last range starting at or below addr (units do not overlap) */
+	hi = x->ncu_ranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->cu_ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < x->cu_ranges[lo - 1].hi &&
+	       dwarf_offdie(dw, x->cu_ranges[lo - 1].die_off, cudie);
+}
+
 size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain)
 {
 	Dwarf_Die cudie;
@@ -409,7 +505,7 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 
 	*chain = NULL;
 	/* straight to libdw: dwfl_module_addrdie interns every CU in a tree */
-	if (!dw || !dwarf_addrdie(dw, addr, &cudie))
+	if (!dw || !find_cu(x, dw, addr, &cudie))
 		return 0;
 	cu = get_cu(x, &cudie);
 	pc = find_piece(&cu->top, addr);

@@ -47,7 +47,7 @@ static bool skipped(const char *name, const char *const *skip, size_t nskip)
 }
 
 /* Reads how sec is packed and its inflated size; false when its header
- * makes no sense. Inflating can grow data about a thousandfold at most. */
+ * makes no sense. */
 static bool read_packing(struct kept *k)
 {
 	Elf_Data *raw = elf_rawdata(k->scn, NULL);
@@ -88,8 +88,18 @@ static bool read_packing(struct kept *k)
 		k->align = (size_t)k->sh.sh_addralign;
 	if (k->align < 1 || k->align > 64 || (k->align & (k->align - 1)))
 		k->align = 1;
-	if (k->packing != PLAIN && size / 1100 > k->in_len)
+	/* zlib grows data about a thousandfold at most; a zstd frame states
+	 * its size, which must agree */
+	if ((k->packing == GABI_ZLIB || k->packing == GNU_ZLIB) && size / 1100 > k->in_len)
 		return false;
+	if (k->packing == GABI_ZSTD) {
+		unsigned long long stated = ZSTD_getFrameContentSize(k->in, k->in_len);
+
+		if (stated != ZSTD_CONTENTSIZE_UNKNOWN && stated != size)
+			return false;
+		if (size > (1ull << 32))
+			return false;
+	}
 	k->out_len = (size_t)size;
 	return size == k->out_len;
 }

@@ -141,9 +141,10 @@ static bool file_range(const char *path, const char *name, uint64_t *off, uint64
 	return found;
 }
 
-/* A copy of the zlib variant with bytes at offset (from the section's
- * start) overwritten; no image, no crash. */
-static void check_damaged(const char *what, uint64_t at, const void *bytes, size_t n)
+/* A copy of variant with bytes at offset (from the start of its
+ * .debug_info) overwritten; no image, no crash. */
+static void check_damaged(const char *variant, const char *what, uint64_t at, const void *bytes,
+			  size_t n)
 {
 	char src[128], path[128];
 	uint64_t off, size;
@@ -151,7 +152,7 @@ static void check_damaged(const char *what, uint64_t at, const void *bytes, size
 	struct kp_debug_image *img = NULL;
 	int fd;
 
-	snprintf(src, sizeof(src), "%s/zlib", tmp);
+	snprintf(src, sizeof(src), "%s/%s", tmp, variant);
 	snprintf(path, sizeof(path), "%s/damaged", tmp);
 	kp_test_sh("cp %s %s", src, path);
 	if (!file_range(path, ".debug_info", &off, &size) || at + n > size) {
@@ -165,7 +166,7 @@ static void check_damaged(const char *what, uint64_t at, const void *bytes, size
 	CHECK(open_elf(path, &o));
 	if (o.elf)
 		CHECK(kp_debug_image_open(o.elf, skip, 3, &img) == NULL);
-	printf("%s: no image\n", what);
+	printf("%s, %s: no image\n", variant, what);
 	kp_debug_image_free(img);
 	close_elf(&o);
 }
@@ -209,11 +210,17 @@ static void test_debug_image(void)
 	check_variant("zstd");
 
 	/* the gABI header says 2^40 bytes: refused before any allocation */
-	check_damaged("absurd ch_size", 8, &huge, sizeof(huge));
+	check_damaged("zlib", "absurd ch_size", 8, &huge, sizeof(huge));
+	/* zstd may grow data far more than zlib, but its frame states the
+	 * size, which must agree with the header's */
+	check_damaged("zstd", "ch_size unlike the frame's", 8, &huge, sizeof(huge));
 	/* an unknown compression type */
-	check_damaged("unknown ch_type", 0, "\x07\0\0\0", 4);
+	check_damaged("zlib", "unknown ch_type", 0, "\x07\0\0\0", 4);
 	/* the zlib stream itself damaged */
-	check_damaged("damaged zlib stream", 24 + 100, garbage, sizeof(garbage));
+	check_damaged("zlib", "damaged stream", 24 + 100, garbage, sizeof(garbage));
+	/* (a zstd frame without a checksum cannot tell damaged literals: its
+	 * header is damaged here, right after the 24-byte ELF header) */
+	check_damaged("zstd", "damaged frame header", 24, garbage, sizeof(garbage));
 	kp_test_sh("rm -rf %s", tmp);
 }
 

@@ -103,10 +103,10 @@ struct kp_sym_frames {
 };
 
 /* Resolves loc into out (out->n is reset; at least one frame is always
- * written: "[unknown]" or a module-qualified fallback when nothing names
- * the address, counted in the stats). Return addresses must already be
- * adjusted (pc - 1) by the caller. Returns true when something named the
- * address, false when the frame is an [unknown] placeholder. */
+ * written: "[unknown]" when nothing names the address, "[kernel]" when
+ * kptr_restrict hides kernel addresses; both counted in the stats). Return addresses must already
+ * be adjusted (pc - 1) by the caller. Returns true when something named the address, false when the
+ * frame is an [unknown] placeholder. */
 bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct kp_sym_frames *out);
 void kp_sym_frames_fini(struct kp_sym_frames *f);
 

@@ -10,6 +10,7 @@
 #include "profiler/procfs.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
+#include "util/search.h"
 
 struct proc {
 	pid_t pid;
@@ -157,17 +158,7 @@ static enum kp_map_kind classify(const char *path)
 /* Index of the first mapping that ends after addr. */
 static size_t lower_bound(const struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return KP_FIRST_ABOVE(p->maps, p->nmaps, end, addr);
 }
 
 static void insert_at(struct proc *p, size_t i, const struct kp_map *m)

@@ -10,6 +10,7 @@
 #include "symbolize/idmap.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
+#include "util/search.h"
 
 struct piece {
 	Dwarf_Addr lo, hi; /* [lo, hi), CU addresses */
@@ -396,16 +397,8 @@ static void index_root(struct kp_dwidx *x, struct cu_index *cu, struct root *r)
 /* The piece of p containing addr, or NULL. */
 static const struct piece *find_piece(const struct pieces *p, Dwarf_Addr addr)
 {
-	size_t lo = 0, hi = p->n;
+	size_t lo = KP_FIRST_ABOVE(p->v, p->n, lo, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->v[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo > 0 && addr < p->v[lo - 1].hi ? &p->v[lo - 1] : NULL;
 }
 
@@ -474,22 +467,14 @@ static void build_cu_ranges(struct kp_dwidx *x, Dwarf *dw)
  * the units it does not cover. */
 static bool find_cu(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, Dwarf_Die *cudie)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (dwarf_addrdie(dw, addr, cudie))
 		return true;
 	if (!x->cu_ranges_built)
 		build_cu_ranges(x, dw);
-	/* last range starting at or below addr (units do not overlap) */
-	hi = x->ncu_ranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->cu_ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the last range starting at or below addr (units do not overlap) */
+	lo = KP_FIRST_ABOVE(x->cu_ranges, x->ncu_ranges, lo, addr);
 	return lo > 0 && addr < x->cu_ranges[lo - 1].hi &&
 	       dwarf_offdie(dw, x->cu_ranges[lo - 1].die_off, cudie);
 }

@@ -20,6 +20,7 @@
 #include "symbolize/dwarf_index.h"
 #include "symbolize/notes.h"
 #include "util/xalloc.h"
+#include "util/search.h"
 
 struct load_seg {
 	uint64_t off, filesz, vaddr;
@@ -564,16 +565,8 @@ static void index_symbols(struct kp_elfobj *o)
  * reaching to the next one within its section. */
 static const struct fsym *find_symbol(const struct kp_elfobj *o, GElf_Addr addr)
 {
-	size_t lo = 0, hi = o->nsyms;
+	size_t lo = KP_FIRST_ABOVE(o->syms, o->nsyms, addr, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < 16; steps++) {

@@ -17,6 +17,7 @@
 
 #include "util/strtab.h"
 #include "util/xalloc.h"
+#include "util/search.h"
 
 struct ksym {
 	uint64_t addr;
@@ -575,7 +576,7 @@ bool kp_kallsyms_in_core_text(const struct kp_kallsyms *ks, uint64_t addr)
 
 const char *kp_kallsyms_lookup(const struct kp_kallsyms *ks, uint64_t addr, const char **module)
 {
-	size_t lo = 0, hi = ks->n, i, next;
+	size_t lo, i, next;
 	const struct ksym *s;
 	uint64_t end;
 
@@ -583,15 +584,7 @@ const char *kp_kallsyms_lookup(const struct kp_kallsyms *ks, uint64_t addr, cons
 		*module = NULL;
 	if (ks->restricted)
 		return NULL;
-	/* first symbol with address > addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = KP_FIRST_ABOVE(ks->syms, ks->n, addr, addr);
 	if (lo == 0)
 		return NULL;
 	next = lo;

@@ -208,7 +208,6 @@ static int load_kallsyms_cached(struct kp_symbolizer *sym, const uint64_t *addrs
 				;
 		close(fd);
 		if (sym->kallsyms && i == n) {
-			sym->stats.kallsyms_cached = true;
 			kp_ksymcache_free(c);
 			return 0;
 		}

@@ -115,7 +115,6 @@ struct kp_sym_stats {
 	uint64_t unresolved[4]; /* by enum kp_loc_kind: distinct locations left [unknown] */
 	uint64_t jit_bad_lines; /* malformed perf-map lines skipped */
 	bool kptr_restricted;	/* kallsyms addresses hidden: kernel shown as [kernel] */
-	bool kallsyms_cached;	/* kernel names came from the per-boot copy of kallsyms */
 };
 void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st);
 

@@ -891,6 +891,22 @@ static void do_line(struct kp_collapse *c, const char *s, size_t n)
 	bad_line(c);
 }
 
+/* The line carried over from earlier input ends: a line too long to keep
+ * is counted as bad, any other is processed. */
+static void finish_carried_line(struct kp_collapse *c)
+{
+	if (c->skipping) {
+		c->line_no++;
+		c->st.lines++;
+		c->st.long_lines++;
+		bad_line(c);
+		c->skipping = false;
+	} else {
+		do_line(c, c->carry.p, c->carry.len);
+	}
+	c->carry.len = 0;
+}
+
 void kp_collapse_feed(struct kp_collapse *c, const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
@@ -907,16 +923,7 @@ void kp_collapse_feed(struct kp_collapse *c, const char *buf, size_t len)
 			bytes_put(&c->carry, p, take);
 		if (!nl)
 			return;
-		if (c->skipping) {
-			c->line_no++;
-			c->st.lines++;
-			c->st.long_lines++;
-			bad_line(c);
-			c->skipping = false;
-		} else {
-			do_line(c, c->carry.p, c->carry.len);
-		}
-		c->carry.len = 0;
+		finish_carried_line(c);
 		p = nl + 1;
 	}
 	while (p < end) {
@@ -938,16 +945,8 @@ void kp_collapse_feed(struct kp_collapse *c, const char *buf, size_t len)
 
 void kp_collapse_end_input(struct kp_collapse *c)
 {
-	if (c->skipping) {
-		c->line_no++;
-		c->st.lines++;
-		c->st.long_lines++;
-		bad_line(c);
-		c->skipping = false;
-	} else if (c->carry.len) {
-		do_line(c, c->carry.p, c->carry.len);
-	}
-	c->carry.len = 0;
+	if (c->skipping || c->carry.len)
+		finish_carried_line(c);
 	if (c->have_pname)
 		c->st.unterminated++;
 	reset_sample(c);

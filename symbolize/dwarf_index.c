@@ -567,33 +567,192 @@ static char *qualified_name(Dwarf_Die *die, const char *name)
 	return kp_xasprintf("%.*s%s", (int)len, buf, name);
 }
 
-const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
+char *kp_dwname_pick(const char *link, const char *plain, kp_dwname_qualify_fn qualify, void *arg,
+		     bool full_names)
+{
+	if (link && *link) {
+		char *d = kp_demangle(link, full_names);
+
+		if (strcmp(d, link) != 0 || !plain)
+			return d;
+		free(d);
+	}
+	if (!plain || !*plain)
+		return NULL;
+	return qualify ? qualify(arg, plain) : kp_demangle(plain, full_names);
+}
+
+static char *qualify_die(void *die, const char *plain)
+{
+	return qualified_name(die, plain);
+}
+
+/* The scope's linkage name (following DW_AT_abstract_origin and
+ * DW_AT_specification), or NULL. */
+static const char *linkage_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
-	const char *n;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 
+	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+}
+
+const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
+{
 	if (s->named)
 		return s->name;
 	s->named = true;
-	/* following DW_AT_abstract_origin and DW_AT_specification: a mangled
-	 * linkage name (qualified once demangled), else the plain name (C
-	 * linkage names are asm aliases such as glibc's "__GI___sigpause") */
-	n = dwarf_formstring(dwarf_attr_integrate(&s->die, DW_AT_linkage_name, &attr));
-	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(&s->die, DW_AT_MIPS_linkage_name, &attr));
-	if (n && *n) {
-		char *d = kp_demangle(n, full_names);
-
-		if (strcmp(d, n) != 0 || !dwarf_diename(&s->die)) {
-			s->name = d;
-			return s->name;
-		}
-		free(d);
-	}
-	n = dwarf_diename(&s->die);
-	if (n && *n && s->cxx)
-		s->name = qualified_name(&s->die, n);
-	else
-		s->name = n && *n ? kp_demangle(n, full_names) : NULL;
+	s->name = kp_dwname_pick(linkage_name(&s->die), dwarf_diename(&s->die),
+				 s->cxx ? qualify_die : NULL, &s->die, full_names);
 	return s->name;
+}
+
+struct qualified_rec {
+	Dwarf_Die *die;
+	char *plain; /* the qualified name, when the rule asked for it */
+};
+
+static char *record_qualified(void *arg, const char *plain)
+{
+	struct qualified_rec *r = arg;
+
+	free(r->plain);
+	r->plain = qualified_name(r->die, plain);
+	return kp_xstrdup(r->plain);
+}
+
+/* The raw names of a scope, with the plain name qualified when the naming
+ * rule would qualify it (which depends on its linkage name only). */
+static void flat_names(struct kp_dwscope *s, struct kp_dwflat_scope *f)
+{
+	const char *plain = dwarf_diename(&s->die);
+
+	f->link = linkage_name(&s->die);
+	if (s->cxx && plain) {
+		struct qualified_rec r = {&s->die, NULL};
+
+		free(kp_dwname_pick(f->link, plain, record_qualified, &r, false));
+		if (r.plain) {
+			f->plain = r.plain;
+			f->qualified = true;
+			return;
+		}
+	}
+	f->plain = plain ? kp_xstrdup(plain) : NULL;
+}
+
+static void add_flat_piece(struct kp_dwflat *out, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
+			   uint32_t scope)
+{
+	struct kp_dwflat_piece *last = out->npieces ? &out->pieces[out->npieces - 1] : NULL;
+
+	if (lo >= hi)
+		return;
+	if (last && last->hi == lo && last->scope == scope) {
+		last->hi = hi;
+		return;
+	}
+	kp_xgrow(&out->pieces, cap, out->npieces + 1, sizeof(*out->pieces));
+	out->pieces[out->npieces++] = (struct kp_dwflat_piece){lo, hi, scope};
+}
+
+/* The pieces of one unit in global scope numbers (base + the unit's own):
+ * each top-level piece filled with its function's inner pieces, the
+ * function itself where none covers it, as kp_dwidx_chain finds them. */
+static void flatten_cu(struct cu_index *cu, uint32_t base, struct kp_dwflat *out, size_t *cap)
+{
+	for (size_t i = 0; i < cu->top.n; i++) {
+		const struct piece *tp = &cu->top.v[i];
+		const struct root *r = &cu->roots[tp->scope];
+		const struct pieces *in = &r->inner;
+		size_t k = KP_FIRST_ABOVE(in->v, in->n, lo, tp->lo);
+		Dwarf_Addr at = tp->lo;
+
+		if (k > 0 && in->v[k - 1].hi > tp->lo)
+			k--; /* the inner piece reaching into this one */
+		for (; k < in->n && in->v[k].lo < tp->hi; k++) {
+			Dwarf_Addr lo = in->v[k].lo > at ? in->v[k].lo : at;
+			Dwarf_Addr hi = in->v[k].hi < tp->hi ? in->v[k].hi : tp->hi;
+
+			add_flat_piece(out, cap, at, lo, base + (uint32_t)r->scope);
+			add_flat_piece(out, cap, lo, hi, base + (uint32_t)in->v[k].scope);
+			if (hi > at)
+				at = hi;
+		}
+		add_flat_piece(out, cap, at, tp->hi, base + (uint32_t)r->scope);
+	}
+}
+
+static inline bool flat_less(const struct kp_dwflat_piece *a, const struct kp_dwflat_piece *b)
+{
+	return a->lo < b->lo;
+}
+
+KP_MSORT(sort_flat, struct kp_dwflat_piece, flat_less)
+
+void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0, scap = 0, k = 0;
+	bool sorted = true;
+
+	memset(out, 0, sizeof(*out));
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cudie;
+
+		if (dwarf_offdie(dw, off + hsize, &cudie)) {
+			struct cu_index *cu = get_cu(x, &cudie);
+
+			for (size_t i = 0; i < cu->nroots; i++)
+				if (!cu->roots[i].indexed)
+					index_root(x, cu, &cu->roots[i]);
+		}
+		off = next;
+	}
+	for (size_t c = 0; c < x->ncus; c++) {
+		struct cu_index *cu = &x->cus[c];
+		uint32_t base = (uint32_t)out->nscopes;
+		size_t first = out->npieces;
+
+		kp_xgrow(&out->scopes, &scap, out->nscopes + cu->nscopes, sizeof(*out->scopes));
+		for (size_t i = 0; i < cu->nscopes; i++) {
+			struct kp_dwscope *s = &cu->scopes[i];
+			struct kp_dwflat_scope *f = &out->scopes[out->nscopes++];
+
+			memset(f, 0, sizeof(*f));
+			f->parent = s->parent < 0 ? -1 : (int32_t)base + s->parent;
+			f->inlined = s->inlined;
+			flat_names(s, f);
+		}
+		flatten_cu(cu, base, out, &cap);
+		if (first && out->npieces > first &&
+		    out->pieces[first].lo < out->pieces[first - 1].hi)
+			sorted = false;
+	}
+	if (!sorted) {
+		/* units out of address order, or overlapping (broken DWARF): sort,
+		 * and where two claim an address the one starting first keeps it */
+		struct kp_dwflat_piece *tmp = kp_xmalloc(out->npieces * sizeof(*tmp));
+
+		sort_flat(out->pieces, tmp, out->npieces);
+		free(tmp);
+		for (size_t i = 0; i < out->npieces; i++) {
+			struct kp_dwflat_piece p = out->pieces[i];
+
+			if (k && p.lo < out->pieces[k - 1].hi)
+				p.lo = out->pieces[k - 1].hi;
+			if (p.lo < p.hi)
+				out->pieces[k++] = p;
+		}
+		out->npieces = k;
+	}
+}
+
+void kp_dwflat_fini(struct kp_dwflat *f)
+{
+	for (size_t i = 0; i < f->nscopes; i++)
+		free(f->scopes[i].plain);
+	free(f->scopes);
+	free(f->pieces);
+	memset(f, 0, sizeof(*f));
 }

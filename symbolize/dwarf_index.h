@@ -9,6 +9,7 @@
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct kp_dwscope {
 	Dwarf_Die die;
@@ -33,5 +34,44 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 /* The scope's display name (linkage name demangled, else DW_AT_name,
  * following abstract origins), or NULL. Owned by x. */
 const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names);
+
+/* Makes a qualified name ("ns::C::f") of a plain one, as a heap string. */
+typedef char *(*kp_dwname_qualify_fn)(void *arg, const char *plain);
+
+/* The naming rule of kp_dwscope_name, shared with the persisted index
+ * (symidx.h): the demangled linkage name when it is a mangled one (or
+ * there is no plain name), else the plain name, qualified by qualify (C++
+ * and Rust units) or demangled. An unmangled linkage name loses to the
+ * plain name: in C it is an asm alias such as glibc's "__GI___sigpause".
+ * link and plain may be NULL. Returns a new heap string, or NULL. */
+char *kp_dwname_pick(const char *link, const char *plain, kp_dwname_qualify_fn qualify, void *arg,
+		     bool full_names);
+
+/* One scope of a whole flattened build (kp_dwidx_flatten_all). */
+struct kp_dwflat_scope {
+	int32_t parent; /* an earlier scope, or -1 */
+	bool inlined;
+	bool qualified;	  /* plain is qualified by its namespaces and classes */
+	const char *link; /* linkage name (libdw's string), or NULL */
+	char *plain;	  /* plain name (heap), or NULL */
+};
+
+struct kp_dwflat_piece {
+	Dwarf_Addr lo, hi;
+	uint32_t scope;
+};
+
+struct kp_dwflat {
+	struct kp_dwflat_scope *scopes; /* parents before children */
+	size_t nscopes;
+	struct kp_dwflat_piece *pieces; /* sorted, disjoint, adjacent ones merged */
+	size_t npieces;
+};
+
+/* Indexes every unit and function of dw (one x serves one dw) and fills
+ * out with the whole build flattened: what a lookup of any address would
+ * find, for the persisted index. Free with kp_dwflat_fini. */
+void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out);
+void kp_dwflat_fini(struct kp_dwflat *f);
 
 #endif

@@ -19,14 +19,12 @@
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_index.h"
 #include "symbolize/notes.h"
+#include "symbolize/symidx.h"
 #include "util/xalloc.h"
 #include "util/search.h"
 
-struct load_seg {
-	uint64_t off, filesz, vaddr;
-};
-
-/* A function symbol; the name points into libdw's copy of the file. */
+/* A function symbol while the table is made; the name points into libdw's
+ * copy of the file. */
 struct fsym {
 	GElf_Addr addr, size;
 	GElf_Addr limit; /* sizeless symbols: end of their section */
@@ -42,12 +40,14 @@ struct kp_elfobj {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	GElf_Addr bias;
-	struct load_seg *segs;
+	struct kp_symidx_seg *segs;
 	size_t nsegs;
-	struct fsym *syms; /* sorted by address, one per address */
+	struct kp_symidx_sym *syms; /* sorted by address, one per address */
 	size_t nsyms;
-	char **plt_names; /* "name@plt" strings made for PLT entries */
-	size_t nplt;
+	char *sym_names; /* what syms[].name are offsets into */
+	uint8_t build_id[KP_BUILD_ID_MAX];
+	size_t build_id_len;
+	struct kp_symidx *idx;	/* the whole build indexed: answers every lookup */
 	struct kp_dwidx *dwidx; /* inline scopes, built per CU on demand */
 	bool dw_tried;
 	Dwarf *dw;	    /* from libdw's module, or ours below */
@@ -186,7 +186,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 }
 
 void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
-		     bool full_names)
+		     bool full_names, const char *cache_dir)
 {
 	size_t len = sizeof(":.debug:/usr/lib/debug");
 	char *p;
@@ -215,6 +215,8 @@ void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndi
 	ctx->callbacks.debuginfo_path = &ctx->debuginfo_path;
 	ctx->no_inline = no_inline;
 	ctx->full_names = full_names;
+	if (cache_dir && *cache_dir)
+		ctx->symidx_dir = kp_xasprintf("%s/symbols", cache_dir);
 }
 
 void kp_elf_ctx_fini(struct kp_elf_ctx *ctx)
@@ -223,6 +225,8 @@ void kp_elf_ctx_fini(struct kp_elf_ctx *ctx)
 		free(ctx->stripped_names[i]);
 	free(ctx->debuginfo_path);
 	ctx->debuginfo_path = NULL;
+	free(ctx->symidx_dir);
+	ctx->symidx_dir = NULL;
 }
 
 /* Walks the notes in buf[0..len) for the GNU build-id. */
@@ -332,7 +336,8 @@ size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap)
 	return found;
 }
 
-struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path)
+struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path,
+				const uint8_t *build_id, size_t build_id_len)
 {
 	struct kp_elfobj *o = kp_xcalloc(1, sizeof(*o));
 
@@ -340,23 +345,29 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 	o->own_fd = -1;
 	o->name = kp_xstrdup(name);
 	o->debug_path = debug_path ? kp_xstrdup(debug_path) : NULL;
+	if (build_id_len <= sizeof(o->build_id)) {
+		memcpy(o->build_id, build_id, build_id_len);
+		o->build_id_len = build_id_len;
+	}
 	return o;
 }
 
-void kp_elfobj_free(struct kp_elfobj *o)
+/* Frees what libdw read for the object and the tables made from it. */
+static void unload(struct kp_elfobj *o)
 {
-	if (!o)
-		return;
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
-	if (o->fd >= 0)
-		close(o->fd);
+	o->dwfl = NULL;
+	o->mod = NULL;
 	free(o->segs);
 	free(o->syms);
-	for (size_t i = 0; i < o->nplt; i++)
-		free(o->plt_names[i]);
-	free(o->plt_names);
+	free(o->sym_names);
+	o->segs = NULL;
+	o->syms = NULL;
+	o->sym_names = NULL;
+	o->nsegs = o->nsyms = 0;
 	kp_dwidx_free(o->dwidx);
+	o->dwidx = NULL;
 	if (o->own_dw)
 		dwarf_end(o->own_dw);
 	kp_debug_image_free(o->image);
@@ -364,6 +375,20 @@ void kp_elfobj_free(struct kp_elfobj *o)
 		elf_end(o->own_elf);
 	if (o->own_fd >= 0)
 		close(o->own_fd);
+	o->own_dw = o->dw = NULL;
+	o->image = NULL;
+	o->own_elf = NULL;
+	o->own_fd = -1;
+}
+
+void kp_elfobj_free(struct kp_elfobj *o)
+{
+	if (!o)
+		return;
+	unload(o);
+	if (o->fd >= 0)
+		close(o->fd);
+	kp_symidx_free(o->idx);
 	free(o->error);
 	free(o->debug_path);
 	free(o->name);
@@ -379,10 +404,7 @@ static bool fail(struct kp_elfobj *o, const char *what)
 {
 	free(o->error);
 	o->error = kp_xasprintf("%s: %s", o->name, what);
-	if (o->dwfl)
-		dwfl_end(o->dwfl);
-	o->dwfl = NULL;
-	o->mod = NULL;
+	unload(o);
 	return false;
 }
 
@@ -440,7 +462,20 @@ static Elf_Scn *find_section(Elf *elf, size_t shstrndx, const char *want, GElf_S
 /* PLT stubs have no symbols: name them "callee@plt" as perf does, from the
  * PLT relocations in order (.plt.sec when the binary has IBT stubs, else
  * .plt after its header entry). x86-64, i386 and AArch64 layouts. */
-static void add_plt_symbols(struct kp_elfobj *o, size_t *cap)
+struct fsyms {
+	struct fsym *v;
+	size_t n, cap;
+	char **plt_names; /* "name@plt" strings made for PLT entries */
+	size_t nplt;
+};
+
+static void add_fsym(struct fsyms *t, struct fsym s)
+{
+	kp_xgrow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
+	t->v[t->n++] = s;
+}
+
+static void add_plt_symbols(struct kp_elfobj *o, struct fsyms *t)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(o->mod, &bias);
@@ -508,19 +543,20 @@ static void add_plt_symbols(struct kp_elfobj *o, size_t *cap)
 		name = elf_strptr(elf, dsym.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		o->plt_names = kp_xrealloc(o->plt_names, (o->nplt + 1) * sizeof(*o->plt_names));
-		o->plt_names[o->nplt] = kp_xasprintf("%s@plt", name);
-		kp_xgrow(&o->syms, cap, o->nsyms + 1, sizeof(*o->syms));
-		o->syms[o->nsyms++] =
-			(struct fsym){base + i * ent + bias, ent, 0, o->plt_names[o->nplt], 0};
-		o->nplt++;
+		t->plt_names = kp_xrealloc(t->plt_names, (t->nplt + 1) * sizeof(*t->plt_names));
+		t->plt_names[t->nplt] = kp_xasprintf("%s@plt", name);
+		add_fsym(t, (struct fsym){base + i * ent + bias, ent, 0, t->plt_names[t->nplt], 0});
+		t->nplt++;
 	}
 }
 
+/* The function symbols, sorted, the best alias kept per address, their
+ * names copied into o->sym_names (so the table can go into an index). */
 static void index_symbols(struct kp_elfobj *o)
 {
 	int n = dwfl_module_getsymtab(o->mod);
-	size_t cap = 0, k = 0;
+	struct fsyms t = {0};
+	size_t k = 0, len = 0, cap = 0;
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
@@ -545,39 +581,33 @@ static void index_symbols(struct kp_elfobj *o)
 
 			limit = sh ? sh->sh_addr + sh->sh_size + symbias : addr + 1;
 		}
-		kp_xgrow(&o->syms, &cap, o->nsyms + 1, sizeof(*o->syms));
-		o->syms[o->nsyms++] = (struct fsym){addr, sym.st_size, limit, name, sym_rank(&sym)};
+		add_fsym(&t, (struct fsym){addr, sym.st_size, limit, name, sym_rank(&sym)});
 	}
-	add_plt_symbols(o, &cap);
-	if (!o->nsyms)
-		return;
-	qsort(o->syms, o->nsyms, sizeof(*o->syms), fsym_cmp);
-	/* keep the best alias per address */
-	for (size_t i = 1; i < o->nsyms; i++) {
-		if (o->syms[i].addr != o->syms[k].addr)
-			o->syms[++k] = o->syms[i];
+	add_plt_symbols(o, &t);
+	if (t.n) {
+		qsort(t.v, t.n, sizeof(*t.v), fsym_cmp);
+		/* keep the best alias per address */
+		for (size_t i = 1; i < t.n; i++) {
+			if (t.v[i].addr != t.v[k].addr)
+				t.v[++k] = t.v[i];
+		}
+		t.n = k + 1;
 	}
-	o->nsyms = k + 1;
-}
+	o->syms = kp_xmalloc((t.n ? t.n : 1) * sizeof(*o->syms));
+	for (size_t i = 0; i < t.n; i++) {
+		size_t l = strlen(t.v[i].name) + 1;
 
-/* The symbol containing addr: a sized symbol covering it (looking back
- * past smaller symbols nested in a bigger one), else a sizeless symbol
- * reaching to the next one within its section. */
-static const struct fsym *find_symbol(const struct kp_elfobj *o, GElf_Addr addr)
-{
-	size_t lo = KP_FIRST_ABOVE(o->syms, o->nsyms, addr, addr);
-
-	if (lo == 0)
-		return NULL;
-	for (size_t i = lo, steps = 0; i-- > 0 && steps < 16; steps++) {
-		const struct fsym *s = &o->syms[i];
-
-		if (addr - s->addr < s->size)
-			return s;
-		if (s->size == 0 && i == lo - 1 && addr < s->limit)
-			return s; /* sizeless: up to the next symbol, in its section */
+		kp_xgrow(&o->sym_names, &cap, len + l, 1);
+		memcpy(o->sym_names + len, t.v[i].name, l);
+		o->syms[i] = (struct kp_symidx_sym){t.v[i].addr, t.v[i].size, t.v[i].limit,
+						    (uint32_t)len, 0};
+		len += l;
 	}
-	return NULL;
+	o->nsyms = t.n;
+	for (size_t i = 0; i < t.nplt; i++)
+		free(t.plt_names[i]);
+	free(t.plt_names);
+	free(t.v);
 }
 
 static bool has_section(Elf *elf, const char *want);
@@ -665,7 +695,8 @@ static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 		if (!ph || ph->p_type != PT_LOAD || !ph->p_filesz)
 			continue;
 		o->segs = kp_xrealloc(o->segs, (o->nsegs + 1) * sizeof(*o->segs));
-		o->segs[o->nsegs++] = (struct load_seg){ph->p_offset, ph->p_filesz, ph->p_vaddr};
+		o->segs[o->nsegs++] =
+			(struct kp_symidx_seg){ph->p_offset, ph->p_filesz, ph->p_vaddr};
 	}
 	if (!o->nsegs)
 		return fail(o, "no loadable segments");
@@ -800,18 +831,142 @@ static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias)
 	return o->dw;
 }
 
+/* The size of the DWARF a full walk reads (.debug_info, inflated). */
+static uint64_t dwarf_info_size(Dwarf *dw)
+{
+	Elf *elf = dwarf_getelf(dw);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		GElf_Chdr ch;
+
+		if (!name || strcmp(name, ".debug_info") != 0)
+			continue;
+		if ((sh->sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
+			return ch.ch_size;
+		return sh->sh_size;
+	}
+	return 0;
+}
+
+/* A full walk reads DWARF at about 100 MB/s: past this, indexing a build
+ * would hold up the end of a run by more than half a second, so such
+ * builds are looked up lazily every run instead. */
+#define KP_SYMIDX_MAX_DWARF ((uint64_t)64 << 20)
+
+/* Indexes the whole build (symbols and all of its DWARF) and saves the
+ * index for later runs; this run's lookups then use it too, so a run that
+ * writes an index and one that reads it name every address alike. Only
+ * builds with DWARF are indexed: their ELF symbols alone are read in a
+ * millisecond or two, and a build indexed without its debuginfo would
+ * stay that way after the debuginfo is installed. */
+static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+{
+	Dwarf_Addr dwbias;
+	Dwarf *dw = get_dwarf(o, &dwbias);
+	struct kp_dwflat flat;
+	struct kp_symidx_input in = {0};
+
+	if (!dw || dwarf_info_size(dw) > KP_SYMIDX_MAX_DWARF)
+		return;
+	if (!o->dwidx)
+		o->dwidx = kp_dwidx_new();
+	kp_dwidx_flatten_all(o->dwidx, dw, &flat);
+	in.build_id = o->build_id;
+	in.build_id_len = o->build_id_len;
+	in.bias = o->bias;
+	in.dw_bias = dwbias;
+	in.segs = o->segs;
+	in.nsegs = o->nsegs;
+	in.syms = o->syms;
+	in.sym_strings = o->sym_names;
+	in.nsyms = o->nsyms;
+	in.dwarf = &flat;
+	o->idx = kp_symidx_build(&in);
+	kp_dwflat_fini(&flat);
+	if (kp_symidx_save(o->idx, ctx->symidx_dir))
+		ctx->nindexes_saved++;
+	unload(o);
+}
+
+/* The index saved by an earlier run, else the file read with libdw (and
+ * indexed, when the cache is on). */
+static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+{
+	if (ctx->symidx_dir && o->build_id_len) {
+		o->idx = kp_symidx_load(ctx->symidx_dir, o->build_id, o->build_id_len);
+		if (o->idx) {
+			o->tried = true;
+			ctx->nindexes_loaded++;
+			if (o->fd >= 0)
+				close(o->fd);
+			o->fd = -1;
+			return;
+		}
+	}
+	if (load(o, ctx) && ctx->symidx_dir && o->build_id_len && !ctx->no_inline)
+		build_index(o, ctx);
+}
+
+/* Deep enough for any chain walk_die makes (it stops at 512 levels). */
+#define KP_MAX_CHAIN 600
+
+static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx, uint64_t off,
+			 kp_elf_emit_fn emit, void *arg)
+{
+	uint32_t chain[KP_MAX_CHAIN];
+	size_t n = 0;
+	uint64_t addr;
+	const char *sym;
+	char *outer = NULL;
+
+	if (!kp_symidx_addr(x, off, &addr))
+		return false;
+	sym = kp_symidx_symbol(x, addr);
+	if (!ctx->no_inline || !sym) {
+		n = kp_symidx_chain(x, addr, chain, KP_MAX_CHAIN);
+		if (n > KP_MAX_CHAIN)
+			n = KP_MAX_CHAIN;
+	}
+	if (sym)
+		outer = kp_demangle(sym, ctx->full_names);
+	else if (n && !kp_symidx_inlined(x, chain[n - 1]))
+		outer = kp_symidx_scope_name(x, chain[n - 1], ctx->full_names);
+	if (!outer)
+		return false;
+	emit(arg, outer, false);
+	free(outer);
+	for (size_t i = n; !ctx->no_inline && i-- > 0;) {
+		char *name;
+
+		if (!kp_symidx_inlined(x, chain[i]))
+			continue;
+		name = kp_symidx_scope_name(x, chain[i], ctx->full_names);
+		emit(arg, name ? name : "[unknown]", true);
+		free(name);
+	}
+	return true;
+}
+
 bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 		      kp_elf_emit_fn emit, void *arg)
 {
-	const struct load_seg *seg = NULL;
+	const struct kp_symidx_seg *seg = NULL;
 	struct kp_dwscope **chain = NULL;
 	size_t nchain = 0;
 	GElf_Addr addr;
-	const struct fsym *fs;
+	const struct kp_symidx_sym *fs;
 	char *outer = NULL;
 
 	if (!o->tried)
-		load(o, ctx);
+		open_object(o, ctx);
+	if (o->idx)
+		return lookup_index(o->idx, ctx, off, emit, arg);
 	if (!o->mod)
 		return false;
 	for (size_t i = 0; i < o->nsegs; i++) {
@@ -823,7 +978,7 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 	if (!seg)
 		return false;
 	addr = seg->vaddr + (off - seg->off) + o->bias;
-	fs = find_symbol(o, addr);
+	fs = kp_symidx_find_symbol(o->syms, o->nsyms, addr);
 	if (!ctx->no_inline || !fs) {
 		Dwarf_Addr dwbias;
 		Dwarf *dw = get_dwarf(o, &dwbias);
@@ -836,7 +991,7 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 	/* the symbol names the function (as perf does, "foo.cold" included);
 	 * DWARF only when there is no symbol */
 	if (fs) {
-		outer = kp_demangle(fs->name, ctx->full_names);
+		outer = kp_demangle(o->sym_names + fs->name, ctx->full_names);
 	} else if (nchain && !chain[nchain - 1]->inlined) {
 		const char *n = kp_dwscope_name(chain[nchain - 1], ctx->full_names);
 

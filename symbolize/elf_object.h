@@ -19,22 +19,29 @@ struct kp_elf_ctx {
 	Dwfl_Callbacks callbacks; /* standard find_debuginfo on debuginfo_path */
 	char *debuginfo_path;	  /* ":.debug:/usr/lib/debug[:DIR...]" */
 	bool no_inline, full_names;
+	char *symidx_dir; /* where builds' symbol indexes are kept (symidx.h), or NULL */
+	unsigned nindexes_loaded, nindexes_saved;
 	struct kp_sym_notelist *notes; /* where to say a file has no symbols, may be NULL */
 	size_t stripped_slot;	       /* the one note about stripped files */
 	unsigned nstripped;
 	char *stripped_names[3]; /* the first few, for that note */
 };
 
+/* cache_dir: kprof's cache directory (symbol indexes go in its symbols/),
+ * or NULL to keep none. */
 void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
-		     bool full_names);
+		     bool full_names, const char *cache_dir);
 void kp_elf_ctx_fini(struct kp_elf_ctx *ctx);
 
 struct kp_elfobj;
 
 /* Takes ownership of fd. name is for messages ("/usr/lib/libc.so.6",
  * "[vdso]"); debug_path is where debuglink lookups start (a path in our
- * namespace, may be NULL). Returns a new object; free with kp_elfobj_free. */
-struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path);
+ * namespace, may be NULL); the build-id (may be empty) names the file's
+ * symbol index in the cache. Returns a new object; free with
+ * kp_elfobj_free. */
+struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path,
+				const uint8_t *build_id, size_t build_id_len);
 void kp_elfobj_free(struct kp_elfobj *o);
 
 /* Reads the GNU build-id note of the ELF file fd into buf; returns its
@@ -46,8 +53,10 @@ size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap);
 typedef void (*kp_elf_emit_fn)(void *arg, const char *name, bool inlined);
 
 /* Names the code at file offset off. Returns true when a symbol was found
- * (frames emitted), false when nothing names it (nothing emitted). Loads
- * the file, its symbols and its debuginfo on first use. */
+ * (frames emitted), false when nothing names it (nothing emitted). On
+ * first use, loads the build's symbol index from the cache, else the file,
+ * its symbols and its debuginfo (then indexing the build when the cache is
+ * on and it has DWARF). */
 bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 		      kp_elf_emit_fn emit, void *arg);
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/cachefile.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
 
@@ -121,14 +122,6 @@ void kp_ksymcache_free(struct kp_ksymcache *c)
 	free(c);
 }
 
-/* Ours and private: a regular file or directory owned by us that nobody
- * else can write. */
-static bool trusted(const struct stat *st, mode_t type)
-{
-	return (st->st_mode & S_IFMT) == type && st->st_uid == geteuid() &&
-	       !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 /* Does /proc/kallsyms show this user addresses now? kptr_restrict may have
  * been raised since the copy was made; the first line (a page of the
  * kernel's formatting) tells. */
@@ -151,18 +144,10 @@ static bool addresses_shown(void)
 int kp_ksymcache_open(const struct kp_ksymcache *c)
 {
 	struct stat st;
-	int fd;
 
 	if (!addresses_shown())
 		return -1;
-	fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || !trusted(&st, S_IFREG) || st.st_size == 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return kp_cachefile_open(c->path, &st);
 }
 
 bool kp_ksymcache_stable(const struct kp_ksymcache *c, const struct kp_kallsyms *ks, uint64_t addr)
@@ -175,39 +160,11 @@ bool kp_ksymcache_stable(const struct kp_ksymcache *c, const struct kp_kallsyms 
 	return false;
 }
 
-/* Makes dir (and its parent, e.g. ~/.cache) when missing; true when it is
- * then a directory we trust. */
-static bool make_dir(const char *dir)
-{
-	struct stat st;
-	char *parent = kp_xstrdup(dir), *slash = strrchr(parent, '/');
-
-	if (slash && slash != parent) {
-		*slash = '\0';
-		if (mkdir(parent, 0700) != 0 && errno != EEXIST) {
-			free(parent);
-			return false;
-		}
-	}
-	free(parent);
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return false;
-	return lstat(dir, &st) == 0 && trusted(&st, S_IFDIR);
-}
-
 int kp_ksymcache_begin(struct kp_ksymcache *c)
 {
-	int fd;
-
-	if (c->tmp || !make_dir(c->dir))
+	if (c->tmp)
 		return -1;
-	c->tmp = kp_xasprintf("%s/.kallsyms-XXXXXX", c->dir);
-	fd = mkostemp(c->tmp, O_CLOEXEC); /* mode 0600 */
-	if (fd < 0) {
-		free(c->tmp);
-		c->tmp = NULL;
-	}
-	return fd;
+	return kp_cachefile_begin(c->dir, "kallsyms", &c->tmp);
 }
 
 /* Removes the copies made for other boots or module lists. */
@@ -230,12 +187,6 @@ void kp_ksymcache_commit(struct kp_ksymcache *c, int fd, bool ok)
 {
 	if (fd < 0 || !c->tmp)
 		return;
-	if (close(fd) != 0)
-		ok = false;
-	if (ok && rename(c->tmp, c->path) == 0)
+	if (kp_cachefile_commit(&c->tmp, fd, ok, c->path))
 		remove_others(c);
-	else
-		unlink(c->tmp);
-	free(c->tmp);
-	c->tmp = NULL;
 }

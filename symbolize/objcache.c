@@ -254,7 +254,7 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	if (o->build_id_len && (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0)) {
 		close(fd);
 	} else {
-		o->elf = kp_elfobj_new(fd, o->path, dpath);
+		o->elf = kp_elfobj_new(fd, o->path, dpath, o->build_id, o->build_id_len);
 	}
 	free(dpath);
 }
@@ -310,7 +310,7 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 		add_file(oc, &k, id);
 		o = &oc->objs[id - 1];
 		if (!o->elf && fd >= 0)
-			o->elf = kp_elfobj_new(fd, o->path, dpath);
+			o->elf = kp_elfobj_new(fd, o->path, dpath, o->build_id, o->build_id_len);
 		else if (fd >= 0)
 			close(fd);
 		free(dpath);
@@ -325,7 +325,7 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 	o->build_id_len = bid_len;
 	memcpy(o->build_id, bid, bid_len);
 	if (fd >= 0)
-		o->elf = kp_elfobj_new(fd, o->path, dpath);
+		o->elf = kp_elfobj_new(fd, o->path, dpath, o->build_id, o->build_id_len);
 	free(dpath);
 	if (bid_len)
 		kp_idmap_put(&oc->by_build_id, kp_hash_bytes(bid, bid_len, 0x6b70), id);

@@ -55,7 +55,7 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 		opts = &none;
 	kp_elf_ctx_init(&sym->elf, opts->debuginfo_dirs,
 			opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
-			opts->full_names);
+			opts->full_names, opts->cache_dir);
 	sym->elf.notes = &sym->notes;
 	sym->kallsyms_path = kp_xstrdup(KP_PROC_KALLSYMS);
 	sym->cache_dir = opts->cache_dir ? kp_xstrdup(opts->cache_dir) : NULL;
@@ -353,6 +353,8 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 {
 	*st = sym->stats;
 	st->jit_bad_lines = kp_jittab_bad_lines(sym->jits);
+	st->indexes_loaded = sym->elf.nindexes_loaded;
+	st->indexes_saved = sym->elf.nindexes_saved;
 }
 
 const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)

@@ -27,8 +27,9 @@ struct kp_sym_options {
 	bool full_names;		   /* --full-names: keep demangled parameter lists */
 	const char *const *debuginfo_dirs; /* --debuginfo-dir, may be NULL */
 	size_t n_debuginfo_dirs;
-	/* where a copy of /proc/kallsyms is kept for the running boot
-	 * (symbolize/ksymcache.h), NULL for none */
+	/* kprof's cache directory, NULL for none: a copy of /proc/kallsyms
+	 * for the running boot (symbolize/ksymcache.h) and the symbol index
+	 * of each build with DWARF, by build-id (symbolize/symidx.h) */
 	const char *cache_dir;
 };
 
@@ -111,10 +112,12 @@ bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct 
 void kp_sym_frames_fini(struct kp_sym_frames *f);
 
 struct kp_sym_stats {
-	uint64_t resolved[4];	/* by enum kp_loc_kind: distinct locations named */
-	uint64_t unresolved[4]; /* by enum kp_loc_kind: distinct locations left [unknown] */
-	uint64_t jit_bad_lines; /* malformed perf-map lines skipped */
-	bool kptr_restricted;	/* kallsyms addresses hidden: kernel shown as [kernel] */
+	uint64_t resolved[4];	 /* by enum kp_loc_kind: distinct locations named */
+	uint64_t unresolved[4];	 /* by enum kp_loc_kind: distinct locations left [unknown] */
+	uint64_t jit_bad_lines;	 /* malformed perf-map lines skipped */
+	bool kptr_restricted;	 /* kallsyms addresses hidden: kernel shown as [kernel] */
+	unsigned indexes_loaded; /* builds named from their index in the cache */
+	unsigned indexes_saved;	 /* builds indexed and saved to the cache this run */
 };
 void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st);
 

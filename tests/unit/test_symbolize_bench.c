@@ -115,23 +115,73 @@ static void our_chain(struct kp_symbolizer *sym, uint32_t obj, uint64_t off, cha
 		len += (size_t)snprintf(buf + len, size - len, "%s\n", f.frames[i].name);
 }
 
+/* Compares kprof's chain with addr2line's output (file out, for the
+ * addresses list) at every address; counts the equal ones and those with
+ * inline frames. */
+static void compare_with_addr2line(const struct kp_sym_options *opts, const char *bin,
+				   const struct seg *segs, size_t nsegs, const uint64_t *list,
+				   const char *out, size_t *nsame, size_t *ninline,
+				   struct kp_sym_stats *st)
+{
+	char line[1024], expect[4096], got[4096];
+	struct kp_sym_mapping m = {.path = bin};
+	struct kp_symbolizer *sym = kp_sym_new(opts);
+	uint32_t obj = kp_sym_object_get(sym, &m);
+	FILE *fp = fopen(out, "r");
+
+	*nsame = *ninline = 0;
+	expect[0] = '\0';
+	for (size_t i = 0; fp;) {
+		bool eof = !fgets(line, sizeof(line), fp);
+
+		if (eof || strncmp(line, "0x", 2) == 0) {
+			if (i > 0) {
+				uint64_t off = 0;
+
+				to_off(segs, nsegs, list[i - 1], &off);
+				our_chain(sym, obj, off, got, sizeof(got));
+				if (strcmp(got, expect) == 0)
+					(*nsame)++;
+				else if (i - *nsame <= 10)
+					fprintf(stderr, "at %#llx:\n  addr2line: %s  kprof: %s\n",
+						(unsigned long long)list[i - 1], expect, got);
+				if (strchr(expect, '\n') != strrchr(expect, '\n'))
+					(*ninline)++;
+			}
+			if (eof)
+				break;
+			expect[0] = '\0';
+			i++;
+			continue;
+		}
+		/* function names are every other line: name, file:line */
+		if (strncmp(line, "??:", 3) == 0 || (line[0] == '/' && strchr(line, ':')))
+			continue;
+		strncat(expect, line, sizeof(expect) - strlen(expect) - 1);
+	}
+	if (fp)
+		fclose(fp);
+	kp_sym_stats(sym, st);
+	kp_sym_free(sym);
+}
+
 /* Every instruction-ish address in the fixture's functions: kprof's chain
- * equals addr2line's. */
+ * equals addr2line's, without the cache, while indexing the build (cold)
+ * and from the saved index (warm). */
 static void test_agreement(void)
 {
-	char bin[256], addrs[256], out[256], line[1024], expect[4096], got[4096];
-	struct kp_symbolizer *sym;
+	static const char *const modes[] = {"no cache", "cold cache", "warm cache"};
+	char bin[256], addrs[256], out[256], cache[256];
 	struct fn *fns;
 	struct seg segs[16];
 	size_t nfns, nsegs, naddr = 0, ninline = 0, nsame = 0;
 	uint64_t *list = NULL;
 	FILE *fp;
-	uint32_t obj;
-	struct kp_sym_mapping m = {0};
 
 	snprintf(bin, sizeof(bin), "%s/inl", tmp);
 	snprintf(addrs, sizeof(addrs), "%s/addrs", tmp);
 	snprintf(out, sizeof(out), "%s/a2l", tmp);
+	snprintf(cache, sizeof(cache), "%s/agree-cache", tmp);
 	if (kp_test_sh("command -v addr2line >/dev/null") != 0) {
 		printf("skip test_agreement: no addr2line\n");
 		return;
@@ -155,47 +205,19 @@ static void test_agreement(void)
 		fclose(fp);
 	CHECK(naddr > 100);
 	CHECK_EQ_INT(kp_test_sh("addr2line -a -f -i -e %s < %s > %s", bin, addrs, out), 0);
+	for (int mode = 0; mode < 3; mode++) {
+		struct kp_sym_options opts = {.cache_dir = mode ? cache : NULL};
+		struct kp_sym_stats st;
 
-	m.path = bin;
-	sym = kp_sym_new(NULL);
-	obj = kp_sym_object_get(sym, &m);
-	fp = fopen(out, "r");
-	expect[0] = '\0';
-	for (size_t i = 0; fp;) {
-		bool eof = !fgets(line, sizeof(line), fp);
-
-		if (eof || strncmp(line, "0x", 2) == 0) {
-			if (i > 0) {
-				uint64_t off = 0;
-
-				to_off(segs, nsegs, list[i - 1], &off);
-				our_chain(sym, obj, off, got, sizeof(got));
-				if (strcmp(got, expect) == 0)
-					nsame++;
-				else if (i - nsame <= 10)
-					fprintf(stderr, "at %#llx:\n  addr2line: %s  kprof: %s\n",
-						(unsigned long long)list[i - 1], expect, got);
-				if (strchr(expect, '\n') != strrchr(expect, '\n'))
-					ninline++;
-			}
-			if (eof)
-				break;
-			expect[0] = '\0';
-			i++;
-			continue;
-		}
-		/* function names are every other line: name, file:line */
-		if (strncmp(line, "??:", 3) == 0 || (line[0] == '/' && strchr(line, ':')))
-			continue;
-		strncat(expect, line, sizeof(expect) - strlen(expect) - 1);
+		compare_with_addr2line(&opts, bin, segs, nsegs, list, out, &nsame, &ninline, &st);
+		printf("agreement with addr2line, %s: %zu of %zu addresses (%zu with inline "
+		       "frames)\n",
+		       modes[mode], nsame, naddr, ninline);
+		CHECK_EQ_INT(nsame, naddr);
+		CHECK(ninline > 10);
+		CHECK_EQ_INT(st.indexes_saved, mode == 1);
+		CHECK_EQ_INT(st.indexes_loaded, mode == 2);
 	}
-	if (fp)
-		fclose(fp);
-	printf("agreement with addr2line: %zu of %zu addresses (%zu with inline frames)\n", nsame,
-	       naddr, ninline);
-	CHECK_EQ_INT(nsame, naddr);
-	CHECK(ninline > 10);
-	kp_sym_free(sym);
 	free(list);
 	free(fns);
 }
@@ -258,7 +280,10 @@ static void bench(void)
 	size_t k = 0;
 	unsigned long cluster;
 	FILE *fp;
-	double t0, c0, ours, ours_cpu, a2l, a2l_cpu, eu, eu_cpu;
+	double t0, c0, ours[3], ours_cpu[3], a2l, a2l_cpu, eu, eu_cpu;
+	static const char *const mode_names[3] = {"kprof --no-cache", "kprof, cold cache",
+						  "kprof, warm cache"};
+	char cache[128], idx_size[128], frames0[64], frames1[64];
 	struct kp_symbolizer *sym;
 	struct kp_sym_frames f = {0};
 	struct kp_sym_mapping m = {0};
@@ -325,23 +350,41 @@ static void bench(void)
 		fclose(fp);
 	free(vaddrs);
 
-	c0 = cpu_self();
-	t0 = now();
-	sym = kp_sym_new(&opts);
-	m.path = bin;
-	obj = kp_sym_object_get(sym, &m);
-	for (size_t i = 0; i < n; i++) {
-		struct kp_loc loc = {.addr = offs[i], .obj = obj, .kind = KP_LOC_USER};
+	/* kprof three ways: no cache (DWARF read lazily, as with --no-cache),
+	 * a cold cache (the build is read and indexed whole, the index saved),
+	 * a warm one (the index of the run before read back) */
+	snprintf(cache, sizeof(cache), "%s/cache", tmp);
+	for (int mode = 0; mode < 3; mode++) {
+		opts.cache_dir = mode ? cache : NULL;
+		nframes = ninline = nunknown = 0;
+		c0 = cpu_self();
+		t0 = now();
+		sym = kp_sym_new(&opts);
+		m.path = bin;
+		obj = kp_sym_object_get(sym, &m);
+		for (size_t i = 0; i < n; i++) {
+			struct kp_loc loc = {.addr = offs[i], .obj = obj, .kind = KP_LOC_USER};
 
-		if (!kp_sym_resolve(sym, &loc, &f))
-			nunknown++;
-		nframes += f.n;
-		ninline += f.n - 1;
+			if (!kp_sym_resolve(sym, &loc, &f))
+				nunknown++;
+			nframes += f.n;
+			ninline += f.n - 1;
+		}
+		kp_sym_free(sym);
+		ours[mode] = now() - t0;
+		ours_cpu[mode] = cpu_self() - c0;
+		if (mode == 0)
+			snprintf(frames0, sizeof(frames0), "%zu %zu %zu", nframes, ninline,
+				 nunknown);
+		else
+			snprintf(frames1, sizeof(frames1), "%zu %zu %zu", nframes, ninline,
+				 nunknown);
+		CHECK(mode == 0 || strcmp(frames0, frames1) == 0);
 	}
-	kp_sym_free(sym);
-	ours = now() - t0;
-	ours_cpu = cpu_self() - c0;
 	kp_sym_frames_fini(&f);
+	snprintf(idx_size, sizeof(idx_size), "%s/idx-size", tmp);
+	kp_test_sh("du -k %s/symbols | awk '{print \"symbol index: \" $1 \" KiB\"}' > %s", cache,
+		   idx_size);
 
 	a2l = a2l_cpu = eu = eu_cpu = -1;
 	if (!getenv("KP_BENCH_ONLY_KPROF")) {
@@ -353,15 +396,28 @@ static void bench(void)
 		printf(")\n");
 	printf("addresses: %zu distinct (%s), %zu frames (%zu inline), %zu unresolved\n", n,
 	       cluster > 1 ? "clustered" : "spread over all functions", nframes, ninline, nunknown);
-	printf("%-14s %10s %10s   %s\n", "tool", "wall ms", "cpu ms",
-	       "kprof faster by (wall, cpu)");
-	printf("%-14s %10.1f %10.1f\n", "kprof", ours * 1e3, ours_cpu * 1e3);
+	printf("%-22s %10s %10s   %s\n", "tool", "wall ms", "cpu ms", "kprof faster by");
+	printf("%-22s %10s %10s   %s\n", "", "", "", "cold cache / no cache / warm cache");
+	for (int mode = 0; mode < 3; mode++)
+		printf("%-22s %10.1f %10.1f\n", mode_names[mode], ours[mode] * 1e3,
+		       ours_cpu[mode] * 1e3);
 	if (a2l >= 0)
-		printf("%-14s %10.1f %10.1f   %.1fx, %.1fx\n", "addr2line", a2l * 1e3,
-		       a2l_cpu * 1e3, a2l / ours, a2l_cpu / ours_cpu);
+		printf("%-22s %10.1f %10.1f   %.1fx / %.1fx / %.1fx (cpu)\n", "addr2line",
+		       a2l * 1e3, a2l_cpu * 1e3, a2l_cpu / ours_cpu[1], a2l_cpu / ours_cpu[0],
+		       a2l_cpu / ours_cpu[2]);
 	if (eu >= 0)
-		printf("%-14s %10.1f %10.1f   %.1fx, %.1fx\n", "eu-addr2line", eu * 1e3,
-		       eu_cpu * 1e3, eu / ours, eu_cpu / ours_cpu);
+		printf("%-22s %10.1f %10.1f   %.1fx / %.1fx / %.1fx (cpu)\n", "eu-addr2line",
+		       eu * 1e3, eu_cpu * 1e3, eu_cpu / ours_cpu[1], eu_cpu / ours_cpu[0],
+		       eu_cpu / ours_cpu[2]);
+	{
+		char line[128] = "";
+		FILE *sz = fopen(idx_size, "r");
+
+		if (sz && fgets(line, sizeof(line), sz))
+			printf("%s", line);
+		if (sz)
+			fclose(sz);
+	}
 	free(offs);
 	free(fns);
 }

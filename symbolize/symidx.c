@@ -1,0 +1,448 @@
+#include "symbolize/symidx.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "symbolize/dwarf_index.h"
+#include "util/cachefile.h"
+#include "util/search.h"
+#include "util/strtab.h"
+#include "util/xalloc.h"
+
+/* The file: a header, then the arrays in this order, each 8-aligned, then
+ * the strings (offset 0 means "no string"). Native byte order: the index
+ * is only ever read on the machine that wrote it, and the order mark
+ * rejects anything else. */
+#define SYMIDX_MAGIC   "KPSYMIDX"
+#define SYMIDX_VERSION 1
+#define SYMIDX_ORDER   0x01020304u
+
+struct header {
+	char magic[8];
+	uint32_t version, order;
+	uint64_t file_size;
+	uint8_t build_id[64];
+	uint32_t build_id_len, reserved;
+	uint64_t bias, dw_bias;
+	uint64_t nsegs, nsyms, nscopes, npieces, strings_size;
+};
+
+struct scope {
+	int32_t parent;
+	uint32_t link, plain;
+	uint8_t inlined, qualified, pad[2];
+};
+
+struct piece {
+	uint64_t lo, hi;
+	uint32_t scope, pad;
+};
+
+struct kp_symidx {
+	const uint8_t *base; /* the block: mapped (mapped_size) or heap */
+	size_t size, mapped_size;
+	const struct header *h;
+	const struct kp_symidx_seg *segs;
+	const struct kp_symidx_sym *syms;
+	const struct scope *scopes;
+	const struct piece *pieces;
+	const char *strings;
+};
+
+#define ALIGN8(n) (((n) + 7) & ~(size_t)7)
+
+/* Where each array starts, from the counts; false when they overflow or
+ * do not add up to size. */
+static bool layout(struct kp_symidx *x, const struct header *h, size_t size)
+{
+	const uint64_t limit = (uint64_t)1 << 40;
+	size_t at = ALIGN8(sizeof(*h));
+
+	if (h->nsegs > 64 || h->nsyms > limit / sizeof(*x->syms) ||
+	    h->nscopes > limit / sizeof(*x->scopes) || h->npieces > limit / sizeof(*x->pieces) ||
+	    h->strings_size > limit)
+		return false;
+	x->segs = (const void *)(x->base + at);
+	at += ALIGN8(h->nsegs * sizeof(*x->segs));
+	x->syms = (const void *)(x->base + at);
+	at += ALIGN8(h->nsyms * sizeof(*x->syms));
+	x->scopes = (const void *)(x->base + at);
+	at += ALIGN8(h->nscopes * sizeof(*x->scopes));
+	x->pieces = (const void *)(x->base + at);
+	at += ALIGN8(h->npieces * sizeof(*x->pieces));
+	x->strings = (const char *)(x->base + at);
+	at += h->strings_size;
+	x->h = h;
+	x->size = size;
+	return at == size && h->file_size == size;
+}
+
+/* Every check a damaged file could fail: string offsets inside the
+ * strings (which end with a NUL), symbols and pieces sorted, pieces
+ * disjoint, scopes pointing to earlier scopes. */
+static bool valid(const struct kp_symidx *x)
+{
+	const struct header *h = x->h;
+	uint64_t ns = h->strings_size;
+
+	if (ns < 1 || x->strings[0] != '\0' || x->strings[ns - 1] != '\0')
+		return false;
+	for (size_t i = 0; i < h->nsyms; i++) {
+		const struct kp_symidx_sym *s = &x->syms[i];
+
+		if (s->name >= ns || (i && s->addr <= x->syms[i - 1].addr))
+			return false;
+	}
+	for (size_t i = 0; i < h->nscopes; i++) {
+		const struct scope *s = &x->scopes[i];
+
+		if (s->link >= ns || s->plain >= ns || s->parent < -1 || s->parent >= (int64_t)i)
+			return false;
+	}
+	for (size_t i = 0; i < h->npieces; i++) {
+		const struct piece *p = &x->pieces[i];
+
+		if (p->lo >= p->hi || p->scope >= h->nscopes || (i && p->lo < x->pieces[i - 1].hi))
+			return false;
+	}
+	return true;
+}
+
+/* Appends n bytes of p to the block at *at (the block is sized already). */
+static void put(uint8_t *block, size_t *at, const void *p, size_t n)
+{
+	if (n)
+		memcpy(block + *at, p, n);
+	*at = ALIGN8(*at + n);
+}
+
+struct strings {
+	struct kp_strtab *ids;
+	uint32_t *offs; /* by id */
+	size_t noffs, cap;
+	char *v;
+	size_t len, vcap;
+};
+
+/* The offset of s in the strings, added once; 0 for NULL. */
+static uint32_t string_off(struct strings *st, const char *s)
+{
+	size_t len;
+	uint32_t id;
+
+	if (!s)
+		return 0;
+	len = strlen(s);
+	id = kp_strtab_intern(st->ids, s, len);
+	if (id < st->noffs)
+		return st->offs[id];
+	kp_xgrow(&st->offs, &st->cap, (size_t)id + 1, sizeof(*st->offs));
+	kp_xgrow(&st->v, &st->vcap, st->len + len + 1, 1);
+	st->offs[id] = (uint32_t)st->len;
+	st->noffs = (size_t)id + 1;
+	memcpy(st->v + st->len, s, len + 1);
+	st->len += len + 1;
+	return st->offs[id];
+}
+
+struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
+{
+	struct kp_symidx *x = kp_xcalloc(1, sizeof(*x));
+	struct strings st = {.ids = kp_strtab_new()};
+	size_t nscopes = in->dwarf ? in->dwarf->nscopes : 0;
+	size_t npieces = in->dwarf ? in->dwarf->npieces : 0;
+	struct kp_symidx_sym *syms = kp_xmalloc((in->nsyms + 1) * sizeof(*syms));
+	struct scope *scopes = kp_xcalloc(nscopes + 1, sizeof(*scopes));
+	struct piece *pieces = kp_xcalloc(npieces + 1, sizeof(*pieces));
+	struct header h = {.version = SYMIDX_VERSION, .order = SYMIDX_ORDER};
+	size_t at = 0, size;
+	uint8_t *block;
+
+	kp_xgrow(&st.v, &st.vcap, 1, 1);
+	st.v[st.len++] = '\0'; /* offset 0: no string */
+	for (size_t i = 0; i < in->nsyms; i++) {
+		syms[i] = in->syms[i];
+		syms[i].name = string_off(&st, in->sym_strings + in->syms[i].name);
+		syms[i].rank = 0;
+	}
+	for (size_t i = 0; i < nscopes; i++) {
+		const struct kp_dwflat_scope *s = &in->dwarf->scopes[i];
+
+		scopes[i] = (struct scope){.parent = s->parent,
+					   .link = string_off(&st, s->link),
+					   .plain = string_off(&st, s->plain),
+					   .inlined = s->inlined,
+					   .qualified = s->qualified};
+	}
+	for (size_t i = 0; i < npieces; i++) {
+		const struct kp_dwflat_piece *p = &in->dwarf->pieces[i];
+
+		pieces[i] = (struct piece){.lo = p->lo, .hi = p->hi, .scope = p->scope};
+	}
+	memcpy(h.magic, SYMIDX_MAGIC, 8);
+	h.build_id_len = (uint32_t)(in->build_id_len < 64 ? in->build_id_len : 64);
+	memcpy(h.build_id, in->build_id, h.build_id_len);
+	h.bias = in->bias;
+	h.dw_bias = in->dw_bias;
+	h.nsegs = in->nsegs;
+	h.nsyms = in->nsyms;
+	h.nscopes = nscopes;
+	h.npieces = npieces;
+	h.strings_size = st.len;
+	size = ALIGN8(sizeof(h)) + ALIGN8(in->nsegs * sizeof(*in->segs)) +
+	       ALIGN8(in->nsyms * sizeof(*syms)) + ALIGN8(nscopes * sizeof(*scopes)) +
+	       ALIGN8(npieces * sizeof(*pieces)) + st.len;
+	h.file_size = size;
+	block = kp_xcalloc(1, size);
+	put(block, &at, &h, sizeof(h));
+	put(block, &at, in->segs, in->nsegs * sizeof(*in->segs));
+	put(block, &at, syms, in->nsyms * sizeof(*syms));
+	put(block, &at, scopes, nscopes * sizeof(*scopes));
+	put(block, &at, pieces, npieces * sizeof(*pieces));
+	memcpy(block + at, st.v, st.len);
+	x->base = block;
+	layout(x, (const struct header *)block, size);
+	free(syms);
+	free(scopes);
+	free(pieces);
+	free(st.v);
+	free(st.offs);
+	kp_strtab_free(st.ids);
+	return x;
+}
+
+/* dir/HEX-OF-BUILD-ID, a new heap string. */
+static char *index_path(const char *dir, const uint8_t *id, size_t len)
+{
+	char hex[2 * 64 + 1];
+
+	for (size_t i = 0; i < len && i < 64; i++) {
+		hex[2 * i] = "0123456789abcdef"[id[i] >> 4];
+		hex[2 * i + 1] = "0123456789abcdef"[id[i] & 15];
+	}
+	hex[2 * (len < 64 ? len : 64)] = '\0';
+	return kp_xasprintf("%s/%s", dir, hex);
+}
+
+struct kp_symidx *kp_symidx_load(const char *dir, const uint8_t *build_id, size_t len)
+{
+	struct kp_symidx *x;
+	const struct header *h;
+	struct stat st;
+	char *path;
+	void *p;
+	int fd;
+
+	if (!dir || !len || len > 64)
+		return NULL;
+	path = index_path(dir, build_id, len);
+	fd = kp_cachefile_open(path, &st);
+	free(path);
+	if (fd < 0)
+		return NULL;
+	if ((uint64_t)st.st_size < sizeof(*h) || (uint64_t)st.st_size > ((uint64_t)1 << 40)) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (p != MAP_FAILED && time(NULL) - st.st_mtime > 24 * 3600)
+		futimens(fd, NULL); /* used: the last to be pruned */
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	x = kp_xcalloc(1, sizeof(*x));
+	x->base = p;
+	x->mapped_size = (size_t)st.st_size;
+	h = p;
+	if (memcmp(h->magic, SYMIDX_MAGIC, 8) != 0 || h->version != SYMIDX_VERSION ||
+	    h->order != SYMIDX_ORDER || h->build_id_len != len ||
+	    memcmp(h->build_id, build_id, len) != 0 || !layout(x, h, (size_t)st.st_size) ||
+	    !valid(x)) {
+		kp_symidx_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* The directory is kept under a size: when a new index takes it over, the
+ * indexes used least recently (by mtime, refreshed when read on a later
+ * day) are removed until it is under three quarters of it. */
+#define SYMIDX_DIR_MAX ((uint64_t)512 << 20)
+
+struct dirent_age {
+	time_t mtime;
+	uint64_t size;
+	char name[2 * 64 + 1];
+};
+
+static int age_cmp(const void *pa, const void *pb)
+{
+	const struct dirent_age *a = pa, *b = pb;
+
+	return a->mtime < b->mtime ? -1 : a->mtime > b->mtime;
+}
+
+static void prune(const char *dir, const char *keep)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct dirent_age *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+		size_t len = strlen(e->d_name);
+
+		/* only names of indexes (hex), never ours being written */
+		if (len < 2 || len > 128 || strspn(e->d_name, "0123456789abcdef") != len ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		total += (uint64_t)st.st_size;
+		if (strcmp(e->d_name, keep) == 0)
+			continue;
+		kp_xgrow(&v, &cap, n + 1, sizeof(*v));
+		v[n].mtime = st.st_mtime;
+		v[n].size = (uint64_t)st.st_size;
+		memcpy(v[n].name, e->d_name, len + 1);
+		n++;
+	}
+	if (total > SYMIDX_DIR_MAX) {
+		qsort(v, n, sizeof(*v), age_cmp);
+		for (size_t i = 0; i < n && total > SYMIDX_DIR_MAX / 4 * 3; i++)
+			if (unlinkat(dirfd(d), v[i].name, 0) == 0)
+				total -= v[i].size;
+	}
+	free(v);
+	closedir(d);
+}
+
+bool kp_symidx_save(const struct kp_symidx *x, const char *dir)
+{
+	char *tmp, *path;
+	size_t done = 0;
+	bool ok = true;
+	int fd = kp_cachefile_begin(dir, "symidx", &tmp);
+
+	if (fd < 0)
+		return false;
+	while (done < x->size) {
+		ssize_t n = write(fd, x->base + done, x->size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ok = false;
+			break;
+		}
+		done += (size_t)n;
+	}
+	path = index_path(dir, x->h->build_id, x->h->build_id_len);
+	ok = kp_cachefile_commit(&tmp, fd, ok, path);
+	if (ok)
+		prune(dir, strrchr(path, '/') + 1);
+	free(path);
+	return ok;
+}
+
+void kp_symidx_free(struct kp_symidx *x)
+{
+	if (!x)
+		return;
+	if (x->mapped_size)
+		munmap((void *)x->base, x->mapped_size);
+	else
+		free((void *)x->base);
+	free(x);
+}
+
+size_t kp_symidx_size(const struct kp_symidx *x)
+{
+	return x->size;
+}
+
+bool kp_symidx_addr(const struct kp_symidx *x, uint64_t off, uint64_t *addr)
+{
+	for (size_t i = 0; i < x->h->nsegs; i++) {
+		const struct kp_symidx_seg *s = &x->segs[i];
+
+		if (off >= s->off && off - s->off < s->filesz) {
+			*addr = s->vaddr + (off - s->off) + x->h->bias;
+			return true;
+		}
+	}
+	return false;
+}
+
+const struct kp_symidx_sym *kp_symidx_find_symbol(const struct kp_symidx_sym *syms, size_t n,
+						  uint64_t addr)
+{
+	size_t lo = KP_FIRST_ABOVE(syms, n, addr, addr);
+
+	if (lo == 0)
+		return NULL;
+	for (size_t i = lo, steps = 0; i-- > 0 && steps < 16; steps++) {
+		const struct kp_symidx_sym *s = &syms[i];
+
+		if (addr - s->addr < s->size)
+			return s;
+		if (s->size == 0 && i == lo - 1 && addr < s->limit)
+			return s; /* sizeless: up to the next symbol, in its section */
+	}
+	return NULL;
+}
+
+const char *kp_symidx_symbol(const struct kp_symidx *x, uint64_t addr)
+{
+	const struct kp_symidx_sym *s = kp_symidx_find_symbol(x->syms, x->h->nsyms, addr);
+
+	return s ? x->strings + s->name : NULL;
+}
+
+size_t kp_symidx_chain(const struct kp_symidx *x, uint64_t addr, uint32_t *chain, size_t cap)
+{
+	uint64_t dwaddr = addr - x->h->dw_bias;
+	size_t lo = KP_FIRST_ABOVE(x->pieces, x->h->npieces, lo, dwaddr), n = 0;
+	int64_t s;
+
+	if (lo == 0 || dwaddr >= x->pieces[lo - 1].hi)
+		return 0;
+	for (s = x->pieces[lo - 1].scope; s >= 0; s = x->scopes[s].parent) {
+		if (n < cap)
+			chain[n] = (uint32_t)s;
+		n++;
+		if (!x->scopes[s].inlined)
+			break; /* the function holding the inlined instances */
+	}
+	return n;
+}
+
+bool kp_symidx_inlined(const struct kp_symidx *x, uint32_t scope)
+{
+	return x->scopes[scope].inlined;
+}
+
+static char *copy_qualified(void *arg, const char *plain)
+{
+	(void)arg;
+	return kp_xstrdup(plain);
+}
+
+char *kp_symidx_scope_name(const struct kp_symidx *x, uint32_t scope, bool full_names)
+{
+	const struct scope *s = &x->scopes[scope];
+
+	return kp_dwname_pick(s->link ? x->strings + s->link : NULL,
+			      s->plain ? x->strings + s->plain : NULL,
+			      s->qualified ? copy_qualified : NULL, NULL, full_names);
+}

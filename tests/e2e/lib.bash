@@ -3,6 +3,9 @@ set -u
 : "${KPROF:?}" "${KP_WORKLOADS:?}" "${KP_TMP:?}"
 T=$KP_TMP/$(basename "$0" .sh)
 rm -rf "$T" && mkdir -p "$T"
+# kprof's cache (the kallsyms copy, symbol indexes) starts empty in each
+# test and never touches the user's
+export XDG_CACHE_HOME=$T/cache
 fails=0
 passes=0
 

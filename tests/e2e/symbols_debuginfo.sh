@@ -23,10 +23,13 @@ make_stripped() { # dir name
 }
 stack='main;spin_outer;spin_middle;spin_leaf'
 
+# Each run has a cache of its own: the builds indexed by one run (all are
+# spin_fp's build-id) would otherwise name the next run's frames without
+# any debuginfo lookup.
 record() { # name binary [kprof options...]
 	local name=$1 bin=$2
 	shift 2
-	"$KPROF" -F 499 -f folded "$@" -o "$T/$name.folded" -- "$bin" 1 2>"$T/$name.err"
+	XDG_CACHE_HOME=$T/cache-$name "$KPROF" -F 499 -f folded "$@" -o "$T/$name.folded" -- "$bin" 1 2>"$T/$name.err"
 }
 
 named_share() { # name comm -> prints "exact total"
@@ -56,6 +59,17 @@ check "build-id: $stack carries >= 80%" at_least_pct "$exact" "$total" 80
 record bid2 "$T/a/spin_bid" --debuginfo-dir "$T/none" --debuginfo-dir "$T/dbg"
 read -r exact total <<<"$(named_share bid2 spin_bid)"
 check "build-id: found in the second of two --debuginfo-dir ($exact of $total)" at_least_pct "$exact" "$total" 80
+# the run indexed the build (symbols from the debug file, its DWARF) under
+# its build-id: the next run names the frames from the index alone, even
+# with the debug file gone
+check "build-id: the build's index was saved" test -s "$T/cache-bid/kprof/symbols/$bid"
+mv "$T/dbg" "$T/dbg-away"
+XDG_CACHE_HOME=$T/cache-bid "$KPROF" -F 499 -f folded -o "$T/bid_warm.folded" -- "$T/a/spin_bid" 1 2>"$T/bid_warm.err"
+mv "$T/dbg-away" "$T/dbg"
+read -r exact total <<<"$(named_share bid_warm spin_bid)"
+check "build-id, from the saved index with no debug file: $stack carries >= 80% ($exact of $total)" at_least_pct "$exact" "$total" 80
+record bid_nocache "$T/a/spin_bid" --no-cache
+check "--no-cache saves no index" test ! -e "$T/cache-bid_nocache/kprof/symbols"
 
 # (b) by .gnu_debuglink, next to the binary
 make_stripped "$T/b" spin_dl

@@ -222,6 +222,114 @@ static void test_agreement(void)
 	free(fns);
 }
 
+/* All frames of one location as "name/kind;...". */
+static void frames_text(struct kp_symbolizer *sym, uint32_t obj, uint64_t off, char *buf,
+			size_t size)
+{
+	static struct kp_sym_frames f;
+	struct kp_loc loc = {.addr = off, .obj = obj, .kind = KP_LOC_USER};
+	size_t len = 0;
+
+	kp_sym_resolve(sym, &loc, &f);
+	buf[0] = '\0';
+	for (size_t i = 0; i < f.n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s/%d;", f.frames[i].name,
+					(int)f.frames[i].kind);
+}
+
+/* The saved index names every address of bin as reading its DWARF does:
+ * up to 48 addresses in each function, with and without --full-names. */
+static void check_index_equivalence(const char *bin, const char *dbg)
+{
+	struct fn *fns;
+	struct seg segs[16];
+	size_t nfns, nsegs, naddr = 0, nsame = 0, nframes = 0;
+	char cache[256], a[8192], b[8192];
+
+	nfns = read_elf(bin, dbg, &fns, segs, &nsegs);
+	snprintf(cache, sizeof(cache), "%s/equiv-cache", tmp);
+	kp_test_sh("rm -rf %s", cache);
+	for (int full = 0; full < 2; full++) {
+		struct kp_sym_options lazy_opts = {.full_names = full};
+		struct kp_sym_options idx_opts = {.full_names = full, .cache_dir = cache};
+		struct kp_sym_mapping m = {.path = bin};
+		struct kp_symbolizer *lazy = kp_sym_new(&lazy_opts), *idx = kp_sym_new(&idx_opts);
+		uint32_t lobj = kp_sym_object_get(lazy, &m), iobj = kp_sym_object_get(idx, &m);
+		struct kp_sym_stats st;
+
+		for (size_t i = 0; i < nfns; i++) {
+			uint64_t step = fns[i].size / 48 ? fns[i].size / 48 : 1;
+
+			for (uint64_t v = fns[i].vaddr; v < fns[i].vaddr + fns[i].size; v += step) {
+				uint64_t off;
+
+				if (!to_off(segs, nsegs, v, &off))
+					continue;
+				frames_text(lazy, lobj, off, a, sizeof(a));
+				frames_text(idx, iobj, off, b, sizeof(b));
+				naddr++;
+				nframes += (size_t)(strchr(a, ';') ? 1 : 0);
+				if (strcmp(a, b) == 0)
+					nsame++;
+				else if (naddr - nsame <= 5)
+					fprintf(stderr, "%s at %#llx:\n  DWARF: %s\n  index: %s\n",
+						bin, (unsigned long long)v, a, b);
+			}
+		}
+		kp_sym_stats(idx, &st);
+		CHECK_EQ_INT(st.indexes_saved + st.indexes_loaded, 1);
+		kp_sym_free(lazy);
+		kp_sym_free(idx);
+	}
+	printf("index equivalence, %s: %zu of %zu addresses alike\n", bin, nsame, naddr);
+	CHECK(naddr > 100);
+	CHECK_EQ_INT(nsame, naddr);
+	free(fns);
+}
+
+/* The index against libdw on binaries of each language with inlining: C
+ * (the fixture and this test), C++ and Rust, and libc when libc6-dbg is
+ * installed. */
+static void test_index_equivalence(void)
+{
+	const char *fx = getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures";
+	char bin[256], self[512], libc[256] = "", dbg[512] = "";
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	FILE *p;
+
+	snprintf(bin, sizeof(bin), "%s/inl", tmp);
+	if (kp_test_sh("cc -g -O2 -DKP_VARIANT=1 -I%s/sym -o %s %s/sym/inline.c", fx, bin, fx) == 0)
+		check_index_equivalence(bin, NULL);
+	self[len > 0 ? len : 0] = '\0';
+	check_index_equivalence(self, NULL);
+	snprintf(bin, sizeof(bin), "%s/cxx", tmp);
+	if (kp_test_sh("c++ -g -O2 -o %s %s/../workloads/cxx/names.cpp", bin, fx) == 0)
+		check_index_equivalence(bin, NULL);
+	else
+		CHECK(!"C++ workload built");
+	snprintf(bin, sizeof(bin), "%s/rust", tmp);
+	if (kp_test_sh("command -v rustc >/dev/null") == 0) {
+		if (kp_test_sh("rustc -O -g -o %s %s/../workloads/rust/hot.rs 2>/dev/null", bin,
+			       fx) == 0)
+			check_index_equivalence(bin, NULL);
+		else
+			CHECK(!"Rust workload built");
+	} else {
+		printf("skip the Rust build: no rustc\n");
+	}
+	p = popen("f=/lib/x86_64-linux-gnu/libc.so.6; id=$(readelf -n $f 2>/dev/null | awk "
+		  "'/Build ID/{print $3}'); "
+		  "d=/usr/lib/debug/.build-id/${id%${id#??}}/${id#??}.debug; "
+		  "[ -n \"$id\" ] && [ -e $d ] && echo \"$f $d\"",
+		  "r");
+	if (p && fscanf(p, "%255s %511s", libc, dbg) == 2)
+		check_index_equivalence(libc, dbg);
+	else
+		printf("skip libc: no libc6-dbg\n");
+	if (p)
+		pclose(p);
+}
+
 static int u64_cmp(const void *pa, const void *pb)
 {
 	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
@@ -430,8 +538,10 @@ int main(void)
 	alarm(getenv("KP_BENCH") ? 3600 : 300);
 	if (getenv("KP_BENCH"))
 		bench();
-	else
+	else {
 		test_agreement();
+		test_index_equivalence();
+	}
 	kp_test_sh("rm -rf %s", tmp);
 	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
 	return kp_test_failed ? 1 : 0;

@@ -174,7 +174,15 @@ static void walk_die(struct walk *w, Dwarf_Die *die, int parent, int depth)
 			ptrdiff_t off = 0;
 			int root = -1;
 
-			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+			/* code addresses are never inherited, while dwarf_ranges
+			 * looks for them through abstract origins and
+			 * specifications: declarations and abstract instances
+			 * (most subprograms of a unit) are told apart here from
+			 * their abbreviation alone */
+			if (!dwarf_hasattr(&child, DW_AT_low_pc) &&
+			    !dwarf_hasattr(&child, DW_AT_ranges))
+				off = -1;
+			while (off >= 0 && (off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
 				if (hi <= lo)
 					continue;
 				if (me == parent) {

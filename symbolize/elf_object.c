@@ -864,7 +864,8 @@ static uint64_t dwarf_info_size(Dwarf *dw)
  * writes an index and one that reads it name every address alike. Only
  * builds with DWARF are indexed: their ELF symbols alone are read in a
  * millisecond or two, and a build indexed without its debuginfo would
- * stay that way after the debuginfo is installed. */
+ * stay that way after the debuginfo is installed. When: see
+ * kp_symidx_seen. */
 static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
 	Dwarf_Addr dwbias;
@@ -895,7 +896,7 @@ static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 }
 
 /* The index saved by an earlier run, else the file read with libdw (and
- * indexed, when the cache is on). */
+ * indexed, when the cache is on and an earlier run needed its DWARF). */
 static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
 	if (ctx->symidx_dir && o->build_id_len) {
@@ -909,7 +910,8 @@ static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 			return;
 		}
 	}
-	if (load(o, ctx) && ctx->symidx_dir && o->build_id_len && !ctx->no_inline)
+	if (load(o, ctx) && ctx->symidx_dir && o->build_id_len && !ctx->no_inline &&
+	    kp_symidx_seen(ctx->symidx_dir, o->build_id, o->build_id_len))
 		build_index(o, ctx);
 }
 
@@ -983,8 +985,13 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 		Dwarf_Addr dwbias;
 		Dwarf *dw = get_dwarf(o, &dwbias);
 
-		if (!o->dwidx)
+		if (!o->dwidx) {
 			o->dwidx = kp_dwidx_new();
+			/* the next run that needs this DWARF indexes it */
+			if (dw && ctx->symidx_dir && o->build_id_len &&
+			    !kp_symidx_seen(ctx->symidx_dir, o->build_id, o->build_id_len))
+				kp_symidx_mark_seen(ctx->symidx_dir, o->build_id, o->build_id_len);
+		}
 		if (dw)
 			nchain = kp_dwidx_chain(o->dwidx, dw, addr - dwbias, &chain);
 	}

@@ -218,8 +218,8 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 	return x;
 }
 
-/* dir/HEX-OF-BUILD-ID, a new heap string. */
-static char *index_path(const char *dir, const uint8_t *id, size_t len)
+/* dir/HEX-OF-BUILD-ID + suffix, a new heap string. */
+static char *index_path(const char *dir, const uint8_t *id, size_t len, const char *suffix)
 {
 	char hex[2 * 64 + 1];
 
@@ -228,7 +228,7 @@ static char *index_path(const char *dir, const uint8_t *id, size_t len)
 		hex[2 * i + 1] = "0123456789abcdef"[id[i] & 15];
 	}
 	hex[2 * (len < 64 ? len : 64)] = '\0';
-	return kp_xasprintf("%s/%s", dir, hex);
+	return kp_xasprintf("%s/%s%s", dir, hex, suffix);
 }
 
 struct kp_symidx *kp_symidx_load(const char *dir, const uint8_t *build_id, size_t len)
@@ -242,7 +242,7 @@ struct kp_symidx *kp_symidx_load(const char *dir, const uint8_t *build_id, size_
 
 	if (!dir || !len || len > 64)
 		return NULL;
-	path = index_path(dir, build_id, len);
+	path = index_path(dir, build_id, len, "");
 	fd = kp_cachefile_open(path, &st);
 	free(path);
 	if (fd < 0)
@@ -303,11 +303,20 @@ static void prune(const char *dir, const char *keep)
 		struct stat st;
 		size_t len = strlen(e->d_name);
 
-		/* only names of indexes (hex), never ours being written */
-		if (len < 2 || len > 128 || strspn(e->d_name, "0123456789abcdef") != len ||
+		size_t hex = strspn(e->d_name, "0123456789abcdef");
+
+		/* only indexes (hex names) and markers (hex.seen), never a
+		 * file being written (.symidx-XXXXXX) */
+		if (hex < 2 || hex > 128 || (hex != len && strcmp(e->d_name + hex, ".seen") != 0) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
+		if (hex != len) {
+			/* a build seen once and not since in 30 days */
+			if (time(NULL) - st.st_mtime > 30 * 24 * 3600)
+				unlinkat(dirfd(d), e->d_name, 0);
+			continue;
+		}
 		total += (uint64_t)st.st_size;
 		if (strcmp(e->d_name, keep) == 0)
 			continue;
@@ -347,12 +356,48 @@ bool kp_symidx_save(const struct kp_symidx *x, const char *dir)
 		}
 		done += (size_t)n;
 	}
-	path = index_path(dir, x->h->build_id, x->h->build_id_len);
+	path = index_path(dir, x->h->build_id, x->h->build_id_len, "");
 	ok = kp_cachefile_commit(&tmp, fd, ok, path);
-	if (ok)
-		prune(dir, strrchr(path, '/') + 1);
 	free(path);
+	if (ok) {
+		path = index_path(dir, x->h->build_id, x->h->build_id_len, ".seen");
+		unlink(path);
+		free(path);
+		path = index_path(dir, x->h->build_id, x->h->build_id_len, "");
+		prune(dir, strrchr(path, '/') + 1);
+		free(path);
+	}
 	return ok;
+}
+
+bool kp_symidx_seen(const char *dir, const uint8_t *build_id, size_t len)
+{
+	char *path;
+	struct stat st;
+	bool seen;
+
+	if (!dir || !len || len > 64)
+		return false;
+	path = index_path(dir, build_id, len, ".seen");
+	seen = lstat(path, &st) == 0 && kp_cachefile_trusted(&st, S_IFREG);
+	free(path);
+	return seen;
+}
+
+void kp_symidx_mark_seen(const char *dir, const uint8_t *build_id, size_t len)
+{
+	char *tmp, *path;
+	int fd;
+
+	if (!dir || !len || len > 64)
+		return;
+	fd = kp_cachefile_begin(dir, "symidx", &tmp);
+	if (fd < 0)
+		return;
+	path = index_path(dir, build_id, len, ".seen");
+	if (kp_cachefile_commit(&tmp, fd, true, path))
+		prune(dir, "");
+	free(path);
 }
 
 void kp_symidx_free(struct kp_symidx *x)

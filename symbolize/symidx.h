@@ -67,6 +67,15 @@ bool kp_symidx_save(const struct kp_symidx *idx, const char *dir);
 
 void kp_symidx_free(struct kp_symidx *idx);
 
+/* A build is indexed the second time kprof needs its DWARF, not the first:
+ * a full walk costs about twice what one run's lookups do, which only
+ * pays back for builds that are profiled again (system libraries, a
+ * program measured run after run), not for each new build of a program
+ * under development. The first run leaves a marker, dir/HEX.seen (removed
+ * when the index is saved, or after 30 days unused). */
+bool kp_symidx_seen(const char *dir, const uint8_t *build_id, size_t len);
+void kp_symidx_mark_seen(const char *dir, const uint8_t *build_id, size_t len);
+
 /* The ELF address of file offset off; false outside the loaded segments. */
 bool kp_symidx_addr(const struct kp_symidx *idx, uint64_t off, uint64_t *addr);
 

@@ -59,10 +59,17 @@ check "build-id: $stack carries >= 80%" at_least_pct "$exact" "$total" 80
 record bid2 "$T/a/spin_bid" --debuginfo-dir "$T/none" --debuginfo-dir "$T/dbg"
 read -r exact total <<<"$(named_share bid2 spin_bid)"
 check "build-id: found in the second of two --debuginfo-dir ($exact of $total)" at_least_pct "$exact" "$total" 80
-# the run indexed the build (symbols from the debug file, its DWARF) under
-# its build-id: the next run names the frames from the index alone, even
-# with the debug file gone
-check "build-id: the build's index was saved" test -s "$T/cache-bid/kprof/symbols/$bid"
+# the first run that needed the build's DWARF marked it; the second indexes
+# it (symbols from the debug file, all of its DWARF) under its build-id;
+# later runs name the frames from the index alone, even with the debug
+# file gone
+check "build-id: the first run marked the build" test -e "$T/cache-bid/kprof/symbols/$bid.seen"
+check "build-id: the first run saved no index" test ! -e "$T/cache-bid/kprof/symbols/$bid"
+XDG_CACHE_HOME=$T/cache-bid "$KPROF" -F 499 -f folded -o "$T/bid_second.folded" --debuginfo-dir "$T/dbg" -- "$T/a/spin_bid" 1 2>"$T/bid_second.err"
+read -r exact total <<<"$(named_share bid_second spin_bid)"
+check "build-id, second run (indexing the build): $stack carries >= 80% ($exact of $total)" at_least_pct "$exact" "$total" 80
+check "build-id: the second run saved the build's index" test -s "$T/cache-bid/kprof/symbols/$bid"
+check "build-id: ... and removed the marker" test ! -e "$T/cache-bid/kprof/symbols/$bid.seen"
 mv "$T/dbg" "$T/dbg-away"
 XDG_CACHE_HOME=$T/cache-bid "$KPROF" -F 499 -f folded -o "$T/bid_warm.folded" -- "$T/a/spin_bid" 1 2>"$T/bid_warm.err"
 mv "$T/dbg-away" "$T/dbg"

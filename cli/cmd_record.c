@@ -149,19 +149,6 @@ static void show_progress(void *arg, const struct kp_session_stats *st)
 		(unsigned long long)st->samples, (unsigned long long)st->lost);
 }
 
-/* $XDG_CACHE_HOME/kprof, else ~/.cache/kprof (an absolute XDG_CACHE_HOME
- * only, as the XDG spec says); NULL without either. Returns a new string. */
-static char *default_cache_dir(void)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-
-	if (xdg && xdg[0] == '/')
-		return kp_xasprintf("%s/kprof", xdg);
-	if (home && home[0] == '/')
-		return kp_xasprintf("%s/.cache/kprof", home);
-	return NULL;
-}
-
 struct record_cli {
 	struct kp_session_opts sess;
 	struct kp_sym_options sym;
@@ -442,7 +429,7 @@ int kp_cmd_record(int argc, char **argv)
 	c.sym.debuginfo_dirs = c.dirs;
 	c.sym.n_debuginfo_dirs = c.ndirs;
 	if (!c.no_cache)
-		c.sym.cache_dir = cache_dir = default_cache_dir();
+		c.sym.cache_dir = cache_dir = kp_default_cache_dir();
 	sym = kp_sym_new(&c.sym);
 	c.sess.sym = sym;
 	if (kp_session_new(&sess, &c.sess, &exit_code, &d) < 0) {

@@ -1,9 +1,11 @@
 /* kprof: entry point and subcommand dispatch. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "util/xalloc.h"
 
 void kp_err(const char *fmt, ...)
 {
@@ -27,15 +29,28 @@ void kp_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+char *kp_default_cache_dir(void)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (xdg && xdg[0] == '/')
+		return kp_xasprintf("%s/kprof", xdg);
+	if (home && home[0] == '/')
+		return kp_xasprintf("%s/.cache/kprof", home);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	/* `kprof collapse ...` and `kprof flamegraph ...` are subcommands; any
+	/* `kprof collapse|flamegraph|symbolize|record ...` are subcommands; any
 	 * other first word is the recording's option or command (a command
 	 * that happens to be called "collapse" runs with `kprof -- collapse`). */
 	if (argc > 1 && strcmp(argv[1], "collapse") == 0)
 		return kp_cmd_collapse(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "flamegraph") == 0)
 		return kp_cmd_flamegraph(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "symbolize") == 0)
+		return kp_cmd_symbolize(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "record") == 0)
 		return kp_cmd_record(argc - 1, argv + 1);
 	return kp_cmd_record(argc, argv);

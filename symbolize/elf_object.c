@@ -256,84 +256,123 @@ static size_t find_build_id_note(const uint8_t *p, size_t len, uint8_t *buf, siz
 	return 0;
 }
 
-/* Reads the PT_NOTE segments with pread: libelf's ELF_C_READ would read
- * the whole file into memory and a mmap could SIGBUS on a truncated file.
- * Native byte order only (others are identified by inode and path). */
-size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap)
+/* One program header, of either class. */
+struct phdr {
+	uint32_t type;
+	uint64_t off, filesz, vaddr;
+};
+
+/* Reads the program headers of the ELF file fd with pread (libelf's
+ * ELF_C_READ would read the whole file into memory, and a mmap could
+ * SIGBUS on a truncated file). Native byte order only. Returns a new heap
+ * array and its length in *n, or NULL when fd is not such an ELF file. */
+static struct phdr *read_phdrs(int fd, size_t *n)
 {
 	unsigned char ident[EI_NIDENT];
 	uint64_t phoff;
-	size_t phnum, phentsize, found = 0;
+	size_t phnum, phentsize;
+	struct phdr *v;
 	bool is64;
 
 	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident) ||
 	    memcmp(ident, ELFMAG, SELFMAG) != 0)
-		return 0;
+		return NULL;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (ident[EI_DATA] != ELFDATA2LSB)
-		return 0;
+		return NULL;
 #else
 	if (ident[EI_DATA] != ELFDATA2MSB)
-		return 0;
+		return NULL;
 #endif
 	is64 = ident[EI_CLASS] == ELFCLASS64;
 	if (is64) {
 		Elf64_Ehdr eh;
 
 		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
-			return 0;
+			return NULL;
 		phoff = eh.e_phoff;
 		phnum = eh.e_phnum;
 		phentsize = eh.e_phentsize;
 		if (phentsize != sizeof(Elf64_Phdr))
-			return 0;
+			return NULL;
 	} else if (ident[EI_CLASS] == ELFCLASS32) {
 		Elf32_Ehdr eh;
 
 		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
-			return 0;
+			return NULL;
 		phoff = eh.e_phoff;
 		phnum = eh.e_phnum;
 		phentsize = eh.e_phentsize;
 		if (phentsize != sizeof(Elf32_Phdr))
-			return 0;
+			return NULL;
 	} else {
-		return 0;
+		return NULL;
 	}
 	if (phnum > 4096)
-		return 0;
-	for (size_t i = 0; i < phnum && !found; i++) {
-		uint64_t off, size;
-		uint32_t type;
-		uint8_t *notes;
-
+		return NULL;
+	v = kp_xmalloc((phnum ? phnum : 1) * sizeof(*v));
+	for (size_t i = 0; i < phnum; i++) {
 		if (is64) {
 			Elf64_Phdr ph;
 
 			if (pread(fd, &ph, sizeof(ph), (off_t)(phoff + i * phentsize)) !=
 			    (ssize_t)sizeof(ph))
-				return 0;
-			type = ph.p_type;
-			off = ph.p_offset;
-			size = ph.p_filesz;
+				goto fail;
+			v[i] = (struct phdr){ph.p_type, ph.p_offset, ph.p_filesz, ph.p_vaddr};
 		} else {
 			Elf32_Phdr ph;
 
 			if (pread(fd, &ph, sizeof(ph), (off_t)(phoff + i * phentsize)) !=
 			    (ssize_t)sizeof(ph))
-				return 0;
-			type = ph.p_type;
-			off = ph.p_offset;
-			size = ph.p_filesz;
+				goto fail;
+			v[i] = (struct phdr){ph.p_type, ph.p_offset, ph.p_filesz, ph.p_vaddr};
 		}
-		if (type != PT_NOTE || !size || size > (1u << 20))
+	}
+	*n = phnum;
+	return v;
+fail:
+	free(v);
+	return NULL;
+}
+
+size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap)
+{
+	size_t n = 0, found = 0;
+	struct phdr *ph = read_phdrs(fd, &n);
+
+	for (size_t i = 0; ph && i < n && !found; i++) {
+		uint8_t *notes;
+
+		if (ph[i].type != PT_NOTE || !ph[i].filesz || ph[i].filesz > (1u << 20))
 			continue;
-		notes = kp_xmalloc(size);
-		if (pread(fd, notes, size, (off_t)off) == (ssize_t)size)
-			found = find_build_id_note(notes, size, buf, cap);
+		notes = kp_xmalloc(ph[i].filesz);
+		if (pread(fd, notes, ph[i].filesz, (off_t)ph[i].off) == (ssize_t)ph[i].filesz)
+			found = find_build_id_note(notes, ph[i].filesz, buf, cap);
 		free(notes);
 	}
+	free(ph);
 	return found;
+}
+
+int kp_elf_vaddrs_to_offsets(int fd, const uint64_t *vaddrs, size_t n, uint64_t *offs, bool *ok)
+{
+	size_t nph = 0;
+	struct phdr *ph = read_phdrs(fd, &nph);
+
+	if (!ph)
+		return -ENOEXEC;
+	for (size_t k = 0; k < n; k++) {
+		ok[k] = false;
+		for (size_t i = 0; i < nph && !ok[k]; i++) {
+			if (ph[i].type == PT_LOAD && vaddrs[k] >= ph[i].vaddr &&
+			    vaddrs[k] - ph[i].vaddr < ph[i].filesz) {
+				offs[k] = ph[i].off + (vaddrs[k] - ph[i].vaddr);
+				ok[k] = true;
+			}
+		}
+	}
+	free(ph);
+	return 0;
 }
 
 struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path,

@@ -48,6 +48,12 @@ void kp_elfobj_free(struct kp_elfobj *o);
  * length, or 0 when there is none or the file is not ELF. */
 size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap);
 
+/* The file offsets of virtual addresses vaddrs[0..n) in the ELF file fd
+ * (its PT_LOAD segments): offs[k], with ok[k] false when no segment holds
+ * vaddrs[k]. Returns 0, or -ENOEXEC when fd is not an ELF file in this
+ * machine's byte order. */
+int kp_elf_vaddrs_to_offsets(int fd, const uint64_t *vaddrs, size_t n, uint64_t *offs, bool *ok);
+
 /* Receives each frame name, outermost first; name is only valid during the
  * call. inlined says the frame is an inlined callee. */
 typedef void (*kp_elf_emit_fn)(void *arg, const char *name, bool inlined);

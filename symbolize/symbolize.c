@@ -362,3 +362,8 @@ const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)
 	*n = sym->notes.n;
 	return (const char *const *)sym->notes.v;
 }
+
+int kp_sym_elf_offsets(int fd, const uint64_t *vaddrs, size_t n, uint64_t *offs, bool *ok)
+{
+	return kp_elf_vaddrs_to_offsets(fd, vaddrs, n, offs, ok);
+}

@@ -111,6 +111,13 @@ struct kp_sym_frames {
 bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct kp_sym_frames *out);
 void kp_sym_frames_fini(struct kp_sym_frames *f);
 
+/* For addresses given as an ELF file's virtual addresses, as addr2line
+ * takes them (`kprof symbolize`): the file offsets of vaddrs[0..n) in the
+ * file open as fd, for KP_LOC_USER locations; ok[k] is false when no
+ * loaded segment holds vaddrs[k]. Returns 0, or -ENOEXEC when fd is not
+ * an ELF file of this machine's byte order. */
+int kp_sym_elf_offsets(int fd, const uint64_t *vaddrs, size_t n, uint64_t *offs, bool *ok);
+
 struct kp_sym_stats {
 	uint64_t resolved[4];	 /* by enum kp_loc_kind: distinct locations named */
 	uint64_t unresolved[4];	 /* by enum kp_loc_kind: distinct locations left [unknown] */

@@ -1,14 +1,17 @@
-/* Symbolizer speed and agreement with binutils.
+/* The symbolizer against binutils and against itself.
  *
  * By default (ctest): builds the inline fixture and checks that, for every
  * instruction address inside its functions, kprof's frames (function, then
- * inlined callees) are exactly what `addr2line -f -i` prints.
+ * inlined callees) are exactly what `addr2line -f -i` prints, without the
+ * cache and in each state of a build's index; then that the saved index
+ * names every sampled address of C, C++ and Rust binaries (and libc with
+ * libc6-dbg) exactly as reading their DWARF does.
  *
- * With KP_BENCH=1 (scripts/bench-symbolize): times the symbolization of N
- * distinct addresses (KP_BENCH_N, default 5000) spread over the functions
- * of KP_BENCH_BIN (default: libc.so.6 when its debuginfo is installed,
- * else this executable), with inline frames, against `addr2line -f -i -e
- * BIN` and `eu-addr2line -f -i -e BIN` given the same addresses. */
+ * With KP_BENCH=1 (for scripts/bench-symbolize, which times the tools):
+ * writes N distinct addresses (KP_BENCH_N, default 5000) of KP_BENCH_BIN
+ * (default: libc.so.6 when its debuginfo is installed, else this
+ * executable) to KP_BENCH_ADDRS_OUT, spread over every function or
+ * clustered KP_BENCH_CLUSTER to a function. */
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -355,67 +358,20 @@ static int u64_cmp(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_self(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_children(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_CHILDREN, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-/* Runs a tool over the address file; returns wall seconds, *cpu its CPU. */
-static double run_tool(const char *tool, const char *bin, const char *addrs, double *cpu)
-{
-	double c0 = cpu_children(), t0 = now(), t;
-
-	if (kp_test_sh("%s -f -i -e %s < %s > %s/tool.out", tool, bin, addrs, tmp) != 0)
-		return -1;
-	t = now() - t0;
-	*cpu = cpu_children() - c0;
-	return t;
-}
-
 static void bench(void)
 {
 	const char *bin =
 		getenv("KP_BENCH_BIN") && *getenv("KP_BENCH_BIN") ? getenv("KP_BENCH_BIN") : NULL;
 	const char *nstr = getenv("KP_BENCH_N");
 	size_t want = nstr ? (size_t)strtoul(nstr, NULL, 10) : 5000;
-	char dbg[512] = "", addrs[256], self[512];
+	char dbg[512] = "", self[512];
+	const char *out;
 	struct fn *fns;
 	struct seg segs[16];
-	size_t nfns, nsegs, n = 0, nframes = 0, ninline = 0, nunknown = 0;
-	uint64_t *offs, *vaddrs;
-	size_t k = 0;
+	size_t nfns, nsegs, n = 0, k = 0;
+	uint64_t *vaddrs, off;
 	unsigned long cluster;
 	FILE *fp;
-	double t0, c0, ours[4], ours_cpu[4], a2l, a2l_cpu, eu, eu_cpu;
-	static const char *const mode_names[4] = {
-		"kprof --no-cache", "kprof, first run of the build", "kprof, second run (indexing)",
-		"kprof, later runs (index)"};
-	char cache[128], idx_size[128], frames0[64], frames1[64];
-	struct kp_symbolizer *sym;
-	struct kp_sym_frames f = {0};
-	struct kp_sym_mapping m = {0};
-	struct kp_sym_options opts = {.no_inline = getenv("KP_BENCH_NO_INLINE") != NULL};
-	uint32_t obj;
 
 	if (!bin) {
 		/* libc.so.6 with libc6-dbg: a real stripped library, debuginfo
@@ -448,7 +404,7 @@ static void bench(void)
 	 * KP_BENCH_CLUSTER addresses in each of fewer functions, as a
 	 * profile's hot code does */
 	cluster = getenv("KP_BENCH_CLUSTER") ? strtoul(getenv("KP_BENCH_CLUSTER"), NULL, 10) : 0;
-	vaddrs = calloc(want, sizeof(*vaddrs));
+	vaddrs = calloc(want ? want : 1, sizeof(*vaddrs));
 	if (cluster > 1) {
 		size_t nf = (want + cluster - 1) / cluster, stride = nfns / nf ? nfns / nf : 1;
 
@@ -463,120 +419,23 @@ static void bench(void)
 		}
 	}
 	qsort(vaddrs, n, sizeof(*vaddrs), u64_cmp);
-	offs = calloc(want, sizeof(*offs));
-	snprintf(addrs, sizeof(addrs), "%s/bench-addrs", tmp);
-	fp = fopen(addrs, "w");
+	out = getenv("KP_BENCH_ADDRS_OUT");
+	fp = out ? fopen(out, "w") : NULL;
 	for (size_t i = 0; fp && i < n; i++) {
-		if ((i && vaddrs[i] == vaddrs[i - 1]) || !to_off(segs, nsegs, vaddrs[i], &offs[k]))
+		if ((i && vaddrs[i] == vaddrs[i - 1]) || !to_off(segs, nsegs, vaddrs[i], &off))
 			continue;
 		fprintf(fp, "%llx\n", (unsigned long long)vaddrs[i]);
 		k++;
 	}
-	n = k;
 	if (fp)
 		fclose(fp);
-	free(vaddrs);
-
-	/* kprof four ways: no cache (DWARF read lazily, as with --no-cache);
-	 * with the cache, the build's first run (the same, leaving a marker),
-	 * its second (the build read and indexed whole, the index saved) and
-	 * a later one (the saved index read back) */
-	snprintf(cache, sizeof(cache), "%s/cache", tmp);
-	for (int mode = 0; mode < 4; mode++) {
-		const char *only = getenv("KP_BENCH_RUN_MODE");
-		char cmd[1024];
-		FILE *child;
-		int got = 0;
-
-		if (only && atoi(only) != mode)
-			continue;
-		if (only) {
-			/* the child: time this mode in this fresh process */
-			opts.cache_dir = mode ? getenv("KP_BENCH_CACHE") : NULL;
-			c0 = cpu_self();
-			t0 = now();
-			sym = kp_sym_new(&opts);
-			m.path = bin;
-			obj = kp_sym_object_get(sym, &m);
-			for (size_t i = 0; i < n; i++) {
-				struct kp_loc loc = {
-					.addr = offs[i], .obj = obj, .kind = KP_LOC_USER};
-
-				if (!kp_sym_resolve(sym, &loc, &f))
-					nunknown++;
-				nframes += f.n;
-				ninline += f.n - 1;
-			}
-			kp_sym_free(sym);
-			printf("kprof-mode %.6f %.6f %zu %zu %zu\n", now() - t0, cpu_self() - c0,
-			       nframes, ninline, nunknown);
-			kp_sym_frames_fini(&f);
-			free(offs);
-			free(fns);
-			return;
-		}
-		/* each mode in a process of its own, as each kprof run is: a
-		 * process's first symbolizer pays for page faults and library
-		 * set-up that a second one in the same process would not */
-		snprintf(cmd, sizeof(cmd), "KP_BENCH_RUN_MODE=%d KP_BENCH_CACHE=%s /proc/%d/exe",
-			 mode, cache, (int)getpid());
-		child = popen(cmd, "r");
-		while (child && fgets(cmd, sizeof(cmd), child)) {
-			size_t a, b, c;
-
-			if (sscanf(cmd, "kprof-mode %lf %lf %zu %zu %zu", &ours[mode],
-				   &ours_cpu[mode], &a, &b, &c) == 5) {
-				got = 1;
-				nframes = a;
-				ninline = b;
-				nunknown = c;
-			}
-		}
-		if (child)
-			pclose(child);
-		CHECK(got);
-		snprintf(mode ? frames1 : frames0, sizeof(frames0), "%zu %zu %zu", nframes, ninline,
-			 nunknown);
-		CHECK(mode == 0 || strcmp(frames0, frames1) == 0);
-	}
-	snprintf(idx_size, sizeof(idx_size), "%s/idx-size", tmp);
-	kp_test_sh("du -k %s/symbols | awk '{print \"symbol index: \" $1 \" KiB\"}' > %s", cache,
-		   idx_size);
-
-	a2l = a2l_cpu = eu = eu_cpu = -1;
-	if (!getenv("KP_BENCH_ONLY_KPROF")) {
-		a2l = run_tool("addr2line", bin, addrs, &a2l_cpu);
-		eu = run_tool("eu-addr2line", bin, addrs, &eu_cpu);
-	}
-	printf("binary: %s%s%s\n", bin, dbg[0] ? " (debuginfo " : "", dbg[0] ? dbg : "");
+	CHECK(fp != NULL);
+	printf("binary: %s\n", bin);
 	if (dbg[0])
-		printf(")\n");
-	printf("addresses: %zu distinct (%s), %zu frames (%zu inline), %zu unresolved\n", n,
-	       cluster > 1 ? "clustered" : "spread over all functions", nframes, ninline, nunknown);
-	printf("%-30s %10s %10s\n", "tool", "wall ms", "cpu ms");
-	for (int mode = 0; mode < 4; mode++)
-		printf("%-30s %10.1f %10.1f\n", mode_names[mode], ours[mode] * 1e3,
-		       ours_cpu[mode] * 1e3);
-	printf("%-30s %10s %10s   %s\n", "", "", "",
-	       "kprof faster by (cpu): first run / indexing run / later runs");
-	if (a2l >= 0)
-		printf("%-30s %10.1f %10.1f   %.1fx / %.1fx / %.1fx\n", "addr2line", a2l * 1e3,
-		       a2l_cpu * 1e3, a2l_cpu / ours_cpu[1], a2l_cpu / ours_cpu[2],
-		       a2l_cpu / ours_cpu[3]);
-	if (eu >= 0)
-		printf("%-30s %10.1f %10.1f   %.1fx / %.1fx / %.1fx\n", "eu-addr2line", eu * 1e3,
-		       eu_cpu * 1e3, eu_cpu / ours_cpu[1], eu_cpu / ours_cpu[2],
-		       eu_cpu / ours_cpu[3]);
-	{
-		char line[128] = "";
-		FILE *sz = fopen(idx_size, "r");
-
-		if (sz && fgets(line, sizeof(line), sz))
-			printf("%s", line);
-		if (sz)
-			fclose(sz);
-	}
-	free(offs);
+		printf("debuginfo: %s\n", dbg);
+	printf("addresses: %zu distinct (%s)\n", k,
+	       cluster > 1 ? "clustered, as a profile's hot code" : "spread over all functions");
+	free(vaddrs);
 	free(fns);
 }
 

@@ -215,10 +215,14 @@ int kp_cmd_symbolize(int argc, char **argv)
 			continue;
 		}
 		kp_sym_resolve(sym, &loc, &f);
-		for (size_t k = 0; k < f.n; k++)
-			fprintf(out.fp, "%s%s%s", k ? ";" : "", f.frames[k].name,
-				annotate && f.frames[k].kind == KP_FRAME_INLINE ? "_[i]" : "");
-		fputc('\n', out.fp);
+		for (size_t k = 0; k < f.n; k++) {
+			if (k)
+				putc(';', out.fp);
+			fputs(f.frames[k].name, out.fp);
+			if (annotate && f.frames[k].kind == KP_FRAME_INLINE)
+				fputs("_[i]", out.fp);
+		}
+		putc('\n', out.fp);
 	}
 	{
 		size_t nnotes;

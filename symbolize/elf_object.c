@@ -498,9 +498,6 @@ static Elf_Scn *find_section(Elf *elf, size_t shstrndx, const char *want, GElf_S
 	return NULL;
 }
 
-/* PLT stubs have no symbols: name them "callee@plt" as perf does, from the
- * PLT relocations in order (.plt.sec when the binary has IBT stubs, else
- * .plt after its header entry). x86-64, i386 and AArch64 layouts. */
 struct fsyms {
 	struct fsym *v;
 	size_t n, cap;
@@ -514,6 +511,9 @@ static void add_fsym(struct fsyms *t, struct fsym s)
 	t->v[t->n++] = s;
 }
 
+/* PLT stubs have no symbols: name them "callee@plt" as perf does, from the
+ * PLT relocations in order (.plt.sec when the binary has IBT stubs, else
+ * .plt after its header entry). x86-64, i386 and AArch64 layouts. */
 static void add_plt_symbols(struct kp_elfobj *o, struct fsyms *t)
 {
 	GElf_Addr bias;
@@ -638,8 +638,10 @@ static void index_symbols(struct kp_elfobj *o)
 
 		kp_xgrow(&o->sym_names, &cap, len + l, 1);
 		memcpy(o->sym_names + len, t.v[i].name, l);
-		o->syms[i] = (struct kp_symidx_sym){t.v[i].addr, t.v[i].size, t.v[i].limit,
-						    (uint32_t)len, 0};
+		o->syms[i] = (struct kp_symidx_sym){.addr = t.v[i].addr,
+						    .size = t.v[i].size,
+						    .limit = t.v[i].limit,
+						    .name = (uint32_t)len};
 		len += l;
 	}
 	o->nsyms = t.n;

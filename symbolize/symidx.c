@@ -19,7 +19,9 @@
 /* The file: a header, then the arrays in this order, each 8-aligned, then
  * the strings (offset 0 means "no string"). Native byte order: the index
  * is only ever read on the machine that wrote it, and the order mark
- * rejects anything else. */
+ * rejects anything else. The version is bumped when the layout changes,
+ * or what goes in (which symbols, scopes, names): an index of another
+ * version is then ignored and rewritten. */
 #define SYMIDX_MAGIC   "KPSYMIDX"
 #define SYMIDX_VERSION 1
 #define SYMIDX_ORDER   0x01020304u
@@ -170,7 +172,7 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 	for (size_t i = 0; i < in->nsyms; i++) {
 		syms[i] = in->syms[i];
 		syms[i].name = string_off(&st, in->sym_strings + in->syms[i].name);
-		syms[i].rank = 0;
+		syms[i].reserved = 0;
 	}
 	for (size_t i = 0; i < nscopes; i++) {
 		const struct kp_dwflat_scope *s = &in->dwarf->scopes[i];

@@ -36,7 +36,7 @@ struct kp_symidx_seg {
 struct kp_symidx_sym {
 	uint64_t addr, size, limit;
 	uint32_t name;
-	uint32_t rank; /* lower is better among aliases (while building only) */
+	uint32_t reserved;
 };
 
 struct kp_symidx_input {

@@ -224,6 +224,41 @@ static void test_damage(const char *good, size_t len)
 	free(bad);
 }
 
+/* Random damage, several bytes at once, with a fixed seed: xorshift, so
+ * every run tries the same 20000 files. Whatever is accepted is looked up
+ * at every offset (ASan watches). */
+static void test_random_damage(const char *good, size_t len)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	char *bad = malloc(len + 256);
+	size_t accepted = 0;
+
+	for (int round = 0; round < 20000; round++) {
+		size_t n = len, flips;
+		struct kp_symidx *idx;
+
+		memcpy(bad, good, len);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		flips = 1 + x % 8;
+		for (size_t i = 0; i < flips; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			bad[(x >> 8) % len] = (char)(x >> 40);
+		}
+		if (round % 10 == 0) /* sometimes a length that lies, too */
+			n = (size_t)(x >> 20) % (len + 256);
+		put_file(bad, n ? n : 1);
+		idx = kp_symidx_load(dir, bid, sizeof(bid));
+		if (idx) {
+			accepted++;
+			use_all(idx);
+			kp_symidx_free(idx);
+		}
+	}
+	printf("random damage: 20000 files, %zu accepted\n", accepted);
+	CHECK(accepted < 20000);
+	free(bad);
+}
+
 /* Files kprof did not write itself are not read: a symlink, a file others
  * can write. */
 static void test_trust(const char *good, size_t len)
@@ -300,6 +335,7 @@ int main(void)
 	test_round_trip(&good, &len);
 	if (good) {
 		test_damage(good, len);
+		test_random_damage(good, len);
 		test_trust(good, len);
 	}
 	test_prune();

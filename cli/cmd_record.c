@@ -65,7 +65,8 @@ static void usage_line(FILE *out)
 	fprintf(out, "usage: kprof [-a | -C CPUS | -p PID | -t TID] [-F HZ | -c N] [-e EVENT] "
 		     "[-f svg|folded] [-o FILE] [-d SECONDS] [--] [COMMAND [ARGS...]]\n"
 		     "       kprof collapse [OPTIONS] [FILE...]\n"
-		     "       kprof flamegraph [OPTIONS] [FILE...]\n");
+		     "       kprof flamegraph [OPTIONS] [FILE...]\n"
+		     "       kprof symbolize -e FILE [OPTIONS] [ADDR...]\n");
 }
 
 static void help(void)
@@ -106,7 +107,8 @@ static void help(void)
 	     "      --help              this text\n"
 	     "Flame graph (with -f svg):");
 	kp_svg_options_help(stdout);
-	puts("\nSubcommands: 'kprof collapse --help', 'kprof flamegraph --help'. See kprof(1).");
+	puts("\nSubcommands: 'kprof collapse --help', 'kprof flamegraph --help',\n"
+	     "'kprof symbolize --help'. See kprof(1).");
 }
 
 static int parse_pids(const char *arg, pid_t **pids, size_t *n)

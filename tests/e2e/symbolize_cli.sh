@@ -87,6 +87,11 @@ check "a missing file: non-zero exit" [ $? -ne 0 ]
 check "a missing file: said" grep -q "$T/missing: No such file" "$T/missing.err"
 "$KPROF" symbolize 0x10 2>"$T/noexe.err"
 check "no -e: exit status 2" [ $? -eq 2 ]
+# a cache that cannot be made (XDG_CACHE_HOME is a file) only costs speed
+touch "$T/not-a-dir"
+XDG_CACHE_HOME=$T/not-a-dir "$KPROF" symbolize -e "$bin" <"$T/addrs" >"$T/nodir.out" 2>"$T/nodir.err"
+check "an unusable cache directory: still as addr2line names them" cmp "$T/expect" "$T/nodir.out"
+check "an unusable cache directory: nothing said" test ! -s "$T/nodir.err"
 # a damaged index is ignored (the build is read again) and replaced
 printf 'garbage' >"$XDG_CACHE_HOME/kprof/symbols/$bid"
 run damaged

@@ -33,7 +33,8 @@ struct fsym {
 };
 
 struct kp_elfobj {
-	int fd; /* until handed to libdw */
+	int fd;	       /* until handed to libdw */
+	bool had_file; /* made with a file, not as a stand-in for an index */
 	char *name, *debug_path;
 	bool tried;
 	char *error;
@@ -381,6 +382,7 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 	struct kp_elfobj *o = kp_xcalloc(1, sizeof(*o));
 
 	o->fd = fd;
+	o->had_file = fd >= 0;
 	o->own_fd = -1;
 	o->name = kp_xstrdup(name);
 	o->debug_path = debug_path ? kp_xstrdup(debug_path) : NULL;
@@ -389,6 +391,11 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 		o->build_id_len = build_id_len;
 	}
 	return o;
+}
+
+bool kp_elfobj_has_file(const struct kp_elfobj *o)
+{
+	return o->had_file;
 }
 
 /* Frees what libdw read for the object and the tables made from it. */

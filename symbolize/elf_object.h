@@ -35,7 +35,7 @@ void kp_elf_ctx_fini(struct kp_elf_ctx *ctx);
 
 struct kp_elfobj;
 
-/* Takes ownership of fd. name is for messages ("/usr/lib/libc.so.6",
+/* Takes ownership of fd (may be -1: no file). name is for messages ("/usr/lib/libc.so.6",
  * "[vdso]"); debug_path is where debuglink lookups start (a path in our
  * namespace, may be NULL); the build-id (may be empty) names the file's
  * symbol index in the cache. Returns a new object; free with
@@ -43,6 +43,10 @@ struct kp_elfobj;
 struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path,
 				const uint8_t *build_id, size_t build_id_len);
 void kp_elfobj_free(struct kp_elfobj *o);
+
+/* Whether the object was made with a file (fd >= 0): one made with -1 and
+ * a build-id is named only from that build's saved index. */
+bool kp_elfobj_has_file(const struct kp_elfobj *o);
 
 /* Reads the GNU build-id note of the ELF file fd into buf; returns its
  * length, or 0 when there is none or the file is not ELF. */

@@ -22,6 +22,7 @@ struct object {
 	uint8_t build_id[KP_BUILD_ID_MAX];
 	size_t build_id_len;
 	struct kp_elfobj *elf; /* NULL: no file */
+	bool released;	       /* kp_objcache_release was called */
 };
 
 /* One name under which an object was seen. */
@@ -245,7 +246,7 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	char *dpath;
 	int fd;
 
-	if (o->elf)
+	if (o->elf && kp_elfobj_has_file(o->elf))
 		return;
 	fd = open_mapping(m, vdso, &dpath);
 	if (fd < 0)
@@ -254,6 +255,7 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	if (o->build_id_len && (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0)) {
 		close(fd);
 	} else {
+		kp_elfobj_free(o->elf); /* a stand-in made before the file was found */
 		o->elf = kp_elfobj_new(fd, o->path, dpath, o->build_id, o->build_id_len);
 	}
 	free(dpath);
@@ -335,7 +337,17 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 
 struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id)
 {
-	return id >= 1 && id <= oc->nobjs ? oc->objs[id - 1].elf : NULL;
+	struct object *o;
+
+	if (id < 1 || id > oc->nobjs)
+		return NULL;
+	o = &oc->objs[id - 1];
+	/* a build whose file could not be opened (its process gone, the file
+	 * deleted, its container stopped) can still be named from the index
+	 * an earlier run saved under its build-id */
+	if (!o->elf && o->build_id_len && !o->released)
+		o->elf = kp_elfobj_new(-1, o->path, NULL, o->build_id, o->build_id_len);
+	return o->elf;
 }
 
 const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id)
@@ -349,6 +361,7 @@ void kp_objcache_release(struct kp_objcache *oc, uint32_t id)
 		return;
 	kp_elfobj_free(oc->objs[id - 1].elf);
 	oc->objs[id - 1].elf = NULL;
+	oc->objs[id - 1].released = true;
 }
 
 uint32_t kp_objcache_count(const struct kp_objcache *oc)

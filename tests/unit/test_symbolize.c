@@ -627,6 +627,72 @@ static void test_bad_files(void)
 	kp_sym_free(sym);
 }
 
+/* A build whose file cannot be opened (the process gone, the file
+ * deleted) but whose build-id came with its MMAP2 record: [unknown] with
+ * no cache, named from the build's index once two runs made one. */
+static void test_index_without_file(void)
+{
+	char bin[256], cache[256], gone[256];
+	uint8_t id[KP_BUILD_ID_MAX];
+	struct kp_sym_options opts = {0};
+	struct kp_sym_mapping m = {0};
+	struct proc p;
+	const struct mark *leaf;
+	size_t idlen;
+	int fd;
+
+	snprintf(bin, sizeof(bin), "%s/inl-idx", tmp);
+	snprintf(cache, sizeof(cache), "%s/idx-cache", tmp);
+	snprintf(gone, sizeof(gone), "%s/no-such-dir/inl-idx", tmp);
+	if (!build_c("inl-idx", 1) || !start(bin, &p)) {
+		CHECK(!"fixture built and started");
+		return;
+	}
+	stop(&p);
+	leaf = mark(&p, "leaf");
+	fd = open(bin, O_RDONLY);
+	idlen = fd >= 0 ? kp_elf_read_build_id(fd, id, sizeof(id)) : 0;
+	if (fd >= 0)
+		close(fd);
+	if (!leaf || !idlen) {
+		CHECK(!"mark and build-id");
+		return;
+	}
+	m.path = gone; /* as the MMAP2 record said, but not there any more */
+	m.build_id = id;
+	m.build_id_len = idlen;
+	opts.cache_dir = cache;
+	for (int run = 0; run < 4; run++) {
+		struct kp_symbolizer *sym = kp_sym_new(&opts);
+		uint32_t obj;
+
+		if (run < 2) {
+			/* two runs that can read the file: the second indexes it */
+			obj = obj_by_path(sym, bin);
+			CHECK_EQ_STR(names(sym, obj, leaf->off),
+				     "kp_outer_fn;kp_inl_mid_[i];kp_inl_leaf_[i]");
+		} else if (run == 2) {
+			/* the file out of reach: the index names it */
+			obj = kp_sym_object_get(sym, &m);
+			CHECK_EQ_STR(names(sym, obj, leaf->off),
+				     "kp_outer_fn;kp_inl_mid_[i];kp_inl_leaf_[i]");
+			/* the file found later (another mapping) is used instead */
+			m.path = bin;
+			CHECK_EQ_INT(kp_sym_object_get(sym, &m), obj);
+			m.path = gone;
+		} else {
+			/* without the cache: nothing to go by */
+			struct kp_sym_options none = {0};
+
+			kp_sym_free(sym);
+			sym = kp_sym_new(&none);
+			obj = kp_sym_object_get(sym, &m);
+			CHECK_EQ_STR(names(sym, obj, leaf->off), "[unknown]");
+		}
+		kp_sym_free(sym);
+	}
+}
+
 static void setup(void)
 {
 	const char *fx = getenv("KP_FIXTURES");
@@ -646,5 +712,5 @@ static void cleanup(void)
 		kp_test_sh("rm -rf %s", tmp);
 }
 
-KP_TEST_MAIN(setup, test_demangle, test_inline_and_deleted, test_separate_debuginfo, test_cxx,
-	     test_rust, test_vdso, test_bad_files, cleanup)
+KP_TEST_MAIN(setup, test_demangle, test_inline_and_deleted, test_index_without_file,
+	     test_separate_debuginfo, test_cxx, test_rust, test_vdso, test_bad_files, cleanup)

@@ -73,21 +73,23 @@ struct kp_dwidx *kp_dwidx_new(void)
 	return kp_xcalloc(1, sizeof(struct kp_dwidx));
 }
 
+static void cu_index_fini(struct cu_index *cu)
+{
+	for (size_t j = 0; j < cu->nscopes; j++)
+		free(cu->scopes[j].name);
+	for (size_t j = 0; j < cu->nroots; j++)
+		free(cu->roots[j].inner.v);
+	free(cu->scopes);
+	free(cu->roots);
+	free(cu->top.v);
+}
+
 void kp_dwidx_free(struct kp_dwidx *x)
 {
 	if (!x)
 		return;
-	for (size_t i = 0; i < x->ncus; i++) {
-		struct cu_index *cu = &x->cus[i];
-
-		for (size_t j = 0; j < cu->nscopes; j++)
-			free(cu->scopes[j].name);
-		for (size_t j = 0; j < cu->nroots; j++)
-			free(cu->roots[j].inner.v);
-		free(cu->scopes);
-		free(cu->roots);
-		free(cu->top.v);
-	}
+	for (size_t i = 0; i < x->ncus; i++)
+		cu_index_fini(&x->cus[i]);
 	free(x->cus);
 	free(x->chain);
 	free(x->spans);
@@ -353,19 +355,13 @@ static bool off_eq(void *ctx, uint32_t id)
 	return q->x->cus[id - 1].cu_off == q->off;
 }
 
-static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
+/* Walks the top level of the unit of cudie into cu (zeroed): its functions
+ * with code become roots. */
+static void index_cu(struct kp_dwidx *x, Dwarf_Die *cudie, struct cu_index *cu)
 {
-	struct off_query q = {x, dwarf_dieoffset(cudie)};
-	uint32_t id = kp_idmap_find(&x->by_off, kp_hash_u64(q.off), off_eq, &q);
 	struct walk w = {0};
-	struct cu_index *cu;
 
-	if (id)
-		return &x->cus[id - 1];
-	kp_xgrow(&x->cus, &x->cap, x->ncus + 1, sizeof(*x->cus));
-	cu = &x->cus[x->ncus++];
-	memset(cu, 0, sizeof(*cu));
-	cu->cu_off = q.off;
+	cu->cu_off = dwarf_dieoffset(cudie);
 	switch (dwarf_srclang(cudie)) {
 	case DW_LANG_C:
 	case DW_LANG_C89:
@@ -381,6 +377,20 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 	w.top = true;
 	walk_die(&w, cudie, -1, 0);
 	flatten(x, &cu->top, x->spans, w.nspans);
+}
+
+static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
+{
+	struct off_query q = {x, dwarf_dieoffset(cudie)};
+	uint32_t id = kp_idmap_find(&x->by_off, kp_hash_u64(q.off), off_eq, &q);
+	struct cu_index *cu;
+
+	if (id)
+		return &x->cus[id - 1];
+	kp_xgrow(&x->cus, &x->cap, x->ncus + 1, sizeof(*x->cus));
+	cu = &x->cus[x->ncus++];
+	memset(cu, 0, sizeof(*cu));
+	index_cu(x, cudie, cu);
 	kp_idmap_put(&x->by_off, kp_hash_u64(q.off), (uint32_t)x->ncus);
 	return cu;
 }
@@ -641,12 +651,12 @@ static void flat_names(struct kp_dwscope *s, struct kp_dwflat_scope *f)
 
 		free(kp_dwname_pick(f->link, plain, record_qualified, &r, false));
 		if (r.plain) {
-			f->plain = r.plain;
+			f->plain = f->qualified_name = r.plain;
 			f->qualified = true;
 			return;
 		}
 	}
-	f->plain = plain ? kp_xstrdup(plain) : NULL;
+	f->plain = plain; /* libdw's string, alive as long as the Dwarf */
 }
 
 static void add_flat_piece(struct kp_dwflat *out, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
@@ -705,37 +715,34 @@ void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
 	bool sorted = true;
 
 	memset(out, 0, sizeof(*out));
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	/* unit by unit, each freed once flattened: the memory held is one
+	 * unit's index and the output, whatever the size of the build */
+	for (; dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0; off = next) {
 		Dwarf_Die cudie;
-
-		if (dwarf_offdie(dw, off + hsize, &cudie)) {
-			struct cu_index *cu = get_cu(x, &cudie);
-
-			for (size_t i = 0; i < cu->nroots; i++)
-				if (!cu->roots[i].indexed)
-					index_root(x, cu, &cu->roots[i]);
-		}
-		off = next;
-	}
-	for (size_t c = 0; c < x->ncus; c++) {
-		struct cu_index *cu = &x->cus[c];
+		struct cu_index cu = {0};
 		uint32_t base = (uint32_t)out->nscopes;
 		size_t first = out->npieces;
 
-		kp_xgrow(&out->scopes, &scap, out->nscopes + cu->nscopes, sizeof(*out->scopes));
-		for (size_t i = 0; i < cu->nscopes; i++) {
-			struct kp_dwscope *s = &cu->scopes[i];
+		if (!dwarf_offdie(dw, off + hsize, &cudie))
+			continue;
+		index_cu(x, &cudie, &cu);
+		for (size_t i = 0; i < cu.nroots; i++)
+			index_root(x, &cu, &cu.roots[i]);
+		kp_xgrow(&out->scopes, &scap, out->nscopes + cu.nscopes, sizeof(*out->scopes));
+		for (size_t i = 0; i < cu.nscopes; i++) {
+			struct kp_dwscope *sc = &cu.scopes[i];
 			struct kp_dwflat_scope *f = &out->scopes[out->nscopes++];
 
 			memset(f, 0, sizeof(*f));
-			f->parent = s->parent < 0 ? -1 : (int32_t)base + s->parent;
-			f->inlined = s->inlined;
-			flat_names(s, f);
+			f->parent = sc->parent < 0 ? -1 : (int32_t)base + sc->parent;
+			f->inlined = sc->inlined;
+			flat_names(sc, f);
 		}
-		flatten_cu(cu, base, out, &cap);
+		flatten_cu(&cu, base, out, &cap);
 		if (first && out->npieces > first &&
 		    out->pieces[first].lo < out->pieces[first - 1].hi)
 			sorted = false;
+		cu_index_fini(&cu);
 	}
 	if (!sorted) {
 		/* units out of address order, or overlapping (broken DWARF): sort,
@@ -759,7 +766,7 @@ void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
 void kp_dwflat_fini(struct kp_dwflat *f)
 {
 	for (size_t i = 0; i < f->nscopes; i++)
-		free(f->scopes[i].plain);
+		free(f->scopes[i].qualified_name);
 	free(f->scopes);
 	free(f->pieces);
 	memset(f, 0, sizeof(*f));

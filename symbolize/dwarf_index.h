@@ -51,9 +51,10 @@ char *kp_dwname_pick(const char *link, const char *plain, kp_dwname_qualify_fn q
 struct kp_dwflat_scope {
 	int32_t parent; /* an earlier scope, or -1 */
 	bool inlined;
-	bool qualified;	  /* plain is qualified by its namespaces and classes */
-	const char *link; /* linkage name (libdw's string), or NULL */
-	char *plain;	  /* plain name (heap), or NULL */
+	bool qualified;	      /* plain is qualified by its namespaces and classes */
+	const char *link;     /* linkage name (libdw's string), or NULL */
+	const char *plain;    /* plain name (libdw's, or qualified_name), or NULL */
+	char *qualified_name; /* heap, when plain was qualified */
 };
 
 struct kp_dwflat_piece {
@@ -68,9 +69,10 @@ struct kp_dwflat {
 	size_t npieces;
 };
 
-/* Indexes every unit and function of dw (one x serves one dw) and fills
- * out with the whole build flattened: what a lookup of any address would
- * find, for the persisted index. Free with kp_dwflat_fini. */
+/* Indexes every unit and function of dw (one x serves one dw; its lazy
+ * index is not filled) and fills out with the whole build flattened: what
+ * a lookup of any address would find, for the persisted index. The names
+ * point into dw: use out while dw is open. Free with kp_dwflat_fini. */
 void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out);
 void kp_dwflat_fini(struct kp_dwflat *f);
 

@@ -32,10 +32,10 @@ static struct kp_symidx *build_small(void)
 		{0x1100, 0x80, 0, 5, 0},     /* helper */
 		{0x1200, 0, 0x1280, 12, 0}}; /* _start, sizeless */
 	struct kp_dwflat_scope scopes[] = {
-		{-1, false, false, NULL, (char *)"main"},
-		{0, true, false, "_ZN2ns4workEi", (char *)"work"},
-		{1, true, true, NULL, (char *)"ns::(anonymous namespace)::W::step"},
-		{-1, false, false, NULL, (char *)"helper"}};
+		{-1, false, false, NULL, "main", NULL},
+		{0, true, false, "_ZN2ns4workEi", "work", NULL},
+		{1, true, true, NULL, "ns::(anonymous namespace)::W::step", NULL},
+		{-1, false, false, NULL, "helper", NULL}};
 	struct kp_dwflat_piece pieces[] = {{0x1000, 0x1010, 0},
 					   {0x1010, 0x1020, 1},
 					   {0x1020, 0x1030, 2},

@@ -122,7 +122,7 @@ int kp_cmd_symbolize(int argc, char **argv)
 	struct kp_diag d = {{0}};
 	struct addrs a = {0};
 	const char *exe = NULL, *output = NULL, **dirs = NULL;
-	char *cache_dir = NULL;
+	char *cache_dir = NULL, *abs = NULL;
 	bool annotate = false, no_cache = false;
 	struct kp_symbolizer *sym = NULL;
 	size_t ndirs = 0;
@@ -204,7 +204,13 @@ int kp_cmd_symbolize(int argc, char **argv)
 	if (!no_cache)
 		opts.cache_dir = cache_dir = kp_default_cache_dir();
 	sym = kp_sym_new(&opts);
-	m.path = exe;
+	/* the symbolizer takes a mapping's absolute path, as a process maps it */
+	abs = realpath(exe, NULL);
+	if (!abs) {
+		kp_err("%s: %s", exe, strerror(errno));
+		goto out;
+	}
+	m.path = abs;
 	obj = kp_sym_object_get(sym, &m);
 	for (size_t i = 0; i < a.n; i++) {
 		struct kp_loc loc = {.addr = offs[i], .obj = obj, .kind = KP_LOC_USER};
@@ -243,6 +249,7 @@ out:
 	kp_sym_frames_fini(&f);
 	kp_sym_free(sym);
 	free(cache_dir);
+	free(abs);
 	free(a.v);
 	free(dirs);
 	return status;

@@ -65,6 +65,26 @@ check "a stripped copy of the build is named from the index" cmp "$T/expect" "$T
 "$KPROF" symbolize --no-cache -e "$T/inline_stripped" <"$T/addrs" >"$T/stripped_nocache.out" 2>"$T/stripped_nocache.err"
 check "... and without the index it is not" sh -c "! grep -q inl_ '$T/stripped_nocache.out'"
 check "... with a note that it is stripped" grep -q 'stripped' "$T/stripped_nocache.err"
+# DWARF shared between builds by dwz (as Debian's dbgsym packages ship it:
+# common DIEs in a separate file named by .gnu_debugaltlink) names the
+# same frames, with and without the index
+if command -v dwz >/dev/null; then
+	mkdir -p "$T/dwz"
+	cp "$KP_WORKLOADS/inline_fp" "$T/dwz/fp"
+	cp "$KP_WORKLOADS/inline_nofp" "$T/dwz/nofp"
+	dwz -m "$T/dwz/common.debug" -M "$T/dwz/common.debug" "$T/dwz/fp" "$T/dwz/nofp" 2>"$T/dwz.err"
+	check "dwz moved DIEs to a common file" sh -c "LC_ALL=C readelf -S '$T/dwz/fp' | grep -q gnu_debugaltlink"
+	for state in nocache first second later; do
+		opt=; [ $state = nocache ] && opt=--no-cache
+		XDG_CACHE_HOME=$T/dwz-cache "$KPROF" symbolize $opt -e "$T/dwz/fp" <"$T/addrs" >"$T/dwz-$state.out"
+		check "dwz, $state: as addr2line names the original" cmp "$T/expect" "$T/dwz-$state.out"
+	done
+else
+	fail "dwz is not installed (scripts/deps --test installs it)"
+fi
+# a relative path is the same file
+(cd "$(dirname "$bin")" && "$KPROF" symbolize --no-cache -e "./$(basename "$bin")" <"$T/addrs") >"$T/relative.out"
+check "a relative path to the file: as addr2line names them" cmp "$T/expect" "$T/relative.out"
 run annotate --annotate
 check "--annotate marks inline frames _[i]" grep -q ' inl_caller_kprof;inl_outer_kprof_\[i\];inl_inner_kprof_\[i\]$' "$T/annotate.out"
 run noinline --no-inline

@@ -126,10 +126,9 @@ int kp_cmd_symbolize(int argc, char **argv)
 	bool annotate = false, no_cache = false;
 	struct kp_symbolizer *sym = NULL;
 	size_t ndirs = 0;
-	uint64_t *offs = NULL;
-	bool *ok = NULL;
 	uint32_t obj;
-	int c, fd, status = 1, err;
+	int c, fd, status = 1;
+	bool is_elf;
 
 	while ((c = getopt_long(argc, argv, "e:o:h", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -187,11 +186,9 @@ int kp_cmd_symbolize(int argc, char **argv)
 		kp_err("%s: %s", exe, strerror(errno));
 		goto out;
 	}
-	offs = kp_xcalloc(a.n + 1, sizeof(*offs));
-	ok = kp_xcalloc(a.n + 1, sizeof(*ok));
-	err = kp_sym_elf_offsets(fd, a.v, a.n, offs, ok);
+	is_elf = kp_sym_is_elf(fd);
 	close(fd);
-	if (err) {
+	if (!is_elf) {
 		kp_err("%s: not an ELF file (of this machine's byte order)", exe);
 		goto out;
 	}
@@ -213,14 +210,8 @@ int kp_cmd_symbolize(int argc, char **argv)
 	m.path = abs;
 	obj = kp_sym_object_get(sym, &m);
 	for (size_t i = 0; i < a.n; i++) {
-		struct kp_loc loc = {.addr = offs[i], .obj = obj, .kind = KP_LOC_USER};
-
 		fprintf(out.fp, "0x%" PRIx64 " ", a.v[i]);
-		if (!ok[i]) {
-			fputs("[unknown]\n", out.fp);
-			continue;
-		}
-		kp_sym_resolve(sym, &loc, &f);
+		kp_sym_resolve_vaddr(sym, obj, a.v[i], &f);
 		for (size_t k = 0; k < f.n; k++) {
 			if (k)
 				putc(';', out.fp);
@@ -244,8 +235,7 @@ int kp_cmd_symbolize(int argc, char **argv)
 	status = 0;
 out:
 	kp_outfile_abort(&out);
-	free(offs);
-	free(ok);
+
 	kp_sym_frames_fini(&f);
 	kp_sym_free(sym);
 	free(cache_dir);

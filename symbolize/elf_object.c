@@ -355,25 +355,13 @@ size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap)
 	return found;
 }
 
-int kp_elf_vaddrs_to_offsets(int fd, const uint64_t *vaddrs, size_t n, uint64_t *offs, bool *ok)
+bool kp_elf_is_elf(int fd)
 {
-	size_t nph = 0;
-	struct phdr *ph = read_phdrs(fd, &nph);
+	size_t n = 0;
+	struct phdr *ph = read_phdrs(fd, &n);
 
-	if (!ph)
-		return -ENOEXEC;
-	for (size_t k = 0; k < n; k++) {
-		ok[k] = false;
-		for (size_t i = 0; i < nph && !ok[k]; i++) {
-			if (ph[i].type == PT_LOAD && vaddrs[k] >= ph[i].vaddr &&
-			    vaddrs[k] - ph[i].vaddr < ph[i].filesz) {
-				offs[k] = ph[i].off + (vaddrs[k] - ph[i].vaddr);
-				ok[k] = true;
-			}
-		}
-	}
 	free(ph);
-	return 0;
+	return ph != NULL;
 }
 
 struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path,
@@ -966,17 +954,15 @@ static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 /* Deep enough for any chain walk_die makes (it stops at 512 levels). */
 #define KP_MAX_CHAIN 600
 
-static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx, uint64_t off,
+/* Names ELF address addr (bias included) from the build's index. */
+static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx, uint64_t addr,
 			 kp_elf_emit_fn emit, void *arg)
 {
 	uint32_t chain[KP_MAX_CHAIN];
 	size_t n = 0;
-	uint64_t addr;
 	const char *sym;
 	char *outer = NULL;
 
-	if (!kp_symidx_addr(x, off, &addr))
-		return false;
 	sym = kp_symidx_symbol(x, addr);
 	if (!ctx->no_inline || !sym) {
 		n = kp_symidx_chain(x, addr, chain, KP_MAX_CHAIN);
@@ -1003,31 +989,16 @@ static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx
 	return true;
 }
 
-bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
-		      kp_elf_emit_fn emit, void *arg)
+/* Names ELF address addr (bias included) from the symbols and DWARF
+ * read with libdw. */
+static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr addr,
+			 kp_elf_emit_fn emit, void *arg)
 {
-	const struct kp_symidx_seg *seg = NULL;
 	struct kp_dwscope **chain = NULL;
 	size_t nchain = 0;
-	GElf_Addr addr;
 	const struct kp_symidx_sym *fs;
 	char *outer = NULL;
 
-	if (!o->tried)
-		open_object(o, ctx);
-	if (o->idx)
-		return lookup_index(o->idx, ctx, off, emit, arg);
-	if (!o->mod)
-		return false;
-	for (size_t i = 0; i < o->nsegs; i++) {
-		if (off >= o->segs[i].off && off - o->segs[i].off < o->segs[i].filesz) {
-			seg = &o->segs[i];
-			break;
-		}
-	}
-	if (!seg)
-		return false;
-	addr = seg->vaddr + (off - seg->off) + o->bias;
 	fs = kp_symidx_find_symbol(o->syms, o->nsyms, addr);
 	if (!ctx->no_inline || !fs) {
 		Dwarf_Addr dwbias;
@@ -1069,4 +1040,36 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 		}
 	}
 	return true;
+}
+
+bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
+		      kp_elf_emit_fn emit, void *arg)
+{
+	uint64_t addr;
+
+	if (!o->tried)
+		open_object(o, ctx);
+	if (o->idx)
+		return kp_symidx_addr(o->idx, off, &addr) &&
+		       lookup_index(o->idx, ctx, addr, emit, arg);
+	if (!o->mod)
+		return false;
+	for (size_t i = 0; i < o->nsegs; i++) {
+		const struct kp_symidx_seg *seg = &o->segs[i];
+
+		if (off >= seg->off && off - seg->off < seg->filesz)
+			return lookup_dwarf(o, ctx, seg->vaddr + (off - seg->off) + o->bias, emit,
+					    arg);
+	}
+	return false;
+}
+
+bool kp_elfobj_lookup_vaddr(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t vaddr,
+			    kp_elf_emit_fn emit, void *arg)
+{
+	if (!o->tried)
+		open_object(o, ctx);
+	if (o->idx)
+		return lookup_index(o->idx, ctx, vaddr + kp_symidx_bias(o->idx), emit, arg);
+	return o->mod && lookup_dwarf(o, ctx, vaddr + o->bias, emit, arg);
 }

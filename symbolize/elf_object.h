@@ -52,11 +52,8 @@ bool kp_elfobj_has_file(const struct kp_elfobj *o);
  * length, or 0 when there is none or the file is not ELF. */
 size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap);
 
-/* The file offsets of virtual addresses vaddrs[0..n) in the ELF file fd
- * (its PT_LOAD segments): offs[k], with ok[k] false when no segment holds
- * vaddrs[k]. Returns 0, or -ENOEXEC when fd is not an ELF file in this
- * machine's byte order. */
-int kp_elf_vaddrs_to_offsets(int fd, const uint64_t *vaddrs, size_t n, uint64_t *offs, bool *ok);
+/* Whether fd is an ELF file in this machine's byte order. */
+bool kp_elf_is_elf(int fd);
 
 /* Receives each frame name, outermost first; name is only valid during the
  * call. inlined says the frame is an inlined callee. */
@@ -69,6 +66,11 @@ typedef void (*kp_elf_emit_fn)(void *arg, const char *name, bool inlined);
  * on and it has DWARF). */
 bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 		      kp_elf_emit_fn emit, void *arg);
+
+/* The same for ELF virtual address vaddr (as addr2line takes them): works
+ * for separate debug files too, which have no file offsets for code. */
+bool kp_elfobj_lookup_vaddr(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t vaddr,
+			    kp_elf_emit_fn emit, void *arg);
 
 /* Why the object could not be loaded, or NULL (owned by the object). */
 const char *kp_elfobj_error(const struct kp_elfobj *o);

@@ -363,7 +363,28 @@ const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)
 	return (const char *const *)sym->notes.v;
 }
 
-int kp_sym_elf_offsets(int fd, const uint64_t *vaddrs, size_t n, uint64_t *offs, bool *ok)
+bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vaddr,
+			  struct kp_sym_frames *out)
 {
-	return kp_elf_vaddrs_to_offsets(fd, vaddrs, n, offs, ok);
+	struct kp_elfobj *o = kp_objcache_elf(sym->objs, obj);
+	struct emit_ctx ec = {sym};
+	size_t first = sym->npool;
+	bool ok = o && kp_elfobj_lookup_vaddr(o, &sym->elf, vaddr, emit_elf, &ec);
+
+	if (!ok)
+		push_frame(sym, "[unknown]", KP_FRAME_USER);
+	if (ok)
+		sym->stats.resolved[KP_LOC_USER]++;
+	else
+		sym->stats.unresolved[KP_LOC_USER]++;
+	kp_xgrow(&out->frames, &out->cap, sym->npool - first, sizeof(*out->frames));
+	memcpy(out->frames, sym->pool + first, (sym->npool - first) * sizeof(*out->frames));
+	out->n = sym->npool - first;
+	sym->npool = first; /* not cached: the names stay interned */
+	return ok;
+}
+
+bool kp_sym_is_elf(int fd)
+{
+	return kp_elf_is_elf(fd);
 }

@@ -112,11 +112,14 @@ bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct 
 void kp_sym_frames_fini(struct kp_sym_frames *f);
 
 /* For addresses given as an ELF file's virtual addresses, as addr2line
- * takes them (`kprof symbolize`): the file offsets of vaddrs[0..n) in the
- * file open as fd, for KP_LOC_USER locations; ok[k] is false when no
- * loaded segment holds vaddrs[k]. Returns 0, or -ENOEXEC when fd is not
- * an ELF file of this machine's byte order. */
-int kp_sym_elf_offsets(int fd, const uint64_t *vaddrs, size_t n, uint64_t *offs, bool *ok);
+ * takes them (`kprof symbolize`): resolves vaddr in object obj into out,
+ * as kp_sym_resolve does a file offset (not cached, but counted). Works
+ * for separate debug files, whose code has no file offsets. */
+bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vaddr,
+			  struct kp_sym_frames *out);
+
+/* Whether the file open as fd is an ELF file of this machine's byte order. */
+bool kp_sym_is_elf(int fd);
 
 struct kp_sym_stats {
 	uint64_t resolved[4];	 /* by enum kp_loc_kind: distinct locations named */

@@ -418,6 +418,11 @@ size_t kp_symidx_size(const struct kp_symidx *x)
 	return x->size;
 }
 
+uint64_t kp_symidx_bias(const struct kp_symidx *x)
+{
+	return x->h->bias;
+}
+
 bool kp_symidx_addr(const struct kp_symidx *x, uint64_t off, uint64_t *addr)
 {
 	for (size_t i = 0; i < x->h->nsegs; i++) {

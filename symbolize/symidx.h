@@ -76,6 +76,10 @@ void kp_symidx_free(struct kp_symidx *idx);
 bool kp_symidx_seen(const char *dir, const uint8_t *build_id, size_t len);
 void kp_symidx_mark_seen(const char *dir, const uint8_t *build_id, size_t len);
 
+/* What ELF addresses add to the file's virtual addresses (0 but for
+ * prelinked files). */
+uint64_t kp_symidx_bias(const struct kp_symidx *idx);
+
 /* The ELF address of file offset off; false outside the loaded segments. */
 bool kp_symidx_addr(const struct kp_symidx *idx, uint64_t off, uint64_t *addr);
 

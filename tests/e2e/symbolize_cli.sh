@@ -82,6 +82,11 @@ if command -v dwz >/dev/null; then
 else
 	fail "dwz is not installed (scripts/deps --test installs it)"
 fi
+# a separate debug file names the same addresses (its code has no file
+# offsets: the addresses are looked up as addresses)
+objcopy --only-keep-debug "$bin" "$T/inline.debug"
+"$KPROF" symbolize --no-cache -e "$T/inline.debug" <"$T/addrs" >"$T/debugfile.out"
+check "a separate debug file: as addr2line names them" cmp "$T/expect" "$T/debugfile.out"
 # a relative path is the same file
 (cd "$(dirname "$bin")" && "$KPROF" symbolize --no-cache -e "./$(basename "$bin")" <"$T/addrs") >"$T/relative.out"
 check "a relative path to the file: as addr2line names them" cmp "$T/expect" "$T/relative.out"

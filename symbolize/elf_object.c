@@ -33,8 +33,7 @@ struct fsym {
 };
 
 struct kp_elfobj {
-	int fd;	       /* until handed to libdw */
-	bool had_file; /* made with a file, not as a stand-in for an index */
+	int fd; /* until handed to libdw; -1 without a file */
 	char *name, *debug_path;
 	bool tried;
 	char *error;
@@ -370,7 +369,6 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 	struct kp_elfobj *o = kp_xcalloc(1, sizeof(*o));
 
 	o->fd = fd;
-	o->had_file = fd >= 0;
 	o->own_fd = -1;
 	o->name = kp_xstrdup(name);
 	o->debug_path = debug_path ? kp_xstrdup(debug_path) : NULL;
@@ -381,9 +379,19 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 	return o;
 }
 
-bool kp_elfobj_has_file(const struct kp_elfobj *o)
+bool kp_elfobj_wants_file(const struct kp_elfobj *o)
 {
-	return o->had_file;
+	return o->fd < 0 && !o->tried;
+}
+
+bool kp_elfobj_give_file(struct kp_elfobj *o, int fd, const char *debug_path)
+{
+	if (!kp_elfobj_wants_file(o))
+		return false;
+	o->fd = fd;
+	free(o->debug_path);
+	o->debug_path = debug_path ? kp_xstrdup(debug_path) : NULL;
+	return true;
 }
 
 /* Frees what libdw read for the object and the tables made from it. */
@@ -954,39 +962,92 @@ static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 /* Deep enough for any chain walk_die makes (it stops at 512 levels). */
 #define KP_MAX_CHAIN 600
 
-/* Names ELF address addr (bias included) from the build's index. */
-static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx, uint64_t addr,
-			 kp_elf_emit_fn emit, void *arg)
+/* One address's scopes, innermost first, from the index or from libdw. */
+struct chain {
+	size_t n;
+	const void *src;
+	bool (*inlined)(const void *src, size_t i);
+	char *(*name)(const void *src, size_t i, bool full_names); /* heap, or NULL */
+};
+
+/* The frames of one address, by the rule both sources follow: the symbol
+ * names the function (as perf does, "foo.cold" included), the outermost
+ * scope only when there is no symbol (and it is not an inlined one); then
+ * the inlined callees, from the one the function calls down to the
+ * innermost. Returns false (nothing emitted) when nothing names it. */
+static bool emit_frames(const char *sym, const struct chain *c, const struct kp_elf_ctx *ctx,
+			kp_elf_emit_fn emit, void *arg)
 {
-	uint32_t chain[KP_MAX_CHAIN];
-	size_t n = 0;
-	const char *sym;
 	char *outer = NULL;
 
-	sym = kp_symidx_symbol(x, addr);
-	if (!ctx->no_inline || !sym) {
-		n = kp_symidx_chain(x, addr, chain, KP_MAX_CHAIN);
-		if (n > KP_MAX_CHAIN)
-			n = KP_MAX_CHAIN;
-	}
 	if (sym)
 		outer = kp_demangle(sym, ctx->full_names);
-	else if (n && !kp_symidx_inlined(x, chain[n - 1]))
-		outer = kp_symidx_scope_name(x, chain[n - 1], ctx->full_names);
+	else if (c->n && !c->inlined(c->src, c->n - 1))
+		outer = c->name(c->src, c->n - 1, ctx->full_names);
 	if (!outer)
 		return false;
 	emit(arg, outer, false);
 	free(outer);
-	for (size_t i = n; !ctx->no_inline && i-- > 0;) {
+	for (size_t i = c->n; !ctx->no_inline && i-- > 0;) {
 		char *name;
 
-		if (!kp_symidx_inlined(x, chain[i]))
+		if (!c->inlined(c->src, i))
 			continue;
-		name = kp_symidx_scope_name(x, chain[i], ctx->full_names);
+		name = c->name(c->src, i, ctx->full_names);
 		emit(arg, name ? name : "[unknown]", true);
 		free(name);
 	}
 	return true;
+}
+
+struct index_chain {
+	const struct kp_symidx *x;
+	uint32_t ids[KP_MAX_CHAIN];
+};
+
+static bool index_inlined(const void *src, size_t i)
+{
+	const struct index_chain *ic = src;
+
+	return kp_symidx_inlined(ic->x, ic->ids[i]);
+}
+
+static char *index_name(const void *src, size_t i, bool full_names)
+{
+	const struct index_chain *ic = src;
+
+	return kp_symidx_scope_name(ic->x, ic->ids[i], full_names);
+}
+
+/* Names ELF address addr (bias included) from the build's index. */
+static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx, uint64_t addr,
+			 kp_elf_emit_fn emit, void *arg)
+{
+	struct index_chain ic = {.x = x};
+	struct chain c = {0, &ic, index_inlined, index_name};
+	const char *sym = kp_symidx_symbol(x, addr);
+
+	if (!ctx->no_inline || !sym) {
+		c.n = kp_symidx_chain(x, addr, ic.ids, KP_MAX_CHAIN);
+		if (c.n > KP_MAX_CHAIN)
+			c.n = KP_MAX_CHAIN;
+	}
+	return emit_frames(sym, &c, ctx, emit, arg);
+}
+
+static bool dwarf_inlined(const void *src, size_t i)
+{
+	struct kp_dwscope *const *scopes = src;
+
+	return scopes[i]->inlined;
+}
+
+static char *dwarf_name(const void *src, size_t i, bool full_names)
+{
+	struct kp_dwscope *const *scopes = src;
+	const char *n = kp_dwscope_name(scopes[i], full_names);
+
+	return n ? kp_xstrdup(n) : NULL;
 }
 
 /* Names ELF address addr (bias included) from the symbols and DWARF
@@ -994,12 +1055,10 @@ static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx
 static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr addr,
 			 kp_elf_emit_fn emit, void *arg)
 {
-	struct kp_dwscope **chain = NULL;
-	size_t nchain = 0;
-	const struct kp_symidx_sym *fs;
-	char *outer = NULL;
+	struct kp_dwscope **scopes = NULL;
+	struct chain c = {0, NULL, dwarf_inlined, dwarf_name};
+	const struct kp_symidx_sym *fs = kp_symidx_find_symbol(o->syms, o->nsyms, addr);
 
-	fs = kp_symidx_find_symbol(o->syms, o->nsyms, addr);
 	if (!ctx->no_inline || !fs) {
 		Dwarf_Addr dwbias;
 		Dwarf *dw = get_dwarf(o, &dwbias);
@@ -1012,34 +1071,10 @@ static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr 
 				kp_symidx_mark_seen(ctx->symidx_dir, o->build_id, o->build_id_len);
 		}
 		if (dw)
-			nchain = kp_dwidx_chain(o->dwidx, dw, addr - dwbias, &chain);
+			c.n = kp_dwidx_chain(o->dwidx, dw, addr - dwbias, &scopes);
 	}
-	/* the symbol names the function (as perf does, "foo.cold" included);
-	 * DWARF only when there is no symbol */
-	if (fs) {
-		outer = kp_demangle(o->sym_names + fs->name, ctx->full_names);
-	} else if (nchain && !chain[nchain - 1]->inlined) {
-		const char *n = kp_dwscope_name(chain[nchain - 1], ctx->full_names);
-
-		outer = n ? kp_xstrdup(n) : NULL;
-	}
-	if (!outer)
-		return false;
-	emit(arg, outer, false);
-	free(outer);
-	if (!ctx->no_inline) {
-		/* the chain runs innermost first: emit the inlined callees from
-		 * the one the function calls down to the innermost */
-		for (size_t i = nchain; i-- > 0;) {
-			const char *n;
-
-			if (!chain[i]->inlined)
-				continue;
-			n = kp_dwscope_name(chain[i], ctx->full_names);
-			emit(arg, n ? n : "[unknown]", true);
-		}
-	}
-	return true;
+	c.src = scopes;
+	return emit_frames(fs ? o->sym_names + fs->name : NULL, &c, ctx, emit, arg);
 }
 
 bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,

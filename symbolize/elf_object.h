@@ -44,9 +44,13 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 				const uint8_t *build_id, size_t build_id_len);
 void kp_elfobj_free(struct kp_elfobj *o);
 
-/* Whether the object was made with a file (fd >= 0): one made with -1 and
- * a build-id is named only from that build's saved index. */
-bool kp_elfobj_has_file(const struct kp_elfobj *o);
+/* An object made without a file (fd -1) is named only from its build's
+ * saved index, unless it is given its file before its first lookup:
+ * kp_elfobj_wants_file says whether it would take one, and
+ * kp_elfobj_give_file hands it fd (taking ownership) and the path its
+ * debuglink search starts from; false when it takes neither. */
+bool kp_elfobj_wants_file(const struct kp_elfobj *o);
+bool kp_elfobj_give_file(struct kp_elfobj *o, int fd, const char *debug_path);
 
 /* Reads the GNU build-id note of the ELF file fd into buf; returns its
  * length, or 0 when there is none or the file is not ELF. */

@@ -21,8 +21,7 @@ struct object {
 	char *path;
 	uint8_t build_id[KP_BUILD_ID_MAX];
 	size_t build_id_len;
-	struct kp_elfobj *elf; /* NULL: no file */
-	bool released;	       /* kp_objcache_release was called */
+	struct kp_elfobj *elf; /* without a file until one is found; NULL once released */
 };
 
 /* One name under which an object was seen. */
@@ -236,7 +235,8 @@ static int open_mapping(const struct kp_sym_mapping *m, bool vdso, char **debug_
 }
 
 /* Gives an object that has no file yet the one behind m, if m's file has
- * the object's identity. */
+ * the object's identity. Until then only its saved index, if any, names
+ * it (the process gone, the file deleted, the container stopped). */
 static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_mapping *m,
 		       bool vdso)
 {
@@ -246,18 +246,15 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	char *dpath;
 	int fd;
 
-	if (o->elf && kp_elfobj_has_file(o->elf))
+	if (!o->elf || !kp_elfobj_wants_file(o->elf))
 		return;
 	fd = open_mapping(m, vdso, &dpath);
 	if (fd < 0)
 		return;
 	len = kp_elf_read_build_id(fd, bid, sizeof(bid));
-	if (o->build_id_len && (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0)) {
+	if ((o->build_id_len && (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0)) ||
+	    !kp_elfobj_give_file(o->elf, fd, dpath))
 		close(fd);
-	} else {
-		kp_elfobj_free(o->elf); /* a stand-in made before the file was found */
-		o->elf = kp_elfobj_new(fd, o->path, dpath, o->build_id, o->build_id_len);
-	}
 	free(dpath);
 }
 
@@ -311,9 +308,7 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 	if (bid_len && (id = find_build_id(oc, bid, bid_len))) {
 		add_file(oc, &k, id);
 		o = &oc->objs[id - 1];
-		if (!o->elf && fd >= 0)
-			o->elf = kp_elfobj_new(fd, o->path, dpath, o->build_id, o->build_id_len);
-		else if (fd >= 0)
+		if (fd >= 0 && !(o->elf && kp_elfobj_give_file(o->elf, fd, dpath)))
 			close(fd);
 		free(dpath);
 		return id;
@@ -326,8 +321,7 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 	o->path = kp_xstrdup(k.path);
 	o->build_id_len = bid_len;
 	memcpy(o->build_id, bid, bid_len);
-	if (fd >= 0)
-		o->elf = kp_elfobj_new(fd, o->path, dpath, o->build_id, o->build_id_len);
+	o->elf = kp_elfobj_new(fd >= 0 ? fd : -1, o->path, dpath, o->build_id, o->build_id_len);
 	free(dpath);
 	if (bid_len)
 		kp_idmap_put(&oc->by_build_id, kp_hash_bytes(bid, bid_len, 0x6b70), id);
@@ -342,11 +336,6 @@ struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id)
 	if (id < 1 || id > oc->nobjs)
 		return NULL;
 	o = &oc->objs[id - 1];
-	/* a build whose file could not be opened (its process gone, the file
-	 * deleted, its container stopped) can still be named from the index
-	 * an earlier run saved under its build-id */
-	if (!o->elf && o->build_id_len && !o->released)
-		o->elf = kp_elfobj_new(-1, o->path, NULL, o->build_id, o->build_id_len);
 	return o->elf;
 }
 
@@ -361,7 +350,6 @@ void kp_objcache_release(struct kp_objcache *oc, uint32_t id)
 		return;
 	kp_elfobj_free(oc->objs[id - 1].elf);
 	oc->objs[id - 1].elf = NULL;
-	oc->objs[id - 1].released = true;
 }
 
 uint32_t kp_objcache_count(const struct kp_objcache *oc)

@@ -19,10 +19,9 @@ void kp_objcache_free(struct kp_objcache *oc);
 /* Returns the object id (>= 1) for the mapping, registering the file on
  * first sight. */
 uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m);
-/* The ELF object of id: its opened file, or when the file could not be
- * opened but the build-id is known, a stand-in that only a saved index
- * can answer for; NULL otherwise (or when id is not an object, or was
- * released). Owned by the cache. */
+/* The ELF object of id, with its file, or without one when it could not
+ * be opened (then only the build's saved index can name it); NULL when
+ * id is not an object or was released. Owned by the cache. */
 struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id);
 /* The path the object was first seen under, or NULL for a bad id. */
 const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id);

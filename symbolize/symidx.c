@@ -117,106 +117,93 @@ static bool valid(const struct kp_symidx *x)
 	return true;
 }
 
-/* Appends n bytes of p to the block at *at (the block is sized already). */
-static void put(uint8_t *block, size_t *at, const void *p, size_t n)
+/* The id of s among the index's strings, 0 for NULL. */
+static uint32_t intern(struct kp_strtab *t, const char *s)
 {
-	if (n)
-		memcpy(block + *at, p, n);
-	*at = ALIGN8(*at + n);
+	return s ? kp_strtab_intern(t, s, strlen(s)) : 0;
 }
 
-struct strings {
-	struct kp_strtab *ids;
-	uint32_t *offs; /* by id */
-	size_t noffs, cap;
-	char *v;
-	size_t len, vcap;
-};
-
-/* The offset of s in the strings, added once; 0 for NULL. */
-static uint32_t string_off(struct strings *st, const char *s)
-{
-	size_t len;
-	uint32_t id;
-
-	if (!s)
-		return 0;
-	len = strlen(s);
-	id = kp_strtab_intern(st->ids, s, len);
-	if (id < st->noffs)
-		return st->offs[id];
-	kp_xgrow(&st->offs, &st->cap, (size_t)id + 1, sizeof(*st->offs));
-	kp_xgrow(&st->v, &st->vcap, st->len + len + 1, 1);
-	st->offs[id] = (uint32_t)st->len;
-	st->noffs = (size_t)id + 1;
-	memcpy(st->v + st->len, s, len + 1);
-	st->len += len + 1;
-	return st->offs[id];
-}
-
+/* The arrays are written in place with string ids where offsets go; the
+ * strings, known only then, are appended in id order and the ids turned
+ * into their offsets. */
 struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 {
 	struct kp_symidx *x = kp_xcalloc(1, sizeof(*x));
-	struct strings st = {.ids = kp_strtab_new()};
+	struct kp_strtab *ids = kp_strtab_new();
 	size_t nscopes = in->dwarf ? in->dwarf->nscopes : 0;
 	size_t npieces = in->dwarf ? in->dwarf->npieces : 0;
-	struct kp_symidx_sym *syms = kp_xmalloc((in->nsyms + 1) * sizeof(*syms));
-	struct scope *scopes = kp_xcalloc(nscopes + 1, sizeof(*scopes));
-	struct piece *pieces = kp_xcalloc(npieces + 1, sizeof(*pieces));
-	struct header h = {.version = SYMIDX_VERSION, .order = SYMIDX_ORDER};
-	size_t at = 0, size;
-	uint8_t *block;
+	size_t segs_at = ALIGN8(sizeof(struct header));
+	size_t syms_at = segs_at + ALIGN8(in->nsegs * sizeof(struct kp_symidx_seg));
+	size_t scopes_at = syms_at + ALIGN8(in->nsyms * sizeof(struct kp_symidx_sym));
+	size_t pieces_at = scopes_at + ALIGN8(nscopes * sizeof(struct scope));
+	size_t strings_at = pieces_at + ALIGN8(npieces * sizeof(struct piece));
+	uint8_t *block = kp_xcalloc(1, strings_at);
+	struct kp_symidx_sym *syms = (void *)(block + syms_at);
+	struct scope *scopes = (void *)(block + scopes_at);
+	struct piece *pieces = (void *)(block + pieces_at);
+	struct header *h = (void *)block;
+	uint32_t nstrings, *offs;
+	size_t len = 1; /* offset 0: the empty string that means "none" */
 
-	kp_xgrow(&st.v, &st.vcap, 1, 1);
-	st.v[st.len++] = '\0'; /* offset 0: no string */
+	if (in->nsegs)
+		memcpy(block + segs_at, in->segs, in->nsegs * sizeof(*in->segs));
 	for (size_t i = 0; i < in->nsyms; i++) {
 		syms[i] = in->syms[i];
-		syms[i].name = string_off(&st, in->sym_strings + in->syms[i].name);
+		syms[i].name = intern(ids, in->sym_strings + in->syms[i].name);
 		syms[i].reserved = 0;
 	}
 	for (size_t i = 0; i < nscopes; i++) {
-		const struct kp_dwflat_scope *s = &in->dwarf->scopes[i];
+		const struct kp_dwflat_scope *sc = &in->dwarf->scopes[i];
 
-		scopes[i] = (struct scope){.parent = s->parent,
-					   .link = string_off(&st, s->link),
-					   .plain = string_off(&st, s->plain),
-					   .inlined = s->inlined,
-					   .qualified = s->qualified};
+		scopes[i] = (struct scope){.parent = sc->parent,
+					   .link = intern(ids, sc->link),
+					   .plain = intern(ids, sc->plain),
+					   .inlined = sc->inlined,
+					   .qualified = sc->qualified};
 	}
 	for (size_t i = 0; i < npieces; i++) {
 		const struct kp_dwflat_piece *p = &in->dwarf->pieces[i];
 
 		pieces[i] = (struct piece){.lo = p->lo, .hi = p->hi, .scope = p->scope};
 	}
-	memcpy(h.magic, SYMIDX_MAGIC, 8);
-	h.build_id_len = (uint32_t)(in->build_id_len < 64 ? in->build_id_len : 64);
-	memcpy(h.build_id, in->build_id, h.build_id_len);
-	h.bias = in->bias;
-	h.dw_bias = in->dw_bias;
-	h.nsegs = in->nsegs;
-	h.nsyms = in->nsyms;
-	h.nscopes = nscopes;
-	h.npieces = npieces;
-	h.strings_size = st.len;
-	size = ALIGN8(sizeof(h)) + ALIGN8(in->nsegs * sizeof(*in->segs)) +
-	       ALIGN8(in->nsyms * sizeof(*syms)) + ALIGN8(nscopes * sizeof(*scopes)) +
-	       ALIGN8(npieces * sizeof(*pieces)) + st.len;
-	h.file_size = size;
-	block = kp_xcalloc(1, size);
-	put(block, &at, &h, sizeof(h));
-	put(block, &at, in->segs, in->nsegs * sizeof(*in->segs));
-	put(block, &at, syms, in->nsyms * sizeof(*syms));
-	put(block, &at, scopes, nscopes * sizeof(*scopes));
-	put(block, &at, pieces, npieces * sizeof(*pieces));
-	memcpy(block + at, st.v, st.len);
+	nstrings = kp_strtab_count(ids);
+	offs = kp_xmalloc((nstrings + 1) * sizeof(*offs));
+	offs[0] = 0;
+	for (uint32_t id = 1; id <= nstrings; id++) {
+		offs[id] = (uint32_t)len;
+		len += kp_strtab_len(ids, id) + 1;
+	}
+	block = kp_xrealloc(block, strings_at + len);
+	syms = (void *)(block + syms_at);
+	scopes = (void *)(block + scopes_at);
+	h = (void *)block;
+	block[strings_at] = '\0';
+	for (uint32_t id = 1; id <= nstrings; id++)
+		memcpy(block + strings_at + offs[id], kp_strtab_str(ids, id),
+		       kp_strtab_len(ids, id) + 1);
+	for (size_t i = 0; i < in->nsyms; i++)
+		syms[i].name = offs[syms[i].name];
+	for (size_t i = 0; i < nscopes; i++) {
+		scopes[i].link = offs[scopes[i].link];
+		scopes[i].plain = offs[scopes[i].plain];
+	}
+	memcpy(h->magic, SYMIDX_MAGIC, 8);
+	h->version = SYMIDX_VERSION;
+	h->order = SYMIDX_ORDER;
+	h->build_id_len = (uint32_t)(in->build_id_len < 64 ? in->build_id_len : 64);
+	memcpy(h->build_id, in->build_id, h->build_id_len);
+	h->bias = in->bias;
+	h->dw_bias = in->dw_bias;
+	h->nsegs = in->nsegs;
+	h->nsyms = in->nsyms;
+	h->nscopes = nscopes;
+	h->npieces = npieces;
+	h->strings_size = len;
+	h->file_size = strings_at + len;
 	x->base = block;
-	layout(x, (const struct header *)block, size);
-	free(syms);
-	free(scopes);
-	free(pieces);
-	free(st.v);
-	free(st.offs);
-	kp_strtab_free(st.ids);
+	layout(x, h, strings_at + len);
+	free(offs);
+	kp_strtab_free(ids);
 	return x;
 }
 

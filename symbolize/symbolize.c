@@ -277,20 +277,27 @@ static bool resolve_kernel(struct kp_symbolizer *sym, uint64_t addr)
 	return name != NULL;
 }
 
+/* Names the code of object obj at file offset addr, or (by_vaddr) at ELF
+ * virtual address addr; pushes its frames, or [unknown]. */
+static bool resolve_user(struct kp_symbolizer *sym, uint32_t obj, uint64_t addr, bool by_vaddr)
+{
+	struct kp_elfobj *o = kp_objcache_elf(sym->objs, obj);
+	struct emit_ctx ec = {sym};
+
+	if (o && (by_vaddr ? kp_elfobj_lookup_vaddr(o, &sym->elf, addr, emit_elf, &ec)
+			   : kp_elfobj_lookup(o, &sym->elf, addr, emit_elf, &ec)))
+		return true;
+	push_frame(sym, "[unknown]", KP_FRAME_USER);
+	return false;
+}
+
 static bool resolve_uncached(struct kp_symbolizer *sym, const struct kp_loc *loc)
 {
 	switch (loc->kind) {
 	case KP_LOC_KERNEL:
 		return resolve_kernel(sym, loc->addr);
-	case KP_LOC_USER: {
-		struct kp_elfobj *o = kp_objcache_elf(sym->objs, loc->obj);
-		struct emit_ctx ec = {sym};
-
-		if (o && kp_elfobj_lookup(o, &sym->elf, loc->addr, emit_elf, &ec))
-			return true;
-		push_frame(sym, "[unknown]", KP_FRAME_USER);
-		return false;
-	}
+	case KP_LOC_USER:
+		return resolve_user(sym, loc->obj, loc->addr, false);
 	case KP_LOC_JIT: {
 		const char *name = kp_jittab_lookup(sym->jits, loc->obj, loc->addr);
 
@@ -302,6 +309,23 @@ static bool resolve_uncached(struct kp_symbolizer *sym, const struct kp_loc *loc
 		push_frame(sym, "[unknown]", KP_FRAME_USER);
 		return false;
 	}
+}
+
+static void count(struct kp_symbolizer *sym, uint32_t kind, bool ok)
+{
+	if (ok)
+		sym->stats.resolved[kind]++;
+	else
+		sym->stats.unresolved[kind]++;
+}
+
+/* out = the n frames of the pool from first on */
+static void copy_frames(const struct kp_symbolizer *sym, size_t first, size_t n,
+			struct kp_sym_frames *out)
+{
+	kp_xgrow(&out->frames, &out->cap, n, sizeof(*out->frames));
+	memcpy(out->frames, sym->pool + first, n * sizeof(*out->frames));
+	out->n = n;
 }
 
 bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct kp_sym_frames *out)
@@ -328,17 +352,12 @@ bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct 
 		e->ok = resolve_uncached(sym, &l);
 	}
 	e->n = (uint32_t)(sym->npool - e->first);
-	if (e->ok)
-		sym->stats.resolved[kind]++;
-	else
-		sym->stats.unresolved[kind]++;
+	count(sym, kind, e->ok);
 	sym->slots[s] = (uint32_t)sym->ncache;
 	if (sym->ncache * 2 > sym->nslots)
 		cache_grow(sym);
 found:
-	kp_xgrow(&out->frames, &out->cap, e->n, sizeof(*out->frames));
-	memcpy(out->frames, sym->pool + e->first, e->n * sizeof(*out->frames));
-	out->n = e->n;
+	copy_frames(sym, e->first, e->n, out);
 	return e->ok;
 }
 
@@ -366,20 +385,11 @@ const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)
 bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vaddr,
 			  struct kp_sym_frames *out)
 {
-	struct kp_elfobj *o = kp_objcache_elf(sym->objs, obj);
-	struct emit_ctx ec = {sym};
 	size_t first = sym->npool;
-	bool ok = o && kp_elfobj_lookup_vaddr(o, &sym->elf, vaddr, emit_elf, &ec);
+	bool ok = resolve_user(sym, obj, vaddr, true);
 
-	if (!ok)
-		push_frame(sym, "[unknown]", KP_FRAME_USER);
-	if (ok)
-		sym->stats.resolved[KP_LOC_USER]++;
-	else
-		sym->stats.unresolved[KP_LOC_USER]++;
-	kp_xgrow(&out->frames, &out->cap, sym->npool - first, sizeof(*out->frames));
-	memcpy(out->frames, sym->pool + first, (sym->npool - first) * sizeof(*out->frames));
-	out->n = sym->npool - first;
+	count(sym, KP_LOC_USER, ok);
+	copy_frames(sym, first, sym->npool - first, out);
 	sym->npool = first; /* not cached: the names stay interned */
 	return ok;
 }

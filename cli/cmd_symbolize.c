@@ -181,7 +181,9 @@ int kp_cmd_symbolize(int argc, char **argv)
 	}
 	if (optind == argc && read_stdin(&a) != 0)
 		goto out;
-	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	/* the symbolizer takes a mapping's absolute path, as a process maps it */
+	abs = realpath(exe, NULL);
+	fd = abs ? open(abs, O_RDONLY | O_CLOEXEC) : -1;
 	if (fd < 0) {
 		kp_err("%s: %s", exe, strerror(errno));
 		goto out;
@@ -201,12 +203,6 @@ int kp_cmd_symbolize(int argc, char **argv)
 	if (!no_cache)
 		opts.cache_dir = cache_dir = kp_default_cache_dir();
 	sym = kp_sym_new(&opts);
-	/* the symbolizer takes a mapping's absolute path, as a process maps it */
-	abs = realpath(exe, NULL);
-	if (!abs) {
-		kp_err("%s: %s", exe, strerror(errno));
-		goto out;
-	}
 	m.path = abs;
 	obj = kp_sym_object_get(sym, &m);
 	for (size_t i = 0; i < a.n; i++) {

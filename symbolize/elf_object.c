@@ -36,7 +36,6 @@ struct kp_elfobj {
 	int fd; /* until handed to libdw; -1 without a file */
 	char *name, *debug_path;
 	bool tried;
-	char *error;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	GElf_Addr bias;
@@ -431,21 +430,15 @@ void kp_elfobj_free(struct kp_elfobj *o)
 	if (o->fd >= 0)
 		close(o->fd);
 	kp_symidx_free(o->idx);
-	free(o->error);
 	free(o->debug_path);
 	free(o->name);
 	free(o);
 }
 
-const char *kp_elfobj_error(const struct kp_elfobj *o)
+/* The object cannot be read: its frames are [unknown] (counted; the
+ * files that could not be opened are named in notes by objcache.c). */
+static bool fail(struct kp_elfobj *o)
 {
-	return o->error;
-}
-
-static bool fail(struct kp_elfobj *o, const char *what)
-{
-	free(o->error);
-	o->error = kp_xasprintf("%s: %s", o->name, what);
 	unload(o);
 	return false;
 }
@@ -701,14 +694,14 @@ static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 
 	o->tried = true;
 	if (o->fd < 0)
-		return fail(o, "file not opened");
+		return fail(o); /* no file: only an index could name it */
 	fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
-		return fail(o, strerror(errno));
+		return fail(o);
 	o->dwfl = dwfl_begin(&ctx->callbacks);
 	if (!o->dwfl) {
 		close(fd);
-		return fail(o, dwfl_errmsg(-1));
+		return fail(o);
 	}
 	dwfl_report_begin(o->dwfl);
 	/* the debuglink search starts in the directory of the file name given
@@ -717,10 +710,10 @@ static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 				 true);
 	if (!o->mod) {
 		close(fd);
-		return fail(o, dwfl_errmsg(-1));
+		return fail(o); /* not ELF, or libdw refused it */
 	}
 	if (dwfl_report_end(o->dwfl, NULL, NULL) != 0)
-		return fail(o, dwfl_errmsg(-1));
+		return fail(o);
 	{
 		void **userdata;
 
@@ -732,7 +725,7 @@ static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	o->fd = -1;
 	elf = dwfl_module_getelf(o->mod, &o->bias);
 	if (!elf || elf_getphdrnum(elf, &phnum) != 0)
-		return fail(o, "no program headers");
+		return fail(o);
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
 
@@ -743,7 +736,7 @@ static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 			(struct kp_symidx_seg){ph->p_offset, ph->p_filesz, ph->p_vaddr};
 	}
 	if (!o->nsegs)
-		return fail(o, "no loadable segments");
+		return fail(o);
 	index_symbols(o);
 	note_if_stripped(o, ctx);
 	return true;

@@ -76,7 +76,4 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 bool kp_elfobj_lookup_vaddr(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t vaddr,
 			    kp_elf_emit_fn emit, void *arg);
 
-/* Why the object could not be loaded, or NULL (owned by the object). */
-const char *kp_elfobj_error(const struct kp_elfobj *o);
-
 #endif

@@ -80,22 +80,24 @@ static void frames(const struct kp_symidx *x, uint64_t off, char *buf, size_t si
 
 static void check_small(const struct kp_symidx *x)
 {
+	static const struct {
+		uint64_t off;
+		const char *want; /* symbol, then the scopes outermost first */
+	} cases[] = {
+		{0x0, "main;main"},
+		{0x15, "main;main;ns::work_[i]"},
+		{0x25, "main;main;ns::work_[i];ns::(anonymous namespace)::W::step_[i]"},
+		{0x150, "helper;helper"},
+		{0x27f, "_start"}, /* sizeless: to the end of its section */
+		{0x280, "-"},
+		{0x3000, ""}, /* outside the segment */
+	};
 	char buf[512];
 
-	frames(x, 0x0, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "main;main");
-	frames(x, 0x15, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "main;main;ns::work_[i]");
-	frames(x, 0x25, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "main;main;ns::work_[i];ns::(anonymous namespace)::W::step_[i]");
-	frames(x, 0x150, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "helper;helper");
-	frames(x, 0x27f, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "_start");
-	frames(x, 0x280, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "-");
-	frames(x, 0x3000, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, ""); /* outside the segment */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		frames(x, cases[i].off, buf, sizeof(buf));
+		CHECK_EQ_STR(buf, cases[i].want);
+	}
 }
 
 static size_t file_size(const char *path)

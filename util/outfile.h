@@ -1,6 +1,13 @@
-/* kp_outfile: an output that is either stdout or a file written under a
- * temporary name in the same folder and renamed into place on commit, so an
- * interrupted or failed run never leaves half a file behind. */
+/* kp_outfile: an output that is either stdout or a file that appears under
+ * its name only once it is complete.
+ *
+ * The data goes into an unnamed file (O_TMPFILE) in the target's folder,
+ * linked in (linkat through /proc/self/fd) and renamed over the final name
+ * on commit: whatever ends the process before that (an error, SIGINT,
+ * SIGKILL), no file is left behind, not even an empty one. Where the file
+ * system has no O_TMPFILE, a named temporary FILE.tmp.XXXXXX is used
+ * instead and removed on failure and on SIGINT, SIGTERM and SIGHUP (the
+ * only case where SIGKILL can leave one). */
 #ifndef KP_UTIL_OUTFILE_H
 #define KP_UTIL_OUTFILE_H
 
@@ -12,20 +19,30 @@
 struct kp_outfile {
 	FILE *fp;    /* write here */
 	char *path;  /* final name; NULL for stdout */
-	char *tmp;   /* temporary name while open */
-	bool direct; /* path is not a regular file (/dev/null, FIFO): no rename */
+	char *tmp;   /* named temporary (fallback only), NULL otherwise */
+	bool direct; /* path is not a regular file (/dev/null, FIFO): written in place */
+	int slot;    /* the fallback's signal-cleanup slot + 1, 0: none */
+};
+
+enum {
+	/* a named temporary even where O_TMPFILE works (tests of the fallback) */
+	KP_OUTFILE_NAMED_TMP = 1 << 0,
 };
 
 /* path NULL or "-" means stdout. Returns 0 or a negative errno (diag set). */
 int kp_outfile_open(struct kp_outfile *out, const char *path, struct kp_diag *d);
-/* Flushes, closes and renames into place. Returns 0 or negative errno. */
+/* kp_outfile_open with KP_OUTFILE_* flags. */
+int kp_outfile_open_flags(struct kp_outfile *out, const char *path, unsigned flags,
+			  struct kp_diag *d);
+/* Flushes, closes and puts the file in place under its name. Returns 0 or
+ * a negative errno (diag set); on failure nothing is left under any name. */
 int kp_outfile_commit(struct kp_outfile *out, struct kp_diag *d);
-/* Discards the temporary file if not committed, and frees the struct's
- * memory: call it once at the end in every case (after a commit it only
- * frees; safe on a zeroed struct). The path stays readable between commit
- * and abort, for kp_outfile_name. */
+/* Discards the file if not committed, and frees the struct's memory: call
+ * it once at the end in every case (after a commit it only frees; safe on a
+ * zeroed struct). The path stays readable between commit and abort, for
+ * kp_outfile_name. */
 void kp_outfile_abort(struct kp_outfile *out);
-/* Name to show the user: the path, or "stdout". */
+/* Name to show the user: the path, or "stdout". Owned by out. */
 const char *kp_outfile_name(const struct kp_outfile *out);
 
 #endif

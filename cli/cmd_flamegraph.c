@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -16,11 +17,13 @@
 
 enum {
 	OPT_IGNORE_BAD_LINES = 2000,
+	OPT_STRICT,
 };
 
 static const struct option own_opts[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"ignore-bad-lines", no_argument, NULL, OPT_IGNORE_BAD_LINES},
+	{"strict", no_argument, NULL, OPT_STRICT},
 	{"help", no_argument, NULL, 'h'},
 };
 
@@ -29,8 +32,11 @@ static void usage(FILE *out)
 	fputs("usage: kprof flamegraph [options] [FILE...] > graph.svg\n"
 	      "Draws a flame graph from folded stacks (\"main;foo;bar 12\" lines) read from the\n"
 	      "FILEs (merged) or stdin.\n"
+	      "Lines starting with '#' are comments; other lines that are not \"STACK COUNT\"\n"
+	      "are skipped, counted and named in one warning (as flamegraph.pl skips them).\n"
 	      "  -o, --output FILE   write the SVG to FILE (default stdout)\n"
-	      "  --ignore-bad-lines  skip and count lines without a trailing count\n"
+	      "  --strict            fail at the first malformed line instead\n"
+	      "  --ignore-bad-lines  accepted for compatibility: skipping is the default\n"
 	      "  -h, --help          this help\n",
 	      out);
 	kp_svg_options_help(out);
@@ -56,12 +62,19 @@ static int read_input(struct kp_folded *f, const char *path, const struct kp_fol
 	struct kp_diag d = {{0}};
 	bool is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? "stdin" : path;
-	FILE *in = is_stdin ? stdin : fopen(path, "r");
+	FILE *in = is_stdin ? stdin : fopen(path, "re");
 	uint64_t before = *bad;
+	struct stat st;
 	int err;
 
 	if (!in) {
 		kp_err("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+		kp_err("cannot read %s: it is a directory (give folded files)", name);
+		if (!is_stdin)
+			fclose(in);
 		return -1;
 	}
 	err = kp_folded_read(f, in, name, ro, bad, &d);
@@ -105,7 +118,9 @@ int kp_cmd_flamegraph(int argc, char **argv)
 			status = 0;
 			goto out;
 		case OPT_IGNORE_BAD_LINES:
-			ro.ignore_bad_lines = true;
+			continue; /* what kprof does anyway */
+		case OPT_STRICT:
+			ro.strict = true;
 			continue;
 		case '?':
 			/* getopt would name the option after argv[0], "flamegraph" */
@@ -144,15 +159,21 @@ int kp_cmd_flamegraph(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		if (read_input(f, argv[i], &ro, &bad, first_bad, sizeof(first_bad)) < 0)
 			goto out;
+	if (!kp_folded_nstacks(f)) {
+		if (bad)
+			kp_err("no valid stack in the input: %llu line%s with invalid format; the "
+			       "first: %s",
+			       (unsigned long long)bad, bad == 1 ? "" : "s", first_bad);
+		else
+			kp_err("no stacks in the input (expected folded lines like "
+			       "\"main;foo;bar 12\")");
+		goto out;
+	}
 	if (bad)
 		kp_warn("ignored %llu line%s with invalid format; the first: %s",
 			(unsigned long long)bad, bad == 1 ? "" : "s", first_bad);
 	total = kp_folded_total(f);
-	if (!kp_folded_nstacks(f)) {
-		kp_err("no stacks in the input (expected folded lines like \"main;foo;bar 12\")");
-		goto out;
-	}
-	if (!(total > 0)) {
+	if (kp_folded_total_exact(f) == 0) {
 		kp_err("every count in the input is zero: nothing to draw");
 		goto out;
 	}

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/count.h"
 #include "util/seqtab.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
@@ -95,27 +96,6 @@ static uint64_t fast_hash(const void *data, size_t len)
 	return mum(a ^ 0xe7037ed1a0b428dbULL ^ h, b ^ 0x8ebc6af09c88c6e3ULL);
 }
 
-/* A count as Perl keeps it: an unsigned integer until a sum overflows,
- * then a double (printed with %.15g, as Perl prints numbers). */
-struct count {
-	uint64_t u;
-	double d;
-	bool nv;
-};
-
-static void count_add(struct count *acc, const struct count *v)
-{
-	if (!acc->nv && !v->nv && acc->u + v->u >= acc->u) {
-		acc->u += v->u;
-		return;
-	}
-	if (!acc->nv) {
-		acc->d = (double)acc->u;
-		acc->nv = true;
-	}
-	acc->d += v->nv ? v->d : (double)v->u;
-}
-
 struct bytes {
 	char *p;
 	size_t len, cap;
@@ -175,7 +155,7 @@ struct kp_collapse {
 
 	/* stack table: open addressing over stacks[] indices + 1 */
 	struct kp_seqtab stacks; /* distinct stacks: name ids, root first */
-	struct count *counts;	 /* by stack index */
+	kp_count *counts;	 /* by stack index: sums of periods, exact */
 	size_t counts_cap;
 	uint32_t *key; /* the stack being looked up */
 	size_t key_cap;
@@ -185,7 +165,7 @@ struct kp_collapse {
 	bool java; /* pname starts with "java": Java names get tidied */
 	uint32_t pname_id;
 	struct bytes pname;
-	struct count period;
+	kp_count period;
 	uint32_t *ids; /* name ids of its frames, in input order */
 	size_t nids, ids_cap;
 	size_t *blocks; /* first id of each frame line */
@@ -360,33 +340,18 @@ static bool match_event(const char *s, size_t n, const char **ev, size_t *evn, c
 	return true;
 }
 
-/* Perl's numeric value of a digit string; "" and "0" are false and mean 1. */
-static struct count parse_period(const char *p, size_t n)
+/* A sample's weight: its period. "" and "0" are false in Perl and mean 1.
+ * False past 2^64 - 1: perf's periods are 64-bit, so such a header is not
+ * believed. Sums of periods are exact (kp_count): Perl's go inexact past
+ * 2^64, kprof's never do, as 2^64 samples would be needed to overflow. */
+static bool parse_period(const char *p, size_t n, kp_count *v)
 {
-	struct count v = {.u = 1};
+	unsigned decimals;
 
+	*v = 1;
 	if (!p || n == 0 || (n == 1 && p[0] == '0'))
-		return v;
-	v.u = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t dig = (uint64_t)(p[i] - '0');
-
-		if (v.u > (UINT64_MAX - dig) / 10) {
-			char tmp[64];
-			size_t m = n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1;
-
-			memcpy(tmp, p, m);
-			tmp[m] = '\0';
-			v.nv = true;
-			v.d = strtod(tmp, NULL);
-			if (n > m) /* absurdly long: scale by the missing digits */
-				for (size_t j = m; j < n; j++)
-					v.d *= 10.0;
-			return v;
-		}
-		v.u = v.u * 10 + dig;
-	}
-	return v;
+		return true;
+	return kp_count_parse(p, n, v, &decimals) == 0 && *v <= UINT64_MAX;
 }
 
 static void note_other_event(struct kp_collapse *c, const char *ev, size_t evn)
@@ -424,7 +389,8 @@ static bool header_line(struct kp_collapse *c, const char *s, size_t n)
 		per = NULL;
 		pern = 0;
 	}
-	c->period = parse_period(per, pern);
+	if (!parse_period(per, pern, &c->period))
+		return false;
 
 	/* no /TID (or a TID of "0", false in Perl): the number is the TID */
 	if (d3 && !(d3n == 1 && d3[0] == '0')) {
@@ -863,9 +829,9 @@ static void end_sample(struct kp_collapse *c)
 	i = kp_seqtab_intern(&c->stacks, c->key, n, &added);
 	if (added) {
 		kp_xgrow(&c->counts, &c->counts_cap, i + 1, sizeof(*c->counts));
-		memset(&c->counts[i], 0, sizeof(c->counts[i]));
+		c->counts[i] = 0;
 	}
-	count_add(&c->counts[i], &c->period);
+	c->counts[i] += c->period; /* cannot overflow: see parse_period */
 	c->st.samples++;
 	reset_sample(c);
 }
@@ -978,7 +944,7 @@ int kp_collapse_read_fd(struct kp_collapse *c, int fd, const char *name, struct 
 
 struct out_line {
 	size_t off, len;
-	struct count cnt;
+	kp_count cnt;
 };
 
 static int cmp_out(const void *a, const void *b, void *arg)
@@ -1020,16 +986,16 @@ int kp_collapse_write(struct kp_collapse *c, FILE *out, struct kp_diag *d)
 	 * one line each, as in Perl's hash */
 	for (size_t k = 0; k < nstacks; k++) {
 		if (nv && cmp_out(&v[nv - 1], &v[k], txt.p) == 0)
-			count_add(&v[nv - 1].cnt, &v[k].cnt);
+			v[nv - 1].cnt += v[k].cnt; /* both parts of one sum of periods */
 		else
 			v[nv++] = v[k];
 	}
 	for (size_t k = 0; k < nv; k++) {
 		fwrite(txt.p + v[k].off, 1, v[k].len, out);
-		if (v[k].cnt.nv)
-			fprintf(out, " %.15g\n", v[k].cnt.d);
-		else
-			fprintf(out, " %llu\n", (unsigned long long)v[k].cnt.u);
+		char num[KP_COUNT_BUF];
+
+		kp_count_format(v[k].cnt, 0, num);
+		fprintf(out, " %s\n", num);
 	}
 	free(v);
 	free(txt.p);

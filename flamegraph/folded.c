@@ -12,19 +12,16 @@
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
-/* Counts above 2^53 are no longer exact doubles; a folded file never has
- * them unless it is corrupt. */
-#define KP_FOLDED_MAX_COUNT 9007199254740992.0
-
 /* A stack is a sequence of frame ids in f->seq; its count is f->counts[i]. */
 #define SEQ(f, i) (&(f)->seq.seqs[i])
 
 struct kp_folded {
 	struct kp_strtab *names;
 	struct kp_seqtab seq; /* the stacks' frame-id sequences */
-	double *counts;	      /* by stack index */
+	kp_count *counts;     /* by stack index, in units of 10^-decimals */
 	size_t counts_cap;
-	double total;
+	kp_count total;
+	unsigned decimals; /* of every count: the most any input line had */
 	bool sequence;
 	char *scratch; /* sanitized name being added */
 	size_t scratch_cap;
@@ -88,18 +85,22 @@ static uint32_t intern_name(struct kp_folded *f, const char *name, size_t len)
 	return kp_strtab_intern(f->names, f->scratch, len);
 }
 
-static void add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, double count)
+/* Adds count (in the table's units) to the stack ids[0..n). Returns false,
+ * changing nothing, when the total would no longer fit. */
+static bool add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, kp_count count)
 {
 	size_t i, nstacks = kp_seqtab_count(&f->seq);
 	bool added = true;
 
+	/* every stack's count is at most the total: checking it covers both */
+	if (!kp_count_add(&f->total, count))
+		return false;
 	f->view_valid = false;
-	f->total += count;
 	if (f->sequence) {
 		/* only the previous stack merges: a flame chart keeps time order */
 		if (nstacks && kp_seqtab_equal(&f->seq, nstacks - 1, ids, n)) {
 			f->counts[nstacks - 1] += count;
-			return;
+			return true;
 		}
 		i = kp_seqtab_append(&f->seq, ids, n);
 	} else {
@@ -107,19 +108,45 @@ static void add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, double c
 	}
 	if (!added) {
 		f->counts[i] += count;
-		return;
+		return true;
 	}
 	kp_xgrow(&f->counts, &f->counts_cap, i + 1, sizeof(*f->counts));
 	f->counts[i] = count;
+	return true;
 }
 
-void kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, double count)
+/* Brings a count with `decimals` decimals to the table's units, giving the
+ * table more decimals first when it has fewer. False when that cannot be
+ * done exactly (the values would not fit). */
+static bool align_count(struct kp_folded *f, kp_count *count, unsigned decimals)
 {
+	if (decimals > f->decimals) {
+		unsigned more = decimals - f->decimals;
+		kp_count total = f->total;
+
+		/* the total bounds every count: if it fits, they all do */
+		if (!kp_count_shift(&total, more))
+			return false;
+		for (size_t i = 0; i < kp_seqtab_count(&f->seq); i++)
+			kp_count_shift(&f->counts[i], more);
+		f->total = total;
+		f->decimals = decimals;
+		return true;
+	}
+	return kp_count_shift(count, f->decimals - decimals);
+}
+
+bool kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, uint64_t count)
+{
+	kp_count c = count;
+
+	if (!align_count(f, &c, 0))
+		return false;
 	kp_xgrow(&f->idbuf, &f->idbuf_cap, n, sizeof(*f->idbuf));
 	for (size_t i = 0; i < n; i++)
 		f->idbuf[i] = intern_name(f, frames[i].name, strlen(frames[i].name)) * 8u +
 			      (frames[i].kind & 7u);
-	add_ids(f, f->idbuf, n, count);
+	return add_ids(f, f->idbuf, n, c);
 }
 
 size_t kp_folded_nstacks(const struct kp_folded *f)
@@ -129,7 +156,22 @@ size_t kp_folded_nstacks(const struct kp_folded *f)
 
 double kp_folded_total(const struct kp_folded *f)
 {
+	return kp_count_double(f->total, f->decimals);
+}
+
+kp_count kp_folded_total_exact(const struct kp_folded *f)
+{
 	return f->total;
+}
+
+unsigned kp_folded_decimals(const struct kp_folded *f)
+{
+	return f->decimals;
+}
+
+kp_count kp_folded_count(const struct kp_folded *f, size_t i)
+{
+	return f->counts[i];
 }
 
 const uint32_t *kp_folded_stack_ids(const struct kp_folded *f, size_t i, size_t *n, double *count)
@@ -137,7 +179,7 @@ const uint32_t *kp_folded_stack_ids(const struct kp_folded *f, size_t i, size_t 
 	if (n)
 		*n = SEQ(f, i)->n;
 	if (count)
-		*count = f->counts[i];
+		*count = kp_count_double(f->counts[i], f->decimals);
 	return f->seq.words + SEQ(f, i)->off;
 }
 
@@ -171,7 +213,7 @@ const struct kp_frame *kp_folded_stack(const struct kp_folded *f, size_t i, size
 	if (n)
 		*n = s->n;
 	if (count)
-		*count = f->counts[i];
+		*count = kp_count_double(f->counts[i], f->decimals);
 	return f->view + s->off;
 }
 
@@ -203,26 +245,6 @@ static const char *annotation(uint32_t fid, unsigned flags)
 	}
 }
 
-size_t kp_folded_format_count(double count, char *buf, size_t size)
-{
-	int len;
-
-	if (count == floor(count) && fabs(count) < 1e17) {
-		len = snprintf(buf, size, "%.0f", count);
-	} else {
-		len = snprintf(buf, size, "%.15g", count);
-		if (len > 0 && (strchr(buf, 'e') || strtod(buf, NULL) != count)) {
-			/* no exponent (readers want digits) and exact */
-			len = snprintf(buf, size, "%.17f", count);
-			while (len > 1 && buf[len - 1] == '0')
-				buf[--len] = '\0';
-			if (len > 1 && buf[len - 1] == '.')
-				buf[--len] = '\0';
-		}
-	}
-	return len < 0 ? 0 : (size_t)len < size ? (size_t)len : size - 1;
-}
-
 /* Sorting: the rendered line of a stack is the byte stream
  * name[suffix] (';' name[suffix])* ' ' count. Comparing streams lazily
  * avoids building every line (hundreds of MB for big profiles). */
@@ -230,7 +252,7 @@ struct sort_ctx {
 	const struct kp_folded *f;
 	unsigned flags;
 	bool reverse;
-	char (*counts)[48];
+	char (*counts)[KP_COUNT_BUF];
 	uint8_t *count_len;
 };
 
@@ -346,8 +368,7 @@ uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool rever
 	c.count_len = kp_xmalloc(nstacks ? nstacks : 1);
 	for (size_t i = 0; i < nstacks; i++) {
 		order[i] = (uint32_t)i;
-		c.count_len[i] = (uint8_t)kp_folded_format_count(f->counts[i], c.counts[i],
-								 sizeof(c.counts[i]));
+		c.count_len[i] = (uint8_t)kp_count_format(f->counts[i], f->decimals, c.counts[i]);
 	}
 	/* input from collapse tools is usually sorted already */
 	for (size_t i = 1; i < nstacks; i++) {
@@ -364,7 +385,7 @@ uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool rever
 static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 {
 	uint32_t *order = kp_folded_sorted(f, flags, false);
-	char count[48];
+	char count[KP_COUNT_BUF];
 	size_t nstacks = kp_seqtab_count(&f->seq);
 
 	for (size_t i = 0; i < nstacks; i++) {
@@ -381,7 +402,7 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 			fputs_unlocked(annotation(fid, flags), out);
 		}
 		putc_unlocked(' ', out);
-		kp_folded_format_count(f->counts[order[i]], count, sizeof(count));
+		kp_count_format(f->counts[order[i]], f->decimals, count);
 		fputs_unlocked(count, out);
 		putc_unlocked('\n', out);
 	}
@@ -398,6 +419,7 @@ int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags)
 		return write_sorted(f, out, flags);
 	/* a sequence may hold a stack more than once: print each once */
 	merged = kp_folded_new();
+	merged->decimals = f->decimals;
 	for (size_t i = 0; i < kp_seqtab_count(&f->seq); i++)
 		add_ids(merged, f->seq.words + SEQ(f, i)->off, SEQ(f, i)->n, f->counts[i]);
 	/* ids are only meaningful with f's names */
@@ -446,6 +468,10 @@ static size_t count_start(const char *s, size_t len, const char **why)
 	if (start == 0 || !is_space((unsigned char)s[start - 1])) {
 		if (start > 0 && s[start - 1] == '-')
 			*why = "negative count";
+		/* 1.00000036893488e+26, as Perl prints a sum past 2^64 */
+		if (start > 1 && (s[start - 1] == '+' || s[start - 1] == '-') &&
+		    (s[start - 2] == 'e' || s[start - 2] == 'E'))
+			*why = "count in exponent notation, which cannot be exact";
 		return 0;
 	}
 	return start;
@@ -455,10 +481,10 @@ static size_t count_start(const char *s, size_t len, const char **why)
  * does: the count is the last token, the stack everything before the one
  * whitespace character in front of it. Returns NULL on success or the
  * reason the line is bad. */
-static const char *split_line(const char *s, size_t len, size_t *stack_len, double *count)
+static const char *split_line(const char *s, size_t len, size_t *stack_len, kp_count *count,
+			      unsigned *decimals)
 {
-	size_t start, e = len;
-	char num[64];
+	size_t start;
 	const char *why;
 
 	start = count_start(s, len, &why);
@@ -470,16 +496,9 @@ static const char *split_line(const char *s, size_t len, size_t *stack_len, doub
 	if (count_start(s, *stack_len, &why))
 		return "two counts (a differential profile): kprof flamegraph reads one count a "
 		       "line";
-	/* leading zeros do not change the value; keep the number short */
-	while (start < e - 1 && s[start] == '0' && is_digit((unsigned char)s[start + 1]))
-		start++;
-	if (e - start >= sizeof(num))
-		return "count too large";
-	memcpy(num, s + start, e - start);
-	num[e - start] = '\0';
-	*count = strtod(num, NULL);
-	if (!isfinite(*count) || *count > KP_FOLDED_MAX_COUNT)
-		return "count too large";
+	if (kp_count_parse(s + start, len - start, count, decimals) < 0)
+		return "count too large to keep exact (more than 38 digits, or more than 19 "
+		       "decimals)";
 	return NULL;
 }
 
@@ -508,19 +527,30 @@ struct field {
 	uint32_t fid;
 };
 
+/* Describes the first bad line in d. */
+static void note_bad_line(struct kp_diag *d, uint64_t *nbad, const char *name, uint64_t lineno,
+			  const char *why)
+{
+	if (!(*nbad)++)
+		kp_diag_set(d, -EINVAL, "%s:%llu: %s (expected \"frame;frame;... COUNT\")", name,
+			    (unsigned long long)lineno, why);
+}
+
 int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 		   const struct kp_folded_read_opts *opts, uint64_t *bad_lines, struct kp_diag *d)
 {
 	char *line = NULL, *prev = NULL;
 	size_t cap = 0, prev_cap = 0, nprev = 0, fields_cap = 0, prev_fields_cap = 0;
 	struct field *fields = NULL, *prev_fields = NULL;
-	uint64_t lineno = 0, nbad = 0;
+	uint64_t lineno = 0, nbad = bad_lines ? *bad_lines : 0;
+	bool strict = opts && opts->strict;
 	ssize_t got;
 	int err = 0;
 
 	while ((got = getdelim(&line, &cap, '\n', in)) >= 0) {
 		size_t len = (size_t)got, stack_len = 0, n = 0, i, begin;
-		double count = 0;
+		kp_count count = 0;
+		unsigned decimals = 0;
 		const char *why;
 
 		lineno++;
@@ -532,14 +562,14 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 			;
 		if (i == len)
 			continue; /* blank */
-		why = split_line(line, len, &stack_len, &count);
+		if (line[i] == '#')
+			continue; /* a comment: metadata such as "# austin: 3.3.0" */
+		why = split_line(line, len, &stack_len, &count, &decimals);
+		if (!why && !align_count(f, &count, decimals))
+			why = "count too large to keep exact with the decimals of the other lines";
 		if (why) {
-			if (!nbad)
-				kp_diag_set(d, -EINVAL,
-					    "%s:%llu: %s (expected \"frame;frame;... COUNT\")",
-					    name, (unsigned long long)lineno, why);
-			nbad++;
-			if (opts && opts->ignore_bad_lines)
+			note_bad_line(d, &nbad, name, lineno, why);
+			if (!strict)
 				continue;
 			err = -EINVAL;
 			break;
@@ -574,7 +604,14 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 			}
 			f->idbuf[i] = fl->fid;
 		}
-		add_ids(f, f->idbuf, n, count);
+		if (!add_ids(f, f->idbuf, n, count)) {
+			note_bad_line(d, &nbad, name, lineno,
+				      "count too large: the sum of the counts would pass 2^128");
+			if (!strict)
+				continue;
+			err = -EINVAL;
+			break;
+		}
 		/* keep this line for the next one */
 		kp_xgrow(&prev, &prev_cap, stack_len + 1, 1);
 		memcpy(prev, line, stack_len);
@@ -585,7 +622,7 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 	if (!err && ferror(in))
 		err = kp_diag_errno(d, -EIO, "%s: read error", name);
 	if (bad_lines)
-		*bad_lines += nbad;
+		*bad_lines = nbad;
 	free(fields);
 	free(prev_fields);
 	free(prev);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/count.h"
 #include "util/diag.h"
 #include "util/frame.h"
 
@@ -23,22 +24,26 @@ void kp_folded_free(struct kp_folded *f);
 
 /* Adds count to the stack frames[0..n) (root first). Names are copied (made
  * safe for folded text: ';' becomes ':', control characters become '?').
- * Adding the same stack twice sums the counts. */
-void kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, double count);
+ * Adding the same stack twice sums the counts, exactly. Returns false,
+ * adding nothing, only when the total would pass 2^128. */
+bool kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, uint64_t count);
 
 /* Options for reading folded text. */
 struct kp_folded_read_opts {
-	bool ignore_bad_lines; /* skip and count lines without a count instead of failing */
+	bool strict; /* fail at the first bad line instead of skipping it */
 };
 
-/* Reads folded text ("a;b;c 12" per line; CRLF and blank lines tolerated;
- * counts integer or decimal; _[k]/_[j]/_[i] suffixes become frame kinds).
- * name is used in messages ("FILE:LINE: ..."). Returns 0 or a negative errno
- * with the diag naming file and line. *bad_lines (may be NULL) is
- * incremented for each skipped line; when a line is skipped the diag
- * describes the first one even though the call succeeds. A line is bad when
- * it does not end in whitespace and a count (digits, optionally a '.' and
- * more digits, at most 2^53), as flamegraph.pl reads it. */
+/* Reads folded text ("a;b;c 12" per line; CRLF, blank lines and '#'
+ * comment lines skipped; counts integer or decimal, kept exact;
+ * _[k]/_[j]/_[i] suffixes become frame kinds). name is used in messages
+ * ("FILE:LINE: ..."). A line is bad when it does not end in whitespace and
+ * a count (digits, optionally a '.' and more digits), as flamegraph.pl
+ * reads it, or its count cannot be kept exact (more than 38 digits or 19
+ * decimals). Bad lines are skipped and counted in *bad_lines (may be NULL;
+ * counting goes on from its value, so one counter serves several files),
+ * and the diag describes the first one even though the call succeeds.
+ * With opts->strict the first bad line fails the call instead. Returns 0
+ * or a negative errno (diag set). */
 int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 		   const struct kp_folded_read_opts *opts, uint64_t *bad_lines, struct kp_diag *d);
 
@@ -63,8 +68,14 @@ size_t kp_folded_nstacks(const struct kp_folded *f);
  * frame); writers that walk every stack should prefer kp_folded_stack_ids. */
 const struct kp_frame *kp_folded_stack(const struct kp_folded *f, size_t i, size_t *n,
 				       double *count);
-/* Sum of all counts. */
+/* Sum of all counts, as the nearest double (positions, shares). */
 double kp_folded_total(const struct kp_folded *f);
+/* The exact sum, in units of 10^-kp_folded_decimals(f). */
+kp_count kp_folded_total_exact(const struct kp_folded *f);
+/* Decimals of every count of the table: 0 unless folded text had some. */
+unsigned kp_folded_decimals(const struct kp_folded *f);
+/* The exact count of stack i, in units of 10^-kp_folded_decimals(f). */
+kp_count kp_folded_count(const struct kp_folded *f, size_t i);
 
 /* The compact form: a frame id (fid) names one (name, kind) pair; equal
  * frames have equal ids. ids[0..n) of stack i, root first, owned by the
@@ -85,11 +96,6 @@ uint32_t kp_folded_fid_limit(const struct kp_folded *f);
  * comes back later is a new entry and the input order survives. Off by
  * default. kp_folded_write still prints merged, sorted lines. */
 void kp_folded_set_sequence(struct kp_folded *f, bool on);
-
-/* The " COUNT" text of a line: integers as integers, other values in the
- * shortest decimal that reads back exactly (never an exponent). Returns
- * the length written to buf (size >= 48). */
-size_t kp_folded_format_count(double count, char *buf, size_t size);
 
 /* The suffix text of a kind ("_[k]", "_[j]", "_[i]") or "" for the others. */
 const char *kp_folded_kind_suffix(enum kp_frame_kind kind);

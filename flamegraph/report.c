@@ -12,7 +12,7 @@
 
 struct entry {
 	uint32_t fid;
-	double value;
+	kp_count value;
 };
 
 static int by_value_desc(const void *pa, const void *pb)
@@ -39,11 +39,13 @@ static const char *kind_note(enum kp_frame_kind kind)
 }
 
 static void print_table(const struct kp_folded *f, FILE *out, const char *what,
-			const double *values, uint32_t limit, size_t n, double total,
-			const char *countname)
+			const kp_count *values, uint32_t limit, size_t n, const char *countname)
 {
 	struct entry *e = kp_xmalloc((limit ? limit : 1) * sizeof(*e));
+	unsigned decimals = kp_folded_decimals(f);
+	double total = kp_folded_total(f);
 	size_t ne = 0;
+	char num[KP_COUNT_BUF];
 
 	for (uint32_t fid = 0; fid < limit; fid++)
 		if (values[fid] > 0)
@@ -55,7 +57,9 @@ static void print_table(const struct kp_folded *f, FILE *out, const char *what,
 		size_t len;
 		const char *name = kp_folded_frame_name(f, e[i].fid, &len);
 
-		fprintf(out, "  %6.2f%%  %14.0f  %.*s%s\n", 100 * e[i].value / total, e[i].value,
+		kp_count_format(e[i].value, decimals, num);
+		fprintf(out, "  %6.2f%%  %14s  %.*s%s\n",
+			100 * kp_count_double(e[i].value, decimals) / total, num,
 			(int)(len > 200 ? 200 : len), name,
 			kind_note(kp_folded_frame_kind(e[i].fid)));
 	}
@@ -65,18 +69,18 @@ static void print_table(const struct kp_folded *f, FILE *out, const char *what,
 int kp_report_top(const struct kp_folded *f, FILE *out, size_t n, const char *countname)
 {
 	uint32_t limit = kp_folded_fid_limit(f);
-	double *self = kp_xcalloc(limit, sizeof(*self));
-	double *incl = kp_xcalloc(limit, sizeof(*incl));
+	kp_count *self = kp_xcalloc(limit, sizeof(*self));
+	kp_count *incl = kp_xcalloc(limit, sizeof(*incl));
 	/* stamp[fid] = stack index + 1 when fid was counted for that stack */
 	size_t *stamp = kp_xcalloc(limit, sizeof(*stamp));
-	double total = kp_folded_total(f);
+	char num[KP_COUNT_BUF];
 
 	if (!countname)
 		countname = "samples";
 	for (size_t i = 0; i < kp_folded_nstacks(f); i++) {
 		size_t nids;
-		double count;
-		const uint32_t *ids = kp_folded_stack_ids(f, i, &nids, &count);
+		const uint32_t *ids = kp_folded_stack_ids(f, i, &nids, NULL);
+		kp_count count = kp_folded_count(f, i);
 
 		if (nids && kp_folded_frame_kind(ids[nids - 1]) != KP_FRAME_ROOT)
 			self[ids[nids - 1]] += count;
@@ -87,13 +91,14 @@ int kp_report_top(const struct kp_folded *f, FILE *out, size_t n, const char *co
 			incl[ids[k]] += count;
 		}
 	}
-	fprintf(out, "%.0f %s in %zu distinct stacks.\n\n", total, countname, kp_folded_nstacks(f));
-	if (total > 0) {
-		print_table(f, out, "self share (where the time is spent)", self, limit, n, total,
+	kp_count_format(kp_folded_total_exact(f), kp_folded_decimals(f), num);
+	fprintf(out, "%s %s in %zu distinct stacks.\n\n", num, countname, kp_folded_nstacks(f));
+	if (kp_folded_total_exact(f) > 0) {
+		print_table(f, out, "self share (where the time is spent)", self, limit, n,
 			    countname);
 		fputc('\n', out);
 		print_table(f, out, "total share (time spent in them and what they call)", incl,
-			    limit, n, total, countname);
+			    limit, n, countname);
 	}
 	free(self);
 	free(incl);

@@ -60,9 +60,10 @@ bool kp_svg_bgcolors_known(const char *name)
 /* A closed frame that survived the minwidth cut. */
 struct node {
 	uint32_t fid;
-	uint32_t depth; /* 0 is the "all" root */
-	bool waker;	/* chain palette: after a "--" separator frame */
-	double start, end;
+	uint32_t depth;	   /* 0 is the "all" root */
+	bool waker;	   /* chain palette: after a "--" separator frame */
+	double start, end; /* as flamegraph.pl sums them: positions */
+	kp_count samples;  /* exact: the title's count */
 };
 
 struct svg {
@@ -119,7 +120,8 @@ static void putesc(FILE *out, const char *s)
 	kp_xml_escape(out, s, strlen(s));
 }
 
-static void emit(struct svg *g, uint32_t fid, uint32_t depth, bool waker, double start, double end)
+static void emit(struct svg *g, uint32_t fid, uint32_t depth, bool waker, double start, double end,
+		 kp_count samples)
 {
 	struct node *n;
 
@@ -132,6 +134,7 @@ static void emit(struct svg *g, uint32_t fid, uint32_t depth, bool waker, double
 	n->waker = waker;
 	n->start = start;
 	n->end = end;
+	n->samples = samples;
 	if (depth > g->depthmax)
 		g->depthmax = depth;
 }
@@ -165,6 +168,9 @@ static void flow(struct svg *g)
 	/* frame identity per depth (1..): fid * 2 + waker bit */
 	uint64_t *path = NULL, *keys = NULL;
 	double *starts = NULL, time = 0;
+	/* the same sums exact, for the titles */
+	kp_count *xstarts = NULL, xtime = 0;
+	size_t xstarts_cap = 0;
 	bool chain = g->pal == KP_PAL_CHAIN;
 
 	if (!g->o->flamechart)
@@ -200,6 +206,7 @@ static void flow(struct svg *g)
 
 		kp_xgrow(&path, &path_cap, n + 1, sizeof(*path));
 		kp_xgrow(&starts, &starts_cap, n + 1, sizeof(*starts));
+		kp_xgrow(&xstarts, &xstarts_cap, n + 1, sizeof(*xstarts));
 		kp_xgrow(&keys, &keys_cap, n + 1, sizeof(*keys));
 		for (size_t k = 0; k < n; k++) {
 			uint32_t fid = ids[g->o->reverse ? n - 1 - k : k];
@@ -213,23 +220,26 @@ static void flow(struct svg *g)
 		/* close the frames above the common part, deepest first */
 		for (; depth > same; depth--)
 			emit(g, (uint32_t)(path[depth] >> 1), (uint32_t)depth, path[depth] & 1,
-			     starts[depth], perl_roundtrip(time));
+			     starts[depth], perl_roundtrip(time), xtime - xstarts[depth]);
 		for (size_t k = same + 1; k <= n; k++) {
 			path[k] = keys[k];
 			starts[k] = time;
+			xstarts[k] = xtime;
 		}
 		depth = n;
 		time += count;
+		xtime += kp_folded_count(f, order ? order[i] : i);
 	}
 	for (; depth > 0; depth--)
 		emit(g, (uint32_t)(path[depth] >> 1), (uint32_t)depth, path[depth] & 1,
-		     starts[depth], perl_roundtrip(time));
+		     starts[depth], perl_roundtrip(time), xtime - xstarts[depth]);
 	/* the root "all" spans everything */
 	if (nstacks)
-		emit(g, 0, 0, false, 0, perl_roundtrip(time));
+		emit(g, 0, 0, false, 0, perl_roundtrip(time), xtime);
 	free(order);
 	free(path);
 	free(starts);
+	free(xstarts);
 	free(keys);
 }
 
@@ -410,6 +420,15 @@ static const char *annotated(struct svg *g, const struct node *n, size_t *len)
 	return g->scratch;
 }
 
+/* Integer counts print exactly (flamegraph.pl's %.0f of a double sum
+ * drifts past 2^53); decimal counts, --factor and the root under --total
+ * keep flamegraph.pl's rounding. */
+static bool exact_title(const struct svg *g, const struct node *n)
+{
+	return kp_folded_decimals(g->f) == 0 && g->o->factor == 1 &&
+	       (n->depth || g->timemax == g->time);
+}
+
 static void write_frame(struct svg *g, const struct layout *l, const struct node *n)
 {
 	const struct kp_svg_opts *o = g->o;
@@ -417,7 +436,7 @@ static void write_frame(struct svg *g, const struct layout *l, const struct node
 	double end = n->depth ? n->end : g->timemax;
 	double x1 = XPAD + n->start * g->widthpertime, x2 = XPAD + end * g->widthpertime;
 	double y1, y2, chars_d;
-	char sx1[64], sx2[64], samples[64], buf[160];
+	char sx1[64], sx2[64], samples[KP_COUNT_BUF + 16], buf[160];
 	long long t1, t2, tw;
 	size_t nlen, alen;
 	const char *name;
@@ -451,7 +470,10 @@ static void write_frame(struct svg *g, const struct layout *l, const struct node
 	put(out, "<g>\n<title>");
 	kp_xml_escape(out, name, nlen);
 	put(out, " (");
-	snprintf(samples, sizeof(samples), "%.0f", (end - n->start) * o->factor);
+	if (exact_title(g, n))
+		kp_count_format(n->samples, 0, samples);
+	else
+		snprintf(samples, sizeof(samples), "%.0f", (end - n->start) * o->factor);
 	put_commas(out, samples);
 	putc_unlocked(' ', out);
 	putesc(out, o->countname);

@@ -866,7 +866,7 @@ void kp_session_fold(struct kp_session *s, struct kp_folded *f)
 			if (!l->resolved)
 				s->st.unresolved[loc->kind & 3] += count;
 		}
-		kp_folded_add(f, stack, nf, (double)count);
+		kp_folded_add(f, stack, nf, count);
 	}
 	free(stack);
 	free(arena);

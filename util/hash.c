@@ -17,7 +17,8 @@ uint64_t kp_hash_bytes(const void *data, size_t len, uint64_t seed)
 		len -= 8;
 	}
 	w = 0;
-	memcpy(&w, p, len);
+	if (len) /* p may be NULL for an empty key */
+		memcpy(&w, p, len);
 	h = (h ^ kp_hash_u64(w ^ len)) * 0x9e3779b97f4a7c15ULL;
 	return kp_hash_u64(h);
 }

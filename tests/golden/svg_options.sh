@@ -71,16 +71,43 @@ printf 'a;b 2\r\n' >two.folded
 printf 'a;c 4\n' | run -o merged.svg one.folded two.folded -
 check merged merged.svg
 
-# a malformed line: FILE:LINE, status 1, no output file
-printf 'a;b 1\n\nthis line has no count\n' >bad.folded
+# a malformed line among good ones is skipped, as flamegraph.pl skips it,
+# with one warning naming FILE:LINE; --strict makes it an error
+printf 'a;b 1\n\nthis line has no count\nno count either\n' >bad.folded
 run -o bad.svg bad.folded
-[ "$rc" -eq 1 ] || fail "malformed line: status $rc"
-grep -q 'bad.folded:3:' err.txt || fail "malformed line: no FILE:LINE in: $(cat err.txt)"
-ls bad.svg* >/dev/null 2>&1 && fail "malformed line: an output file was left behind"
-run -o bad.svg --ignore-bad-lines bad.folded
-[ "$rc" -eq 0 ] || fail "--ignore-bad-lines: status $rc"
-grep -q 'ignored 1 line' err.txt || fail "--ignore-bad-lines: no note: $(cat err.txt)"
+[ "$rc" -eq 0 ] || fail "malformed line: status $rc: $(cat err.txt)"
+grep -q 'ignored 2 lines with invalid format; the first: bad.folded:3: no count' err.txt ||
+	fail "malformed line: no FILE:LINE warning in: $(cat err.txt)"
+[ "$(wc -l <err.txt)" -eq 1 ] || fail "malformed line: more than one warning: $(cat err.txt)"
 check wellformed bad.svg
+run -o bad-strict.svg --strict bad.folded
+[ "$rc" -eq 1 ] || fail "--strict: status $rc"
+grep -q 'bad.folded:3:' err.txt || fail "--strict: no FILE:LINE in: $(cat err.txt)"
+ls bad-strict.svg* >/dev/null 2>&1 && fail "--strict: an output file was left behind"
+run -o bad2.svg --ignore-bad-lines bad.folded
+[ "$rc" -eq 0 ] && cmp -s bad.svg bad2.svg || fail "--ignore-bad-lines: not the default's picture"
+
+# '#' lines are comments, skipped without a word (austin's metadata)
+printf '# austin: 3.3.0\n# interval: 100\nP1;T1;main 5\n' >austin.folded
+run -o austin.svg austin.folded
+[ "$rc" -eq 0 ] && [ ! -s err.txt ] || fail "comments: status $rc, $(cat err.txt)"
+
+# an empty stack as the first line (undefined behaviour once)
+printf ' 138\nmain 2\n' >emptystack.folded
+run -o emptystack.svg emptystack.folded
+[ "$rc" -eq 0 ] || fail "empty stack: status $rc: $(cat err.txt)"
+grep -q '<title>all (140 samples, 100%)</title>' emptystack.svg || fail "empty stack: not in the total"
+
+# counts stay exact integers past 2^53: the titles say so
+printf 'x 9007199254740992\ny 9007199254740993\n' >big.folded
+run -o big.svg big.folded
+[ "$rc" -eq 0 ] || fail "big counts: status $rc: $(cat err.txt)"
+grep -q '<title>all (18,014,398,509,481,985 samples, 100%)</title>' big.svg || fail "big counts: total not exact"
+grep -q '<title>y (9,007,199,254,740,993 samples, ' big.svg || fail "big counts: frame count not exact"
+
+# a directory is named as one
+run -o dir.svg .
+[ "$rc" -eq 1 ] && grep -q 'is a directory' err.txt || fail "directory input: $(cat err.txt)"
 
 # an empty file: a clear error, no output
 : >empty.folded
@@ -90,14 +117,21 @@ run -o empty.svg empty.folded
 run -o missing.svg does-not-exist.folded
 [ "$rc" -eq 1 ] && grep -q 'does-not-exist.folded' err.txt || fail "missing file: $(cat err.txt)"
 
-# binary garbage: an error (or, skipping bad lines, whatever survives) and never a crash
-# binary garbage that is the same every run: kprof's own executable
+# binary garbage that is the same every run (kprof's own executable): the
+# lines that happen to end in " DIGITS" are drawn, the rest skipped and
+# named; or nothing is left, an error naming the file; never a crash
 cp "$KPROF" garbage.bin
 run -o garbage.svg garbage.bin
-[ "$rc" -eq 1 ] || fail "garbage: status $rc"
-[ -e garbage.svg ] && fail "garbage: output file written"
-run -o garbage.svg --ignore-bad-lines garbage.bin
-if [ "$rc" -eq 0 ]; then check wellformed garbage.svg; fi
+if [ "$rc" -eq 0 ]; then
+	check wellformed garbage.svg
+	grep -q 'the first: garbage.bin:' err.txt || fail "garbage: no warning naming the file: $(head -c 300 err.txt)"
+else
+	[ "$rc" -eq 1 ] && grep -q 'garbage.bin:' err.txt || fail "garbage: status $rc: $(head -c 300 err.txt)"
+	[ -e garbage.svg ] && fail "garbage: output file written"
+fi
+run -o garbage-strict.svg --strict garbage.bin
+[ "$rc" -eq 1 ] || fail "garbage --strict: status $rc"
+[ -e garbage-strict.svg ] && fail "garbage --strict: output file written"
 
 # a 10 MB line: without a count an error naming line 1, with one a frame
 head -c 10485760 /dev/zero | tr '\0' x >long.folded
@@ -112,7 +146,7 @@ check wellformed long.svg
 printf 'a -3\n' >neg.folded
 run -o neg.svg neg.folded
 [ "$rc" -eq 1 ] && grep -q 'neg.folded:1: negative count' err.txt || fail "negative count: $(cat err.txt)"
-printf 'a 123456789012345678901234567890\n' >huge.folded
+printf 'a 1234567890123456789012345678901234567890\n' >huge.folded
 run -o huge.svg huge.folded
 [ "$rc" -eq 1 ] && grep -q 'count too large' err.txt || fail "huge count: $(cat err.txt)"
 

@@ -7,11 +7,11 @@
 #include "flamegraph/folded.h"
 #include "kp_test.h"
 
-/* Reads text (len bytes, may hold NULs) into a new table. */
-static int read_text(struct kp_folded *f, const char *text, size_t len, bool ignore, uint64_t *bad,
+/* Reads text (len bytes, may hold NULs) into f; strict: fail at a bad line. */
+static int read_text(struct kp_folded *f, const char *text, size_t len, bool strict, uint64_t *bad,
 		     struct kp_diag *d)
 {
-	struct kp_folded_read_opts o = {.ignore_bad_lines = ignore};
+	struct kp_folded_read_opts o = {.strict = strict};
 	FILE *in = fmemopen((void *)text, len, "r");
 	int err;
 
@@ -43,7 +43,7 @@ static char *round_trip(const char *text, unsigned flags)
 	struct kp_diag d = {{0}};
 	char *out;
 
-	CHECK_EQ_INT(read_text(f, text, strlen(text), false, NULL, &d), 0);
+	CHECK_EQ_INT(read_text(f, text, strlen(text), true, NULL, &d), 0);
 	out = write_text(f, flags);
 	kp_folded_free(f);
 	return out;
@@ -89,18 +89,77 @@ static void test_decimal_counts(void)
 	kp_folded_free(f);
 }
 
-static void test_format_count(void)
+/* Counts stay exact integers end to end: past 2^53 (where doubles drift)
+ * and past 2^64 (what kprof collapse writes for big period sums). */
+static void test_exact_counts(void)
 {
-	char buf[48];
+	char *s = round_trip("a;b 9007199254740993\na;b 1\nc 36893488147419103230\n", 0);
 
-	kp_folded_format_count(3, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "3");
-	kp_folded_format_count(0.1, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "0.1");
-	kp_folded_format_count(0.00001, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "0.00001");
-	kp_folded_format_count(123456789012.5, buf, sizeof(buf));
-	CHECK_EQ_STR(buf, "123456789012.5");
+	CHECK_EQ_STR(s, "a;b 9007199254740994\nc 36893488147419103230\n");
+	free(s);
+	s = round_trip("x 9007199254740992\ny 9007199254740992\n", 0);
+	CHECK_EQ_STR(s, "x 9007199254740992\ny 9007199254740992\n");
+	free(s);
+	/* decimals are exact too: 0.1 + 0.2 is 0.3, not 0.30000000000000004 */
+	s = round_trip("a 0.1\na 0.2\nb 1\nc 0.125\n", 0);
+	CHECK_EQ_STR(s, "a 0.3\nb 1\nc 0.125\n");
+	free(s);
+	/* the 2^128 limit, and more decimals than the range leaves room for */
+	{
+		struct kp_folded *f = kp_folded_new();
+		struct kp_diag d = {{0}};
+		uint64_t bad = 0;
+		const char *text = "a 340282366920938463463374607431768211455\n"
+				   "b 0.5\nc 1\n";
+
+		CHECK_EQ_INT(read_text(f, text, strlen(text), false, &bad, &d), 0);
+		/* b needs a decimal a cannot take; c would pass 2^128 */
+		CHECK_EQ_INT(bad, 2);
+		CHECK(strstr(d.msg, "in.folded:2: count too large") != NULL);
+		CHECK_EQ_INT(kp_folded_nstacks(f), 1);
+		CHECK(kp_folded_total_exact(f) == ~(kp_count)0);
+		kp_folded_free(f);
+	}
+}
+
+/* What kprof collapse writes, kprof flamegraph reads; Perl's exponent
+ * form (a sum past 2^64) cannot be exact and is named as such. */
+static void test_exponent_counts_refused(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	uint64_t bad = 0;
+	const char *text = "cc;f 1.00000036893488e+26\ncc;g 3\n";
+
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, &bad, &d), 0);
+	CHECK_EQ_INT(bad, 1);
+	CHECK(strstr(d.msg, "in.folded:1: count in exponent notation") != NULL);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 1);
+	kp_folded_free(f);
+}
+
+/* '#' lines are comments (austin writes "# austin: 3.3.0" metadata) and
+ * are not bad lines; an empty stack as the very first line is fine. */
+static void test_comments_and_empty_first_stack(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	uint64_t bad = 0;
+	const char *text = "# austin: 3.3.0\n  # interval: 100\nP1;T1;main 5\n";
+	size_t n;
+
+	CHECK_EQ_INT(read_text(f, text, strlen(text), true, &bad, &d), 0);
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 1);
+	kp_folded_free(f);
+	/* " 138": no frames, all of it the root's (was a NULL hashed: UB) */
+	f = kp_folded_new();
+	CHECK_EQ_INT(read_text(f, " 138\n", 5, true, &bad, &d), 0);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 1);
+	kp_folded_stack_ids(f, 0, &n, NULL);
+	CHECK_EQ_INT(n, 0);
+	CHECK(kp_folded_total_exact(f) == 138);
+	kp_folded_free(f);
 }
 
 static void test_suffix_kinds(void)
@@ -214,7 +273,7 @@ static void test_nul_and_long_line(void)
 	CHECK_EQ_INT(strlen(kp_folded_frame_name(f, ids[0], NULL)), big);
 	/* and without a count it is one bad line, not a crash */
 	line[big] = '\n';
-	CHECK_EQ_INT(read_text(f, line, big + 1, false, NULL, &d), -EINVAL);
+	CHECK_EQ_INT(read_text(f, line, big + 1, true, NULL, &d), -EINVAL);
 	CHECK(strstr(d.msg, "in.folded:1: no count") != NULL);
 	free(line);
 	kp_folded_free(f);
@@ -225,10 +284,11 @@ static void test_bad_lines(void)
 	struct kp_folded *f = kp_folded_new();
 	struct kp_diag d = {{0}};
 	uint64_t bad = 0;
-	const char *text = "a;b 1\n\nno count here\na -5\na 99999999999999999999999\n"
-			   "a 1.2.3\na 1 \n.5\nc 2\n";
+	const char *text =
+		"a;b 1\n\nno count here\na -5\na 1000000000000000000000000000000000000000\n"
+		"a 1.2.3\na 1 \n.5\nc 2\n";
 
-	CHECK_EQ_INT(read_text(f, text, strlen(text), false, &bad, &d), -EINVAL);
+	CHECK_EQ_INT(read_text(f, text, strlen(text), true, &bad, &d), -EINVAL);
 	CHECK_EQ_STR(d.msg, "in.folded:3: no count at the end of the line (expected "
 			    "\"frame;frame;... COUNT\")");
 	CHECK_EQ_INT(bad, 1);
@@ -237,7 +297,7 @@ static void test_bad_lines(void)
 	f = kp_folded_new();
 	bad = 0;
 	memset(&d, 0, sizeof(d));
-	CHECK_EQ_INT(read_text(f, text, strlen(text), true, &bad, &d), 0);
+	CHECK_EQ_INT(read_text(f, text, strlen(text), false, &bad, &d), 0);
 	CHECK_EQ_INT(bad, 6);
 	/* the first skipped line is described */
 	CHECK(strncmp(d.msg, "in.folded:3:", 12) == 0);
@@ -246,12 +306,16 @@ static void test_bad_lines(void)
 	kp_folded_free(f);
 
 	f = kp_folded_new();
-	CHECK_EQ_INT(read_text(f, "x -5\n", 5, false, NULL, &d), -EINVAL);
+	CHECK_EQ_INT(read_text(f, "x -5\n", 5, true, NULL, &d), -EINVAL);
 	CHECK(strstr(d.msg, "in.folded:1: negative count") != NULL);
-	CHECK_EQ_INT(read_text(f, "x 99999999999999999999\n", 23, false, NULL, &d), -EINVAL);
+	CHECK_EQ_INT(
+		read_text(f, "x 1000000000000000000000000000000000000000\n", 43, true, NULL, &d),
+		-EINVAL);
+	CHECK(strstr(d.msg, "count too large") != NULL);
+	CHECK_EQ_INT(read_text(f, "x 0.123456789012345678901\n", 26, true, NULL, &d), -EINVAL);
 	CHECK(strstr(d.msg, "count too large") != NULL);
 	/* flamegraph.pl would draw a differential graph: not one count */
-	CHECK_EQ_INT(read_text(f, "x;y 10 12\n", 10, false, NULL, &d), -EINVAL);
+	CHECK_EQ_INT(read_text(f, "x;y 10 12\n", 10, true, NULL, &d), -EINVAL);
 	CHECK(strstr(d.msg, "in.folded:1: two counts") != NULL);
 	/* a name may still end in digits when no space comes before them */
 	CHECK_EQ_INT(read_text(f, "x;y12 3\nx;[unknown <0>] 1\n", 26, false, NULL, &d), 0);
@@ -301,6 +365,7 @@ static void test_sorted_reverse(void)
 }
 
 KP_TEST_MAIN(test_round_trip_sorted_merged, test_sort_is_bytewise_on_lines,
-	     test_crlf_blank_lines_and_tabs, test_decimal_counts, test_format_count,
-	     test_suffix_kinds, test_add_sanitizes_and_merges, test_empty_frames_follow_perl_split,
+	     test_crlf_blank_lines_and_tabs, test_decimal_counts, test_exact_counts,
+	     test_exponent_counts_refused, test_comments_and_empty_first_stack, test_suffix_kinds,
+	     test_add_sanitizes_and_merges, test_empty_frames_follow_perl_split,
 	     test_nul_and_long_line, test_bad_lines, test_sequence_mode, test_sorted_reverse)

@@ -1,0 +1,93 @@
+#include "util/count.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+static const kp_count ten = 10;
+
+bool kp_count_shift(kp_count *v, unsigned digits)
+{
+	kp_count x = *v;
+
+	for (unsigned i = 0; i < digits; i++) {
+		if (x > ~(kp_count)0 / ten)
+			return false;
+		x *= ten;
+	}
+	*v = x;
+	return true;
+}
+
+int kp_count_parse(const char *s, size_t len, kp_count *v, unsigned *decimals)
+{
+	kp_count x = 0;
+	size_t i = 0, int_digits = 0, frac_end;
+	unsigned d = 0;
+
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, int_digits++) {
+		unsigned digit = (unsigned)(s[i] - '0');
+
+		if (x > (~(kp_count)0 - digit) / ten)
+			return -ERANGE;
+		x = x * ten + digit;
+	}
+	if (!int_digits)
+		return -EINVAL;
+	if (i < len) {
+		if (s[i] != '.')
+			return -EINVAL;
+		i++;
+		/* trailing zeros of the fraction change nothing */
+		for (frac_end = len; frac_end > i && s[frac_end - 1] == '0'; frac_end--)
+			;
+		for (size_t k = i; k < len; k++)
+			if (s[k] < '0' || s[k] > '9')
+				return -EINVAL;
+		for (; i < frac_end; i++) {
+			unsigned digit = (unsigned)(s[i] - '0');
+
+			if (++d > KP_COUNT_MAX_DECIMALS || x > (~(kp_count)0 - digit) / ten)
+				return -ERANGE;
+			x = x * ten + digit;
+		}
+	}
+	*v = x;
+	*decimals = d;
+	return 0;
+}
+
+size_t kp_count_format(kp_count v, unsigned decimals, char *buf)
+{
+	char tmp[KP_COUNT_BUF];
+	size_t n = 0, len = 0, frac;
+
+	/* digits, least significant first */
+	do {
+		tmp[n++] = (char)('0' + (unsigned)(v % ten));
+		v /= ten;
+	} while (v);
+	while (n <= decimals)
+		tmp[n++] = '0';
+	/* the fraction's trailing zeros (the first digits made) go */
+	for (frac = 0; frac < decimals && tmp[frac] == '0'; frac++)
+		;
+	for (size_t i = n; i > decimals; i--)
+		buf[len++] = tmp[i - 1];
+	if (frac < decimals) {
+		buf[len++] = '.';
+		for (size_t i = decimals; i > frac; i--)
+			buf[len++] = tmp[i - 1];
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+double kp_count_double(kp_count v, unsigned decimals)
+{
+	double x = (double)v;
+
+	/* exact powers of ten up to 10^22 make this one correctly rounded step
+	 * for the usual small values */
+	return decimals ? x / pow(10.0, (double)decimals) : x;
+}

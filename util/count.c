@@ -2,19 +2,30 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static const kp_count ten = 10;
+/* x * 10 + digit fits while x < LIMIT, or x == LIMIT and digit <= LAST
+ * (constants: no 128-bit division at run time) */
+#define LIMIT (~(kp_count)0 / 10)
+#define LAST  ((unsigned)(~(kp_count)0 % 10))
+
+static bool times_ten_plus(kp_count *x, unsigned digit)
+{
+	if (*x > LIMIT || (*x == LIMIT && digit > LAST))
+		return false;
+	*x = *x * ten + digit;
+	return true;
+}
 
 bool kp_count_shift(kp_count *v, unsigned digits)
 {
 	kp_count x = *v;
 
-	for (unsigned i = 0; i < digits; i++) {
-		if (x > ~(kp_count)0 / ten)
+	for (unsigned i = 0; i < digits; i++)
+		if (!times_ten_plus(&x, 0))
 			return false;
-		x *= ten;
-	}
 	*v = x;
 	return true;
 }
@@ -25,13 +36,9 @@ int kp_count_parse(const char *s, size_t len, kp_count *v, unsigned *decimals)
 	size_t i = 0, int_digits = 0, frac_end;
 	unsigned d = 0;
 
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, int_digits++) {
-		unsigned digit = (unsigned)(s[i] - '0');
-
-		if (x > (~(kp_count)0 - digit) / ten)
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, int_digits++)
+		if (!times_ten_plus(&x, (unsigned)(s[i] - '0')))
 			return -ERANGE;
-		x = x * ten + digit;
-	}
 	if (!int_digits)
 		return -EINVAL;
 	if (i < len) {
@@ -44,13 +51,10 @@ int kp_count_parse(const char *s, size_t len, kp_count *v, unsigned *decimals)
 		for (size_t k = i; k < len; k++)
 			if (s[k] < '0' || s[k] > '9')
 				return -EINVAL;
-		for (; i < frac_end; i++) {
-			unsigned digit = (unsigned)(s[i] - '0');
-
-			if (++d > KP_COUNT_MAX_DECIMALS || x > (~(kp_count)0 - digit) / ten)
+		for (; i < frac_end; i++)
+			if (++d > KP_COUNT_MAX_DECIMALS ||
+			    !times_ten_plus(&x, (unsigned)(s[i] - '0')))
 				return -ERANGE;
-			x = x * ten + digit;
-		}
 	}
 	*v = x;
 	*decimals = d;
@@ -62,11 +66,16 @@ size_t kp_count_format(kp_count v, unsigned decimals, char *buf)
 	char tmp[KP_COUNT_BUF];
 	size_t n = 0, len = 0, frac;
 
-	/* digits, least significant first */
-	do {
+	/* digits, least significant first; 64-bit arithmetic once it fits */
+	while (v > UINT64_MAX) {
 		tmp[n++] = (char)('0' + (unsigned)(v % ten));
 		v /= ten;
-	} while (v);
+	}
+	for (uint64_t w = (uint64_t)v;; w /= 10) {
+		tmp[n++] = (char)('0' + (unsigned)(w % 10));
+		if (w < 10)
+			break;
+	}
 	while (n <= decimals)
 		tmp[n++] = '0';
 	/* the fraction's trailing zeros (the first digits made) go */

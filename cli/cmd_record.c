@@ -330,6 +330,27 @@ fail:
 	return -1;
 }
 
+/* Why a recording can be empty depends on what was sampled. */
+static void warn_no_samples(const struct record_cli *c, const struct kp_session_stats *st)
+{
+	const char *period = st->freq ? "1/F seconds" : "-c events";
+
+	if (c->sess.command_is_target)
+		kp_warn("no samples were recorded: the command ran for less than one sampling "
+			"period (%s), or slept all the time",
+			period);
+	else if (c->npids)
+		kp_warn("no samples were recorded: the %s sampled used no CPU in the %.1f s "
+			"recorded (idle or sleeping)",
+			c->sess.pids_are_tids ? (c->npids == 1 ? "thread" : "threads")
+					      : (c->npids == 1 ? "process" : "processes"),
+			st->seconds);
+	else
+		kp_warn("no samples were recorded in %.1f s (shorter than one sampling period, "
+			"%s?)",
+			st->seconds, period);
+}
+
 static void print_summary(const struct record_cli *c, const struct kp_session_stats *st,
 			  const char *where)
 {
@@ -340,10 +361,11 @@ static void print_summary(const struct record_cli *c, const struct kp_session_st
 	if (c->quiet)
 		return;
 	fprintf(stderr,
-		"kprof: %llu samples, %llu lost, %zu processes, %.1f s; %.1f%% of frames "
+		"kprof: %llu samples, %llu lost, %zu process%s, %.1f s; %.1f%% of frames "
 		"unresolved (kernel %llu, user %llu, JIT %llu, other %llu); profile in %s\n",
 		(unsigned long long)st->samples, (unsigned long long)st->lost, st->nprocs,
-		st->seconds, share, (unsigned long long)st->unresolved[KP_LOC_KERNEL],
+		st->nprocs == 1 ? "" : "es", st->seconds, share,
+		(unsigned long long)st->unresolved[KP_LOC_KERNEL],
 		(unsigned long long)st->unresolved[KP_LOC_USER],
 		(unsigned long long)st->unresolved[KP_LOC_JIT],
 		(unsigned long long)st->unresolved[KP_LOC_UNKNOWN], where);
@@ -455,9 +477,7 @@ int kp_cmd_record(int argc, char **argv)
 	kp_session_fold(sess, folded);
 	kp_session_stats(sess, &st);
 	if (!st.samples)
-		kp_warn("no samples were recorded (did the command run for less than one sampling "
-			"period, %s?)",
-			st.freq ? "1/F seconds" : "-c events");
+		warn_no_samples(&c, &st);
 	{
 		size_t n;
 		const char *const *notes = kp_sym_notes(sym, &n);

@@ -139,6 +139,49 @@ static int online_cpus(int **cpus)
 	return n;
 }
 
+/* "0-3,6" for the sorted list v[0..n) */
+static void format_cpulist(const int *v, int n, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && len + 24 < size; i++) {
+		int j = i;
+
+		while (j + 1 < n && v[j + 1] == v[j] + 1)
+			j++;
+		if (j > i)
+			len += (size_t)snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "",
+						v[i], v[j]);
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? "," : "",
+						v[i]);
+		i = j;
+	}
+}
+
+/* Every CPU of -C must be online: the kernel's own answer for another one
+ * (ENODEV, or EINVAL blamed on the frequency) would mislead. */
+static int check_cpus(const int *want, size_t nwant, const int *online, int nonline,
+		      struct kp_diag *d)
+{
+	for (size_t i = 0; i < nwant; i++) {
+		bool found = false;
+		char list[256];
+
+		for (int j = 0; j < nonline && !found; j++)
+			found = online[j] == want[i];
+		if (found)
+			continue;
+		format_cpulist(online, nonline, list, sizeof(list));
+		return kp_diag_set(d, -ENODEV, "-C: CPU %d %s; the online CPUs are %s", want[i],
+				   want[i] < (int)sysconf(_SC_NPROCESSORS_CONF) ? "is offline"
+										: "does not exist",
+				   list);
+	}
+	return 0;
+}
+
 static void push_fd(struct kp_session *s, int fd)
 {
 	kp_xgrow(&s->fds, &s->fds_cap, s->nfds + 1, sizeof(*s->fds));
@@ -372,12 +415,15 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->sigfd, &ev);
 	}
 
+	ncpus = online_cpus(&cpus);
 	if (opts->cpus) {
+		err = check_cpus(opts->cpus, opts->ncpus, cpus, ncpus, d);
+		if (err < 0)
+			goto fail;
+		free(cpus);
 		ncpus = (int)opts->ncpus;
 		cpus = kp_xmalloc(opts->ncpus * sizeof(int));
 		memcpy(cpus, opts->cpus, opts->ncpus * sizeof(int));
-	} else {
-		ncpus = online_cpus(&cpus);
 	}
 	if (ncpus <= 0) {
 		err = kp_diag_set(d, -EINVAL, "no CPU to sample");

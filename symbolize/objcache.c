@@ -113,12 +113,26 @@ static uint64_t file_hash(const struct filekey *k)
 	return h ^ kp_hash_u64((uint64_t)k->maj << 32 | k->min);
 }
 
-static uint32_t find_file(struct kp_objcache *oc, const struct filekey *k)
+/* The object first seen under file key k, unless its build-id and the
+ * mapping's (both known) differ: MMAP2 records that carry a build-id carry
+ * no inode, so a key is then a path alone, and a path (a program rebuilt
+ * in place, a memfd name every run of a launcher reuses) can hold another
+ * build from one mapping to the next. */
+static uint32_t find_file(struct kp_objcache *oc, const struct filekey *k, const uint8_t *bid,
+			  size_t bid_len)
 {
 	struct file_query q = {oc, k};
-	uint32_t kid = kp_idmap_find(&oc->by_file, file_hash(k), file_eq, &q);
+	uint32_t kid = kp_idmap_find(&oc->by_file, file_hash(k), file_eq, &q), id;
+	const struct object *o;
 
-	return kid ? oc->keys[kid - 1].obj : 0;
+	if (!kid)
+		return 0;
+	id = oc->keys[kid - 1].obj;
+	o = &oc->objs[id - 1];
+	if (bid_len && o->build_id_len &&
+	    (o->build_id_len != bid_len || memcmp(o->build_id, bid, bid_len) != 0))
+		return 0;
+	return id;
 }
 
 static void add_file(struct kp_objcache *oc, const struct filekey *k, uint32_t obj)
@@ -283,7 +297,7 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 			return id;
 		}
 	}
-	id = find_file(oc, &k);
+	id = find_file(oc, &k, bid, bid_len);
 	if (id) {
 		retry_open(oc, id, m, vdso);
 		return id;

@@ -693,6 +693,57 @@ static void test_index_without_file(void)
 	}
 }
 
+/* One path, two builds: MMAP2 records that carry a build-id carry no
+ * inode, so a mapping's file key is then its path alone; a program
+ * rebuilt at that path (or a memfd name a launcher reuses) is another
+ * object, named from its own file. */
+static void test_path_reused(void)
+{
+	struct kp_symbolizer *sym = kp_sym_new(NULL);
+	char path[256], a[256], b[256];
+	uint8_t id_a[KP_BUILD_ID_MAX], id_b[KP_BUILD_ID_MAX];
+	struct kp_sym_mapping m = {0};
+	uint32_t obj_a, obj_b;
+	size_t len_a, len_b;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/rebuilt", tmp);
+	snprintf(a, sizeof(a), "%s/rebuilt-a", tmp);
+	snprintf(b, sizeof(b), "%s/rebuilt-b", tmp);
+	if (!build_c("rebuilt-a", 1) || !build_c("rebuilt-b", 2)) {
+		CHECK(!"fixtures built");
+		goto out;
+	}
+	fd = open(a, O_RDONLY);
+	len_a = fd >= 0 ? kp_elf_read_build_id(fd, id_a, sizeof(id_a)) : 0;
+	if (fd >= 0)
+		close(fd);
+	fd = open(b, O_RDONLY);
+	len_b = fd >= 0 ? kp_elf_read_build_id(fd, id_b, sizeof(id_b)) : 0;
+	if (fd >= 0)
+		close(fd);
+	CHECK(len_a && (len_a != len_b || memcmp(id_a, id_b, len_a) != 0));
+	m.path = path;
+	kp_test_sh("cp %s %s", a, path);
+	m.build_id = id_a;
+	m.build_id_len = len_a;
+	obj_a = kp_sym_object_get(sym, &m);
+	kp_test_sh("rm -f %s && cp %s %s", path, b, path);
+	m.build_id = id_b;
+	m.build_id_len = len_b;
+	obj_b = kp_sym_object_get(sym, &m);
+	CHECK(obj_a >= 1 && obj_b >= 1 && obj_a != obj_b);
+	CHECK_EQ_INT(obj_by_path(sym, a), obj_a);
+	CHECK_EQ_INT(obj_by_path(sym, b), obj_b);
+	/* each build again, by its build-id */
+	CHECK_EQ_INT(kp_sym_object_get(sym, &m), obj_b);
+	m.build_id = id_a;
+	m.build_id_len = len_a;
+	CHECK_EQ_INT(kp_sym_object_get(sym, &m), obj_a);
+out:
+	kp_sym_free(sym);
+}
+
 static void setup(void)
 {
 	const char *fx = getenv("KP_FIXTURES");
@@ -713,4 +764,5 @@ static void cleanup(void)
 }
 
 KP_TEST_MAIN(setup, test_demangle, test_inline_and_deleted, test_index_without_file,
-	     test_separate_debuginfo, test_cxx, test_rust, test_vdso, test_bad_files, cleanup)
+	     test_path_reused, test_separate_debuginfo, test_cxx, test_rust, test_vdso,
+	     test_bad_files, cleanup)

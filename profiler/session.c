@@ -492,6 +492,24 @@ static void know_pid(struct kp_session *s, pid_t pid)
 		kp_u64map_put(&s->synth_failed, (uint64_t)pid, 1);
 }
 
+/* What the symbolizer needs to know of mapping m of pid. */
+static struct kp_sym_mapping sym_mapping(const struct kp_session *s, pid_t pid,
+					 const struct kp_map *m)
+{
+	return (struct kp_sym_mapping){
+		.pid = pid,
+		.path = kp_strtab_str(s->strings, m->path),
+		.start = m->start,
+		.end = m->end,
+		.pgoff = m->pgoff,
+		.maj = m->maj,
+		.min = m->min,
+		.ino = m->ino,
+		.build_id = m->build_id_size ? m->build_id : NULL,
+		.build_id_len = m->build_id_size,
+	};
+}
+
 static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 {
 	struct kp_loc loc = {.addr = addr, .kind = KP_LOC_UNKNOWN};
@@ -502,24 +520,21 @@ static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 	 * in a mapping: mmap and mprotect(PROT_EXEC) both report it. */
 	if (!m || m->kind == KP_MAP_OTHER)
 		return loc;
+	if (m->kind == KP_MAP_MEMFD) {
+		/* a program run from memory (ELF) or JIT code: decided once,
+		 * now, while the process still lives to reach the memfd */
+		struct kp_sym_mapping sm = sym_mapping(s, pid, m);
+
+		m->obj = kp_sym_memfd_get(s->opts.sym, &sm);
+		m->kind = m->obj ? KP_MAP_FILE : KP_MAP_ANON;
+	}
 	if (m->kind == KP_MAP_ANON) {
 		loc.kind = KP_LOC_JIT;
 		loc.obj = kp_sym_jit_get(s->opts.sym, pid);
 		return loc;
 	}
 	if (!m->obj) {
-		struct kp_sym_mapping sm = {
-			.pid = pid,
-			.path = kp_strtab_str(s->strings, m->path),
-			.start = m->start,
-			.end = m->end,
-			.pgoff = m->pgoff,
-			.maj = m->maj,
-			.min = m->min,
-			.ino = m->ino,
-			.build_id = m->build_id_size ? m->build_id : NULL,
-			.build_id_len = m->build_id_size,
-		};
+		struct kp_sym_mapping sm = sym_mapping(s, pid, m);
 
 		m->obj = kp_sym_object_get(s->opts.sym, &sm);
 	}

@@ -272,7 +272,10 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	free(dpath);
 }
 
-uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+/* kp_objcache_get, and kp_objcache_get_memfd when want_elf: then a file
+ * that is not ELF (or, out of reach, has no build-id from the record) gets
+ * no object and 0 comes back. */
+static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool want_elf)
 {
 	bool vdso = m->path && strcmp(m->path, "[vdso]") == 0;
 	struct filekey k = {.ino = m->ino,
@@ -304,6 +307,15 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 	}
 
 	fd = open_mapping(m, vdso, &dpath);
+	/* A memfd holds a program (fexecve) or code a JIT wrote: only an ELF
+	 * file is an object. The kernel gives a build-id only from ELF notes,
+	 * so one out of reach but with a build-id is a program too. */
+	if (want_elf && (fd >= 0 ? !kp_elf_is_elf(fd) : !bid_len)) {
+		if (fd >= 0)
+			close(fd);
+		free(dpath);
+		return 0;
+	}
 	if (fd >= 0) {
 		uint8_t fbid[KP_BUILD_ID_MAX];
 		size_t flen = kp_elf_read_build_id(fd, fbid, sizeof(fbid));
@@ -341,6 +353,16 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 		kp_idmap_put(&oc->by_build_id, kp_hash_bytes(bid, bid_len, 0x6b70), id);
 	add_file(oc, &k, id);
 	return id;
+}
+
+uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+{
+	return get(oc, m, false);
+}
+
+uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+{
+	return get(oc, m, true);
 }
 
 struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id)

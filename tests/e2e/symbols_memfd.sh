@@ -8,6 +8,9 @@
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 
+# (kprof reads /proc/PID/map_files, which needs CAP_SYS_ADMIN)
+[ "$(id -u)" -eq 0 ] || skip "needs root for /proc/PID/map_files and -a"
+
 launch=$KP_WORKLOADS/memfd_exec_fp
 stack='main;spin_outer;spin_middle;spin_leaf'
 

@@ -837,6 +837,13 @@ static void test_memfd(void)
 	}
 	CHECK_EQ_STR(leaf->m.path, "/memfd:kp unit (deleted) (deleted)");
 	obj = kp_sym_memfd_get(sym, &leaf->m);
+	if (geteuid() != 0) {
+		/* map_files needs CAP_SYS_ADMIN: out of reach, and no build-id */
+		printf("note: not root, memfd checks reduced to the unreachable case\n");
+		CHECK_EQ_INT(obj, 0);
+		stop(&p);
+		goto out;
+	}
 	CHECK(obj >= 1);
 	CHECK_EQ_INT(kp_sym_memfd_get(sym, &leaf->m), obj);
 	/* the same build on disk is the same object (build-id) */

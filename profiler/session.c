@@ -510,6 +510,27 @@ static struct kp_sym_mapping sym_mapping(const struct kp_session *s, pid_t pid,
 	};
 }
 
+/* The symbolizer object behind mapping m of pid (a file or the vDSO),
+ * registered the first time it is needed; 0 for anything else. A memfd
+ * is decided then, while the process still lives to reach it: a program
+ * run from memory when it holds ELF (m becomes KP_MAP_FILE), else JIT
+ * code (KP_MAP_ANON). */
+static uint32_t map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
+{
+	struct kp_sym_mapping sm;
+
+	if (m->obj || m->kind == KP_MAP_ANON || m->kind == KP_MAP_OTHER)
+		return m->obj;
+	sm = sym_mapping(s, pid, m);
+	if (m->kind == KP_MAP_MEMFD) {
+		m->obj = kp_sym_memfd_get(s->opts.sym, &sm);
+		m->kind = m->obj ? KP_MAP_FILE : KP_MAP_ANON;
+	} else {
+		m->obj = kp_sym_object_get(s->opts.sym, &sm);
+	}
+	return m->obj;
+}
+
 static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 {
 	struct kp_loc loc = {.addr = addr, .kind = KP_LOC_UNKNOWN};
@@ -520,26 +541,13 @@ static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 	 * in a mapping: mmap and mprotect(PROT_EXEC) both report it. */
 	if (!m || m->kind == KP_MAP_OTHER)
 		return loc;
-	if (m->kind == KP_MAP_MEMFD) {
-		/* a program run from memory (ELF) or JIT code: decided once,
-		 * now, while the process still lives to reach the memfd */
-		struct kp_sym_mapping sm = sym_mapping(s, pid, m);
-
-		m->obj = kp_sym_memfd_get(s->opts.sym, &sm);
-		m->kind = m->obj ? KP_MAP_FILE : KP_MAP_ANON;
-	}
+	loc.obj = map_object(s, pid, m);
 	if (m->kind == KP_MAP_ANON) {
 		loc.kind = KP_LOC_JIT;
 		loc.obj = kp_sym_jit_get(s->opts.sym, pid);
 		return loc;
 	}
-	if (!m->obj) {
-		struct kp_sym_mapping sm = sym_mapping(s, pid, m);
-
-		m->obj = kp_sym_object_get(s->opts.sym, &sm);
-	}
 	loc.kind = KP_LOC_USER;
-	loc.obj = m->obj;
 	loc.addr = addr - m->start + m->pgoff;
 	return loc;
 }

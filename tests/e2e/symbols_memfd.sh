@@ -98,7 +98,19 @@ check "system-wide: exit status 0" [ $? -eq 0 ]
 wait $bg
 assert_named "$T/all.folded" "$comm" "system-wide" "$stack"
 
-# 6. a program from a memfd that is itself a JIT writing its code into
+# 6. short-lived: ten runs of 50 ms, each gone before its first sample is
+# processed (a round or two later) so its memfd is out of reach, then one
+# run that lives: one build is one object (by the build-id of the MMAP2
+# records), which gets its file from the run that lives and names them
+# all. --no-cache, so no saved index of the build can name them instead.
+"$KPROF" --no-cache -F 999 -f folded --annotate -o "$T/short.folded" -- sh -c \
+	"for i in 1 2 3 4 5 6 7 8 9 10; do '$launch' '$KP_WORKLOADS/spin_fp' 0.05; done
+	'$launch' '$KP_WORKLOADS/spin_fp' 0.4" 2>"$T/err"
+check "short-lived: exit status 0" [ $? -eq 0 ]
+assert_named "$T/short.folded" "$comm" "short-lived" "$stack"
+assert_no_jit "$T/err" "short-lived"
+
+# 7. a program from a memfd that is itself a JIT writing its code into
 # another memfd (mapped twice, RW and RX): the program is user code, the
 # code it wrote (not ELF) is JIT code named by its perf map
 w=$KP_WORKLOADS/memfd_jit_fp

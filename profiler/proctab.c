@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "profiler/procfs.h"
+#include "symbolize/symbolize.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 #include "util/search.h"
@@ -143,9 +144,10 @@ static enum kp_map_kind classify(const char *path)
 {
 	if (strcmp(path, "//anon") == 0)
 		return KP_MAP_ANON;
+	if (kp_sym_path_is_memfd(path))
+		return KP_MAP_MEMFD;
 	if (path[0] == '/')
-		return strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "/dev/zero", 9) == 0 ||
-				       strncmp(path, "/SYSV", 5) == 0
+		return strncmp(path, "/dev/zero", 9) == 0 || strncmp(path, "/SYSV", 5) == 0
 			       ? KP_MAP_ANON
 			       : KP_MAP_FILE;
 	if (strcmp(path, "[vdso]") == 0)

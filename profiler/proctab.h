@@ -17,6 +17,11 @@ enum kp_map_kind {
 	KP_MAP_VDSO,	 /* [vdso] */
 	KP_MAP_ANON,	 /* anonymous executable memory: JIT code */
 	KP_MAP_OTHER,	 /* [vsyscall], [stack] ...: nothing to name it by */
+	/* "/memfd:NAME (deleted)": a program run from memory when the memfd
+	 * holds ELF, else code a JIT wrote into it; the recorder decides at
+	 * the first sample in it (kp_sym_memfd_get) and makes it KP_MAP_FILE
+	 * or KP_MAP_ANON */
+	KP_MAP_MEMFD,
 };
 
 struct kp_map {

@@ -538,6 +538,45 @@ static void know_pid(struct kp_session *s, pid_t pid)
 		kp_u64map_put(&s->synth_failed, (uint64_t)pid, 1);
 }
 
+/* What the symbolizer needs to know of mapping m of pid. */
+static struct kp_sym_mapping sym_mapping(const struct kp_session *s, pid_t pid,
+					 const struct kp_map *m)
+{
+	return (struct kp_sym_mapping){
+		.pid = pid,
+		.path = kp_strtab_str(s->strings, m->path),
+		.start = m->start,
+		.end = m->end,
+		.pgoff = m->pgoff,
+		.maj = m->maj,
+		.min = m->min,
+		.ino = m->ino,
+		.build_id = m->build_id_size ? m->build_id : NULL,
+		.build_id_len = m->build_id_size,
+	};
+}
+
+/* The symbolizer object behind mapping m of pid (a file or the vDSO),
+ * registered the first time it is needed; 0 for anything else. A memfd
+ * is decided then, while the process still lives to reach it: a program
+ * run from memory when it holds ELF (m becomes KP_MAP_FILE), else JIT
+ * code (KP_MAP_ANON). */
+static uint32_t map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
+{
+	struct kp_sym_mapping sm;
+
+	if (m->obj || m->kind == KP_MAP_ANON || m->kind == KP_MAP_OTHER)
+		return m->obj;
+	sm = sym_mapping(s, pid, m);
+	if (m->kind == KP_MAP_MEMFD) {
+		m->obj = kp_sym_memfd_get(s->opts.sym, &sm);
+		m->kind = m->obj ? KP_MAP_FILE : KP_MAP_ANON;
+	} else {
+		m->obj = kp_sym_object_get(s->opts.sym, &sm);
+	}
+	return m->obj;
+}
+
 static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 {
 	struct kp_loc loc = {.addr = addr, .kind = KP_LOC_UNKNOWN};
@@ -548,29 +587,13 @@ static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 	 * in a mapping: mmap and mprotect(PROT_EXEC) both report it. */
 	if (!m || m->kind == KP_MAP_OTHER)
 		return loc;
+	loc.obj = map_object(s, pid, m);
 	if (m->kind == KP_MAP_ANON) {
 		loc.kind = KP_LOC_JIT;
 		loc.obj = kp_sym_jit_get(s->opts.sym, pid);
 		return loc;
 	}
-	if (!m->obj) {
-		struct kp_sym_mapping sm = {
-			.pid = pid,
-			.path = kp_strtab_str(s->strings, m->path),
-			.start = m->start,
-			.end = m->end,
-			.pgoff = m->pgoff,
-			.maj = m->maj,
-			.min = m->min,
-			.ino = m->ino,
-			.build_id = m->build_id_size ? m->build_id : NULL,
-			.build_id_len = m->build_id_size,
-		};
-
-		m->obj = kp_sym_object_get(s->opts.sym, &sm);
-	}
 	loc.kind = KP_LOC_USER;
-	loc.obj = m->obj;
 	loc.addr = addr - m->start + m->pgoff;
 	return loc;
 }

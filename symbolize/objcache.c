@@ -113,12 +113,26 @@ static uint64_t file_hash(const struct filekey *k)
 	return h ^ kp_hash_u64((uint64_t)k->maj << 32 | k->min);
 }
 
-static uint32_t find_file(struct kp_objcache *oc, const struct filekey *k)
+/* The object first seen under file key k, unless its build-id and the
+ * mapping's (both known) differ: MMAP2 records that carry a build-id carry
+ * no inode, so a key is then a path alone, and a path (a program rebuilt
+ * in place, a memfd name every run of a launcher reuses) can hold another
+ * build from one mapping to the next. */
+static uint32_t find_file(struct kp_objcache *oc, const struct filekey *k, const uint8_t *bid,
+			  size_t bid_len)
 {
 	struct file_query q = {oc, k};
-	uint32_t kid = kp_idmap_find(&oc->by_file, file_hash(k), file_eq, &q);
+	uint32_t kid = kp_idmap_find(&oc->by_file, file_hash(k), file_eq, &q), id;
+	const struct object *o;
 
-	return kid ? oc->keys[kid - 1].obj : 0;
+	if (!kid)
+		return 0;
+	id = oc->keys[kid - 1].obj;
+	o = &oc->objs[id - 1];
+	if (bid_len && o->build_id_len &&
+	    (o->build_id_len != bid_len || memcmp(o->build_id, bid, bid_len) != 0))
+		return 0;
+	return id;
 }
 
 static void add_file(struct kp_objcache *oc, const struct filekey *k, uint32_t obj)
@@ -258,7 +272,10 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	free(dpath);
 }
 
-uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+/* kp_objcache_get, and kp_objcache_get_memfd when want_elf: then a file
+ * that is not ELF (or, out of reach, has no build-id from the record) gets
+ * no object and 0 comes back. */
+static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool want_elf)
 {
 	bool vdso = m->path && strcmp(m->path, "[vdso]") == 0;
 	struct filekey k = {.ino = m->ino,
@@ -283,13 +300,22 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 			return id;
 		}
 	}
-	id = find_file(oc, &k);
+	id = find_file(oc, &k, bid, bid_len);
 	if (id) {
 		retry_open(oc, id, m, vdso);
 		return id;
 	}
 
 	fd = open_mapping(m, vdso, &dpath);
+	/* A memfd holds a program (fexecve) or code a JIT wrote: only an ELF
+	 * file is an object. The kernel gives a build-id only from ELF notes,
+	 * so one out of reach but with a build-id is a program too. */
+	if (want_elf && (fd >= 0 ? !kp_elf_is_elf(fd) : !bid_len)) {
+		if (fd >= 0)
+			close(fd);
+		free(dpath);
+		return 0;
+	}
 	if (fd >= 0) {
 		uint8_t fbid[KP_BUILD_ID_MAX];
 		size_t flen = kp_elf_read_build_id(fd, fbid, sizeof(fbid));
@@ -327,6 +353,16 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 		kp_idmap_put(&oc->by_build_id, kp_hash_bytes(bid, bid_len, 0x6b70), id);
 	add_file(oc, &k, id);
 	return id;
+}
+
+uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+{
+	return get(oc, m, false);
+}
+
+uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+{
+	return get(oc, m, true);
 }
 
 struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id)

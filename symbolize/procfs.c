@@ -158,18 +158,35 @@ static int check_file(int fd, const struct kp_sym_mapping *m)
 	return fd;
 }
 
+/* The very file mapped: /proc/PID/map_files/START-END (root only). */
+static int open_map_file(const struct kp_sym_mapping *m)
+{
+	char buf[96];
+
+	if (m->pid <= 0 || m->end <= m->start)
+		return -ENOENT;
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)m->pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	return check_file(kp_sym_open(buf, O_RDONLY | O_NONBLOCK), m);
+}
+
 int kp_sym_proc_open_mapping(const struct kp_sym_mapping *m, char **debug_path)
 {
 	static const char deleted[] = " (deleted)";
-	char buf[96];
 	char *path;
 	size_t len;
-	int fd = -ENOENT, rootfd;
+	int fd, rootfd;
 	bool same_root = true;
 
 	*debug_path = NULL;
 	if (!m->path || m->path[0] != '/')
 		return -ENOENT;
+	if (kp_sym_path_is_memfd(m->path)) {
+		/* no path leads to a memfd (a file at "/memfd:NAME" would be
+		 * another file), and it has no directory to look for a
+		 * debuglink in: only the mapping itself */
+		return open_map_file(m);
+	}
 	len = strlen(m->path);
 	path = kp_xstrdup(m->path);
 	if (len > sizeof(deleted) - 1 && strcmp(path + len - (sizeof(deleted) - 1), deleted) == 0)
@@ -178,11 +195,7 @@ int kp_sym_proc_open_mapping(const struct kp_sym_mapping *m, char **debug_path)
 	rootfd = m->pid > 0 ? kp_sym_proc_open_root(m->pid) : -ENOENT;
 	if (rootfd >= 0)
 		same_root = kp_sym_proc_same_root(rootfd);
-	if (m->pid > 0 && m->end > m->start) {
-		snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)m->pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		fd = check_file(kp_sym_open(buf, O_RDONLY | O_NONBLOCK), m);
-	}
+	fd = open_map_file(m);
 	if (fd < 0 && rootfd >= 0)
 		fd = check_file(kp_sym_open_in_root(rootfd, path, O_RDONLY | O_NONBLOCK), m);
 	if (fd < 0 && same_root)

@@ -41,8 +41,10 @@ int kp_sym_openat(int dirfd, const char *path, int flags);
 struct kp_sym_mapping;
 
 /* Opens the regular file behind a mapping: /proc/PID/map_files/START-END,
- * then /proc/PID/root/PATH, then PATH (a " (deleted)" suffix dropped);
- * when the mapping gives an inode, the file opened must have it. Returns
+ * then /proc/PID/root/PATH, then PATH (a " (deleted)" suffix dropped); a
+ * memfd (kp_sym_path_is_memfd) through map_files alone, with no
+ * *debug_path. When the mapping gives an inode, the file opened must have
+ * it. Returns
  * an fd (caller closes) or a negative errno. *debug_path receives a new
  * heap string (caller frees) naming the file in our own mount namespace,
  * for debuglink lookups, or NULL. */

@@ -99,6 +99,22 @@ uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_sym_mappin
 	return kp_objcache_get(sym->objs, m);
 }
 
+bool kp_sym_path_is_memfd(const char *path)
+{
+	static const char prefix[] = "/memfd:", suffix[] = " (deleted)";
+	size_t len = path ? strlen(path) : 0;
+
+	/* a memfd is born unlinked, so the kernel always adds the suffix */
+	return len >= sizeof(prefix) - 1 + sizeof(suffix) - 1 &&
+	       memcmp(path, prefix, sizeof(prefix) - 1) == 0 &&
+	       memcmp(path + len - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) == 0;
+}
+
+uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m)
+{
+	return kp_objcache_get_memfd(sym->objs, m);
+}
+
 uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid)
 {
 	return kp_jittab_get(sym->jits, pid);

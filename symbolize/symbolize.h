@@ -61,6 +61,23 @@ void kp_sym_set_kallsyms_path(struct kp_symbolizer *sym, const char *path);
  * [unknown] later (counted). */
 uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
 
+/* Whether path names a memfd the way the kernel prints one in
+ * /proc/PID/maps and MMAP2 records: "/memfd:NAME (deleted)", where NAME
+ * may hold anything (spaces, another " (deleted)"). No path leads to a
+ * memfd: only /proc/PID/map_files reaches it, while the process lives. */
+bool kp_sym_path_is_memfd(const char *path);
+
+/* For a mapping of a memfd (kp_sym_path_is_memfd), which holds either a
+ * program run from memory (fexecve: container runtimes, programs that
+ * re-execute themselves) or code a JIT wrote into it: when the file behind
+ * the mapping is ELF, registers it as kp_sym_object_get does and returns
+ * its object id; when it is not, returns 0 and registers nothing (JIT
+ * code: the caller names it from the process's perf map). A memfd that
+ * cannot be reached any more (the process gone, or map_files not ours to
+ * read) counts as ELF only when the mapping carries a build-id, which the
+ * kernel reads from ELF notes alone. */
+uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
+
 /* Returns the JIT map id (>= 1) for process pid, whose perf map is
  * /tmp/perf-NSPID.map under /proc/PID/root. Call when a sample lands in
  * anonymous executable memory; cheap on repeat. */

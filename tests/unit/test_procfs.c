@@ -53,6 +53,17 @@ static void test_maps_fixture(void)
 	CHECK_EQ_STR(c.paths[1], ""); /* anonymous rwx: JIT */
 	CHECK_EQ_STR(c.paths[3], "/opt/app/lib with space.so (deleted)");
 	CHECK_EQ_STR(c.paths[4], "[vdso]");
+
+	/* a program run from a memfd whose name holds " (deleted)" */
+	{
+		char line[] = "5601f74da000-5601f74db000 r-xp 00001000 00:01 1470                  "
+			      "     /memfd:kprof memfd (deleted) (deleted)\n";
+		struct kp_maps_entry e;
+
+		CHECK_EQ_INT(kp_maps_parse_line(line, &e), 0);
+		CHECK(e.exec && e.maj == 0 && e.min == 1 && e.ino == 1470 && e.pgoff == 0x1000);
+		CHECK_EQ_STR(e.path, "/memfd:kprof memfd (deleted) (deleted)");
+	}
 }
 
 static void test_cpulist(void)
@@ -82,6 +93,18 @@ static void test_proctab(void)
 	CHECK(m && m->start == 0x1000 && m->kind == KP_MAP_FILE);
 	CHECK(kp_proctab_find_map(pt, 100, 0x4000) == NULL);
 	m = kp_proctab_find_map(pt, 100, 0x10010);
+	CHECK(m && m->kind == KP_MAP_ANON);
+	/* a memfd is decided at its first sample (ELF or JIT code); a file
+	 * merely named like one is a file, /dev/zero anonymous memory */
+	kp_proctab_mmap(pt, 100, 0x20000, 0x1000, 0, 0, 1, 7, "/memfd:a b (deleted) (deleted)",
+			NULL, 0);
+	kp_proctab_mmap(pt, 100, 0x21000, 0x1000, 0, 8, 1, 8, "/memfd:plain", NULL, 0);
+	kp_proctab_mmap(pt, 100, 0x22000, 0x1000, 0, 0, 1, 9, "/dev/zero (deleted)", NULL, 0);
+	m = kp_proctab_find_map(pt, 100, 0x20000);
+	CHECK(m && m->kind == KP_MAP_MEMFD && m->ino == 7);
+	m = kp_proctab_find_map(pt, 100, 0x21000);
+	CHECK(m && m->kind == KP_MAP_FILE);
+	m = kp_proctab_find_map(pt, 100, 0x22000);
 	CHECK(m && m->kind == KP_MAP_ANON);
 
 	/* a mapping in the middle splits the old one; offsets stay right */

@@ -2,7 +2,8 @@
  * names and inline chains at marked instructions, PIE, stripped binaries
  * with debuginfo found by debuglink and by build-id under a debuginfo
  * directory, a debug file whose build-id does not match, a binary deleted
- * after its process exited, objects shared by build-id, C++ and Rust and D
+ * after its process exited, a program run from a memfd, objects shared by
+ * build-id (one path holding two builds), C++ and Rust and D
  * demangling, the vDSO, and corrupt files. */
 #include <dlfcn.h>
 #include <elfutils/libdw.h>
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,8 +64,28 @@ static bool parse_maps(const char *line, struct mark *mk)
 	return true;
 }
 
-/* Starts bin and reads its marks. */
-static bool start(const char *bin, struct proc *p)
+/* Runs bin from a memfd named memfd_name (fexecve, as container runtimes
+ * do); never returns. */
+static void exec_from_memfd(const char *bin, const char *memfd_name)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open(bin, O_RDONLY), fd = memfd_create(memfd_name, MFD_CLOEXEC);
+	char *argv[] = {(char *)bin, NULL};
+
+	if (in < 0 || fd < 0)
+		_exit(127);
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(fd, buf, (size_t)n) != n)
+			_exit(127);
+	}
+	fexecve(fd, argv, environ);
+	_exit(127);
+}
+
+/* Starts bin (from a memfd named memfd_name, unless NULL) and reads its
+ * marks. */
+static bool start_exec(const char *bin, const char *memfd_name, struct proc *p)
 {
 	int in[2], out[2];
 	char line[4096];
@@ -78,6 +100,8 @@ static bool start(const char *bin, struct proc *p)
 		dup2(out[1], 1);
 		close(in[1]);
 		close(out[0]);
+		if (memfd_name)
+			exec_from_memfd(bin, memfd_name);
 		execl(bin, bin, (char *)NULL);
 		_exit(127);
 	}
@@ -100,6 +124,11 @@ static bool start(const char *bin, struct proc *p)
 	if (fp)
 		fclose(fp);
 	return p->n > 0;
+}
+
+static bool start(const char *bin, struct proc *p)
+{
+	return start_exec(bin, NULL, p);
 }
 
 static void stop(struct proc *p)
@@ -693,6 +722,179 @@ static void test_index_without_file(void)
 	}
 }
 
+/* One path, two builds: MMAP2 records that carry a build-id carry no
+ * inode, so a mapping's file key is then its path alone; a program
+ * rebuilt at that path (or a memfd name a launcher reuses) is another
+ * object, named from its own file. */
+static void test_path_reused(void)
+{
+	struct kp_symbolizer *sym = kp_sym_new(NULL);
+	char path[256], a[256], b[256];
+	uint8_t id_a[KP_BUILD_ID_MAX], id_b[KP_BUILD_ID_MAX];
+	struct kp_sym_mapping m = {0};
+	uint32_t obj_a, obj_b;
+	size_t len_a, len_b;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/rebuilt", tmp);
+	snprintf(a, sizeof(a), "%s/rebuilt-a", tmp);
+	snprintf(b, sizeof(b), "%s/rebuilt-b", tmp);
+	if (!build_c("rebuilt-a", 1) || !build_c("rebuilt-b", 2)) {
+		CHECK(!"fixtures built");
+		goto out;
+	}
+	fd = open(a, O_RDONLY);
+	len_a = fd >= 0 ? kp_elf_read_build_id(fd, id_a, sizeof(id_a)) : 0;
+	if (fd >= 0)
+		close(fd);
+	fd = open(b, O_RDONLY);
+	len_b = fd >= 0 ? kp_elf_read_build_id(fd, id_b, sizeof(id_b)) : 0;
+	if (fd >= 0)
+		close(fd);
+	CHECK(len_a && (len_a != len_b || memcmp(id_a, id_b, len_a) != 0));
+	m.path = path;
+	kp_test_sh("cp %s %s", a, path);
+	m.build_id = id_a;
+	m.build_id_len = len_a;
+	obj_a = kp_sym_object_get(sym, &m);
+	kp_test_sh("rm -f %s && cp %s %s", path, b, path);
+	m.build_id = id_b;
+	m.build_id_len = len_b;
+	obj_b = kp_sym_object_get(sym, &m);
+	CHECK(obj_a >= 1 && obj_b >= 1 && obj_a != obj_b);
+	CHECK_EQ_INT(obj_by_path(sym, a), obj_a);
+	CHECK_EQ_INT(obj_by_path(sym, b), obj_b);
+	/* each build again, by its build-id */
+	CHECK_EQ_INT(kp_sym_object_get(sym, &m), obj_b);
+	m.build_id = id_a;
+	m.build_id_len = len_a;
+	CHECK_EQ_INT(kp_sym_object_get(sym, &m), obj_a);
+out:
+	kp_sym_free(sym);
+}
+
+/* The /proc/self/maps line of the mapping holding addr, as a mark. */
+static bool own_mapping(const void *addr, struct mark *mk)
+{
+	char line[4096];
+	FILE *fp = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	while (fp && !found && fgets(line, sizeof(line), fp)) {
+		found = parse_maps(line, mk) && mk->m.start <= (uintptr_t)addr &&
+			(uintptr_t)addr < mk->m.end;
+	}
+	if (fp)
+		fclose(fp);
+	mk->m.pid = getpid();
+	return found;
+}
+
+/* A program run from a memfd (fexecve, as container runtimes do): its maps
+ * say "/memfd:NAME (deleted)" and only map_files reaches the file. An ELF
+ * file there is an object named like a deleted binary (its own DWARF's
+ * inline frames included), read after the process exited; a memfd holding
+ * other bytes (code a JIT wrote) is no object. */
+static void test_memfd(void)
+{
+	static const struct {
+		const char *path;
+		bool memfd;
+	} paths[] = {
+		{"/memfd:kprof-memfd-test (deleted)", true},
+		{"/memfd: (deleted)", true}, /* memfd_create("") */
+		{"/memfd:a name (deleted) (deleted)", true},
+		{"/memfd:(deleted) (deleted)", true},
+		{"/memfd:no-suffix", false}, /* a file named so, not deleted */
+		{"/memfd:(deleted)", false},
+		{"/tmp/memfd:x (deleted)", false},
+		{"memfd:x (deleted)", false},
+		{"/usr/bin/ls (deleted)", false},
+		{"//anon", false},
+		{"", false},
+	};
+	struct kp_symbolizer *sym = kp_sym_new(NULL), *late = kp_sym_new(NULL);
+	struct kp_sym_mapping other, gone;
+	uint8_t id[KP_BUILD_ID_MAX];
+	char bin[256];
+	struct mark jit;
+	struct proc p;
+	const struct mark *leaf;
+	uint32_t obj;
+	size_t idlen;
+	void *code;
+	int fd;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		CHECK_EQ_INT(kp_sym_path_is_memfd(paths[i].path), paths[i].memfd);
+	CHECK(!kp_sym_path_is_memfd(NULL));
+
+	snprintf(bin, sizeof(bin), "%s/inl-memfd", tmp);
+	if (!build_c("inl-memfd", 1) || !start_exec(bin, "kp unit (deleted)", &p) ||
+	    !(leaf = mark(&p, "leaf"))) {
+		CHECK(!"fixture built and started from a memfd");
+		goto out;
+	}
+	CHECK_EQ_STR(leaf->m.path, "/memfd:kp unit (deleted) (deleted)");
+	obj = kp_sym_memfd_get(sym, &leaf->m);
+	if (geteuid() != 0) {
+		/* map_files needs CAP_SYS_ADMIN: out of reach, and no build-id */
+		printf("note: not root, memfd checks reduced to the unreachable case\n");
+		CHECK_EQ_INT(obj, 0);
+		stop(&p);
+		goto out;
+	}
+	CHECK(obj >= 1);
+	CHECK_EQ_INT(kp_sym_memfd_get(sym, &leaf->m), obj);
+	/* the same build on disk is the same object (build-id) */
+	CHECK_EQ_INT(obj_by_path(sym, bin), obj);
+	/* another memfd at that address (the pid reused): its inode is not
+	 * the mapping's, and without a build-id nothing says it is ELF */
+	other = leaf->m;
+	other.ino++;
+	CHECK_EQ_INT(kp_sym_memfd_get(late, &other), 0);
+	stop(&p);
+	CHECK_EQ_STR(mark_names(sym, obj, &p, "leaf"),
+		     "kp_outer_fn;kp_inl_mid_[i];kp_inl_leaf_[i]");
+	CHECK_EQ_STR(mark_names(sym, obj, &p, "plain"), "kp_plain_fn");
+
+	/* the process gone before its first sample: no object without a
+	 * build-id (as JIT code), an object (named only by an index) with one */
+	gone = leaf->m;
+	CHECK_EQ_INT(kp_sym_memfd_get(late, &gone), 0);
+	fd = open(bin, O_RDONLY);
+	idlen = fd >= 0 ? kp_elf_read_build_id(fd, id, sizeof(id)) : 0;
+	if (fd >= 0)
+		close(fd);
+	CHECK(idlen > 0);
+	gone.build_id = id;
+	gone.build_id_len = idlen;
+	obj = kp_sym_memfd_get(late, &gone);
+	CHECK(obj >= 1);
+	CHECK_EQ_STR(names(late, obj, leaf->off), "[unknown]");
+
+	/* a memfd holding code a JIT wrote (not ELF), mapped executable here */
+	fd = memfd_create("kp-unit-jit", MFD_CLOEXEC);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		static const unsigned char ret[64] = {0xc3};
+
+		CHECK(write(fd, ret, sizeof(ret)) == (ssize_t)sizeof(ret));
+		code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+		close(fd);
+		CHECK(code != MAP_FAILED);
+		if (code != MAP_FAILED) {
+			CHECK(own_mapping(code, &jit));
+			CHECK_EQ_STR(jit.m.path, "/memfd:kp-unit-jit (deleted)");
+			CHECK_EQ_INT(kp_sym_memfd_get(sym, &jit.m), 0);
+			munmap(code, 4096);
+		}
+	}
+out:
+	kp_sym_free(sym);
+	kp_sym_free(late);
+}
+
 static void setup(void)
 {
 	const char *fx = getenv("KP_FIXTURES");
@@ -713,4 +915,5 @@ static void cleanup(void)
 }
 
 KP_TEST_MAIN(setup, test_demangle, test_inline_and_deleted, test_index_without_file,
-	     test_separate_debuginfo, test_cxx, test_rust, test_vdso, test_bad_files, cleanup)
+	     test_path_reused, test_memfd, test_separate_debuginfo, test_cxx, test_rust, test_vdso,
+	     test_bad_files, cleanup)

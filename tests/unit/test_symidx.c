@@ -10,8 +10,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kp_test.h"
@@ -422,11 +424,95 @@ static void test_prune(void)
 	kp_symidx_free(x);
 }
 
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* KP_BENCH_INDEX=FILE (scripts/bench-symbolize): what using a saved index
+ * costs and how much of it is its checksum: 201 loads of a copy of FILE
+ * (map, checksum, checks of the contents) and 201 checksums alone of the
+ * mapped file; least and median. Timing only: nothing is checked. */
+static int bench(const char *file)
+{
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	double load[201], sum[201];
+	char top[64], path[256], cmd[1024];
+	struct kp_cachedir *d;
+	uint8_t id[64];
+	size_t idlen = strlen(base) / 2, size;
+	struct stat st;
+	void *p;
+	int fd;
+
+	snprintf(top, sizeof(top), "/tmp/kp-symidx-bench-XXXXXX");
+	if (idlen > 64 || !mkdtemp(top))
+		return 1;
+	for (size_t i = 0; i < idlen; i++)
+		if (sscanf(base + 2 * i, "%2hhx", &id[i]) != 1)
+			return 1;
+	snprintf(cmd, sizeof(cmd), "cp '%s' %s/", file, top);
+	chmod(top, 0700);
+	if (kp_test_sh("%s", cmd) != 0)
+		return 1;
+	d = kp_cachedir_new(top, NULL, NULL);
+	for (int i = 0; i < 201; i++) {
+		struct kp_symidx *x;
+		double t0 = now_us();
+		int err = kp_symidx_load(d, id, idlen, &x);
+
+		load[i] = now_us() - t0;
+		if (err) {
+			fprintf(stderr, "%s: not a valid index (%d)\n", file, err);
+			return 1;
+		}
+		kp_symidx_free(x);
+	}
+	snprintf(path, sizeof(path), "%s/%s", top, base);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return 1;
+	size = (size_t)st.st_size;
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return 1;
+	for (int i = 0; i < 201; i++) {
+		double t0 = now_us();
+		volatile uint64_t v = kp_checksum((const char *)p + 24, size - 24);
+
+		(void)v;
+		sum[i] = now_us() - t0;
+	}
+	munmap(p, size);
+	qsort(load, 201, sizeof(double), cmp_double);
+	qsort(sum, 201, sizeof(double), cmp_double);
+	printf("index %s: %zu KiB; a load (map, checksum, checks) %.1f us least, %.1f median; "
+	       "the checksum alone %.1f us least, %.1f median (%.1f GB/s)\n",
+	       base, size / 1024, load[0], load[100], sum[0], sum[100],
+	       (double)size / sum[100] / 1e3);
+	kp_cachedir_free(d);
+	kp_test_sh("rm -rf %s", top);
+	return 0;
+}
+
 int main(void)
 {
 	char *good = NULL, top[64];
 	size_t len = 0;
 
+	if (getenv("KP_BENCH_INDEX"))
+		return bench(getenv("KP_BENCH_INDEX"));
 	snprintf(top, sizeof(top), "/tmp/kp-symidx-XXXXXX");
 	if (!mkdtemp(top))
 		return 1;

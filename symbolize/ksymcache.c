@@ -190,7 +190,7 @@ static int check_header(struct kp_ksymcache *c, const char *hdr, size_t n, uint6
 
 	if (n < sizeof(KSYM_MAGIC) - 1 || memcmp(hdr, KSYM_MAGIC, sizeof(KSYM_MAGIC) - 1) != 0)
 		/* a copy from before the header (it starts with an address) */
-		return n && strchr("0123456789abcdef", hdr[0]) ? -ESTALE : -EBADMSG;
+		return n && hdr[0] && strchr("0123456789abcdef", hdr[0]) ? -ESTALE : -EBADMSG;
 	if (n < at || memcmp(hdr + sizeof(KSYM_MAGIC) - 1, KSYM_VERSION, 2) != 0)
 		return n > at && hdr[at - 2] >= '0' && hdr[at - 2] <= '9' && hdr[at - 1] == ' '
 			       ? -ESTALE

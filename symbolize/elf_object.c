@@ -20,6 +20,7 @@
 #include "symbolize/dwarf_index.h"
 #include "symbolize/notes.h"
 #include "symbolize/symidx.h"
+#include "util/cachefile.h"
 #include "util/xalloc.h"
 #include "util/search.h"
 
@@ -185,7 +186,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 }
 
 void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
-		     bool full_names, const char *cache_dir)
+		     bool full_names, struct kp_cachedir *cache)
 {
 	size_t len = sizeof(":.debug:/usr/lib/debug");
 	char *p;
@@ -214,8 +215,8 @@ void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndi
 	ctx->callbacks.debuginfo_path = &ctx->debuginfo_path;
 	ctx->no_inline = no_inline;
 	ctx->full_names = full_names;
-	if (cache_dir && *cache_dir)
-		ctx->symidx_dir = kp_xasprintf("%s/symbols", cache_dir);
+	if (cache)
+		ctx->symidx_dir = kp_cachedir_sub(cache, "symbols");
 }
 
 void kp_elf_ctx_fini(struct kp_elf_ctx *ctx)
@@ -224,8 +225,10 @@ void kp_elf_ctx_fini(struct kp_elf_ctx *ctx)
 		free(ctx->stripped_names[i]);
 	free(ctx->debuginfo_path);
 	ctx->debuginfo_path = NULL;
-	free(ctx->symidx_dir);
+	kp_cachedir_free(ctx->symidx_dir);
 	ctx->symidx_dir = NULL;
+	free(ctx->damaged_first);
+	ctx->damaged_first = NULL;
 }
 
 /* Walks the notes in buf[0..len) for the GNU build-id. */
@@ -932,13 +935,41 @@ static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	unload(o);
 }
 
+/* Counts a damaged index, in one note kept current. */
+static void note_damaged(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+{
+	if (!ctx->nindexes_damaged++)
+		ctx->damaged_first = kp_xstrdup(o->name);
+	if (!ctx->notes)
+		return;
+	if (ctx->nindexes_damaged == 1)
+		kp_sym_note_update(
+			ctx->notes, &ctx->damaged_slot,
+			"the symbol index of %s in %s was damaged (its checksum or "
+			"contents were wrong): it was ignored and removed, and is rebuilt "
+			"from the build's DWARF when that is found",
+			ctx->damaged_first, kp_cachedir_path(ctx->symidx_dir));
+	else
+		kp_sym_note_update(
+			ctx->notes, &ctx->damaged_slot,
+			"%u symbol indexes in %s were damaged (their checksums or "
+			"contents were wrong; the first: %s's): they were ignored and "
+			"removed, and are rebuilt from the builds' DWARF when that is found",
+			ctx->nindexes_damaged, kp_cachedir_path(ctx->symidx_dir),
+			ctx->damaged_first);
+}
+
 /* The index saved by an earlier run, else the file read with libdw (and
- * indexed, when the cache is on and an earlier run needed its DWARF). */
+ * indexed, when the cache is on and an earlier run needed its DWARF, or
+ * when the index it left cannot be used: damaged, or of another format). */
 static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
+	bool rebuild = false;
+
 	if (ctx->symidx_dir && o->build_id_len) {
-		o->idx = kp_symidx_load(ctx->symidx_dir, o->build_id, o->build_id_len);
-		if (o->idx) {
+		int err = kp_symidx_load(ctx->symidx_dir, o->build_id, o->build_id_len, &o->idx);
+
+		if (!err) {
 			o->tried = true;
 			ctx->nindexes_loaded++;
 			if (o->fd >= 0)
@@ -946,9 +977,12 @@ static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 			o->fd = -1;
 			return;
 		}
+		if (err == -EBADMSG)
+			note_damaged(o, ctx);
+		rebuild = err == -EBADMSG || err == -ESTALE;
 	}
 	if (load(o, ctx) && ctx->symidx_dir && o->build_id_len && !ctx->no_inline &&
-	    kp_symidx_seen(ctx->symidx_dir, o->build_id, o->build_id_len))
+	    (rebuild || kp_symidx_seen(ctx->symidx_dir, o->build_id, o->build_id_len)))
 		build_index(o, ctx);
 }
 

@@ -14,23 +14,27 @@
 
 /* Shared by every object of one symbolizer; must outlive them. */
 struct kp_sym_notelist;
+struct kp_cachedir;
 
 struct kp_elf_ctx {
 	Dwfl_Callbacks callbacks; /* standard find_debuginfo on debuginfo_path */
 	char *debuginfo_path;	  /* ":.debug:/usr/lib/debug[:DIR...]" */
 	bool no_inline, full_names;
-	char *symidx_dir; /* where builds' symbol indexes are kept (symidx.h), or NULL */
-	unsigned nindexes_loaded, nindexes_saved;
+	struct kp_cachedir
+		*symidx_dir; /* where builds' symbol indexes are kept (symidx.h), or NULL */
+	unsigned nindexes_loaded, nindexes_saved, nindexes_damaged;
+	size_t damaged_slot;	       /* the one note about damaged indexes */
+	char *damaged_first;	       /* the first damaged build's file, for that note */
 	struct kp_sym_notelist *notes; /* where to say a file has no symbols, may be NULL */
 	size_t stripped_slot;	       /* the one note about stripped files */
 	unsigned nstripped;
 	char *stripped_names[3]; /* the first few, for that note */
 };
 
-/* cache_dir: kprof's cache directory (symbol indexes go in its symbols/),
- * or NULL to keep none. */
+/* cache: kprof's cache directory (symbol indexes go in its symbols/), or
+ * NULL to keep none; it must outlive ctx. */
 void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
-		     bool full_names, const char *cache_dir);
+		     bool full_names, struct kp_cachedir *cache);
 void kp_elf_ctx_fini(struct kp_elf_ctx *ctx);
 
 struct kp_elfobj;

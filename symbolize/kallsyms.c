@@ -329,8 +329,7 @@ struct parse_state {
 	struct kp_kallsyms *ks;
 	struct sparse *sp; /* NULL for a full load */
 	bool any, nonzero;
-	int copy_fd; /* every byte read is also written there, when >= 0 */
-	bool copy_failed;
+	const struct kp_kallsyms_opts *opts; /* for its tap, may be NULL */
 };
 
 /* Notes the bounds of the core kernel's text (kept or not). */
@@ -377,21 +376,6 @@ static void take_line(struct parse_state *ps, char *line)
 	}
 }
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
 /* Reads path through one buffer of bufsize bytes, reused for every read
  * (reading all of it first, 5 MB into a doubling buffer as procfs gives no
  * size, cost more in page faults on 15 MB of fresh memory than the
@@ -419,9 +403,8 @@ static int read_lines(const char *path, int fd, size_t bufsize, struct parse_sta
 		}
 		if (n == 0)
 			break;
-		if (ps->copy_fd >= 0 && !ps->copy_failed &&
-		    !write_all(ps->copy_fd, buf + len, (size_t)n))
-			ps->copy_failed = true;
+		if (ps->opts && ps->opts->tap)
+			ps->opts->tap(ps->opts->tap_arg, buf + len, (size_t)n);
 		p = buf;
 		end = buf + len + (size_t)n;
 		if (skipping) {
@@ -467,7 +450,7 @@ static int load(const char *path, const uint64_t *wanted, size_t nwanted,
 {
 	struct kp_kallsyms *ks = kp_xcalloc(1, sizeof(*ks));
 	struct sparse sp = {0};
-	struct parse_state ps = {.ks = ks, .copy_fd = opts && opts->copy ? opts->copy_fd : -1};
+	struct parse_state ps = {.ks = ks, .opts = opts};
 	size_t bufsize = opts && opts->read_size ? opts->read_size : KP_KALLSYMS_READ_SIZE;
 	bool own_fd = !opts || !opts->from_fd;
 	int fd = own_fd ? open(path, O_RDONLY | O_CLOEXEC) : opts->fd;
@@ -491,8 +474,6 @@ static int load(const char *path, const uint64_t *wanted, size_t nwanted,
 	err = read_lines(path, fd, bufsize, &ps, d);
 	if (own_fd)
 		close(fd);
-	if (opts && opts->copy_failed)
-		*opts->copy_failed = ps.copy_failed;
 	if (err)
 		goto out_sparse;
 	ks->restricted = ps.any && !ps.nonzero;

@@ -4,6 +4,7 @@
 #define KP_SYMBOLIZE_KALLSYMS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/diag.h"
@@ -26,9 +27,10 @@ struct kp_kallsyms_opts {
 	size_t read_size; /* bytes per read(2); longer lines are malformed */
 	bool from_fd;	  /* read fd (not closed) instead of opening path */
 	int fd;
-	bool copy; /* also write every byte read to copy_fd (a cache) */
-	int copy_fd;
-	bool *copy_failed; /* may be NULL: set when a write to copy_fd failed */
+	/* may be NULL: given every byte read, in order (to write a copy of
+	 * the file, or to checksum the copy being read) */
+	void (*tap)(void *arg, const char *buf, size_t n);
+	void *tap_arg;
 };
 /* kp_kallsyms_load (addrs NULL) or kp_kallsyms_load_for (addrs given) with
  * opts (may be NULL). */

@@ -15,6 +15,7 @@
 #include "symbolize/notes.h"
 #include "symbolize/objcache.h"
 #include "symbolize/perfmap.h"
+#include "util/cachefile.h"
 #include "util/hash.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
@@ -32,7 +33,7 @@ struct kp_symbolizer {
 	char *kallsyms_path;
 	struct kp_kallsyms *kallsyms;
 	bool kallsyms_tried;
-	char *cache_dir; /* for kallsyms, NULL for none */
+	struct kp_cachedir *cachedir; /* kprof's cache directory, NULL for none */
 	struct kp_objcache *objs;
 	struct kp_jittab *jits;
 	struct kp_strtab *names;
@@ -46,6 +47,12 @@ struct kp_symbolizer {
 	struct kp_sym_stats stats;
 };
 
+/* The cache directory's one note, when it cannot be used. */
+static void cache_note(void *arg, const char *msg)
+{
+	kp_sym_note(arg, "%s", msg);
+}
+
 struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 {
 	struct kp_symbolizer *sym = kp_xcalloc(1, sizeof(*sym));
@@ -53,12 +60,13 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 
 	if (!opts)
 		opts = &none;
+	if (opts->cache_dir && *opts->cache_dir)
+		sym->cachedir = kp_cachedir_new(opts->cache_dir, cache_note, &sym->notes);
 	kp_elf_ctx_init(&sym->elf, opts->debuginfo_dirs,
 			opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
-			opts->full_names, opts->cache_dir);
+			opts->full_names, sym->cachedir);
 	sym->elf.notes = &sym->notes;
 	sym->kallsyms_path = kp_xstrdup(KP_PROC_KALLSYMS);
-	sym->cache_dir = opts->cache_dir ? kp_xstrdup(opts->cache_dir) : NULL;
 	sym->objs = kp_objcache_new(&sym->notes);
 	sym->jits = kp_jittab_new(&sym->notes);
 	sym->names = kp_strtab_new();
@@ -75,10 +83,10 @@ void kp_sym_free(struct kp_symbolizer *sym)
 	kp_jittab_free(sym->jits);
 	kp_kallsyms_free(sym->kallsyms);
 	kp_strtab_free(sym->names);
-	kp_elf_ctx_fini(&sym->elf);
+	kp_elf_ctx_fini(&sym->elf); /* before the cache handle its own is below */
+	kp_cachedir_free(sym->cachedir);
 	kp_sym_notes_fini(&sym->notes);
 	free(sym->kallsyms_path);
-	free(sym->cache_dir);
 	free(sym->pool);
 	free(sym->cache);
 	free(sym->slots);
@@ -199,31 +207,30 @@ static void emit_elf(void *arg, const char *name, bool inlined)
 
 /* The sparse table for addrs from the per-boot copy of /proc/kallsyms when
  * there is one that can answer for all of them; else from the file itself,
- * leaving a copy for the next run. Returns 0 or a negative errno (d set). */
+ * leaving a copy for the next run. A damaged copy is said once and
+ * counted. Returns 0 or a negative errno (d set). */
 static int load_kallsyms_cached(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n,
 				struct kp_diag *d)
 {
-	struct kp_ksymcache *c = kp_ksymcache_new(sym->cache_dir);
+	struct kp_ksymcache *c = kp_ksymcache_new(sym->cachedir);
 	struct kp_kallsyms_opts opts = {0};
-	bool copy_failed = false;
-	int fd, err;
+	int err;
 
 	if (!c)
 		return kp_kallsyms_load_for(sym->kallsyms_path, addrs, n, &sym->kallsyms, d);
-	fd = kp_ksymcache_open(c);
-	if (fd >= 0) {
+	err = kp_ksymcache_open(c, &opts);
+	if (err == 0) {
 		struct kp_diag ignored;
 		size_t i = 0;
+		bool loaded = kp_kallsyms_load_opts(sym->kallsyms_path, addrs, n, &opts,
+						    &sym->kallsyms, &ignored) == 0;
 
-		opts.from_fd = true;
-		opts.fd = fd;
-		if (kp_kallsyms_load_opts(sym->kallsyms_path, addrs, n, &opts, &sym->kallsyms,
-					  &ignored) == 0 &&
-		    !kp_kallsyms_restricted(sym->kallsyms))
+		/* the table is trusted only once the whole copy is checked */
+		err = kp_ksymcache_read_done(c);
+		if (loaded && !err && !kp_kallsyms_restricted(sym->kallsyms))
 			for (; i < n && kp_ksymcache_stable(c, sym->kallsyms, addrs[i]); i++)
 				;
-		close(fd);
-		if (sym->kallsyms && i == n) {
+		if (sym->kallsyms && !err && i == n) {
 			kp_ksymcache_free(c);
 			return 0;
 		}
@@ -231,12 +238,16 @@ static int load_kallsyms_cached(struct kp_symbolizer *sym, const uint64_t *addrs
 		sym->kallsyms = NULL;
 		memset(&opts, 0, sizeof(opts));
 	}
-	opts.copy_fd = kp_ksymcache_begin(c);
-	opts.copy = opts.copy_fd >= 0;
-	opts.copy_failed = &copy_failed;
+	if (err == -EBADMSG && !sym->stats.kallsyms_copy_damaged) {
+		sym->stats.kallsyms_copy_damaged = true;
+		kp_sym_note(&sym->notes,
+			    "the copy of /proc/kallsyms in %s/%s was damaged (its size or checksum "
+			    "did not match): it was ignored and written anew",
+			    kp_cachedir_path(sym->cachedir), kp_ksymcache_name(c));
+	}
+	kp_ksymcache_begin(c, &opts);
 	err = kp_kallsyms_load_opts(sym->kallsyms_path, addrs, n, &opts, &sym->kallsyms, d);
-	kp_ksymcache_commit(c, opts.copy_fd,
-			    !err && !copy_failed && !kp_kallsyms_restricted(sym->kallsyms));
+	kp_ksymcache_commit(c, !err && !kp_kallsyms_restricted(sym->kallsyms));
 	kp_ksymcache_free(c);
 	return err;
 }
@@ -253,7 +264,7 @@ static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size
 	kp_kallsyms_free(sym->kallsyms);
 	sym->kallsyms = NULL;
 	/* only the running kernel's own file has a per-boot copy */
-	if (addrs && sym->cache_dir && strcmp(sym->kallsyms_path, KP_PROC_KALLSYMS) == 0)
+	if (addrs && sym->cachedir && strcmp(sym->kallsyms_path, KP_PROC_KALLSYMS) == 0)
 		err = load_kallsyms_cached(sym, addrs, n, &d);
 	else
 		err = addrs ? kp_kallsyms_load_for(sym->kallsyms_path, addrs, n, &sym->kallsyms, &d)
@@ -390,6 +401,7 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 	st->jit_bad_lines = kp_jittab_bad_lines(sym->jits);
 	st->indexes_loaded = sym->elf.nindexes_loaded;
 	st->indexes_saved = sym->elf.nindexes_saved;
+	st->indexes_damaged = sym->elf.nindexes_damaged;
 }
 
 const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)

@@ -29,7 +29,9 @@ struct kp_sym_options {
 	size_t n_debuginfo_dirs;
 	/* kprof's cache directory, NULL for none: a copy of /proc/kallsyms
 	 * for the running boot (symbolize/ksymcache.h) and the symbol index
-	 * of each build with DWARF, by build-id (symbolize/symidx.h) */
+	 * of each build with DWARF, by build-id (symbolize/symidx.h). Used
+	 * only when it is the user's own, mode 0700, not a symbolic link
+	 * (util/cachefile.h); otherwise a note says so. */
 	const char *cache_dir;
 };
 
@@ -139,12 +141,14 @@ bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vadd
 bool kp_sym_is_elf(int fd);
 
 struct kp_sym_stats {
-	uint64_t resolved[4];	 /* by enum kp_loc_kind: distinct locations named */
-	uint64_t unresolved[4];	 /* by enum kp_loc_kind: distinct locations left [unknown] */
-	uint64_t jit_bad_lines;	 /* malformed perf-map lines skipped */
-	bool kptr_restricted;	 /* kallsyms addresses hidden: kernel shown as [kernel] */
-	unsigned indexes_loaded; /* builds named from their index in the cache */
-	unsigned indexes_saved;	 /* builds indexed and saved to the cache this run */
+	uint64_t resolved[4];	    /* by enum kp_loc_kind: distinct locations named */
+	uint64_t unresolved[4];	    /* by enum kp_loc_kind: distinct locations left [unknown] */
+	uint64_t jit_bad_lines;	    /* malformed perf-map lines skipped */
+	bool kptr_restricted;	    /* kallsyms addresses hidden: kernel shown as [kernel] */
+	unsigned indexes_loaded;    /* builds named from their index in the cache */
+	unsigned indexes_saved;	    /* builds indexed and saved to the cache this run */
+	unsigned indexes_damaged;   /* saved indexes found damaged: ignored, removed, rebuilt */
+	bool kallsyms_copy_damaged; /* the kallsyms copy was damaged: ignored, rewritten */
 };
 void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st);
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +13,7 @@
 
 #include "symbolize/dwarf_index.h"
 #include "util/cachefile.h"
+#include "util/checksum.h"
 #include "util/search.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
@@ -21,14 +23,20 @@
  * is only ever read on the machine that wrote it, and the order mark
  * rejects anything else. The version is bumped when the layout changes,
  * or what goes in (which symbols, scopes, names): an index of another
- * version is then ignored and rewritten. */
+ * version is then ignored and rewritten. Every byte of a file is either
+ * compared with a constant (magic, version, order: its first 16) or
+ * covered by the checksum (from file_size to the end), so damage anywhere
+ * is caught before anything in it is read.
+ *   1: the first format
+ *   2: the checksum */
 #define SYMIDX_MAGIC   "KPSYMIDX"
-#define SYMIDX_VERSION 1
+#define SYMIDX_VERSION 2
 #define SYMIDX_ORDER   0x01020304u
 
 struct header {
 	char magic[8];
 	uint32_t version, order;
+	uint64_t checksum; /* util/checksum.h of the file from file_size on */
 	uint64_t file_size;
 	uint8_t build_id[64];
 	uint32_t build_id_len, reserved;
@@ -58,7 +66,8 @@ struct kp_symidx {
 	const char *strings;
 };
 
-#define ALIGN8(n) (((n) + 7) & ~(size_t)7)
+#define ALIGN8(n)   (((n) + 7) & ~(size_t)7)
+#define SUMMED_FROM offsetof(struct header, file_size)
 
 /* Where each array starts, from the counts; false when they overflow or
  * do not add up to size. */
@@ -200,6 +209,7 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 	h->npieces = npieces;
 	h->strings_size = len;
 	h->file_size = strings_at + len;
+	h->checksum = kp_checksum(block + SUMMED_FROM, h->file_size - SUMMED_FROM);
 	x->base = block;
 	layout(x, h, strings_at + len);
 	free(offs);
@@ -207,57 +217,81 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 	return x;
 }
 
-/* dir/HEX-OF-BUILD-ID + suffix, a new heap string. */
-static char *index_path(const char *dir, const uint8_t *id, size_t len, const char *suffix)
-{
-	char hex[2 * 64 + 1];
+/* HEX-OF-BUILD-ID + suffix (".seen" at most), the file's name in dir. */
+#define NAME_MAX_LEN (2 * 64 + 8)
 
-	for (size_t i = 0; i < len && i < 64; i++) {
-		hex[2 * i] = "0123456789abcdef"[id[i] >> 4];
-		hex[2 * i + 1] = "0123456789abcdef"[id[i] & 15];
+static void index_name(char out[NAME_MAX_LEN], const uint8_t *id, size_t len, const char *suffix)
+{
+	size_t n = len < 64 ? len : 64;
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = "0123456789abcdef"[id[i] >> 4];
+		out[2 * i + 1] = "0123456789abcdef"[id[i] & 15];
 	}
-	hex[2 * (len < 64 ? len : 64)] = '\0';
-	return kp_xasprintf("%s/%s%s", dir, hex, suffix);
+	snprintf(out + 2 * n, NAME_MAX_LEN - 2 * n, "%s", suffix);
 }
 
-struct kp_symidx *kp_symidx_load(const char *dir, const uint8_t *build_id, size_t len)
+/* Is the mapped file x (size bytes) an index of build_id[0..len) that may
+ * be used? 0, -ESTALE or -EBADMSG. */
+static int check(struct kp_symidx *x, size_t size, const uint8_t *build_id, size_t len)
 {
-	struct kp_symidx *x;
-	const struct header *h;
-	struct stat st;
-	char *path;
-	void *p;
-	int fd;
+	const struct header *h = (const void *)x->base;
 
+	if (memcmp(h->magic, SYMIDX_MAGIC, 8) != 0)
+		return -EBADMSG;
+	if (h->version != SYMIDX_VERSION || h->order != SYMIDX_ORDER)
+		return -ESTALE; /* another kprof's, or another machine's */
+	/* before anything else in it is read */
+	if (kp_checksum(x->base + SUMMED_FROM, size - SUMMED_FROM) != h->checksum)
+		return -EBADMSG;
+	if (h->build_id_len != len || memcmp(h->build_id, build_id, len) != 0 ||
+	    !layout(x, h, size) || !valid(x))
+		return -EBADMSG;
+	return 0;
+}
+
+int kp_symidx_load(struct kp_cachedir *dir, const uint8_t *build_id, size_t len,
+		   struct kp_symidx **out)
+{
+	char name[NAME_MAX_LEN];
+	struct kp_symidx *x;
+	struct stat st;
+	void *p;
+	int fd, err;
+
+	*out = NULL;
 	if (!dir || !len || len > 64)
-		return NULL;
-	path = index_path(dir, build_id, len, "");
-	fd = kp_cachefile_open(path, &st);
-	free(path);
+		return -ENOENT;
+	index_name(name, build_id, len, "");
+	fd = kp_cachefile_open(dir, name, &st);
 	if (fd < 0)
-		return NULL;
-	if ((uint64_t)st.st_size < sizeof(*h) || (uint64_t)st.st_size > ((uint64_t)1 << 40)) {
-		close(fd);
-		return NULL;
+		return -ENOENT;
+	if ((uint64_t)st.st_size < sizeof(struct header) ||
+	    (uint64_t)st.st_size > ((uint64_t)1 << 40)) {
+		err = -EBADMSG;
+		goto out_fd;
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (p != MAP_FAILED && time(NULL) - st.st_mtime > 24 * 3600)
-		futimens(fd, NULL); /* used: the last to be pruned */
-	close(fd);
-	if (p == MAP_FAILED)
-		return NULL;
+	if (p == MAP_FAILED) {
+		err = -ENOENT; /* no memory for it: not the file's fault */
+		goto out_fd;
+	}
 	x = kp_xcalloc(1, sizeof(*x));
 	x->base = p;
 	x->mapped_size = (size_t)st.st_size;
-	h = p;
-	if (memcmp(h->magic, SYMIDX_MAGIC, 8) != 0 || h->version != SYMIDX_VERSION ||
-	    h->order != SYMIDX_ORDER || h->build_id_len != len ||
-	    memcmp(h->build_id, build_id, len) != 0 || !layout(x, h, (size_t)st.st_size) ||
-	    !valid(x)) {
+	err = check(x, (size_t)st.st_size, build_id, len);
+	if (err) {
 		kp_symidx_free(x);
-		return NULL;
+		goto out_fd;
 	}
-	return x;
+	if (time(NULL) - st.st_mtime > 24 * 3600)
+		futimens(fd, NULL); /* used: the last to be pruned */
+	*out = x;
+out_fd:
+	close(fd);
+	if (err == -EBADMSG || err == -ESTALE)
+		kp_cachefile_remove(dir, name);
+	return err;
 }
 
 /* The directory is kept under a size: when a new index takes it over, the
@@ -278,9 +312,9 @@ static int age_cmp(const void *pa, const void *pb)
 	return a->mtime < b->mtime ? -1 : a->mtime > b->mtime;
 }
 
-static void prune(const char *dir, const char *keep)
+static void prune(struct kp_cachedir *dir, const char *keep)
 {
-	DIR *d = opendir(dir);
+	DIR *d = kp_cachedir_list(dir);
 	struct dirent *e;
 	struct dirent_age *v = NULL;
 	size_t n = 0, cap = 0;
@@ -325,9 +359,9 @@ static void prune(const char *dir, const char *keep)
 	closedir(d);
 }
 
-bool kp_symidx_save(const struct kp_symidx *x, const char *dir)
+bool kp_symidx_save(const struct kp_symidx *x, struct kp_cachedir *dir)
 {
-	char *tmp, *path;
+	char *tmp, name[NAME_MAX_LEN];
 	size_t done = 0;
 	bool ok = true;
 	int fd = kp_cachefile_begin(dir, "symidx", &tmp);
@@ -345,37 +379,32 @@ bool kp_symidx_save(const struct kp_symidx *x, const char *dir)
 		}
 		done += (size_t)n;
 	}
-	path = index_path(dir, x->h->build_id, x->h->build_id_len, "");
-	ok = kp_cachefile_commit(&tmp, fd, ok, path);
-	free(path);
+	index_name(name, x->h->build_id, x->h->build_id_len, "");
+	ok = kp_cachefile_commit(dir, &tmp, fd, ok, name);
 	if (ok) {
-		path = index_path(dir, x->h->build_id, x->h->build_id_len, ".seen");
-		unlink(path);
-		free(path);
-		path = index_path(dir, x->h->build_id, x->h->build_id_len, "");
-		prune(dir, strrchr(path, '/') + 1);
-		free(path);
+		char seen[NAME_MAX_LEN];
+
+		index_name(seen, x->h->build_id, x->h->build_id_len, ".seen");
+		kp_cachefile_remove(dir, seen);
+		prune(dir, name);
 	}
 	return ok;
 }
 
-bool kp_symidx_seen(const char *dir, const uint8_t *build_id, size_t len)
+bool kp_symidx_seen(struct kp_cachedir *dir, const uint8_t *build_id, size_t len)
 {
-	char *path;
+	char name[NAME_MAX_LEN];
 	struct stat st;
-	bool seen;
 
 	if (!dir || !len || len > 64)
 		return false;
-	path = index_path(dir, build_id, len, ".seen");
-	seen = lstat(path, &st) == 0 && kp_cachefile_trusted(&st, S_IFREG);
-	free(path);
-	return seen;
+	index_name(name, build_id, len, ".seen");
+	return kp_cachefile_exists(dir, name, &st);
 }
 
-void kp_symidx_mark_seen(const char *dir, const uint8_t *build_id, size_t len)
+void kp_symidx_mark_seen(struct kp_cachedir *dir, const uint8_t *build_id, size_t len)
 {
-	char *tmp, *path;
+	char *tmp, name[NAME_MAX_LEN];
 	int fd;
 
 	if (!dir || !len || len > 64)
@@ -383,10 +412,9 @@ void kp_symidx_mark_seen(const char *dir, const uint8_t *build_id, size_t len)
 	fd = kp_cachefile_begin(dir, "symidx", &tmp);
 	if (fd < 0)
 		return;
-	path = index_path(dir, build_id, len, ".seen");
-	if (kp_cachefile_commit(&tmp, fd, true, path))
+	index_name(name, build_id, len, ".seen");
+	if (kp_cachefile_commit(dir, &tmp, fd, true, name))
 		prune(dir, "");
-	free(path);
 }
 
 void kp_symidx_free(struct kp_symidx *x)

@@ -12,11 +12,13 @@
  * raw (linkage name and plain name) and demangled at lookup, so one file
  * serves --full-names and --no-inline runs alike.
  *
- * The file is trusted input only in part: it lives in a private 0700
- * directory, but may be truncated or damaged, so every count, offset,
- * order and parent link is checked when it is loaded; a file that fails
- * any check is ignored (and replaced by the next run that indexes the
- * build). Internal to symbolize/. */
+ * The file is trusted input only in part: it lives in kprof's private
+ * directory (util/cachefile.h), but may be truncated or damaged. So its
+ * header carries a checksum of everything after it (util/checksum.h),
+ * verified each time it is mapped (tens of microseconds for libc's), and
+ * every count, offset, order and parent link is checked too; a file that
+ * fails any check is never used to name anything: it is removed, and the
+ * build is read again and indexed anew. Internal to symbolize/. */
 #ifndef KP_SYMBOLIZE_SYMIDX_H
 #define KP_SYMBOLIZE_SYMIDX_H
 
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "symbolize/dwarf_index.h"
+#include "util/cachefile.h"
 
 struct kp_symidx_seg {
 	uint64_t off, filesz, vaddr;
@@ -58,12 +61,17 @@ struct kp_symidx;
  * kp_symidx_free. */
 struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in);
 
-/* The index of the build in dir, when a valid one is there; else NULL. */
-struct kp_symidx *kp_symidx_load(const char *dir, const uint8_t *build_id, size_t len);
+/* The index of the build in dir: 0 and *out (free with kp_symidx_free),
+ * else *out NULL and -ENOENT (none there, or one not to be trusted: a
+ * link, another user's, writable by others), -ESTALE (another format
+ * version) or -EBADMSG (damaged: its checksum, size, build-id or contents
+ * wrong). A stale or damaged file is removed. */
+int kp_symidx_load(struct kp_cachedir *dir, const uint8_t *build_id, size_t len,
+		   struct kp_symidx **out);
 
 /* Writes idx to dir (made if missing) under its build-id, replacing any
  * older file. Returns false when it could not. */
-bool kp_symidx_save(const struct kp_symidx *idx, const char *dir);
+bool kp_symidx_save(const struct kp_symidx *idx, struct kp_cachedir *dir);
 
 void kp_symidx_free(struct kp_symidx *idx);
 
@@ -73,8 +81,8 @@ void kp_symidx_free(struct kp_symidx *idx);
  * program measured run after run), not for each new build of a program
  * under development. The first run leaves a marker, dir/HEX.seen (removed
  * when the index is saved, or after 30 days unused). */
-bool kp_symidx_seen(const char *dir, const uint8_t *build_id, size_t len);
-void kp_symidx_mark_seen(const char *dir, const uint8_t *build_id, size_t len);
+bool kp_symidx_seen(struct kp_cachedir *dir, const uint8_t *build_id, size_t len);
+void kp_symidx_mark_seen(struct kp_cachedir *dir, const uint8_t *build_id, size_t len);
 
 /* What ELF addresses add to the file's virtual addresses (0 but for
  * prelinked files). */

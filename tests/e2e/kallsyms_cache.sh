@@ -1,10 +1,15 @@
 # The per-boot copy of /proc/kallsyms (symbolize/ksymcache.h): the first
-# run leaves a private copy in $XDG_CACHE_HOME/kprof; the next run reads
-# kernel names from it (shown by a name changed in the copy); a copy that
-# is writable by others, a symbolic link, a copy for another boot, or
-# --no-cache make kprof read /proc/kallsyms itself. A system-wide run is
-# answered from the copy too (the idle task's start_kernel is init text).
+# run leaves a private copy in $XDG_CACHE_HOME/kprof (a header line with
+# its size and XXH3 checksum, then the file); the next run reads kernel
+# names from it (shown by a name changed in the copy, its checksum made to
+# match); a copy that is writable by others, a symbolic link, a copy for
+# another boot, or --no-cache make kprof read /proc/kallsyms itself. A
+# system-wide run is answered from the copy too (the idle task's
+# start_kernel is init text). A copy changed without its checksum is
+# damaged: not used, said once, and written anew.
 . "$(dirname "$0")/lib.bash"
+
+command -v xxhsum >/dev/null || { echo "SKIP: xxhsum is not installed (Debian package xxhash)"; exit 77; }
 
 export XDG_CACHE_HOME=$T/cache
 dir=$XDG_CACHE_HOME/kprof
@@ -24,8 +29,9 @@ check "first run: a copy for this boot was written" [ -n "$cache" ]
 check "the copy is mode 0600" [ "$(stat -c %a "$cache")" = 600 ]
 check "its directory is mode 0700" [ "$(stat -c %a "$dir")" = 700 ]
 check "no temporary file is left" sh -c "! ls -A '$dir' | grep -q '^\.kallsyms-'"
-check "the copy starts like /proc/kallsyms" bash -c "cmp -s <(head -1000 /proc/kallsyms) <(head -1000 '$cache')"
-lines=$(wc -l <"$cache")
+check "the copy has its header" grep -qE '^kprof-kallsyms 1 [0-9a-f]{16} [0-9a-f]{16}$' <(head -1 "$cache")
+check "then is like /proc/kallsyms" bash -c "cmp -s <(head -1000 /proc/kallsyms) <(tail -n +2 '$cache' | head -1000)"
+lines=$(($(wc -l <"$cache") - 1))
 live=$(wc -l </proc/kallsyms)
 echo "copy: $lines lines, /proc/kallsyms: $live"
 check "the copy is the whole file (within 1% for BPF programs coming and going)" \
@@ -38,12 +44,21 @@ name=$(awk '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";")
 	"$T/first.folded")
 echo "renaming $name in the copy"
 check "the first run has kernel frames" [ -n "$name" ]
+reseal() { # file: its header made to match the rest, as kprof writes it
+	local sum
+	sum=$(tail -n +2 "$1" | xxhsum -H3 | awk '{ print $NF }')
+	{ printf 'kprof-kallsyms 1 %016x %s\n' "$(tail -n +2 "$1" | wc -c)" "$sum"; tail -n +2 "$1"; } >"$1.sealed"
+	mv -f "$1.sealed" "$1"
+}
 doctor() { # rewrite the copy with $name renamed, mode 0600
 	sed -E "s/^([0-9a-f]+ [tT] )$name\$/\1${name}_from_copy/" "$T/pristine" >"$cache.new"
+	reseal "$cache.new"
 	chmod 600 "$cache.new"
 	mv -f "$cache.new" "$cache"
 }
 cp "$cache" "$T/pristine"
+reseal "$T/pristine"
+check "the checksum xxhsum computes is the one kprof wrote" cmp -s "$cache" "$T/pristine"
 doctor
 check "the doctored copy has the new name" grep -q " ${name}_from_copy\$" "$cache"
 
@@ -77,6 +92,18 @@ ln -s "$T/doctored" "$cache"
 run symlink
 check "a symbolic link is not followed" sh -c "! grep -q _from_copy '$T/symlink.folded'"
 check "... and is replaced by a regular file" sh -c "[ -f '$cache' ] && [ ! -L '$cache' ]"
+
+# the name changed without the checksum: damaged, not used, said once,
+# written anew
+doctor
+sed -i "s/${name}_from_copy\$/${name}_from_copX/" "$cache"
+chmod 600 "$cache"
+run damaged
+check "a damaged copy is not read" sh -c "! grep -q _from_cop '$T/damaged.folded'"
+check "... and the run says so once" [ "$(grep -c 'kallsyms.*was damaged' "$T/damaged.err")" = 1 ]
+check "... and it is written anew" sh -c "! grep -q _from_cop '$cache' && grep -q '^kprof-kallsyms 1 ' '$cache'"
+run after_damaged
+check "the next run finds nothing damaged" sh -c "! grep -q 'was damaged' '$T/after_damaged.err'"
 
 # a copy made for another boot is not read, and is removed
 other=$dir/kallsyms-00000000-0000-0000-0000-000000000000-0000000000000000

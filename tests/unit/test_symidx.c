@@ -1,20 +1,27 @@
 /* The persisted symbol index (symbolize/symidx.h) as a file: what is built
  * is what is looked up, saved and loaded back; a damaged file (every byte
- * changed in turn, every truncation) is refused or answers without
- * reading outside itself (ASan); files kprof must not trust are ignored;
- * the directory is kept under its size. */
+ * changed in turn, random bytes, every truncation) is refused by its
+ * checksum, and removed; the same damage with the checksum made to match
+ * is refused by the checks of the contents, or answers without reading
+ * outside the file (ASan); files kprof must not trust are ignored; the
+ * directory is kept under its size. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kp_test.h"
 #include "symbolize/symidx.h"
+#include "util/checksum.h"
 
-static char dir[64];
+static char dir[96];			   /* DIR/cache/symbols */
+static struct kp_cachedir *cache, *symdir; /* DIR/cache and its symbols/ */
 static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,	3,  4,	5,  6,
 				7,    8,    9,	  10,	11, 12, 13, 14, 15, 16};
 static const uint8_t other_bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,  3,  4,  5,  6,
@@ -107,33 +114,59 @@ static size_t file_size(const char *path)
 	return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
 }
 
+/* The index of id in the cache, or NULL; *err (may be NULL) what the load
+ * said. */
+static struct kp_symidx *load_err(const uint8_t *id, int *err)
+{
+	struct kp_symidx *x;
+	int e = kp_symidx_load(symdir, id, sizeof(bid), &x);
+
+	if (err)
+		*err = e;
+	CHECK((e == 0) == (x != NULL));
+	return x;
+}
+
+static struct kp_symidx *load(const uint8_t *id)
+{
+	return load_err(id, NULL);
+}
+
+static const char *index_path(void)
+{
+	static char path[sizeof(dir) + 48];
+
+	snprintf(path, sizeof(path), "%s/deadbeef0102030405060708090a0b0c0d0e0f10", dir);
+	return path;
+}
+
 static void test_round_trip(char **image, size_t *len)
 {
 	struct kp_symidx *x = build_small(), *y;
-	char path[128];
 	FILE *f;
+	int err;
 
 	check_small(x);
-	CHECK(kp_symidx_save(x, dir));
-	y = kp_symidx_load(dir, bid, sizeof(bid));
+	CHECK(kp_symidx_save(x, symdir));
+	y = load(bid);
 	CHECK(y != NULL);
 	if (y) {
 		check_small(y);
 		CHECK_EQ_INT(kp_symidx_size(y), kp_symidx_size(x));
 	}
-	CHECK(kp_symidx_load(dir, other_bid, sizeof(other_bid)) == NULL);
-	snprintf(path, sizeof(path), "%s/deadbeef0102030405060708090a0b0c0d0e0f10", dir);
-	CHECK_EQ_INT(file_size(path), kp_symidx_size(x));
+	CHECK(load_err(other_bid, &err) == NULL);
+	CHECK_EQ_INT(err, -ENOENT);
+	CHECK_EQ_INT(file_size(index_path()), kp_symidx_size(x));
 	/* private: mode 0600 in a 0700 directory */
 	{
 		struct stat st;
 
-		CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+		CHECK(stat(index_path(), &st) == 0 && (st.st_mode & 0777) == 0600);
 		CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
 	}
-	*len = file_size(path);
+	*len = file_size(index_path());
 	*image = malloc(*len);
-	f = fopen(path, "rb");
+	f = fopen(index_path(), "rb");
 	CHECK(f && fread(*image, 1, *len, f) == *len);
 	if (f)
 		fclose(f);
@@ -143,16 +176,27 @@ static void test_round_trip(char **image, size_t *len)
 
 static void put_file(const char *image, size_t len)
 {
-	char path[128];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/deadbeef0102030405060708090a0b0c0d0e0f10", dir);
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	unlink(index_path());
+	fd = open(index_path(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd >= 0) {
 		CHECK(write(fd, image, len) == (ssize_t)len);
 		close(fd);
 	}
+}
+
+/* The header's checksum (bytes 16-23, symidx.c's struct header) made to
+ * match the bytes after it (24 to the end), as if the damage had been
+ * written by kprof itself: what the checks of the contents must catch. */
+static void reseal(char *image, size_t len)
+{
+	uint64_t sum;
+
+	if (len < 24)
+		return;
+	sum = kp_checksum(image + 24, len - 24);
+	memcpy(image + 16, &sum, sizeof(sum));
 }
 
 /* Looks up every offset of the segment and a little past it: with ASan,
@@ -165,45 +209,65 @@ static void use_all(const struct kp_symidx *x)
 		frames(x, off, buf, sizeof(buf));
 }
 
-static void test_damage(const char *good, size_t len)
+/* Every byte changed in turn to several values: never accepted, said to
+ * be damaged (or, for the version and the byte order, of another format)
+ * and removed. Resealed, the same files: magic, version, byte order,
+ * size, build-id, its length and the counts are never accepted, and what
+ * is accepted is read within the file. */
+static void test_damage(const char *good, size_t len, bool resealed)
 {
 	char *bad = malloc(len + 64);
-	size_t accepted = 0, tried = 0, identity_accepted = 0;
+	size_t accepted = 0, tried = 0, identity_accepted = 0, wrong_err = 0, left = 0;
 	static const uint8_t values[] = {0x00, 0xff, 0x80, 0x01, 0x7f};
 
-	/* every byte, several values */
 	for (size_t i = 0; i < len; i++) {
 		for (size_t v = 0; v < sizeof(values); v++) {
 			struct kp_symidx *x;
+			int err;
 
 			memcpy(bad, good, len);
-			if ((uint8_t)bad[i] == values[v])
+			if ((uint8_t)bad[i] == values[v] || (resealed && i >= 16 && i < 24))
 				continue;
 			bad[i] = (char)values[v];
+			if (resealed)
+				reseal(bad, len);
 			put_file(bad, len);
 			tried++;
-			x = kp_symidx_load(dir, bid, sizeof(bid));
+			x = load_err(bid, &err);
 			if (x) {
 				accepted++;
 				/* magic, version, byte order, size, build-id,
-				 * its length, the counts: never accepted */
-				if (i < 44 || (i >= 88 && i < 92) || (i >= 112 && i < 152))
+				 * its length, the counts */
+				if (i < 52 || (i >= 96 && i < 100) || (i >= 120 && i < 160))
 					identity_accepted++;
 				use_all(x);
 				kp_symidx_free(x);
+				continue;
 			}
+			if (err != (i >= 8 && i < 16 ? -ESTALE : -EBADMSG))
+				wrong_err++;
+			if (access(index_path(), F_OK) == 0)
+				left++;
 		}
 	}
-	printf("damaged bytes: %zu files, %zu accepted (names or addresses changed)\n", tried,
-	       accepted);
+	printf("damaged bytes%s: %zu files, %zu accepted (names or addresses changed)\n",
+	       resealed ? ", checksum made to match" : "", tried, accepted);
 	CHECK_EQ_INT(identity_accepted, 0);
-	CHECK(accepted < tried);
+	CHECK_EQ_INT(wrong_err, 0);
+	CHECK_EQ_INT(left, 0); /* a damaged file is removed */
+	if (resealed)
+		CHECK(accepted < tried);
+	else
+		CHECK_EQ_INT(accepted, 0);
 	/* every truncation, and a longer file, are refused */
 	for (size_t l = 1; l < len; l++) {
 		struct kp_symidx *x;
 
-		put_file(good, l);
-		x = kp_symidx_load(dir, bid, sizeof(bid));
+		memcpy(bad, good, l);
+		if (resealed)
+			reseal(bad, l);
+		put_file(bad, l);
+		x = load(bid);
 		if (x) {
 			CHECK(!"a truncated index is refused");
 			kp_symidx_free(x);
@@ -212,11 +276,13 @@ static void test_damage(const char *good, size_t len)
 	}
 	memcpy(bad, good, len);
 	memset(bad + len, 0, 64);
+	if (resealed)
+		reseal(bad, len + 64);
 	put_file(bad, len + 64);
-	CHECK(kp_symidx_load(dir, bid, sizeof(bid)) == NULL);
+	CHECK(load(bid) == NULL);
 	put_file(good, len);
 	{
-		struct kp_symidx *x = kp_symidx_load(dir, bid, sizeof(bid));
+		struct kp_symidx *x = load(bid);
 
 		CHECK(x != NULL);
 		if (x)
@@ -227,9 +293,10 @@ static void test_damage(const char *good, size_t len)
 }
 
 /* Random damage, several bytes at once, with a fixed seed: xorshift, so
- * every run tries the same 20000 files. Whatever is accepted is looked up
- * at every offset (ASan watches). */
-static void test_random_damage(const char *good, size_t len)
+ * every run tries the same 20000 files. Never accepted as it is; with the
+ * checksum made to match, whatever is accepted is looked up at every
+ * offset (ASan watches). */
+static void test_random_damage(const char *good, size_t len, bool resealed)
 {
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 	char *bad = malloc(len + 256);
@@ -248,39 +315,71 @@ static void test_random_damage(const char *good, size_t len)
 		}
 		if (round % 10 == 0) /* sometimes a length that lies, too */
 			n = (size_t)(x >> 20) % (len + 256);
-		put_file(bad, n ? n : 1);
-		idx = kp_symidx_load(dir, bid, sizeof(bid));
+		if (!n)
+			n = 1;
+		if (n > len)
+			memset(bad + len, 0, n - len);
+		if (resealed)
+			reseal(bad, n);
+		if (!resealed && n == len && memcmp(bad, good, len) == 0)
+			continue; /* no damage after all */
+		put_file(bad, n);
+		idx = load(bid);
 		if (idx) {
 			accepted++;
 			use_all(idx);
 			kp_symidx_free(idx);
 		}
 	}
-	printf("random damage: 20000 files, %zu accepted\n", accepted);
-	CHECK(accepted < 20000);
+	printf("random damage%s: 20000 files, %zu accepted\n",
+	       resealed ? ", checksum made to match" : "", accepted);
+	if (resealed)
+		CHECK(accepted < 20000);
+	else
+		CHECK_EQ_INT(accepted, 0);
 	free(bad);
 }
 
-/* Files kprof did not write itself are not read: a symlink, a file others
- * can write. */
+/* An index of the first format (version 1, no checksum) is of another
+ * format: -ESTALE, and removed. */
+static void test_old_version(const char *good, size_t len)
+{
+	char *old = malloc(len);
+	uint32_t v = 1;
+	int err;
+
+	memcpy(old, good, len);
+	memcpy(old + 8, &v, sizeof(v));
+	put_file(old, len);
+	CHECK(load_err(bid, &err) == NULL);
+	CHECK_EQ_INT(err, -ESTALE);
+	CHECK(access(index_path(), F_OK) != 0);
+	free(old);
+}
+
+/* Files kprof did not write itself are not read (and left alone): a
+ * symlink, a file others can write. */
 static void test_trust(const char *good, size_t len)
 {
-	char path[128], target[128];
+	char target[sizeof(dir) + 16];
+	int err;
 
-	snprintf(path, sizeof(path), "%s/deadbeef0102030405060708090a0b0c0d0e0f10", dir);
 	snprintf(target, sizeof(target), "%s/elsewhere", dir);
 	put_file(good, len);
-	CHECK(rename(path, target) == 0);
-	CHECK(symlink(target, path) == 0);
-	CHECK(kp_symidx_load(dir, bid, sizeof(bid)) == NULL);
-	unlink(path);
+	CHECK(rename(index_path(), target) == 0);
+	CHECK(symlink(target, index_path()) == 0);
+	CHECK(load_err(bid, &err) == NULL);
+	CHECK_EQ_INT(err, -ENOENT);
+	CHECK(access(target, F_OK) == 0);
+	unlink(index_path());
 	unlink(target);
 	put_file(good, len);
-	CHECK(chmod(path, 0622) == 0);
-	CHECK(kp_symidx_load(dir, bid, sizeof(bid)) == NULL);
-	CHECK(chmod(path, 0600) == 0);
+	CHECK(chmod(index_path(), 0622) == 0);
+	CHECK(load_err(bid, &err) == NULL);
+	CHECK_EQ_INT(err, -ENOENT);
+	CHECK(chmod(index_path(), 0600) == 0);
 	{
-		struct kp_symidx *x = kp_symidx_load(dir, bid, sizeof(bid));
+		struct kp_symidx *x = load(bid);
 
 		CHECK(x != NULL);
 		kp_symidx_free(x);
@@ -293,7 +392,7 @@ static void test_prune(void)
 {
 	static const char *const names[] = {"aa01", "aa02", "aa03"};
 	struct kp_symidx *x = build_small();
-	char path[128];
+	char path[sizeof(dir) + 16];
 
 	for (int i = 0; i < 3; i++) {
 		struct timeval tv[2] = {{1000000 + i * 1000, 0}, {1000000 + i * 1000, 0}};
@@ -308,7 +407,7 @@ static void test_prune(void)
 	}
 	snprintf(path, sizeof(path), "%s/not-an-index", dir);
 	close(open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600));
-	CHECK(kp_symidx_save(x, dir));
+	CHECK(kp_symidx_save(x, symdir));
 	/* 600 MiB + ours: the two oldest go (to 200 MiB + ours) */
 	snprintf(path, sizeof(path), "%s/aa01", dir);
 	CHECK(access(path, F_OK) != 0);
@@ -320,30 +419,122 @@ static void test_prune(void)
 	snprintf(path, sizeof(path), "%s/not-an-index", dir);
 	CHECK(access(path, F_OK) == 0);
 	kp_symidx_free(x);
-	x = kp_symidx_load(dir, bid, sizeof(bid));
+	x = load(bid);
 	CHECK(x != NULL); /* ours kept */
 	kp_symidx_free(x);
 }
 
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* KP_BENCH_INDEX=FILE (scripts/bench-symbolize): what using a saved index
+ * costs and how much of it is its checksum: 201 loads of a copy of FILE
+ * (map, checksum, checks of the contents) and 201 checksums alone of the
+ * mapped file; least and median. Timing only: nothing is checked. */
+static int bench(const char *file)
+{
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	double load[201], sum[201];
+	char top[64], path[256], cmd[1024];
+	struct kp_cachedir *d;
+	uint8_t id[64];
+	size_t idlen = strlen(base) / 2, size;
+	struct stat st;
+	void *p;
+	int fd;
+
+	snprintf(top, sizeof(top), "/tmp/kp-symidx-bench-XXXXXX");
+	if (idlen > 64 || !mkdtemp(top))
+		return 1;
+	for (size_t i = 0; i < idlen; i++)
+		if (sscanf(base + 2 * i, "%2hhx", &id[i]) != 1)
+			return 1;
+	snprintf(cmd, sizeof(cmd), "cp '%s' %s/", file, top);
+	chmod(top, 0700);
+	if (kp_test_sh("%s", cmd) != 0)
+		return 1;
+	d = kp_cachedir_new(top, NULL, NULL);
+	for (int i = 0; i < 201; i++) {
+		struct kp_symidx *x;
+		double t0 = now_us();
+		int err = kp_symidx_load(d, id, idlen, &x);
+
+		load[i] = now_us() - t0;
+		if (err) {
+			fprintf(stderr, "%s: not a valid index (%d)\n", file, err);
+			return 1;
+		}
+		kp_symidx_free(x);
+	}
+	snprintf(path, sizeof(path), "%s/%s", top, base);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return 1;
+	size = (size_t)st.st_size;
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return 1;
+	for (int i = 0; i < 201; i++) {
+		double t0 = now_us();
+		volatile uint64_t v = kp_checksum((const char *)p + 24, size - 24);
+
+		(void)v;
+		sum[i] = now_us() - t0;
+	}
+	munmap(p, size);
+	qsort(load, 201, sizeof(double), cmp_double);
+	qsort(sum, 201, sizeof(double), cmp_double);
+	printf("index %s: %zu KiB; a load (map, checksum, checks) %.1f us least, %.1f median; "
+	       "the checksum alone %.1f us least, %.1f median (%.1f GB/s)\n",
+	       base, size / 1024, load[0], load[100], sum[0], sum[100],
+	       (double)size / sum[100] / 1e3);
+	kp_cachedir_free(d);
+	kp_test_sh("rm -rf %s", top);
+	return 0;
+}
+
 int main(void)
 {
-	char *good = NULL;
+	char *good = NULL, top[64];
 	size_t len = 0;
 
-	snprintf(dir, sizeof(dir), "/tmp/kp-symidx-XXXXXX");
-	if (!mkdtemp(dir))
+	if (getenv("KP_BENCH_INDEX"))
+		return bench(getenv("KP_BENCH_INDEX"));
+	snprintf(top, sizeof(top), "/tmp/kp-symidx-XXXXXX");
+	if (!mkdtemp(top))
 		return 1;
-	strcat(dir, "/cache/symbols"); /* made by the first save */
+	snprintf(dir, sizeof(dir), "%s/cache/symbols", top); /* made by the first save */
+	snprintf(top + strlen(top), sizeof(top) - strlen(top), "/cache");
+	cache = kp_cachedir_new(top, NULL, NULL);
+	symdir = kp_cachedir_sub(cache, "symbols");
 	test_round_trip(&good, &len);
 	if (good) {
-		test_damage(good, len);
-		test_random_damage(good, len);
+		test_damage(good, len, false);
+		test_damage(good, len, true);
+		test_random_damage(good, len, false);
+		test_random_damage(good, len, true);
+		test_old_version(good, len);
 		test_trust(good, len);
 	}
 	test_prune();
 	free(good);
-	*strstr(dir, "/cache") = '\0';
-	kp_test_sh("rm -rf %s", dir);
+	kp_cachedir_free(symdir);
+	kp_cachedir_free(cache);
+	*strstr(top, "/cache") = '\0';
+	kp_test_sh("rm -rf %s", top);
 	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
 	return kp_test_failed ? 1 : 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kp_test.h"
+#include "symbolize/kallsyms.h"
 #include "symbolize/symbolize.h"
 #include "util/checksum.h"
 
@@ -316,6 +317,36 @@ static void test_damage(void)
 		free(want[i]);
 }
 
+/* start_kernel is init text, freed after boot, yet the boot CPU's idle
+ * task keeps it on its stack: the copy must answer for it like for the
+ * core text, or every system-wide run would reread /proc/kallsyms and
+ * rewrite the copy (e2e/kallsyms_cache can only see it when a CPU idles). */
+static void test_init_text_is_core(void)
+{
+	FILE *fp = fopen("/proc/kallsyms", "r");
+	char line[512], name[256];
+	uint64_t start_kernel = 0;
+	struct kp_kallsyms *ks = NULL;
+	struct kp_diag d;
+
+	while (fp && fgets(line, sizeof(line), fp)) {
+		unsigned long long a;
+		char type;
+
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
+		    strcmp(name, "start_kernel") == 0 && !strchr(line, '[')) {
+			start_kernel = a;
+			break;
+		}
+	}
+	if (fp)
+		fclose(fp);
+	CHECK(start_kernel != 0);
+	CHECK_EQ_INT(kp_kallsyms_load("/proc/kallsyms", &ks, &d), 0);
+	CHECK(ks && kp_kallsyms_in_core_text(ks, start_kernel + 1));
+	kp_kallsyms_free(ks);
+}
+
 int main(void)
 {
 	char first[64] = "";
@@ -334,6 +365,7 @@ int main(void)
 		return 1;
 	snprintf(cache, sizeof(cache), "%s/kprof", top);
 	test_damage();
+	test_init_text_is_core();
 	kp_test_sh("rm -rf %s", top);
 	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
 	return kp_test_failed ? 1 : 0;

@@ -114,6 +114,11 @@ void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid)
 	kp_jittab_exit(sym->jits, pid);
 }
 
+void kp_sym_jit_hint(struct kp_symbolizer *sym, uint32_t id, const uint64_t *addrs, size_t n)
+{
+	kp_jittab_hint(sym->jits, id, addrs, n);
+}
+
 static uint64_t loc_hash(uint64_t addr, uint32_t obj, uint32_t kind)
 {
 	return kp_hash_u64(addr ^ kp_hash_u64((uint64_t)obj << 8 | kind));

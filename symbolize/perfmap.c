@@ -317,7 +317,8 @@ static int read_map(struct kp_perfmap *pm, const struct source *src, uint64_t si
 	kp_perfmap_fini(pm);
 	pm->names = kp_strtab_new();
 	pm->addrs = kp_xmalloc((n ? n : 1) * sizeof(*pm->addrs));
-	memcpy(pm->addrs, addrs, n * sizeof(*addrs));
+	if (n)
+		memcpy(pm->addrs, addrs, n * sizeof(*addrs));
 	qsort(pm->addrs, n, sizeof(*pm->addrs), u64_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (!pm->n || pm->addrs[pm->n - 1] != pm->addrs[i])

@@ -387,7 +387,7 @@ static void test_random_maps(void)
 			default:
 				start[i] = 0x1000 + rnd(0x400);
 				end[i] = start[i] + rnd(0x100);
-				snprintf(names[i], sizeof(names[i]), "f%zu", i);
+				snprintf(names[i], sizeof(names[i]), "f%u", (unsigned)(i % 1000));
 				len += (size_t)sprintf(text + len, "%s%s%llx%s%s%llx %s%s",
 						       rnd(3) ? "" : " ", rnd(2) ? "0x" : "",
 						       (unsigned long long)start[i],

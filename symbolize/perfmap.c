@@ -62,7 +62,7 @@ static const unsigned char hex1[256] = {
  * least one digit, at most 64 significant bits. */
 static bool parse_hex(const char **p, const char *end, uint64_t *out)
 {
-	const char *s = *p, *first;
+	const char *s = *p, *first, *lim;
 	uint64_t v = 0;
 	bool zeros = false;
 	unsigned d;
@@ -72,14 +72,13 @@ static bool parse_hex(const char **p, const char *end, uint64_t *out)
 	while (s < end && *s == '0')
 		s++, zeros = true;
 	first = s;
-	while (s < end && (d = hex1[(unsigned char)*s]) != 0) {
-		if (s - first == 16)
-			return false; /* more than 64 bits */
+	lim = end - s > 16 ? s + 16 : end;
+	while (s < lim && (d = hex1[(unsigned char)*s]) != 0) {
 		v = v << 4 | (d - 1);
 		s++;
 	}
-	if (s == first && !zeros)
-		return false;
+	if ((s == first && !zeros) || (s < end && hex1[(unsigned char)*s]))
+		return false; /* no digit, or more than 64 bits */
 	*p = s;
 	*out = v;
 	return true;
@@ -117,20 +116,23 @@ static size_t unsettled_from(struct reader *rd, size_t i)
 	return i;
 }
 
-/* First index of pm->addrs at or above a. */
+/* First index of pm->addrs at or above a (n when none). Branch-free: it
+ * runs once per line of the map, and with the addresses in no order the
+ * branches of a plain binary search would be mispredicted half the time. */
 static size_t lower_bound(const struct kp_perfmap *pm, uint64_t a)
 {
-	size_t lo = 0, hi = pm->n;
+	const uint64_t *base = pm->addrs;
+	size_t n = pm->n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (!n)
+		return 0;
+	while (n > 1) {
+		size_t half = n / 2;
 
-		if (pm->addrs[mid] < a)
-			lo = mid + 1;
-		else
-			hi = mid;
+		base = base[half - 1] < a ? base + half : base;
+		n -= half;
 	}
-	return lo;
+	return (size_t)(base - pm->addrs) + (*base < a);
 }
 
 /* The line [start, end) named name[0..len) is the latest one not yet
@@ -138,9 +140,12 @@ static size_t lower_bound(const struct kp_perfmap *pm, uint64_t a)
 static void cover(struct reader *rd, uint64_t start, uint64_t end, const char *name, size_t len)
 {
 	struct kp_perfmap *pm = rd->pm;
-	size_t i = unsettled_from(rd, lower_bound(pm, start));
+	size_t i = lower_bound(pm, start);
 	uint32_t id = 0;
 
+	if (i == pm->n || pm->addrs[i] >= end)
+		return; /* most lines: no sampled address inside */
+	i = unsettled_from(rd, i);
 	while (i < pm->n && pm->addrs[i] < end) {
 		if (!id) {
 			char buf[KP_PERFMAP_NAME_MAX];

@@ -45,6 +45,7 @@ struct kp_jittab {
 	size_t n, cap;
 	struct kp_idmap by_pid;
 	struct kp_sym_notelist *notes;
+	uint64_t reads; /* passes over map files */
 };
 
 static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st);
@@ -246,6 +247,7 @@ static void read_map(struct kp_jittab *jt, struct jit *j)
 	}
 	err = kp_perfmap_read(&j->map, fd, j->want, j->nwant, 0);
 	close(fd);
+	jt->reads++;
 	shown_path(j, shown, sizeof(shown));
 	if (err < 0)
 		kp_sym_note(jt->notes, "cannot read all of %s: %s", shown,
@@ -328,4 +330,9 @@ uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt)
 	for (size_t i = 0; i < jt->n; i++)
 		n += jt->jits[i].map.bad_lines;
 	return n;
+}
+
+uint64_t kp_jittab_reads(const struct kp_jittab *jt)
+{
+	return jt->reads;
 }

@@ -377,6 +377,7 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 {
 	*st = sym->stats;
 	st->jit_bad_lines = kp_jittab_bad_lines(sym->jits);
+	st->jit_map_reads = kp_jittab_reads(sym->jits);
 	st->indexes_loaded = sym->elf.nindexes_loaded;
 	st->indexes_saved = sym->elf.nindexes_saved;
 }

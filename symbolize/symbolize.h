@@ -137,6 +137,7 @@ struct kp_sym_stats {
 	uint64_t resolved[4];	 /* by enum kp_loc_kind: distinct locations named */
 	uint64_t unresolved[4];	 /* by enum kp_loc_kind: distinct locations left [unknown] */
 	uint64_t jit_bad_lines;	 /* malformed perf-map lines skipped */
+	uint64_t jit_map_reads;	 /* passes over perf maps (one per map when hinted) */
 	bool kptr_restricted;	 /* kallsyms addresses hidden: kernel shown as [kernel] */
 	unsigned indexes_loaded; /* builds named from their index in the cache */
 	unsigned indexes_saved;	 /* builds indexed and saved to the cache this run */

@@ -693,6 +693,39 @@ static void test_lifecycle(void)
 	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "deleted_before_exit");
 	kp_sym_free(sym);
 
+	/* nothing is read at the exit (that runs in the recording loop): a
+	 * name changed in place after it, the size and times put back as they
+	 * were, is what the lookup finds */
+	sym = kp_sym_new(NULL);
+	write_map(getpid(), "1000 100 old_name\n", getuid());
+	id = kp_sym_jit_get(sym, getpid());
+	kp_sym_process_exit(sym, getpid());
+	{
+		char path[64];
+		struct stat st;
+		int fd;
+
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+		fd = open(path, O_WRONLY);
+		CHECK(fd >= 0 && fstat(fd, &st) == 0);
+		if (fd >= 0) {
+			struct timespec times[2] = {st.st_atim, st.st_mtim};
+
+			CHECK(pwrite(fd, "new_name", 8, 9) == 8);
+			CHECK(futimens(fd, times) == 0);
+			close(fd);
+		}
+	}
+	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "new_name");
+	{
+		struct kp_sym_stats st;
+
+		kp_sym_stats(sym, &st);
+		CHECK_EQ_INT(st.jit_map_reads, 1);
+	}
+	remove_map(getpid());
+	kp_sym_free(sym);
+
 	/* the map is read when frames are resolved, not at the exit: what it
 	 * holds by then counts (a JIT may append after the exit is seen) */
 	sym = kp_sym_new(NULL);
@@ -729,14 +762,18 @@ static void test_hints(void)
 	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "a");
 	CHECK_EQ_STR(jit_name(sym, id, 0x2fff, &ok), "b2");
 	CHECK_EQ_STR(jit_name(sym, id, 0x3010, &ok), "c");
-	/* not hinted */
+	kp_sym_stats(sym, &st);
+	CHECK_EQ_INT(st.jit_map_reads, 1); /* one pass for the three */
+	/* not hinted: one more pass each */
 	CHECK_EQ_STR(jit_name(sym, id, 0x2100, &ok), "b");
 	CHECK(ok);
 	CHECK_EQ_STR(jit_name(sym, id, 0x5000, &ok), "[unknown]");
 	CHECK(!ok);
 	CHECK_EQ_STR(jit_name(sym, id, 0x10ff, &ok), "a");
+	CHECK_EQ_STR(jit_name(sym, id, 0x2100, &ok), "b"); /* cached */
 	kp_sym_stats(sym, &st);
-	CHECK_EQ_INT(st.jit_bad_lines, 1); /* read three times, counted as one read */
+	CHECK_EQ_INT(st.jit_map_reads, 4);
+	CHECK_EQ_INT(st.jit_bad_lines, 1); /* read four times, counted as one read */
 	CHECK_EQ_INT(st.resolved[KP_LOC_JIT], 5);
 	remove_map(getpid());
 	kp_sym_free(sym);

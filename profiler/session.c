@@ -704,7 +704,8 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 
 /* ---- reading the rings in rounds, processing in time order ---- */
 
-/* Forgets the first n exited tasks. */
+/* Forgets the first n exited tasks. A JIT process's map is only opened
+ * and kept here (cheap); it is read after the window, when folding. */
 static void apply_exits(struct kp_session *s, size_t n)
 {
 	if (!n)
@@ -890,6 +891,21 @@ void kp_session_fold(struct kp_session *s, struct kp_folded *f)
 			if (kp_stacktab_loc_at(s->stacks, (uint32_t)i)->kind == KP_LOC_KERNEL)
 				kaddrs[nk++] = kp_stacktab_loc_at(s->stacks, (uint32_t)i)->addr;
 		kp_sym_kernel_hint(s->opts.sym, kaddrs, nk);
+		/* each JIT map's addresses (a run of order): a map of gigabytes
+		 * is then read once, keeping only these names */
+		nk = 0;
+		for (size_t k = 0; k < nlocs; k++) {
+			const struct kp_loc *loc = kp_stacktab_loc_at(s->stacks, order[k]);
+
+			if (loc->kind != KP_LOC_JIT)
+				continue;
+			kaddrs[nk++] = loc->addr;
+			if (k + 1 == nlocs ||
+			    cmp_loc_object(&order[k], &order[k + 1], s->stacks) != 0) {
+				kp_sym_jit_hint(s->opts.sym, loc->obj, kaddrs, nk);
+				nk = 0;
+			}
+		}
 		free(kaddrs);
 	}
 	for (size_t k = 0; k < nlocs; k++) {

@@ -1,7 +1,11 @@
 /* JIT perf maps. The file sits in world-writable /tmp, so like perf we use
  * it only when it is a regular file (O_NOFOLLOW, fstat) owned by the
  * process's user or root. Opening with O_NONBLOCK keeps a FIFO planted
- * under that name from hanging us. */
+ * under that name from hanging us. While recording a map is only opened
+ * and checked (kept open, so a map deleted before the exit is still
+ * there); it is read when its frames are resolved, for the addresses the
+ * recorder hinted, since a map can be gigabytes and reading it while
+ * recording would let the ring buffers overflow. */
 #include "symbolize/jit.h"
 
 #include <errno.h>
@@ -23,17 +27,17 @@
 struct jit {
 	pid_t pid;
 	bool exited;	      /* a later get(pid) is another process */
-	bool checked;	      /* looked at since the last exit/get */
-	bool read_once;	      /* map holds a read of the file */
 	int rootfd;	      /* O_PATH of /proc/PID/root, or -1 */
-	int mapfd;	      /* the map, checked, kept open while the process lives */
+	int mapfd;	      /* the map, checked, kept open from when it is first seen */
 	uint64_t last_try_ms; /* when opening the map was last tried */
 	char inner_path[48];  /* "/tmp/perf-NSPID.map" as the process sees it */
 	uid_t uids[4];
 	bool have_uids;
-	struct stat last; /* of the file as last read */
-	size_t bad_note;  /* notes slot for the malformed-lines note, 0: none */
-	struct kp_perfmap map;
+	size_t bad_note; /* notes slot for the malformed-lines note, 0: none */
+	uint64_t *want;	 /* sorted, distinct: the addresses to name */
+	size_t nwant, want_cap;
+	bool stale;	       /* want grew since map was read */
+	struct kp_perfmap map; /* the names of want, as last read */
 };
 
 struct kp_jittab {
@@ -41,6 +45,7 @@ struct kp_jittab {
 	size_t n, cap;
 	struct kp_idmap by_pid;
 	struct kp_sym_notelist *notes;
+	uint64_t reads; /* passes over map files */
 };
 
 static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st);
@@ -64,6 +69,7 @@ void kp_jittab_free(struct kp_jittab *jt)
 		if (jt->jits[i].mapfd >= 0)
 			close(jt->jits[i].mapfd);
 		kp_perfmap_fini(&jt->jits[i].map);
+		free(jt->jits[i].want);
 	}
 	free(jt->jits);
 	kp_idmap_fini(&jt->by_pid);
@@ -159,7 +165,6 @@ static void shown_path(const struct jit *j, char *buf, size_t size)
 		snprintf(buf, size, "%s", j->inner_path);
 }
 
-/* Reads the map again if the file changed since the last read. */
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -215,83 +220,107 @@ static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st)
 	return fd;
 }
 
-/* Reads the map again if the file changed since the last read. */
-static void refresh(struct kp_jittab *jt, struct jit *j)
+/* The descriptor to read the map through (caller closes), or -1. A live
+ * process's map is looked up by its path again (checked, and kept as
+ * mapfd); an exited one's is the file kept when it exited, never what the
+ * path leads to now (another process may have the pid). */
+static int map_fd(struct kp_jittab *jt, struct jit *j)
+{
+	struct stat st;
+
+	if (!j->exited)
+		return open_map(jt, j, &st);
+	return j->mapfd >= 0 ? fcntl(j->mapfd, F_DUPFD_CLOEXEC, 0) : -1;
+}
+
+/* Reads the map for the wanted addresses: streamed, every line read, only
+ * the names of these addresses kept (perfmap.h). */
+static void read_map(struct kp_jittab *jt, struct jit *j)
 {
 	char shown[128];
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int fd;
+	int fd = map_fd(jt, j), err;
 
-	j->checked = true;
-	fd = open_map(jt, j, &st);
-	if (fd < 0)
-		return; /* keep what was read */
-	if (j->read_once && st.st_ino == j->last.st_ino && st.st_dev == j->last.st_dev &&
-	    st.st_size == j->last.st_size && st.st_mtim.tv_sec == j->last.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == j->last.st_mtim.tv_nsec)
-		goto out_fd; /* unchanged */
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			if (cap >= KP_PERFMAP_MAX_BYTES)
-				break;
-			cap = cap ? cap * 2 : 64 * 1024;
-			if (cap > KP_PERFMAP_MAX_BYTES)
-				cap = KP_PERFMAP_MAX_BYTES;
-			buf = kp_xrealloc(buf, cap);
-		}
-		n = pread(fd, buf + len, cap - len, (off_t)len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
+	j->stale = false;
+	if (fd < 0) {
+		kp_perfmap_parse(&j->map, NULL, 0, j->want, j->nwant, 0); /* names nothing */
+		return;
 	}
-	/* cut at the size limit: drop the partial last line */
-	if (len == cap && len && buf[len - 1] != '\n') {
-		while (len && buf[len - 1] != '\n')
-			len--;
-	}
-	kp_perfmap_parse(&j->map, buf ? buf : "", len);
-	if (j->map.bad_lines) {
-		shown_path(j, shown, sizeof(shown));
+	err = kp_perfmap_read(&j->map, fd, j->want, j->nwant, 0);
+	close(fd);
+	jt->reads++;
+	shown_path(j, shown, sizeof(shown));
+	if (err < 0)
+		kp_sym_note(jt->notes, "cannot read all of %s: %s", shown,
+			    err == -ENODATA ? "it shrank while being read" : strerror(-err));
+	if (j->map.bad_lines)
 		kp_sym_note_update(jt->notes, &j->bad_note, "%s: skipped %llu malformed line%s",
 				   shown, (unsigned long long)j->map.bad_lines,
 				   j->map.bad_lines == 1 ? "" : "s");
-	}
-	j->read_once = true;
-	j->last = st;
-	free(buf);
-out_fd:
-	close(fd);
+}
+
+static int u64_cmp(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Adds addrs[0..n) to the addresses j's map is read for. */
+static void want_add(struct jit *j, const uint64_t *addrs, size_t n)
+{
+	size_t k = 0;
+
+	if (!n)
+		return;
+	kp_xgrow(&j->want, &j->want_cap, j->nwant + n, sizeof(*j->want));
+	memcpy(j->want + j->nwant, addrs, n * sizeof(*addrs));
+	j->nwant += n;
+	qsort(j->want, j->nwant, sizeof(*j->want), u64_cmp);
+	for (size_t i = 0; i < j->nwant; i++)
+		if (!k || j->want[k - 1] != j->want[i])
+			j->want[k++] = j->want[i];
+	j->nwant = k;
+	j->stale = true;
 }
 
 void kp_jittab_exit(struct kp_jittab *jt, pid_t pid)
 {
 	uint32_t id = find_live(jt, pid);
+	struct stat st;
 	struct jit *j;
+	int fd;
 
 	if (!id)
 		return;
 	j = &jt->jits[id - 1];
-	refresh(jt, j);
+	/* not read here (this runs while recording): opened and checked now,
+	 * while the path still leads to this process's map, and kept */
+	fd = open_map(jt, j, &st);
+	if (fd >= 0)
+		close(fd);
 	j->exited = true;
-	j->checked = false; /* look again at resolve time: it may be written at exit */
+}
+
+void kp_jittab_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n)
+{
+	if (id >= 1 && id <= jt->n)
+		want_add(&jt->jits[id - 1], addrs, n);
 }
 
 const char *kp_jittab_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr)
 {
+	const char *name;
 	struct jit *j;
 
 	if (id < 1 || id > jt->n)
 		return NULL;
 	j = &jt->jits[id - 1];
-	if (!j->checked)
-		refresh(jt, j);
-	return kp_perfmap_lookup(&j->map, addr);
+	if (!j->stale && kp_perfmap_find(&j->map, addr, &name))
+		return name;
+	/* an address not hinted: the map is read again, for it too */
+	want_add(j, &addr, 1);
+	read_map(jt, j);
+	return kp_perfmap_find(&j->map, addr, &name) ? name : NULL;
 }
 
 uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt)
@@ -301,4 +330,9 @@ uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt)
 	for (size_t i = 0; i < jt->n; i++)
 		n += jt->jits[i].map.bad_lines;
 	return n;
+}
+
+uint64_t kp_jittab_reads(const struct kp_jittab *jt)
+{
+	return jt->reads;
 }

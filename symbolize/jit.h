@@ -1,10 +1,12 @@
 /* kp_jittab: the perf maps of JIT processes (/tmp/perf-NSPID.map under the
  * process's root), reached through a descriptor of /proc/PID/root taken
- * while the process lives, read when it exits and checked again when its
- * frames are resolved. Internal to symbolize/. */
+ * while the process lives, opened and checked while it lives and when it
+ * exits (the descriptor kept), read only when its frames are resolved,
+ * for the addresses hinted. Internal to symbolize/. */
 #ifndef KP_SYMBOLIZE_JIT_H
 #define KP_SYMBOLIZE_JIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -17,16 +19,21 @@ void kp_jittab_free(struct kp_jittab *jt);
 
 /* The id (>= 1) of the live process pid's map, created on first call. */
 uint32_t kp_jittab_get(struct kp_jittab *jt, pid_t pid);
-/* Reads the map of the live process pid if it changed; the next
- * kp_jittab_get(pid) then belongs to a new process. */
+/* The live process pid exits: its map is opened and checked (not read)
+ * and that file is the one read later; the next kp_jittab_get(pid) then
+ * belongs to a new process. */
 void kp_jittab_exit(struct kp_jittab *jt, pid_t pid);
+/* Adds addrs[0..n) (any order) to the addresses map id is read for. */
+void kp_jittab_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n);
 /* The (folded-safe) name covering addr in map id, or NULL. The first
- * lookup in a map re-reads it if it changed since. Owned by the table. */
+ * lookup after hints reads the map for all of them; a lookup of an
+ * address never hinted reads it again, for that address too. Owned by
+ * the table. */
 const char *kp_jittab_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr);
 /* Malformed lines skipped, summed over the maps as last read. */
 uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt);
-
-/* Largest perf map read (a bigger one is read up to this size). */
-#define KP_PERFMAP_MAX_BYTES (1024ull << 20)
+/* Passes over map files so far (one per map whose addresses were all
+ * hinted before its first lookup). */
+uint64_t kp_jittab_reads(const struct kp_jittab *jt);
 
 #endif

@@ -1,21 +1,23 @@
-/* Perf map parsing. JITs append a line each time they (re)compile code, so
- * overlapping entries are normal and the later one is the live code: the
- * ranges are built by a sweep over all boundaries keeping, for each
- * elementary segment, the covering entry with the highest line number. */
+/* Perf map reading. A long-lived JIT appends to its map for as long as it
+ * runs (gigabytes for a Node server with --perf-basic-prof), and a later
+ * line covering an address replaces the earlier ones. So the map is read
+ * from its end towards its start through one buffer: the first line met
+ * that covers an asked-for address is the one that names it, and that
+ * address is then settled. Settled addresses are skipped with a "next
+ * unsettled" forest (union-find with path halving), so a line covering
+ * many addresses costs them once, not once per line. A name is copied out
+ * of the buffer only when its line settles an address: what is kept is
+ * one name per asked-for address at most, whatever the map holds. */
 #include "symbolize/perfmap.h"
 
-#include <stdbool.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/strtab.h"
 #include "util/xalloc.h"
-
-struct entry {
-	uint64_t start, end;
-	uint64_t seq; /* line order: higher wins */
-	uint32_t name;
-};
 
 size_t kp_sym_sanitize_name(char *dst, size_t dstsize, const char *name, size_t len)
 {
@@ -48,37 +50,35 @@ size_t kp_sym_sanitize_name(char *dst, size_t dstsize, const char *name, size_t 
 	return n;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+/* Hex digit value + 1; 0 for anything else. */
+static const unsigned char hex1[256] = {
+	['0'] = 1,  ['1'] = 2,	['2'] = 3,  ['3'] = 4,	['4'] = 5,  ['5'] = 6,
+	['6'] = 7,  ['7'] = 8,	['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+	['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+	['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
 
-/* Parses a hex number with an optional 0x at *p (bounded by end). */
+/* Parses a hex number with an optional 0x at *p (bounded by end): at
+ * least one digit, at most 64 significant bits. */
 static bool parse_hex(const char **p, const char *end, uint64_t *out)
 {
-	const char *s = *p;
+	const char *s = *p, *first, *lim;
 	uint64_t v = 0;
-	int digits = 0, h;
+	bool zeros = false;
+	unsigned d;
 
 	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
 	while (s < end && *s == '0')
-		s++, digits++;
-	while (s < end && (h = hexval(*s)) >= 0) {
-		if (v >> 60)
-			return false; /* more than 64 bits */
-		v = v << 4 | (uint64_t)h;
-		digits++;
+		s++, zeros = true;
+	first = s;
+	lim = end - s > 16 ? s + 16 : end;
+	while (s < lim && (d = hex1[(unsigned char)*s]) != 0) {
+		v = v << 4 | (d - 1);
 		s++;
 	}
-	if (!digits)
-		return false;
+	if ((s == first && !zeros) || (s < end && hex1[(unsigned char)*s]))
+		return false; /* no digit, or more than 64 bits */
 	*p = s;
 	*out = v;
 	return true;
@@ -96,40 +96,214 @@ static bool skip_blanks(const char **p, const char *end)
 	return true;
 }
 
-/* Returns 1 for an entry, 0 for a line to ignore silently, -1 if malformed. */
-static int parse_line(const char *s, const char *end, struct entry *e, struct kp_strtab *names)
+/* One read of a map: the map being filled, and which addresses are
+ * settled. */
+struct reader {
+	struct kp_perfmap *pm;
+	uint32_t *next; /* next[i] == i: addrs[i] unsettled; else a later index to look at */
+	size_t left;	/* addresses not settled yet */
+};
+
+/* The first unsettled index at or after i (n when none). */
+static size_t unsettled_from(struct reader *rd, size_t i)
 {
-	char buf[KP_PERFMAP_NAME_MAX];
+	uint32_t *next = rd->next;
+
+	while (next[i] != i) {
+		next[i] = next[next[i]]; /* path halving */
+		i = next[i];
+	}
+	return i;
+}
+
+/* First index of pm->addrs at or above a (n when none). Branch-free: it
+ * runs once per line of the map, and with the addresses in no order the
+ * branches of a plain binary search would be mispredicted half the time. */
+static size_t lower_bound(const struct kp_perfmap *pm, uint64_t a)
+{
+	const uint64_t *base = pm->addrs;
+	size_t n = pm->n;
+
+	if (!n)
+		return 0;
+	while (n > 1) {
+		size_t half = n / 2;
+
+		base = base[half - 1] < a ? base + half : base;
+		n -= half;
+	}
+	return (size_t)(base - pm->addrs) + (*base < a);
+}
+
+/* The line [start, end) named name[0..len) is the latest one not yet
+ * seen: it names every unsettled address it covers. */
+static void cover(struct reader *rd, uint64_t start, uint64_t end, const char *name, size_t len)
+{
+	struct kp_perfmap *pm = rd->pm;
+	size_t i = lower_bound(pm, start);
+	uint32_t id = 0;
+
+	if (i == pm->n || pm->addrs[i] >= end)
+		return; /* most lines: no sampled address inside */
+	i = unsettled_from(rd, i);
+	while (i < pm->n && pm->addrs[i] < end) {
+		if (!id) {
+			char buf[KP_PERFMAP_NAME_MAX];
+			size_t n = kp_sym_sanitize_name(buf, sizeof(buf), name, len);
+
+			id = kp_strtab_intern(pm->names, buf, n);
+		}
+		pm->name_of[i] = id;
+		rd->next[i] = (uint32_t)(i + 1);
+		rd->left--;
+		i = unsettled_from(rd, i + 1);
+	}
+}
+
+/* One line, without its newline: an entry, a blank line, or malformed
+ * (counted). */
+static void take_line(struct reader *rd, const char *s, const char *end)
+{
+	const char *name_end;
 	uint64_t start, size;
-	size_t n;
 
 	while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
 		s++;
 	if (s == end)
-		return 0; /* blank line */
+		return; /* blank line */
 	if (!parse_hex(&s, end, &start) || !skip_blanks(&s, end) || !parse_hex(&s, end, &size) ||
 	    !skip_blanks(&s, end))
-		return -1;
-	n = kp_sym_sanitize_name(buf, sizeof(buf), s, (size_t)(end - s));
-	if (n == 0)
-		return -1;
-	if (start + size < start)
-		return -1;
+		goto bad;
+	/* the name is the rest, without trailing blanks (as sanitized) */
+	name_end = end;
+	while (name_end > s &&
+	       (name_end[-1] == ' ' || name_end[-1] == '\t' || name_end[-1] == '\r'))
+		name_end--;
+	if (name_end == s || start + size < start)
+		goto bad;
 	if (size == 0)
-		return 0; /* well-formed but covers nothing */
-	e->start = start;
-	e->end = start + size;
-	e->name = kp_strtab_intern(names, buf, n);
-	return 1;
+		return; /* well-formed but covers nothing */
+	rd->pm->entries++;
+	if (rd->left)
+		cover(rd, start, start + size, s, (size_t)(end - s));
+	return;
+bad:
+	rd->pm->bad_lines++;
 }
 
-static int entry_start_cmp(const void *pa, const void *pb)
-{
-	const struct entry *a = pa, *b = pb;
+/* Where the bytes come from: a file (by pread) or memory. */
+struct source {
+	int fd;
+	const char *mem;
+};
 
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+/* Reads len bytes at off into dst; 0 or a negative errno (-ENODATA when
+ * the file ended before: it shrank since its size was taken). */
+static int source_read(const struct source *src, char *dst, size_t len, uint64_t off)
+{
+	if (src->mem) {
+		memcpy(dst, src->mem + off, len);
+		return 0;
+	}
+	while (len) {
+		ssize_t r = pread(src->fd, dst, len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ENODATA;
+		dst += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* Whether [from, to) of a file lies in a hole (sparse file): all NUL
+ * bytes, known without reading them (reading a hole costs as much as
+ * reading data: the kernel fills page after page with zeros). */
+static bool in_hole(const struct source *src, uint64_t from, uint64_t to)
+{
+	off_t data;
+
+	if (src->mem)
+		return false;
+	data = lseek(src->fd, (off_t)from, SEEK_DATA);
+	if (data < 0)
+		return errno == ENXIO; /* no data from here to the end */
+	return (uint64_t)data >= to;
+}
+
+/* Reads the size bytes of src from the end backwards through one buffer
+ * of bufsize bytes, handing each line to take_line, last line first.
+ * The buffer's tail holds the part of a line whose end was seen but not
+ * its start ("carry"); the next read goes just before it. A line that
+ * does not fit (bufsize bytes or more) is skipped back to its start and
+ * counted as malformed, never held whole; a hole of a sparse file that
+ * would fill the buffer is such a line too, and is not read. */
+static int stream_back(struct reader *rd, const struct source *src, uint64_t size, size_t bufsize)
+{
+	char *buf = kp_xmalloc(bufsize);
+	char *const buf_end = buf + bufsize;
+	uint64_t pos = size; /* what is before pos is still to be read */
+	size_t carry = 0;
+	bool skipping = false; /* dropping a long line back to its start */
+	int err = 0;
+
+	while (pos > 0) {
+		size_t r = bufsize - carry;
+		char *lo, *p, *nl;
+
+		if (r > pos)
+			r = (size_t)pos;
+		lo = buf_end - carry - r;
+		if ((skipping || lo == buf) && in_hole(src, pos - r, pos)) {
+			/* NUL bytes: no newline, and the line does not fit */
+			pos -= r;
+			rd->pm->bytes += r;
+			skipping = true;
+			carry = 0;
+			continue;
+		}
+		err = source_read(src, lo, r, pos - r);
+		if (err < 0)
+			break;
+		pos -= r;
+		rd->pm->bytes += r;
+		p = buf_end; /* the end of the line whose start is looked for */
+		if (skipping) {
+			nl = memrchr(lo, '\n', r);
+			if (!nl)
+				continue; /* still inside the long line */
+			skipping = false;
+			rd->pm->bad_lines++;
+			p = nl;
+		}
+		while ((nl = memrchr(lo, '\n', (size_t)(p - lo)))) {
+			take_line(rd, nl + 1, p);
+			p = nl;
+		}
+		carry = (size_t)(p - lo);
+		if (pos == 0) {
+			/* the first line of the file */
+			if (carry == bufsize)
+				rd->pm->bad_lines++;
+			else
+				take_line(rd, lo, p);
+			carry = 0;
+		} else if (carry == bufsize) {
+			skipping = true;
+			carry = 0;
+		} else {
+			memmove(buf_end - carry, lo, carry);
+		}
+	}
+	if (!err && skipping)
+		rd->pm->bad_lines++; /* the long line starts the file */
+	free(buf);
+	return err;
 }
 
 static int u64_cmp(const void *pa, const void *pb)
@@ -139,140 +313,68 @@ static int u64_cmp(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* Binary max-heap of entry pointers ordered by seq. */
-struct heap {
-	const struct entry **v;
-	size_t n;
-};
-
-static void heap_push(struct heap *h, const struct entry *e)
+static int read_map(struct kp_perfmap *pm, const struct source *src, uint64_t size,
+		    const uint64_t *addrs, size_t n, size_t read_size)
 {
-	size_t i = h->n++;
-
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-
-		if (h->v[parent]->seq >= e->seq)
-			break;
-		h->v[i] = h->v[parent];
-		i = parent;
-	}
-	h->v[i] = e;
-}
-
-static void heap_pop(struct heap *h)
-{
-	const struct entry *last = h->v[--h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && h->v[c + 1]->seq > h->v[c]->seq)
-			c++;
-		if (h->v[c]->seq <= last->seq)
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = last;
-}
-
-static void build_ranges(struct kp_perfmap *pm, struct entry *ents, size_t n)
-{
-	uint64_t *pts;
-	size_t npts = 0, next = 0, cap = 0;
-	struct heap h = {0};
-
-	if (!n)
-		return;
-	qsort(ents, n, sizeof(*ents), entry_start_cmp);
-	pts = kp_xmalloc(2 * n * sizeof(*pts));
-	for (size_t i = 0; i < n; i++) {
-		pts[npts++] = ents[i].start;
-		pts[npts++] = ents[i].end;
-	}
-	qsort(pts, npts, sizeof(*pts), u64_cmp);
-	h.v = kp_xmalloc(n * sizeof(*h.v));
-	for (size_t k = 0; k + 1 < npts; k++) {
-		uint64_t a = pts[k], b = pts[k + 1];
-		const struct entry *top;
-		struct kp_perfmap_range *last;
-
-		if (a == b)
-			continue;
-		while (next < n && ents[next].start <= a)
-			heap_push(&h, &ents[next++]);
-		while (h.n && h.v[0]->end <= a)
-			heap_pop(&h);
-		if (!h.n)
-			continue;
-		top = h.v[0];
-		last = pm->n ? &pm->ranges[pm->n - 1] : NULL;
-		if (last && last->end == a && last->name == top->name) {
-			last->end = b;
-			continue;
-		}
-		kp_xgrow(&pm->ranges, &cap, pm->n + 1, sizeof(*pm->ranges));
-		pm->ranges[pm->n++] = (struct kp_perfmap_range){a, b, top->name};
-	}
-	free(h.v);
-	free(pts);
-}
-
-void kp_perfmap_parse(struct kp_perfmap *pm, const char *buf, size_t len)
-{
-	const char *p = buf, *end = buf + len;
-	struct entry *ents = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t seq = 0;
+	struct reader rd = {.pm = pm};
+	int err;
 
 	kp_perfmap_fini(pm);
 	pm->names = kp_strtab_new();
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		struct entry e;
-		int r = parse_line(p, eol, &e, pm->names);
+	pm->addrs = kp_xmalloc((n ? n : 1) * sizeof(*pm->addrs));
+	if (n)
+		memcpy(pm->addrs, addrs, n * sizeof(*addrs));
+	qsort(pm->addrs, n, sizeof(*pm->addrs), u64_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!pm->n || pm->addrs[pm->n - 1] != pm->addrs[i])
+			pm->addrs[pm->n++] = pm->addrs[i];
+	pm->name_of = kp_xcalloc(pm->n ? pm->n : 1, sizeof(*pm->name_of));
+	rd.next = kp_xmalloc((pm->n + 1) * sizeof(*rd.next));
+	for (size_t i = 0; i <= pm->n; i++)
+		rd.next[i] = (uint32_t)i;
+	rd.left = pm->n;
+	err = stream_back(&rd, src, size, read_size ? read_size : KP_PERFMAP_READ_SIZE);
+	free(rd.next);
+	return err;
+}
 
-		if (r < 0) {
-			pm->bad_lines++;
-		} else if (r > 0) {
-			e.seq = seq++;
-			kp_xgrow(&ents, &cap, n + 1, sizeof(*ents));
-			ents[n++] = e;
-		}
-		p = nl ? nl + 1 : end;
+int kp_perfmap_read(struct kp_perfmap *pm, int fd, const uint64_t *addrs, size_t n,
+		    size_t read_size)
+{
+	struct source src = {.fd = fd};
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+
+		read_map(pm, &src, 0, addrs, n, read_size);
+		return err;
 	}
-	pm->entries = n;
-	build_ranges(pm, ents, n);
-	free(ents);
+	return read_map(pm, &src, st.st_size > 0 ? (uint64_t)st.st_size : 0, addrs, n, read_size);
+}
+
+void kp_perfmap_parse(struct kp_perfmap *pm, const char *buf, size_t len, const uint64_t *addrs,
+		      size_t n, size_t read_size)
+{
+	struct source src = {.fd = -1, .mem = buf ? buf : ""};
+
+	read_map(pm, &src, buf ? len : 0, addrs, n, read_size);
 }
 
 void kp_perfmap_fini(struct kp_perfmap *pm)
 {
-	free(pm->ranges);
+	free(pm->addrs);
+	free(pm->name_of);
 	kp_strtab_free(pm->names);
 	memset(pm, 0, sizeof(*pm));
 }
 
-const char *kp_perfmap_lookup(const struct kp_perfmap *pm, uint64_t addr)
+bool kp_perfmap_find(const struct kp_perfmap *pm, uint64_t addr, const char **name)
 {
-	size_t lo = 0, hi = pm->n;
+	size_t i = lower_bound(pm, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct kp_perfmap_range *r = &pm->ranges[mid];
-
-		if (addr < r->start)
-			hi = mid;
-		else if (addr >= r->end)
-			lo = mid + 1;
-		else
-			return kp_strtab_str(pm->names, r->name);
-	}
-	return NULL;
+	if (i == pm->n || pm->addrs[i] != addr)
+		return false;
+	*name = pm->name_of[i] ? kp_strtab_str(pm->names, pm->name_of[i]) : NULL;
+	return true;
 }

@@ -138,6 +138,11 @@ void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid)
 	kp_jittab_exit(sym->jits, pid);
 }
 
+void kp_sym_jit_hint(struct kp_symbolizer *sym, uint32_t id, const uint64_t *addrs, size_t n)
+{
+	kp_jittab_hint(sym->jits, id, addrs, n);
+}
+
 static uint64_t loc_hash(uint64_t addr, uint32_t obj, uint32_t kind)
 {
 	return kp_hash_u64(addr ^ kp_hash_u64((uint64_t)obj << 8 | kind));
@@ -399,6 +404,7 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 {
 	*st = sym->stats;
 	st->jit_bad_lines = kp_jittab_bad_lines(sym->jits);
+	st->jit_map_reads = kp_jittab_reads(sym->jits);
 	st->indexes_loaded = sym->elf.nindexes_loaded;
 	st->indexes_saved = sym->elf.nindexes_saved;
 	st->indexes_damaged = sym->elf.nindexes_damaged;

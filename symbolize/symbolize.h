@@ -6,7 +6,9 @@
  *     map (kp_sym_jit_get) and gets back a small id it stores in its
  *     location stacks, so a file can be identified (build-id, opened through
  *     /proc/PID/root or /proc/PID/map_files) while the process still lives;
- *  2. at the end, once per distinct location (kp_sym_resolve).
+ *  2. at the end, once per distinct location (kp_sym_resolve), after
+ *     handing over the addresses to be resolved where that lets a source
+ *     be read for just those (kp_sym_kernel_hint, kp_sym_jit_hint).
  *
  * Each distinct (object, offset) is resolved once per run and cached. */
 #ifndef KP_SYMBOLIZE_SYMBOLIZE_H
@@ -84,8 +86,10 @@ uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_sym_mapping
  * /tmp/perf-NSPID.map under /proc/PID/root. Call when a sample lands in
  * anonymous executable memory; cheap on repeat. */
 uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid);
-/* The process is exiting (or the run ends): read its perf map now while
- * /proc/PID still exists. Safe to call for pids without a JIT id. */
+/* The process is exiting: its perf map is opened and checked now, while
+ * its path still leads to it, and that file is what its frames are named
+ * from later. Cheap (no map is read: call it while recording). Safe to
+ * call for pids without a JIT id. */
 void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid);
 
 /* The caller will resolve no more locations in object obj (a
@@ -100,6 +104,14 @@ void kp_sym_object_done(struct kp_symbolizer *sym, uint32_t obj);
  * of it. Resolving another kernel address later still works (the full
  * table is loaded then). */
 void kp_sym_kernel_hint(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n);
+
+/* The addresses of JIT map id about to be resolved (optional, any order,
+ * repeats allowed; give each map's all at once): the map is then read
+ * once at its first lookup, streamed, keeping only the names of these
+ * addresses, so memory grows with them and not with the map (JIT maps
+ * grow to gigabytes). Resolving another address of that map later still
+ * works, at the price of reading the map again. */
+void kp_sym_jit_hint(struct kp_symbolizer *sym, uint32_t id, const uint64_t *addrs, size_t n);
 
 /* A location, as the recorder stores it. */
 enum kp_loc_kind {
@@ -144,6 +156,7 @@ struct kp_sym_stats {
 	uint64_t resolved[4];	    /* by enum kp_loc_kind: distinct locations named */
 	uint64_t unresolved[4];	    /* by enum kp_loc_kind: distinct locations left [unknown] */
 	uint64_t jit_bad_lines;	    /* malformed perf-map lines skipped */
+	uint64_t jit_map_reads;	    /* passes over perf maps (one per map when hinted) */
 	bool kptr_restricted;	    /* kallsyms addresses hidden: kernel shown as [kernel] */
 	unsigned indexes_loaded;    /* builds named from their index in the cache */
 	unsigned indexes_saved;	    /* builds indexed and saved to the cache this run */

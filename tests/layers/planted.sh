@@ -79,7 +79,7 @@ fi
 
 # a call declared by hand, with no include: the symbols' check
 libs=("$@")
-prof_lib= fg_i=
+prof_lib='' fg_i=''
 for i in "${!libs[@]}"; do
 	case ${libs[$i]} in
 	profiler=*) prof_lib=${libs[$i]#profiler=} ;;
@@ -91,11 +91,12 @@ if [ -n "$prof_lib" ] && [ -n "$fg_i" ]; then
 	printf 'int %s(void); /* declared by hand */\nint kp_planted_call(void);\nint kp_planted_call(void) { return %s(); }\n' \
 		"$sym" "$sym" >"$tmp/planted.c"
 	cp "${libs[$fg_i]#flamegraph=}" "$tmp/libkp_flamegraph.a"
-	"$KP_CC" -c -o "$tmp/planted.o" "$tmp/planted.c" && ar rs "$tmp/libkp_flamegraph.a" "$tmp/planted.o" 2>/dev/null ||
+	if ! "$KP_CC" -c -o "$tmp/planted.o" "$tmp/planted.c" || ! ar rs "$tmp/libkp_flamegraph.a" "$tmp/planted.o" 2>/dev/null; then
 		fail "cannot build the planted object"
+	fi
 	python3 "$KP_SRC/scripts/check-layers" --libraries "$tree" "${libs[@]}" >"$tmp/sym-clean.out" 2>&1 ||
 		fail "the built libraries fail the symbols' check: $(cat "$tmp/sym-clean.out")"
-	libs[$fg_i]=flamegraph=$tmp/libkp_flamegraph.a
+	libs[fg_i]=flamegraph=$tmp/libkp_flamegraph.a
 	python3 "$KP_SRC/scripts/check-layers" --libraries "$tree" "${libs[@]}" >"$tmp/sym.out" 2>&1
 	st=$?
 	cat "$tmp/sym.out"

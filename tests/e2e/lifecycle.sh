@@ -75,12 +75,19 @@ check "-p ends when the process exits" [ $((end - start)) -le 6 ]
 # an unprivileged user: perf_event_paranoid decides. At 2 (Debian's default)
 # the user's own command is sampled without kernel frames, and -a is refused
 # with the reason.
+# The user may not be able to enter the clone (under /root, or a private
+# mktemp -d): what it runs, kprof and the workload, is copied to a folder of
+# its own in /tmp, where it also works and keeps its cache.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	para=$(cat /proc/sys/kernel/perf_event_paranoid)
 	u=$(mktemp -d /tmp/kprof-user.XXXXXX)
+	trap 'rm -rf "$u"' EXIT
+	cp "$KPROF" "$u/kprof"
+	cp "$KP_WORKLOADS/spin_fp" "$u/spin_fp"
+	chmod 755 "$u/kprof" "$u/spin_fp"
 	chmod 777 "$u"
-	asuser() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-	asuser "$KPROF" -F 499 -f folded -o "$u/u.folded" -- "$KP_WORKLOADS/spin_fp" 0.5 2>"$T/uerr"
+	asuser() { (cd "$u" && XDG_CACHE_HOME=$u/cache setpriv --reuid=65534 --regid=65534 --clear-groups "$@"); }
+	asuser "$u/kprof" -F 499 -f folded -o "$u/u.folded" -- "$u/spin_fp" 0.5 2>"$T/uerr"
 	st=$?
 	if [ "$para" -ge 2 ]; then
 		check "unprivileged command: sampled (exit $st)" [ $st -eq 0 ]
@@ -89,7 +96,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 		check "unprivileged command: no kernel frames" sh -c "! grep -q 'entry_SYSCALL\|asm_sysvec' '$u/u.folded'"
 	fi
 	if [ "$para" -ge 1 ]; then
-		asuser "$KPROF" -a -f folded -o "$u/a.folded" sleep 0.1 2>"$T/aerr"
+		asuser "$u/kprof" -a -f folded -o "$u/a.folded" sleep 0.1 2>"$T/aerr"
 		check "unprivileged -a: refused with exit 1" [ $? -eq 1 ]
 		check "unprivileged -a: names perf_event_paranoid and CAP_PERFMON" grep -q "perf_event_paranoid is $para.*CAP_PERFMON" "$T/aerr"
 		check "unprivileged -a: no output file" [ ! -e "$u/a.folded" ]

@@ -22,6 +22,7 @@ for w in inline_fp inline_nofp inl_noaranges; do
 		"$nested in inl_caller_kprof;inl_outer_kprof_[i];inl_inner_kprof_[i]"
 	show_top "$T/$w.folded" 2
 	check "$w: at least 100 samples ($total)" [ "$total" -ge 100 ]
+	# inline.c gives each caller half of its CPU time
 	check "$w: inl_single_caller_kprof;inl_single_kprof_[i] carries >= 25%" at_least_pct "$single" "$total" 25
 	check "$w: inl_caller_kprof;inl_outer_kprof_[i];inl_inner_kprof_[i] carries >= 25%" at_least_pct "$nested" "$total" 25
 	check "$w: the two exact stacks carry >= 80%" at_least_pct "$((single + nested))" "$total" 80

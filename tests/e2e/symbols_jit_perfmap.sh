@@ -22,8 +22,9 @@ odd=$(count_matching "$T/jit.folded" '^jitcopy_fp;(.*;)?main;run_jit_kprof;kprof
 echo "jitcopy_fp: $total samples; hot JIT $hot, native $native, odd name $odd"
 show_top "$T/jit.folded" 4
 check "at least 100 samples ($total)" [ "$total" -ge 100 ]
-# the hot copy gets about half of the time, the native spin a third
-check "main;run_jit_kprof;kprof_jit_hot_spin_[j] carries >= 30%" at_least_pct "$hot" "$total" 30
+# jitcopy splits its CPU time: the hot copy a half, the native spin a third,
+# the odd copy a sixth; each check leaves a margin of 2.5 times or more
+check "main;run_jit_kprof;kprof_jit_hot_spin_[j] carries >= 20%" at_least_pct "$hot" "$total" 20
 check "main;native_spin_kprof carries >= 15%" at_least_pct "$native" "$total" 15
 check "the ';' in a JIT name became ':' and the frame is named (>= 5%)" at_least_pct "$odd" "$total" 5
 check "the stale entry (same range, earlier line) never appears" lacks "$T/jit.folded" STALE
@@ -52,7 +53,7 @@ remove_map_of "$(sed -n 's/^pid //p' "$T/out")"
 total=$(count_matching "$T/grow.folded" '^jitcopy_fp;')
 hot=$(count_matching "$T/grow.folded" '^jitcopy_fp;(.*;)?run_jit_kprof;kprof_jit_hot_spin_\[j\]$')
 echo "grow: $total samples, hot JIT $hot"
-check "grown map: the hot copy is named (>= 30%)" at_least_pct "$hot" "$total" 30
+check "grown map: the hot copy is named (>= 20%)" at_least_pct "$hot" "$total" 20
 check "grown map: the stale name never appears" lacks "$T/grow.folded" STALE
 
 # 2b. the map is deleted by the process just before it exits: it was
@@ -64,7 +65,7 @@ total=$(count_matching "$T/unlink.folded" '^jitcopy_fp;')
 hot=$(count_matching "$T/unlink.folded" '^jitcopy_fp;(.*;)?run_jit_kprof;kprof_jit_hot_spin_\[j\]$')
 echo "map deleted at exit: $total samples, hot JIT $hot"
 check "map deleted at exit: the workload removed it" [ ! -e "/tmp/perf-$(sed -n 's/^pid //p' "$T/out").map" ]
-check "map deleted at exit: the hot copy is still named (>= 30%)" at_least_pct "$hot" "$total" 30
+check "map deleted at exit: the hot copy is still named (>= 20%)" at_least_pct "$hot" "$total" 20
 
 # 2c. a big map, as a long-lived JIT leaves one: the entries, then a
 # 1.5 GiB hole (a sparse file: no disk). It is read after the recording,

@@ -43,8 +43,10 @@ for b in "${builds[@]+"${builds[@]}"}"; do
 	echo "$b: $total samples; kprof_rust::spin_rust_kprof $plain, $gname $generic"
 	show_top "$f" 2
 	check "$b: at least 100 samples ($total)" [ "$total" -ge 100 ]
-	check "$b: kprof_rust::main;kprof_rust::spin_rust_kprof (>= 30%)" at_least_pct "$plain" "$total" 30
-	check "$b: kprof_rust::main;$gname (>= 30%)" at_least_pct "$generic" "$total" 30
+	# each gets half of the CPU time (hot.rs splits it by the thread's CPU
+	# time); 20% is a margin neither load nor this CPU's loop costs can cross
+	check "$b: kprof_rust::main;kprof_rust::spin_rust_kprof (>= 20%)" at_least_pct "$plain" "$total" 20
+	check "$b: kprof_rust::main;$gname (>= 20%)" at_least_pct "$generic" "$total" 20
 	check "$b: no ::h<hash> suffix" lacks "$f" '::h[0-9a-f]{16}'
 	check "$b: no [crate-hash] disambiguator" lacks "$f" '\[[0-9a-f]{8,}\]'
 	check "$b: no mangled name is left" lacks "$f" '(^|;)(_R|_ZN)[A-Za-z0-9_$.]+'

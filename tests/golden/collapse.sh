@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # kprof collapse against stackcollapse-perf.pl: 9 perf script inputs x 6
 # options, each output compared byte for byte with what the Perl script
-# wrote (shared/testdata/flamegraph-compat). Every mismatch is reported.
+# wrote (tests/golden/data, see its README). Every mismatch is reported.
 set -u
-: "${KPROF:?}" "${KP_SHARED:?}" "${KP_TMP:?}"
-data=$KP_SHARED/testdata/flamegraph-compat
+: "${KPROF:?}" "${KP_TESTS:?}" "${KP_TMP:?}"
+data=$KP_TESTS/golden/data
 tmp=$KP_TMP/collapse-golden
 mkdir -p "$tmp"
 fail=0 n=0

@@ -2,8 +2,8 @@
 # kprof collapse on hostile input: never a crash or a hang, a defined exit
 # status, lines it cannot use skipped and counted, no partial output file.
 set -u
-: "${KPROF:?}" "${KP_SHARED:?}" "${KP_TMP:?}"
-data=$KP_SHARED/testdata/flamegraph-compat
+: "${KPROF:?}" "${KP_TESTS:?}" "${KP_TMP:?}"
+data=$KP_TESTS/golden/data
 tmp=$KP_TMP/collapse-bad
 rm -rf "$tmp"
 mkdir -p "$tmp"

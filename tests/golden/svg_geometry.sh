@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # kprof flamegraph draws the frames flamegraph.pl draws: for each of the 54
-# collapsed files in the shared test data, the frame geometry of kprof's SVG
-# (name, samples, x, y, width as printed by tools/svg-frames) must equal
+# collapsed files in tests/golden/data, the frame geometry of kprof's SVG
+# (name, samples, x, y, width as printed by tests/tools/svg-frames) must equal
 # flamegraph.pl's, x and width within 0.05 px. Every mismatch is reported.
 set -u
-: "${KPROF:?}" "${KP_SHARED:?}" "${KP_TMP:?}"
-data=$KP_SHARED/testdata/flamegraph-compat
+: "${KPROF:?}" "${KP_TESTS:?}" "${KP_TMP:?}"
+data=$KP_TESTS/golden/data
 tmp=$KP_TMP/svg_geometry
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -24,10 +24,11 @@ done
 	exit 1
 }
 # one Python for all files: svg-frames is loaded as a module
-python3 - "$KP_SHARED/tools/svg-frames" "$data/svg-frames" "$tmp" <<'PY' || fail=$((fail + 1))
+python3 - "$KP_TESTS/tools/svg-frames" "$data/svg-frames" "$tmp" <<'PY' || fail=$((fail + 1))
 import importlib.machinery, importlib.util, os, sys
 
 tool, want_dir, got_dir = sys.argv[1:4]
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 loader = importlib.machinery.SourceFileLoader("svg_frames", tool)
 spec = importlib.util.spec_from_loader("svg_frames", loader)
 svg_frames = importlib.util.module_from_spec(spec)

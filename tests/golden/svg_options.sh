@@ -3,7 +3,7 @@
 # --minwidth, several inputs, bad input (malformed line, empty file,
 # garbage, a 10 MB line) and bad option values.
 set -u
-: "${KPROF:?}" "${KP_SHARED:?}" "${KP_TMP:?}"
+: "${KPROF:?}" "${KP_TESTS:?}" "${KP_TMP:?}"
 tmp=$KP_TMP/svg_options
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -159,10 +159,11 @@ done
 run --help >help.txt
 [ "$rc" -eq 0 ] && grep -q -- '--minwidth' help.txt || fail "--help"
 
-python3 - "$KP_SHARED/tools/svg-frames" checks.txt <<'PY' || fails=$((fails + 1))
+python3 - "$KP_TESTS/tools/svg-frames" checks.txt <<'PY' || fails=$((fails + 1))
 import importlib.machinery, importlib.util, sys
 import xml.etree.ElementTree as ET
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 loader = importlib.machinery.SourceFileLoader("svg_frames", sys.argv[1])
 spec = importlib.util.spec_from_loader("svg_frames", loader)
 svg_frames = importlib.util.module_from_spec(spec)

@@ -1,10 +1,11 @@
-/* Inline frames whose places are known, half of the time each:
+/* Inline frames whose places are known, half of the CPU time each (in
+ * slices of CPU time, see KP_SPIN_FOR):
  *   main -> inl_single_caller_kprof -> inl_single_kprof (inlined)
  *   main -> inl_caller_kprof -> inl_outer_kprof (inlined)
  *                            -> inl_inner_kprof (inlined into inl_outer_kprof)
  * Only the two callers exist as machine code; the always_inline functions
  * exist only in the DWARF (DW_TAG_inlined_subroutine).
- * Usage: inline SECONDS */
+ * Usage: inline CPU_SECONDS */
 #include <stdlib.h>
 #include <time.h>
 
@@ -52,11 +53,13 @@ __attribute__((noinline, noclone)) static void inl_caller_kprof(unsigned long n)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
-	double end = kp_seconds(CLOCK_MONOTONIC) + seconds;
+	/* CPU time, as spin.c: a loaded machine changes the run's length, not
+	 * its number of samples */
+	double end = kp_seconds(CLOCK_THREAD_CPUTIME_ID) + seconds;
 
-	while (kp_seconds(CLOCK_MONOTONIC) < end) {
-		inl_caller_kprof(200000);
-		inl_single_caller_kprof(200000);
+	while (kp_seconds(CLOCK_THREAD_CPUTIME_ID) < end) {
+		KP_SPIN_FOR(0.01, inl_caller_kprof(100000));
+		KP_SPIN_FOR(0.01, inl_single_caller_kprof(100000));
 	}
 	return 0;
 }

@@ -219,26 +219,16 @@ int main(int argc, char **argv)
 
 	double start = kp_seconds(CLOCK_MONOTONIC), end = start + seconds;
 	int appended = !grow;
-	for (unsigned round = 0; kp_seconds(CLOCK_MONOTONIC) < end; round++) {
+	while (kp_seconds(CLOCK_MONOTONIC) < end) {
 		if (!appended && kp_seconds(CLOCK_MONOTONIC) >= start + seconds / 3) {
 			map_append(right);
 			appended = 1;
 		}
-		/* time split: hot copy 3/6, native 2/6, odd copy 1/6 */
-		switch (round % 6) {
-		case 0:
-		case 1:
-		case 2:
-			run_jit_kprof((jit_fn)(uintptr_t)hot, 2000000);
-			break;
-		case 3:
-		case 4:
-			native_spin_kprof(1000000);
-			break;
-		default:
-			run_jit_kprof((jit_fn)(uintptr_t)odd, 2000000);
-			break;
-		}
+		/* CPU time split (see KP_SPIN_FOR): hot copy 3/6, native
+		 * 2/6, odd copy 1/6 */
+		KP_SPIN_FOR(0.015, run_jit_kprof((jit_fn)(uintptr_t)hot, 1000000));
+		KP_SPIN_FOR(0.010, native_spin_kprof(500000));
+		KP_SPIN_FOR(0.005, run_jit_kprof((jit_fn)(uintptr_t)odd, 1000000));
 	}
 	if (!appended)
 		map_append(right);

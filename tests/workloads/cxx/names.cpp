@@ -1,9 +1,10 @@
 // C++ names a profiler must demangle well: a function in an anonymous
 // namespace, a member of a class template, a function template in a
 // namespace, and a lambda's call operator. Each spins for a quarter of the
-// time. Usage: names SECONDS
-#include <chrono>
+// CPU time (in slices of CPU time, see KP_SPIN_FOR). Usage: names CPU_SECONDS
 #include <cstdlib>
+
+#include "../workload.h"
 
 static volatile unsigned long sink;
 
@@ -42,7 +43,9 @@ template <typename T> __attribute__((noinline, noclone)) T twice_kprof(T n)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? std::atof(argv[1]) : 1.0;
-	auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+	// CPU time, as spin.c: a loaded machine changes the run's length, not
+	// its number of samples
+	double end = kp_seconds(CLOCK_THREAD_CPUTIME_ID) + seconds;
 	auto lam = [](unsigned long n) __attribute__((noinline, noclone))
 	{
 		volatile unsigned long acc = 0;
@@ -51,11 +54,11 @@ int main(int argc, char **argv)
 		return (unsigned long)acc;
 	};
 
-	while (std::chrono::steady_clock::now() < end) {
-		hot_anon(200000);
-		Holder<int>::spin(200000);
-		sink += (unsigned long)kpns::twice_kprof<long>(200000);
-		sink += lam(200000);
+	while (kp_seconds(CLOCK_THREAD_CPUTIME_ID) < end) {
+		KP_SPIN_FOR(0.01, hot_anon(100000));
+		KP_SPIN_FOR(0.01, Holder<int>::spin(100000));
+		KP_SPIN_FOR(0.01, sink += (unsigned long)kpns::twice_kprof<long>(100000));
+		KP_SPIN_FOR(0.01, sink += lam(100000));
 	}
 	return 0;
 }

@@ -1,7 +1,6 @@
 #include "util/count.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -94,9 +93,15 @@ size_t kp_count_format(kp_count v, unsigned decimals, char *buf)
 
 double kp_count_double(kp_count v, unsigned decimals)
 {
+	/* powers of ten are exact doubles up to 10^22: one correctly rounded
+	 * division for the usual small values */
+	static const double pow10[KP_COUNT_MAX_DECIMALS + 1] = {
+		1e0,  1e1,  1e2,  1e3,	1e4,  1e5,  1e6,  1e7,	1e8,  1e9,
+		1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+	};
 	double x = (double)v;
 
-	/* exact powers of ten up to 10^22 make this one correctly rounded step
-	 * for the usual small values */
-	return decimals ? x / pow(10.0, (double)decimals) : x;
+	return decimals ? x / pow10[decimals <= KP_COUNT_MAX_DECIMALS ? decimals
+								      : KP_COUNT_MAX_DECIMALS]
+			: x;
 }

@@ -1,0 +1,380 @@
+/* The profile's tables are kp_seqtabs: a location is interned as its four
+ * 32-bit words, a sample as [comm, pid, tid, location ids...], a function
+ * as [name, file]; values live in an array parallel to the samples. */
+#include "profile/profile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/seqtab.h"
+#include "util/strtab.h"
+#include "util/u64map.h"
+#include "util/xalloc.h"
+
+#define ROOT_WORDS 3
+
+/* Where a location's frames are in the frame pool. */
+struct loc_frames {
+	uint32_t first, n;
+	bool named, resolved;
+};
+
+struct meta {
+	char *key, *value;
+};
+
+struct kp_profile {
+	struct kp_strtab *strings;
+
+	struct kp_profile_value_type types[KP_PROFILE_MAX_VALUES];
+	size_t ntypes;
+
+	struct kp_seqtab loc_keys;
+	struct kp_loc *locs; /* by location id */
+	struct loc_frames *loc_frames;
+	size_t locs_cap, loc_frames_cap;
+	struct kp_profile_frame *frames; /* the pool */
+	size_t nframes, frames_cap;
+
+	struct kp_seqtab fn_keys;
+	struct kp_profile_function *fns;
+	size_t fns_cap;
+
+	struct kp_profile_mapping *maps;
+	size_t nmaps, maps_cap;
+	struct kp_u64map map_of; /* kind << 32 | obj -> index + 1 */
+
+	struct kp_seqtab samples;
+	kp_count *values; /* ntypes per sample */
+	size_t values_cap;
+	kp_count totals[KP_PROFILE_MAX_VALUES];
+	uint32_t *key; /* scratch: the sample being added */
+	size_t key_cap;
+
+	struct meta *meta;
+	size_t nmeta, meta_cap;
+};
+
+struct kp_profile *kp_profile_new(void)
+{
+	struct kp_profile *p = kp_xcalloc(1, sizeof(*p));
+
+	p->strings = kp_strtab_new();
+	kp_seqtab_init(&p->loc_keys);
+	kp_seqtab_init(&p->fn_keys);
+	kp_seqtab_init(&p->samples);
+	kp_u64map_init(&p->map_of);
+	return p;
+}
+
+void kp_profile_free(struct kp_profile *p)
+{
+	if (!p)
+		return;
+	kp_strtab_free(p->strings);
+	kp_seqtab_fini(&p->loc_keys);
+	kp_seqtab_fini(&p->fn_keys);
+	kp_seqtab_fini(&p->samples);
+	kp_u64map_fini(&p->map_of);
+	free(p->locs);
+	free(p->loc_frames);
+	free(p->frames);
+	free(p->fns);
+	free(p->maps);
+	free(p->values);
+	free(p->key);
+	for (size_t i = 0; i < p->nmeta; i++) {
+		free(p->meta[i].key);
+		free(p->meta[i].value);
+	}
+	free(p->meta);
+	free(p);
+}
+
+/* ---- strings ---- */
+
+uint32_t kp_profile_intern(struct kp_profile *p, const char *s, size_t len)
+{
+	/* the strtab's ids start at 1: 0 is free to mean "" */
+	return len ? kp_strtab_intern(p->strings, s, len) : 0;
+}
+
+const char *kp_profile_str(const struct kp_profile *p, uint32_t id, size_t *len)
+{
+	if (!id || id > kp_strtab_count(p->strings)) {
+		if (len)
+			*len = 0;
+		return "";
+	}
+	if (len)
+		*len = kp_strtab_len(p->strings, id);
+	return kp_strtab_str(p->strings, id);
+}
+
+/* ---- value types ---- */
+
+int kp_profile_add_value_type(struct kp_profile *p, const char *type, const char *unit,
+			      unsigned decimals)
+{
+	struct kp_profile_value_type *t;
+
+	if (p->ntypes == KP_PROFILE_MAX_VALUES)
+		return -1;
+	t = &p->types[p->ntypes];
+	t->type = kp_profile_intern(p, type, strlen(type));
+	t->unit = kp_profile_intern(p, unit, strlen(unit));
+	t->decimals = decimals;
+	return (int)p->ntypes++;
+}
+
+size_t kp_profile_nvalues(const struct kp_profile *p)
+{
+	return p->ntypes;
+}
+
+const struct kp_profile_value_type *kp_profile_value_type(const struct kp_profile *p, size_t i)
+{
+	return i < p->ntypes ? &p->types[i] : NULL;
+}
+
+int kp_profile_find_value(const struct kp_profile *p, const char *type)
+{
+	for (size_t i = 0; i < p->ntypes; i++)
+		if (strcmp(kp_profile_str(p, p->types[i].type, NULL), type) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ---- locations and their frames ---- */
+
+uint32_t kp_profile_location(struct kp_profile *p, const struct kp_loc *loc)
+{
+	uint32_t w[4] = {(uint32_t)loc->addr, (uint32_t)(loc->addr >> 32), loc->obj, loc->kind};
+	bool added;
+	size_t id = kp_seqtab_intern(&p->loc_keys, w, 4, &added);
+
+	if (added) {
+		kp_xgrow(&p->locs, &p->locs_cap, id + 1, sizeof(*p->locs));
+		kp_xgrow(&p->loc_frames, &p->loc_frames_cap, id + 1, sizeof(*p->loc_frames));
+		p->locs[id] = *loc;
+		memset(&p->loc_frames[id], 0, sizeof(p->loc_frames[id]));
+	}
+	return (uint32_t)id;
+}
+
+uint32_t kp_profile_named_location(struct kp_profile *p, const char *name, size_t len,
+				   enum kp_frame_kind kind)
+{
+	uint32_t fn = kp_profile_function(p, kp_profile_intern(p, name, len), 0);
+	struct kp_loc loc = {.addr = (uint64_t)kind << 32 | fn, .kind = KP_LOC_NAMED};
+	uint32_t id = kp_profile_location(p, &loc);
+
+	if (!p->loc_frames[id].named) {
+		struct kp_profile_frame f = {.function = fn, .kind = (uint8_t)kind};
+
+		kp_profile_set_frames(p, id, &f, 1, true);
+	}
+	return id;
+}
+
+size_t kp_profile_nlocations(const struct kp_profile *p)
+{
+	return kp_seqtab_count(&p->loc_keys);
+}
+
+const struct kp_loc *kp_profile_loc(const struct kp_profile *p, uint32_t loc)
+{
+	return &p->locs[loc];
+}
+
+uint32_t kp_profile_function(struct kp_profile *p, uint32_t name, uint32_t file)
+{
+	uint32_t w[2] = {name, file};
+	bool added;
+	size_t id = kp_seqtab_intern(&p->fn_keys, w, 2, &added);
+
+	if (added) {
+		kp_xgrow(&p->fns, &p->fns_cap, id + 1, sizeof(*p->fns));
+		p->fns[id] = (struct kp_profile_function){name, file};
+	}
+	return (uint32_t)id;
+}
+
+size_t kp_profile_nfunctions(const struct kp_profile *p)
+{
+	return kp_seqtab_count(&p->fn_keys);
+}
+
+const struct kp_profile_function *kp_profile_function_at(const struct kp_profile *p, uint32_t fn)
+{
+	return &p->fns[fn];
+}
+
+void kp_profile_set_frames(struct kp_profile *p, uint32_t loc,
+			   const struct kp_profile_frame *frames, size_t n, bool resolved)
+{
+	struct loc_frames *lf = &p->loc_frames[loc];
+
+	/* renaming with as many frames reuses the slot; else they go at the end */
+	if (!lf->named || n > lf->n) {
+		kp_xgrow(&p->frames, &p->frames_cap, p->nframes + n, sizeof(*p->frames));
+		lf->first = (uint32_t)p->nframes;
+		p->nframes += n;
+	}
+	if (n)
+		memcpy(p->frames + lf->first, frames, n * sizeof(*frames));
+	lf->n = (uint32_t)n;
+	lf->named = true;
+	lf->resolved = resolved;
+}
+
+const struct kp_profile_frame *kp_profile_frames(const struct kp_profile *p, uint32_t loc,
+						 size_t *n, bool *resolved)
+{
+	const struct loc_frames *lf = &p->loc_frames[loc];
+
+	*n = lf->named ? lf->n : 0;
+	if (resolved)
+		*resolved = lf->named && lf->resolved;
+	return lf->named ? p->frames + lf->first : NULL;
+}
+
+/* ---- mappings ---- */
+
+static uint64_t map_key(uint32_t kind, uint32_t obj)
+{
+	return (uint64_t)kind << 32 | obj;
+}
+
+void kp_profile_set_mapping(struct kp_profile *p, const struct kp_profile_mapping *m)
+{
+	uint64_t at;
+
+	if (kp_u64map_get(&p->map_of, map_key(m->kind, m->obj), &at)) {
+		p->maps[at - 1] = *m;
+		return;
+	}
+	kp_xgrow(&p->maps, &p->maps_cap, p->nmaps + 1, sizeof(*p->maps));
+	p->maps[p->nmaps++] = *m;
+	kp_u64map_put(&p->map_of, map_key(m->kind, m->obj), p->nmaps);
+}
+
+size_t kp_profile_nmappings(const struct kp_profile *p)
+{
+	return p->nmaps;
+}
+
+const struct kp_profile_mapping *kp_profile_mapping_at(const struct kp_profile *p, size_t i)
+{
+	return i < p->nmaps ? &p->maps[i] : NULL;
+}
+
+const struct kp_profile_mapping *kp_profile_mapping_of(const struct kp_profile *p, uint32_t kind,
+						       uint32_t obj)
+{
+	uint64_t at;
+
+	return kp_u64map_get(&p->map_of, map_key(kind, obj), &at) ? &p->maps[at - 1] : NULL;
+}
+
+/* ---- samples ---- */
+
+bool kp_profile_add(struct kp_profile *p, const struct kp_profile_root *root, const uint32_t *locs,
+		    size_t n, const kp_count *values)
+{
+	size_t i, nv = p->ntypes;
+	bool added;
+
+	/* every sum is at most its total: checking the totals covers them */
+	for (size_t v = 0; v < nv; v++)
+		if (p->totals[v] + values[v] < p->totals[v])
+			return false;
+	kp_xgrow(&p->key, &p->key_cap, n + ROOT_WORDS, sizeof(*p->key));
+	p->key[0] = root->comm;
+	p->key[1] = root->pid;
+	p->key[2] = root->tid;
+	if (n)
+		memcpy(p->key + ROOT_WORDS, locs, n * sizeof(*locs));
+	i = kp_seqtab_intern(&p->samples, p->key, n + ROOT_WORDS, &added);
+	if (added) {
+		kp_xgrow(&p->values, &p->values_cap, (i + 1) * (nv ? nv : 1), sizeof(*p->values));
+		memset(p->values + i * nv, 0, nv * sizeof(*p->values));
+	}
+	for (size_t v = 0; v < nv; v++) {
+		p->values[i * nv + v] += values[v];
+		p->totals[v] += values[v];
+	}
+	return true;
+}
+
+size_t kp_profile_nsamples(const struct kp_profile *p)
+{
+	return kp_seqtab_count(&p->samples);
+}
+
+const uint32_t *kp_profile_sample(const struct kp_profile *p, size_t i,
+				  struct kp_profile_root *root, size_t *n, const kp_count **values)
+{
+	size_t len;
+	const uint32_t *w = kp_seqtab_words(&p->samples, i, &len);
+
+	if (root)
+		*root = (struct kp_profile_root){w[0], w[1], w[2]};
+	if (n)
+		*n = len - ROOT_WORDS;
+	if (values)
+		*values = p->values + i * p->ntypes;
+	return w + ROOT_WORDS;
+}
+
+kp_count kp_profile_total(const struct kp_profile *p, size_t v)
+{
+	return v < p->ntypes ? p->totals[v] : 0;
+}
+
+/* ---- metadata ---- */
+
+void kp_profile_set_meta(struct kp_profile *p, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	char *value;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	value = kp_xmalloc(len > 0 ? (size_t)len + 1 : 1);
+	va_start(ap, fmt);
+	vsnprintf(value, len > 0 ? (size_t)len + 1 : 1, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < p->nmeta; i++) {
+		if (strcmp(p->meta[i].key, key) == 0) {
+			free(p->meta[i].value);
+			p->meta[i].value = value;
+			return;
+		}
+	}
+	kp_xgrow(&p->meta, &p->meta_cap, p->nmeta + 1, sizeof(*p->meta));
+	p->meta[p->nmeta++] = (struct meta){kp_xstrdup(key), value};
+}
+
+size_t kp_profile_nmeta(const struct kp_profile *p)
+{
+	return p->nmeta;
+}
+
+void kp_profile_meta_at(const struct kp_profile *p, size_t i, const char **key, const char **value)
+{
+	*key = p->meta[i].key;
+	*value = p->meta[i].value;
+}
+
+const char *kp_profile_meta(const struct kp_profile *p, const char *key)
+{
+	for (size_t i = 0; i < p->nmeta; i++)
+		if (strcmp(p->meta[i].key, key) == 0)
+			return p->meta[i].value;
+	return NULL;
+}

@@ -1,0 +1,179 @@
+/* The profile model: strings, value types, locations and their frames,
+ * named locations, samples summed exactly per (root, stack), mappings and
+ * metadata. */
+#include <stdint.h>
+
+#include "kp_test.h"
+#include "profile/profile.h"
+
+static void test_strings_and_value_types(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	uint32_t a = kp_profile_intern(p, "main", 4), b = kp_profile_intern(p, "main;x", 4);
+	size_t len;
+
+	CHECK_EQ_INT(kp_profile_intern(p, "", 0), 0);
+	CHECK_EQ_STR(kp_profile_str(p, 0, &len), "");
+	CHECK_EQ_INT(len, 0);
+	CHECK_EQ_INT(a, b);
+	CHECK_EQ_STR(kp_profile_str(p, a, &len), "main");
+	CHECK_EQ_INT(len, 4);
+	/* an id never handed out reads as "" rather than crashing */
+	CHECK_EQ_STR(kp_profile_str(p, 12345, NULL), "");
+
+	CHECK_EQ_INT(kp_profile_add_value_type(p, "samples", "count", 0), 0);
+	CHECK_EQ_INT(kp_profile_add_value_type(p, "cpu", "nanoseconds", 0), 1);
+	CHECK_EQ_INT(kp_profile_nvalues(p), 2);
+	CHECK_EQ_STR(kp_profile_str(p, kp_profile_value_type(p, 1)->unit, NULL), "nanoseconds");
+	CHECK_EQ_INT(kp_profile_find_value(p, "cpu"), 1);
+	CHECK_EQ_INT(kp_profile_find_value(p, "wall"), -1);
+	CHECK_EQ_INT(kp_profile_add_value_type(p, "c", "u", 0), 2);
+	CHECK_EQ_INT(kp_profile_add_value_type(p, "d", "u", 0), 3);
+	CHECK_EQ_INT(kp_profile_add_value_type(p, "e", "u", 0), -1);
+	CHECK(kp_profile_value_type(p, 4) == NULL);
+	kp_profile_free(p);
+}
+
+static void test_locations_and_frames(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_loc k = {.addr = 0xffffffff81000010ull, .kind = KP_LOC_KERNEL};
+	struct kp_loc u = {.addr = 0x1234, .obj = 7, .kind = KP_LOC_USER};
+	uint32_t lk = kp_profile_location(p, &k), lu = kp_profile_location(p, &u);
+	uint32_t fn_main, fn_inl;
+	struct kp_profile_frame fr[2];
+	const struct kp_profile_frame *got;
+	size_t n;
+	bool resolved = true;
+
+	CHECK_EQ_INT(lk, 0);
+	CHECK_EQ_INT(lu, 1);
+	CHECK_EQ_INT(kp_profile_location(p, &u), 1);
+	u.obj = 8; /* same offset in another object: another location */
+	CHECK_EQ_INT(kp_profile_location(p, &u), 2);
+	CHECK(kp_profile_loc(p, lk)->addr == k.addr);
+	CHECK(kp_profile_frames(p, lu, &n, &resolved) == NULL);
+	CHECK_EQ_INT(n, 0);
+	CHECK(!resolved);
+
+	fn_main = kp_profile_function(p, kp_profile_intern(p, "main", 4),
+				      kp_profile_intern(p, "/src/a.c", 8));
+	fn_inl = kp_profile_function(p, kp_profile_intern(p, "inl", 3),
+				     kp_profile_intern(p, "/src/a.h", 8));
+	CHECK_EQ_INT(kp_profile_function(p, kp_profile_intern(p, "main", 4),
+					 kp_profile_intern(p, "/src/a.c", 8)),
+		     fn_main);
+	/* the same name in another file is another function */
+	CHECK(kp_profile_function(p, kp_profile_intern(p, "main", 4), 0) != fn_main);
+	fr[0] = (struct kp_profile_frame){fn_main, 10, KP_FRAME_USER};
+	fr[1] = (struct kp_profile_frame){fn_inl, 3, KP_FRAME_INLINE};
+	kp_profile_set_frames(p, lu, fr, 2, true);
+	got = kp_profile_frames(p, lu, &n, &resolved);
+	CHECK_EQ_INT(n, 2);
+	CHECK(resolved);
+	CHECK(got && got[1].function == fn_inl && got[1].line == 3 &&
+	      got[1].kind == KP_FRAME_INLINE);
+	CHECK_EQ_STR(kp_profile_str(p, kp_profile_function_at(p, got[0].function)->file, NULL),
+		     "/src/a.c");
+	/* renamed: fewer frames reuse the slot, a placeholder is not resolved */
+	fr[0] = (struct kp_profile_frame){
+		kp_profile_function(p, kp_profile_intern(p, "[unknown]", 9), 0), 0, KP_FRAME_USER};
+	kp_profile_set_frames(p, lu, fr, 1, false);
+	got = kp_profile_frames(p, lu, &n, &resolved);
+	CHECK_EQ_INT(n, 1);
+	CHECK(!resolved);
+	kp_profile_free(p);
+}
+
+static void test_named_locations(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	uint32_t a = kp_profile_named_location(p, "foo", 3, KP_FRAME_USER);
+	uint32_t b = kp_profile_named_location(p, "foo", 3, KP_FRAME_KERNEL);
+	const struct kp_profile_frame *f;
+	size_t n;
+
+	CHECK(a != b);
+	CHECK_EQ_INT(kp_profile_named_location(p, "foo", 3, KP_FRAME_USER), a);
+	CHECK_EQ_INT(kp_profile_loc(p, a)->kind, KP_LOC_NAMED);
+	f = kp_profile_frames(p, b, &n, NULL);
+	CHECK_EQ_INT(n, 1);
+	CHECK(f && f->kind == KP_FRAME_KERNEL);
+	CHECK_EQ_STR(kp_profile_str(p, kp_profile_function_at(p, f->function)->name, NULL), "foo");
+	kp_profile_free(p);
+}
+
+static void test_samples_sum_per_root_and_stack(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_profile_root r1 = {kp_profile_intern(p, "a.out", 5), 0, 0};
+	struct kp_profile_root r2 = {r1.comm, 42, 43};
+	uint32_t stack[3] = {0, 1, 2}, got_n;
+	kp_count v1[2] = {1, 10000000}, v2[2] = {1, 20000000}, big[2] = {~(kp_count)0, 0};
+	const kp_count *vals;
+	struct kp_profile_root root;
+	const uint32_t *locs;
+	size_t n;
+
+	kp_profile_add_value_type(p, "samples", "count", 0);
+	kp_profile_add_value_type(p, "cpu", "nanoseconds", 0);
+	CHECK(kp_profile_add(p, &r1, stack, 3, v1));
+	CHECK(kp_profile_add(p, &r1, stack, 3, v2));
+	CHECK(kp_profile_add(p, &r2, stack, 3, v1)); /* another task: another sample */
+	CHECK(kp_profile_add(p, &r1, stack, 2, v1)); /* a prefix: another sample */
+	CHECK(kp_profile_add(p, &r1, NULL, 0, v1));  /* no frames at all */
+	CHECK_EQ_INT(kp_profile_nsamples(p), 4);
+	locs = kp_profile_sample(p, 0, &root, &n, &vals);
+	CHECK_EQ_INT(n, 3);
+	CHECK(locs[2] == 2 && root.comm == r1.comm && root.pid == 0);
+	CHECK(vals[0] == 2 && vals[1] == 30000000);
+	kp_profile_sample(p, 1, &root, &n, &vals);
+	CHECK(root.pid == 42 && root.tid == 43 && vals[0] == 1);
+	kp_profile_sample(p, 3, NULL, &n, NULL);
+	CHECK_EQ_INT(n, 0);
+	CHECK(kp_profile_total(p, 0) == 5);
+	CHECK(kp_profile_total(p, 1) == 60000000);
+	CHECK(kp_profile_total(p, 2) == 0);
+	/* a sum past 2^128 is refused whole */
+	CHECK(!kp_profile_add(p, &r1, stack, 3, big));
+	CHECK(kp_profile_total(p, 0) == 5);
+	got_n = (uint32_t)kp_profile_nsamples(p);
+	CHECK_EQ_INT(got_n, 4);
+	kp_profile_free(p);
+}
+
+static void test_mappings_and_meta(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_profile_mapping m = {.kind = KP_LOC_USER,
+				       .obj = 3,
+				       .path = kp_profile_intern(p, "/usr/lib/libc.so.6", 18),
+				       .build_id = {0xab, 0xcd},
+				       .build_id_len = 2};
+	const char *k, *v;
+
+	kp_profile_set_mapping(p, &m);
+	m.obj = 4;
+	kp_profile_set_mapping(p, &m);
+	m.obj = 3;
+	m.build_id_len = 20;
+	kp_profile_set_mapping(p, &m); /* replaces */
+	CHECK_EQ_INT(kp_profile_nmappings(p), 2);
+	CHECK(kp_profile_mapping_of(p, KP_LOC_USER, 3)->build_id_len == 20);
+	CHECK(kp_profile_mapping_of(p, KP_LOC_JIT, 3) == NULL);
+	CHECK(kp_profile_mapping_at(p, 2) == NULL);
+
+	kp_profile_set_meta(p, KP_META_EVENT, "%s", "cpu-clock");
+	kp_profile_set_meta(p, KP_META_SAMPLES, "%d", 12);
+	kp_profile_set_meta(p, KP_META_EVENT, "%s", "cycles");
+	CHECK_EQ_INT(kp_profile_nmeta(p), 2);
+	kp_profile_meta_at(p, 0, &k, &v);
+	CHECK_EQ_STR(k, "event");
+	CHECK_EQ_STR(v, "cycles");
+	CHECK_EQ_STR(kp_profile_meta(p, "samples"), "12");
+	CHECK(kp_profile_meta(p, "nope") == NULL);
+	kp_profile_free(p);
+}
+
+KP_TEST_MAIN(test_strings_and_value_types, test_locations_and_frames, test_named_locations,
+	     test_samples_sum_per_root_and_stack, test_mappings_and_meta)

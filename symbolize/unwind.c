@@ -36,8 +36,8 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 /* Tables bigger than this are not read (node's are 5 MB). */
 #define MAX_TABLE_BYTES ((uint64_t)256 << 20)
 #define MAX_LOADS	16
-/* Objects touched by one unwind (each with its own load bias). */
-#define MAX_TOUCHED 32
+/* Objects an address space's unwinds have used (each with its load bias). */
+#define MAX_TOUCHED 64
 /* A frame pointer or CFA this far above the stack pointer is not "the
  * snapshot was too small" but garbage. */
 #define MAX_STACK_SPAN ((uint64_t)64 << 20)
@@ -76,17 +76,26 @@ struct touched {
 	uint64_t bias;
 };
 
+/* One process's libunwind address space and the objects whose tables its
+ * unwinds have read: libunwind's cache keeps rules by ip, and a cached rule
+ * may still read its CFA expression from the object's .eh_frame in a later
+ * unwind that never asked for the object's table. */
+struct aspace {
+	unw_addr_space_t as;
+	struct touched t[MAX_TOUCHED];
+	size_t nt;
+};
+
 /* One unwind's state: libunwind hands it to every accessor as arg. */
 struct uctx {
 	struct kp_unwinder *u;
 	const struct kp_unwind_input *in;
 	/* registers by libunwind's numbering (UNW_X86_64_RAX .. RIP) */
 	uint64_t regs[17];
-	uint32_t have; /* bit per register known */
-	uint64_t sp0;  /* address of stack[0] */
-	struct touched t[MAX_TOUCHED];
-	size_t nt;
-	uint64_t noinfo_ip; /* the last ip no table covered */
+	uint32_t have;	      /* bit per register known */
+	uint64_t sp0;	      /* address of stack[0] */
+	struct aspace *space; /* the process's address space */
+	uint64_t noinfo_ip;   /* the last ip no table covered */
 	bool noinfo;
 	bool beyond; /* a read fell above the snapshot (it was too small) */
 };
@@ -320,14 +329,19 @@ static bool map_bias(const struct utab *t, const struct kp_unwind_map *m, uint64
 
 static void touch(struct uctx *c, const struct utab *t, uint64_t bias)
 {
-	for (size_t i = 0; i < c->nt; i++)
-		if (c->t[i].t == t && c->t[i].bias == bias)
+	struct aspace *a = c->space;
+
+	for (size_t i = 0; i < a->nt; i++)
+		if (a->t[i].t == t && a->t[i].bias == bias)
 			return;
-	if (c->nt == MAX_TOUCHED)
-		c->nt--; /* keep the newest */
-	c->t[c->nt].t = t;
-	c->t[c->nt].bias = bias;
-	c->nt++;
+	if (a->nt == MAX_TOUCHED) {
+		/* forget the rules that may read the objects forgotten here */
+		unw_flush_cache(a->as, 0, 0);
+		a->nt = 0;
+	}
+	a->t[a->nt].t = t;
+	a->t[a->nt].bias = bias;
+	a->nt++;
 }
 
 /* Copies up to 8 bytes at addr from [lo, hi) of bytes (zero past hi). */
@@ -355,9 +369,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		memcpy(valp, in->stack + (addr - c->sp0), 8);
 		return 0;
 	}
-	for (size_t i = 0; i < c->nt; i++) {
-		const struct utab *t = c->t[i].t;
-		uint64_t va = addr - c->t[i].bias;
+	for (size_t i = 0; i < c->space->nt; i++) {
+		const struct utab *t = c->space->t[i].t;
+		uint64_t va = addr - c->space->t[i].bias;
 
 		for (size_t k = 0; k < t->nr; k++)
 			if (copy_word(t->r[k].bytes, t->r[k].lo, t->r[k].hi, va, valp))
@@ -365,10 +379,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	}
 	/* Elsewhere in a touched object's image: what a CIE's personality
 	 * pointer leads to (its GOT entry), which unwinding never uses. */
-	for (size_t i = 0; i < c->nt; i++) {
-		uint64_t va = addr - c->t[i].bias;
+	for (size_t i = 0; i < c->space->nt; i++) {
+		uint64_t va = addr - c->space->t[i].bias;
 
-		if (va >= c->t[i].t->img_lo && va < c->t[i].t->img_hi) {
+		if (va >= c->space->t[i].t->img_lo && va < c->space->t[i].t->img_hi) {
 			*valp = 0;
 			return 0;
 		}
@@ -490,6 +504,14 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
 
 /* ---- the unwinder ---- */
 
+static void space_free(struct aspace *a)
+{
+	if (!a)
+		return;
+	unw_destroy_addr_space(a->as);
+	free(a);
+}
+
 struct kp_unwinder *kp_unwind_new(struct kp_symbolizer *sym)
 {
 	struct kp_unwinder *u = kp_xcalloc(1, sizeof(*u));
@@ -517,7 +539,7 @@ void kp_unwind_free(struct kp_unwinder *u)
 			table_free((struct utab *)(uintptr_t)u->tabs.vals[i]);
 	for (size_t i = 0; i < u->spaces.nslots; i++)
 		if (u->spaces.keys[i] < UINT64_MAX - 1)
-			unw_destroy_addr_space((unw_addr_space_t)(uintptr_t)u->spaces.vals[i]);
+			space_free((struct aspace *)(uintptr_t)u->spaces.vals[i]);
 	kp_u64map_fini(&u->tabs);
 	kp_u64map_fini(&u->spaces);
 	free(u);
@@ -525,27 +547,34 @@ void kp_unwind_free(struct kp_unwinder *u)
 
 /* The process's address space: libunwind caches register rules by ip, so
  * processes never share one. */
-static unw_addr_space_t space_get(struct kp_unwinder *u, pid_t pid)
+static struct aspace *space_get(struct kp_unwinder *u, pid_t pid)
 {
 	uint64_t v;
-	unw_addr_space_t as;
+	struct aspace *a;
 
 	if (kp_u64map_get(&u->spaces, (uint64_t)(uint32_t)pid, &v))
-		return (unw_addr_space_t)(uintptr_t)v;
-	as = unw_create_addr_space(&u->acc, 0);
-	if (!as)
+		return (struct aspace *)(uintptr_t)v;
+	a = kp_xcalloc(1, sizeof(*a));
+	a->as = unw_create_addr_space(&u->acc, 0);
+	if (!a->as) {
+		free(a);
 		return NULL;
-	unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
-	kp_u64map_put(&u->spaces, (uint64_t)(uint32_t)pid, (uint64_t)(uintptr_t)as);
-	return as;
+	}
+	unw_set_caching_policy(a->as, UNW_CACHE_GLOBAL);
+	kp_u64map_put(&u->spaces, (uint64_t)(uint32_t)pid, (uint64_t)(uintptr_t)a);
+	return a;
 }
 
 void kp_unwind_flush(struct kp_unwinder *u, pid_t pid)
 {
 	uint64_t v;
 
-	if (kp_u64map_get(&u->spaces, (uint64_t)(uint32_t)pid, &v))
-		unw_flush_cache((unw_addr_space_t)(uintptr_t)v, 0, 0);
+	if (kp_u64map_get(&u->spaces, (uint64_t)(uint32_t)pid, &v)) {
+		struct aspace *a = (struct aspace *)(uintptr_t)v;
+
+		unw_flush_cache(a->as, 0, 0);
+		a->nt = 0;
+	}
 }
 
 void kp_unwind_forget(struct kp_unwinder *u, pid_t pid)
@@ -553,7 +582,7 @@ void kp_unwind_forget(struct kp_unwinder *u, pid_t pid)
 	uint64_t v;
 
 	if (kp_u64map_get(&u->spaces, (uint64_t)(uint32_t)pid, &v)) {
-		unw_destroy_addr_space((unw_addr_space_t)(uintptr_t)v);
+		space_free((struct aspace *)(uintptr_t)v);
 		kp_u64map_del(&u->spaces, (uint64_t)(uint32_t)pid);
 	}
 }
@@ -762,15 +791,16 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 {
 	struct uctx c;
 	struct walk w = {.ips = ips, .max = max, .end = KP_UNWIND_DEPTH};
-	unw_addr_space_t as;
+	struct aspace *a;
 	uint64_t ip, sp, bp;
 	bool leaf = true;
 
 	memset(res, 0, sizeof(*res));
-	if (!max || !ctx_init(&c, u, in) || !(as = space_get(u, in->pid))) {
+	if (!max || !ctx_init(&c, u, in) || !(a = space_get(u, in->pid))) {
 		res->end = KP_UNWIND_NO_REGS;
 		return -EINVAL;
 	}
+	c.space = a;
 	ip = c.regs[UNW_X86_64_RIP];
 	sp = c.regs[UNW_X86_64_RSP];
 	bp = c.have & (1u << UNW_X86_64_RBP) ? c.regs[UNW_X86_64_RBP] : 0;
@@ -795,7 +825,7 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 				c.regs[UNW_X86_64_RSP] = sp;
 				c.regs[UNW_X86_64_RBP] = bp;
 			}
-			if (unw_init_remote(&cur, as, &c) < 0) {
+			if (unw_init_remote(&cur, a->as, &c) < 0) {
 				w.end = KP_UNWIND_BAD_FRAME;
 				break;
 			}
@@ -817,17 +847,18 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 uint64_t kp_unwind_leaf(struct kp_unwinder *u, const struct kp_unwind_input *in, uint64_t fp_ret)
 {
 	struct uctx c;
-	unw_addr_space_t as;
+	struct aspace *a;
 	unw_cursor_t cur;
 	unw_word_t ip, bp, nip = 0, nbp = 0, nsp = 0;
 	bool tab;
 
 	if (!ctx_init(&c, u, in) || !(c.have & (1u << UNW_X86_64_RBP)) ||
-	    !(as = space_get(u, in->pid)))
+	    !(a = space_get(u, in->pid)))
 		return 0;
+	c.space = a;
 	ip = c.regs[UNW_X86_64_RIP];
 	bp = c.regs[UNW_X86_64_RBP];
-	if (!is_code(&c, ip, &tab) || !tab || unw_init_remote(&cur, as, &c) < 0)
+	if (!is_code(&c, ip, &tab) || !tab || unw_init_remote(&cur, a->as, &c) < 0)
 		return 0;
 	if (unw_step(&cur) <= 0 || c.noinfo)
 		return 0;

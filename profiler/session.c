@@ -779,7 +779,13 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 		process_sample(s, &rec.sample);
 		break;
 	case PERF_RECORD_MMAP2:
-		kp_unwind_flush(s->unw, (pid_t)rec.mmap2.pid);
+		/* libunwind keeps rules by address: forget them when code that
+		 * had rules may have changed (JITs map anonymous code all the
+		 * time, which has none) */
+		if (rec.mmap2.filename[0] == '/' ||
+		    kp_proctab_overlaps_file(s->procs, (pid_t)rec.mmap2.pid, rec.mmap2.addr,
+					     rec.mmap2.addr + rec.mmap2.len))
+			kp_unwind_flush(s->unw, (pid_t)rec.mmap2.pid);
 		kp_proctab_mmap(s->procs, (pid_t)rec.mmap2.pid, rec.mmap2.addr, rec.mmap2.len,
 				rec.mmap2.pgoff, rec.mmap2.maj, rec.mmap2.min, rec.mmap2.ino,
 				rec.mmap2.filename, rec.mmap2.build_id, rec.mmap2.build_id_size);

@@ -144,7 +144,7 @@ static void fresh_symbolizer(void)
 /* ---- a sample of this thread inside a known chain ---- */
 
 static uint64_t perf_regs[24];
-static uint64_t regs[17];
+static uint64_t regs[17], real_regs[17];
 static unsigned char *snap;
 static size_t snap_len;
 
@@ -306,6 +306,8 @@ static void test_unwind_garbage(void)
 	size_t total = 0, fp = 0;
 
 	fresh_symbolizer();
+	unw_outer_kprof(0);
+	memcpy(real_regs, regs, sizeof(regs));
 	read_maps();
 	u = kp_unwind_new(sym);
 	for (int iter = 0; iter < 20000; iter++) {
@@ -319,7 +321,12 @@ static void test_unwind_garbage(void)
 
 			memcpy(buf + i, &v, 8);
 		}
-		/* half the time a real snapshot with damaged words */
+		for (size_t r = 0; r < 17; r++)
+			regs[r] = garbage_word(sp, len);
+		regs[7] = sp; /* perf's SP, 8th in the mask */
+		if (rnd() % 4 == 0)
+			regs[8] = maps[rnd() % nmaps].start + rnd() % 256; /* ip in code */
+		/* half the time the real sample with a few damaged words */
 		if (iter & 1 && snap_len) {
 			len = snap_len < 8192 ? snap_len : 8192;
 			memcpy(buf, snap, len);
@@ -328,13 +335,10 @@ static void test_unwind_garbage(void)
 
 				memcpy(buf + (rnd() % (len / 8)) * 8, &v, 8);
 			}
-			sp = perf_regs[KP_PERF_REG_SP];
+			memcpy(regs, real_regs, sizeof(regs));
+			if (rnd() % 4 == 0)
+				regs[rnd() % 17] = garbage_word(perf_regs[KP_PERF_REG_SP], len);
 		}
-		for (size_t r = 0; r < 17; r++)
-			regs[r] = garbage_word(sp, len);
-		regs[7] = sp; /* perf's SP, 8th in the mask */
-		if (rnd() % 4 == 0)
-			regs[8] = maps[rnd() % nmaps].start + rnd() % 256; /* ip in code */
 		in = input(buf, len);
 		in.pid = (pid_t)(1 + rnd() % 4); /* a few address spaces */
 		CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 64, &res), 0);

@@ -32,16 +32,16 @@ run() {
 	check "$name: exit status 0" [ $? -eq 0 ]
 }
 
-# expect NAME ROOT LEAF_RE EXACT_RE PCT: at least PCT% of the leaf's
-# samples have exactly that stack, and there are enough of them
+# expect NAME ROOT LEAF_RE EXACT_RE PCT [MIN]: at least PCT% of the leaf's
+# samples have exactly that stack, and there are at least MIN (100) of them
 expect() {
-	local name=$1 root=$2 leaf=$3 exact=$4 pct=$5 r e l
+	local name=$1 root=$2 leaf=$3 exact=$4 pct=$5 min=${6:-100} r e l
 	r=$(leaf_exact "$T/$name.folded" "$root" "$leaf" "$exact")
 	e=${r% *}
 	l=${r#* }
 	echo "$name: $e of $l samples in $leaf have the exact stack"
 	[ "$e" -lt "$l" ] && grep -E "^$root;" "$T/$name.folded" | grep -vE "^$root;$exact$KTAIL " | sort -t' ' -k2 -rn | head -3
-	check "$name: at least 100 samples in the leaf ($l)" [ "$l" -ge 100 ]
+	check "$name: at least $min samples in the leaf ($l)" [ "$l" -ge "$min" ]
 	check "$name: >= $pct% of them exactly $root;$exact" at_least_pct "$e" "$l" "$pct"
 }
 
@@ -60,12 +60,14 @@ for b in fp nofp; do
 		expect "qsortcb_${b}_$mode" "qsortcb_$b" cmp_kprof \
 			"$START;main;sort_outer_kprof;qsort_r;(msort_with_tmp_\\[i\\];msort_with_tmp\\.part\\.0;)+cmp_kprof" 97
 
-		run "jitcopy_${b}_$mode" "$mode" "$KP_WORKLOADS/jitcopy_$b" 1
+		# jitcopy runs for wall time, half of it in the hot copy: fewer
+		# samples on a loaded machine
+		run "jitcopy_${b}_$mode" "$mode" "$KP_WORKLOADS/jitcopy_$b" 2
 		remove_map_of "$(sed -n 's/^pid //p' "$T/jitcopy_${b}_$mode.out")"
 		# from the JIT frame (no table) along its frame pointer, then with
 		# CFI again from run_jit_kprof on
 		expect "jitcopy_${b}_$mode" "jitcopy_$b" 'kprof_jit_hot_spin_\[j\]' \
-			"$START;main;run_jit_kprof;kprof_jit_hot_spin_\\[j\\]" 95
+			"$START;main;run_jit_kprof;kprof_jit_hot_spin_\\[j\\]" 95 50
 	done
 done
 

@@ -424,12 +424,12 @@ static void print_summary(const struct record_cli *c, const struct kp_session_st
 	if (c->stats)
 		fprintf(stderr,
 			"kprof: unwinding: %llu stacks from snapshots (median %.1f us, p99 %.1f "
-			"us), %llu continued with the kernel's chain, %llu leaves repaired; "
-			"unwind tables of %llu objects (%llu without), %.1f MB; rings %u "
-			"pages per CPU\n",
+			"us, %.3f s in all), %llu continued with the kernel's chain, %llu leaves "
+			"repaired; unwind tables of %llu objects (%llu without), %.1f MB read; "
+			"rings %u pages per CPU\n",
 			(unsigned long long)st->unwound, (double)st->unwind_ns_p50 / 1000.0,
-			(double)st->unwind_ns_p99 / 1000.0, (unsigned long long)st->spliced,
-			(unsigned long long)st->leaf_repaired,
+			(double)st->unwind_ns_p99 / 1000.0, (double)st->unwind_ns_total / 1e9,
+			(unsigned long long)st->spliced, (unsigned long long)st->leaf_repaired,
 			(unsigned long long)st->tables.objects,
 			(unsigned long long)st->tables.objects_no_table,
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);

@@ -230,11 +230,13 @@ static int add_ring(struct kp_session *s, int fd, int cpu, struct kp_diag *d)
 	return 0;
 }
 
-/* Rings big enough for half a second of samples per CPU, so a loop held up
- * by a slow round (or a loaded machine) loses nothing: a sample with a
- * stack snapshot is ~9 KB, and at 999 Hz a CPU writes 9 MB/s. The
- * wakeup comes at a quarter of the ring, so the 100 ms rounds, not
- * wakeups, set the pace. Total ring memory stays under 1 GiB. */
+/* Rings big enough for half a second of samples per CPU, five rounds, so
+ * a loop held up by a slow round or a loaded machine loses nothing: a
+ * sample with a stack snapshot is ~9 KB, and at 999 Hz a CPU writes 9 MB/s
+ * (a quarter of a second lost records on a machine with twice as many busy
+ * threads as CPUs). The wakeup comes at a quarter of the ring, so the
+ * 100 ms rounds rather than wakeups set the pace. Total ring memory stays
+ * under 1 GiB. */
 static void size_rings(struct kp_session *s, size_t ncpus)
 {
 	uint64_t rate = s->attr.freq ? s->attr.sample_freq : 1000;
@@ -668,6 +670,7 @@ static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, cons
 	ns = ns_between(&t0, &t1) / 100;
 	s->cost[ns < COST_BUCKETS - 1 ? ns : COST_BUCKETS - 1]++;
 	s->ncost++;
+	s->st.unwind_ns_total += ns_between(&t0, &t1);
 	s->st.unwound++;
 	s->st.ends[res.end]++;
 	n = res.n;

@@ -63,6 +63,7 @@ struct kp_session_stats {
 	uint64_t fp_cut;		       /* frame-pointer chains cut by validation */
 	uint64_t leaf_repaired;		       /* fp: the leaf's caller recovered from CFI */
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
+	uint64_t unwind_ns_total;	       /* of all of them */
 	struct kp_unwind_stats tables;	       /* unwind tables read */
 };
 

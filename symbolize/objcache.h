@@ -28,8 +28,8 @@ const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id);
 uint32_t kp_objcache_count(const struct kp_objcache *oc);
 /* The file descriptor object id holds while its file has not been read
  * for symbols yet (during the recording), or -1: for the unwinder, which
- * reads its unwind tables once from the same open file. Owned by the
- * cache; do not close. */
+ * reads the pages of its unwind tables it needs from the same open file.
+ * Owned by the cache; do not close. */
 int kp_objcache_fd(struct kp_objcache *oc, uint32_t id);
 /* The symbolizer's object cache (symbolize/ internal: the unwinder's way
  * to the same opened files). */

@@ -46,20 +46,30 @@ struct load_seg {
 	uint64_t off, filesz, vaddr, memsz;
 };
 
+/* Unwind tables are read from the object's file a page at a time, the
+ * first time a page is needed: an unwind reads a few FDEs and the
+ * binary search's path through .eh_frame_hdr, not whole tables (pread,
+ * not mmap: a file truncated under a mapping would raise SIGBUS). */
+#define TPAGE 4096
+
+struct trange {
+	uint64_t lo, hi; /* vaddr extent */
+	uint64_t off;	 /* file offset of lo */
+	unsigned char **pages;
+};
+
 /* What is kept of one object: its load segments (to turn a mapping into a
- * load bias) and a copy of the bytes of its unwind tables. */
+ * load bias) and the pages of its unwind tables read so far. */
 struct utab {
-	bool ok; /* has a usable .eh_frame_hdr search table */
+	uint32_t obj; /* symbolizer object id: whose file the pages come from */
+	bool ok;      /* has a usable .eh_frame_hdr search table */
 	struct load_seg segs[MAX_LOADS];
 	size_t nsegs;
 	uint64_t hdr_vaddr, table_vaddr, fde_count;
 	uint64_t img_lo, img_hi; /* the image's vaddr extent */
-	/* copies of the file's bytes, by vaddr: [0] .eh_frame_hdr, [1] .eh_frame
-	 * to the end of its segment (one range when they are adjacent) */
-	struct {
-		uint64_t lo, hi;
-		unsigned char *bytes;
-	} r[2];
+	/* by vaddr: .eh_frame_hdr, and .eh_frame to the end of its segment's
+	 * file bytes (one range when they are adjacent) */
+	struct trange r[2];
 	size_t nr;
 };
 
@@ -72,7 +82,7 @@ struct kp_unwinder {
 };
 
 struct touched {
-	const struct utab *t;
+	struct utab *t;
 	uint64_t bias;
 };
 
@@ -133,22 +143,19 @@ static bool vaddr_to_off(const struct utab *t, uint64_t vaddr, uint64_t *off, ui
 	return false;
 }
 
-static bool read_range(struct utab *t, int fd, uint64_t lo, uint64_t hi)
+/* Notes [lo, hi) as table bytes to read on demand. */
+static bool add_range(struct utab *t, uint64_t lo, uint64_t hi)
 {
 	uint64_t off, left;
-	unsigned char *b;
+	struct trange *r = &t->r[t->nr];
 
 	if (hi <= lo || hi - lo > MAX_TABLE_BYTES || !vaddr_to_off(t, lo, &off, &left) ||
 	    hi - lo > left)
 		return false;
-	b = kp_xmalloc(hi - lo);
-	if (!pread_all(fd, b, hi - lo, off)) {
-		free(b);
-		return false;
-	}
-	t->r[t->nr].lo = lo;
-	t->r[t->nr].hi = hi;
-	t->r[t->nr].bytes = b;
+	r->lo = lo;
+	r->hi = hi;
+	r->off = off;
+	r->pages = kp_xcalloc((hi - lo + TPAGE - 1) / TPAGE, sizeof(*r->pages));
 	t->nr++;
 	return true;
 }
@@ -271,10 +278,10 @@ static void table_load(struct utab *t, int fd)
 		} else if (ehf + left == lo || (ehf < lo && ehf + left >= hi)) {
 			lo = ehf < lo ? ehf : lo;
 			hi = ehf + left > hi ? ehf + left : hi;
-		} else if (!read_range(t, fd, ehf, ehf + left)) {
+		} else if (!add_range(t, ehf, ehf + left)) {
 			return;
 		}
-		if (!read_range(t, fd, lo, hi))
+		if (!add_range(t, lo, hi))
 			return;
 	}
 	t->ok = true;
@@ -284,8 +291,11 @@ static void table_free(struct utab *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nr; i++)
-		free(t->r[i].bytes);
+	for (size_t i = 0; i < t->nr; i++) {
+		for (uint64_t p = 0; p < (t->r[i].hi - t->r[i].lo + TPAGE - 1) / TPAGE; p++)
+			free(t->r[i].pages[p]);
+		free(t->r[i].pages);
+	}
 	free(t);
 }
 
@@ -300,12 +310,11 @@ static struct utab *table_get(struct kp_unwinder *u, uint32_t obj)
 	if (kp_u64map_get(&u->tabs, obj, &v))
 		return (struct utab *)(uintptr_t)v;
 	t = kp_xcalloc(1, sizeof(*t));
+	t->obj = obj;
 	table_load(t, kp_objcache_fd(u->objs, obj));
 	u->st.objects++;
 	if (!t->ok)
 		u->st.objects_no_table++;
-	for (size_t i = 0; i < t->nr; i++)
-		u->st.table_bytes += t->r[i].hi - t->r[i].lo;
 	kp_u64map_put(&u->tabs, obj, (uint64_t)(uintptr_t)t);
 	return t;
 }
@@ -327,7 +336,7 @@ static bool map_bias(const struct utab *t, const struct kp_unwind_map *m, uint64
 
 /* ---- libunwind's accessors ---- */
 
-static void touch(struct uctx *c, const struct utab *t, uint64_t bias)
+static void touch(struct uctx *c, struct utab *t, uint64_t bias)
 {
 	struct aspace *a = c->space;
 
@@ -344,17 +353,54 @@ static void touch(struct uctx *c, const struct utab *t, uint64_t bias)
 	a->nt++;
 }
 
-/* Copies up to 8 bytes at addr from [lo, hi) of bytes (zero past hi). */
-static bool copy_word(const unsigned char *bytes, uint64_t lo, uint64_t hi, uint64_t addr,
+/* Page p of range r, read from the object's file on first use; NULL when
+ * it cannot be read (the file went away from the object cache). */
+static const unsigned char *table_page(struct kp_unwinder *u, struct utab *t, struct trange *r,
+				       uint64_t p)
+{
+	uint64_t len = r->hi - r->lo - p * TPAGE;
+	int fd;
+
+	if (r->pages[p])
+		return r->pages[p];
+	fd = kp_objcache_fd(u->objs, t->obj);
+	if (len > TPAGE)
+		len = TPAGE;
+	r->pages[p] = kp_xmalloc(TPAGE);
+	if (fd < 0 || !pread_all(fd, r->pages[p], len, r->off + p * TPAGE)) {
+		free(r->pages[p]);
+		r->pages[p] = NULL;
+		return NULL;
+	}
+	u->st.table_bytes += TPAGE;
+	return r->pages[p];
+}
+
+/* Reads up to 8 bytes at vaddr va of range r into *valp (zeros past its
+ * end): 1 done, 0 not in r, -1 unreadable. */
+static int range_word(struct kp_unwinder *u, struct utab *t, struct trange *r, uint64_t va,
 		      unw_word_t *valp)
 {
-	uint64_t v = 0;
+	unsigned char b[8] = {0};
+	uint64_t n, v;
 
-	if (addr < lo || addr >= hi)
-		return false;
-	memcpy(&v, bytes + (addr - lo), hi - addr < 8 ? (size_t)(hi - addr) : 8);
+	if (va < r->lo || va >= r->hi)
+		return 0;
+	n = r->hi - va < 8 ? r->hi - va : 8;
+	for (uint64_t i = 0; i < n;) {
+		uint64_t at = va + i - r->lo, p = at / TPAGE, in = TPAGE - at % TPAGE;
+		const unsigned char *pg = table_page(u, t, r, p);
+
+		if (!pg)
+			return -1;
+		if (in > n - i)
+			in = n - i;
+		memcpy(b + i, pg + at % TPAGE, in);
+		i += in;
+	}
+	memcpy(&v, b, 8);
 	*valp = v;
-	return true;
+	return 1;
 }
 
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
@@ -370,12 +416,15 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		return 0;
 	}
 	for (size_t i = 0; i < c->space->nt; i++) {
-		const struct utab *t = c->space->t[i].t;
+		struct utab *t = c->space->t[i].t;
 		uint64_t va = addr - c->space->t[i].bias;
 
-		for (size_t k = 0; k < t->nr; k++)
-			if (copy_word(t->r[k].bytes, t->r[k].lo, t->r[k].hi, va, valp))
-				return 0;
+		for (size_t k = 0; k < t->nr; k++) {
+			int r = range_word(c->u, t, &t->r[k], va, valp);
+
+			if (r)
+				return r > 0 ? 0 : -UNW_EINVAL;
+		}
 	}
 	/* Elsewhere in a touched object's image: what a CIE's personality
 	 * pointer leads to (its GOT entry), which unwinding never uses. */
@@ -440,7 +489,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 {
 	struct uctx *c = arg;
 	struct kp_unwind_map m;
-	const struct utab *t;
+	struct utab *t;
 	unw_dyn_info_t di;
 	uint64_t bias;
 	int ret;

@@ -91,10 +91,11 @@ static void help(void)
 	     "                          instructions, cpu-clock, task-clock, page-faults, ...\n"
 	     "  -g, --call-graph MODE   how user stacks are unwound (kernel frames always come\n"
 	     "                          from the kernel's frame-pointer walk):\n"
-	     "                          auto (default): CFI (.eh_frame) over a copy of the\n"
-	     "                            stack, frame pointers where no table covers a frame\n"
-	     "                          dwarf[,SIZE]: the same, only from a SIZE-byte copy\n"
-	     "                            of the stack (default 8192)\n"
+	     "                          auto[,SIZE] (default): CFI (.eh_frame) over a copy of\n"
+	     "                            the stack (8192 bytes), frame pointers where no\n"
+	     "                            table covers a frame, the kernel's chain past it\n"
+	     "                          dwarf[,SIZE]: the same without the kernel's chain\n"
+	     "                            past the copy\n"
 	     "                          fp: the kernel's frame-pointer walk, validated, with\n"
 	     "                            the leaf's caller recovered from its CFI\n"
 	     "                          -g alone keeps the default (perf compatibility)\n"
@@ -153,7 +154,7 @@ static int parse_u64(const char *arg, uint64_t *v)
 	return errno || *end || end == arg || arg[0] == '-' ? -EINVAL : 0;
 }
 
-/* -g / --call-graph MODE: fp, dwarf[,SIZE] or auto. Returns 0, -EINVAL
+/* -g / --call-graph MODE: fp, dwarf[,SIZE] or auto[,SIZE]. Returns 0, -EINVAL
  * for an unknown mode or -ERANGE for a bad size. */
 static int parse_callgraph(const char *arg, struct kp_attr_opts *a)
 {
@@ -163,7 +164,7 @@ static int parse_callgraph(const char *arg, struct kp_attr_opts *a)
 
 	if (len == 2 && strncmp(arg, "fp", 2) == 0 && !comma)
 		a->callgraph = KP_CALLGRAPH_FP;
-	else if (len == 4 && strncmp(arg, "auto", 4) == 0 && !comma)
+	else if (len == 4 && strncmp(arg, "auto", 4) == 0)
 		a->callgraph = KP_CALLGRAPH_AUTO;
 	else if (len == 5 && strncmp(arg, "dwarf", 5) == 0)
 		a->callgraph = KP_CALLGRAPH_DWARF;
@@ -322,7 +323,8 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 				goto usage;
 			}
 			if (r < 0) {
-				kp_err("--call-graph: unknown mode '%s' (auto, fp, dwarf[,SIZE])",
+				kp_err("--call-graph: unknown mode '%s' (auto[,SIZE], fp, "
+				       "dwarf[,SIZE])",
 				       optarg);
 				goto usage;
 			}

@@ -202,7 +202,7 @@ static bool hdr_pointer(const unsigned char *p, const unsigned char *end, uint8_
 static void table_load(struct utab *t, int fd)
 {
 	Elf64_Ehdr eh;
-	uint64_t hdr_off = 0, hdr_vaddr = 0, hdr_size = 0, ehf = 0, p_len;
+	uint64_t hdr_vaddr = 0, hdr_size = 0, ehf = 0, p_len;
 	bool have_hdr = false;
 	unsigned char hdr[32];
 	size_t len, pos;
@@ -227,12 +227,10 @@ static void table_load(struct utab *t, int fd)
 				t->img_hi = ph.p_vaddr + ph.p_memsz;
 		} else if (ph.p_type == PT_GNU_EH_FRAME) {
 			have_hdr = true;
-			hdr_off = ph.p_offset;
 			hdr_vaddr = ph.p_vaddr;
 			hdr_size = ph.p_filesz;
 		}
 	}
-	(void)hdr_off;
 	if (!t->nsegs || !have_hdr || hdr_size < 12)
 		return;
 	/* version 1; eh_frame_ptr; fde_count (udata4); table of (sdata4

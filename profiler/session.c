@@ -619,11 +619,12 @@ static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
 	return (uint64_t)((b->tv_sec - a->tv_sec) * 1000000000LL + (b->tv_nsec - a->tv_nsec));
 }
 
-/* The sample's user stack, leaf first, into user[] (cap MAX_FRAMES) from
- * the kernel's chain kc[0..nkc) and/or the snapshot, as the mode says.
- * Returns the number of frames; *cut says the stack is not whole. */
+/* The sample's user stack, leaf first, into user[0..max) from the kernel's
+ * chain kc[0..nkc) (chain_full: it stopped at the kernel's depth limit)
+ * and/or the snapshot, as the mode says. Returns the number of frames;
+ * *cut says the stack is not whole. */
 static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, const uint64_t *kc,
-			 size_t nkc, uint64_t *user, size_t max, bool *cut)
+			 size_t nkc, bool chain_full, uint64_t *user, size_t max, bool *cut)
 {
 	enum kp_callgraph mode = s->opts.attr.callgraph;
 	struct map_arg ma = {s, (pid_t)smp->pid};
@@ -658,7 +659,7 @@ static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, cons
 				s->st.leaf_repaired++;
 			}
 		}
-		if (nkc >= s->attr.sample_max_stack && !*cut)
+		if (chain_full)
 			*cut = true; /* the kernel stopped at its depth limit */
 		if (*cut)
 			s->st.fp_cut++;
@@ -691,7 +692,7 @@ static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, cons
 			/* validate from the spliced frame on */
 			more = validate_fp(s, (pid_t)smp->pid, user + n - 1, more + 1, &kcut) - 1;
 			n += more;
-			*cut = kcut || nkc >= s->attr.sample_max_stack;
+			*cut = kcut || chain_full;
 			s->st.spliced++;
 			break;
 		}
@@ -733,8 +734,10 @@ static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 	}
 	if (!nkc && smp->user_mode)
 		kc[nkc++] = smp->ip; /* -g dwarf asks for no user chain */
+	/* the kernel's limit counts kernel and user entries together */
 	if (smp->pid > 0)
-		nu = user_stack(s, smp, kc, nkc, user, MAX_FRAMES - nk, &cut);
+		nu = user_stack(s, smp, kc, nkc, nk + nkc >= s->attr.sample_max_stack, user,
+				MAX_FRAMES - nk, &cut);
 	/* return addresses point after the call: look up the call */
 	for (size_t i = 0; i < nk; i++) {
 		struct kp_loc loc = {.addr = kern[i] - (i && kern[i]), .kind = KP_LOC_KERNEL};

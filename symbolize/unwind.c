@@ -105,9 +105,8 @@ struct uctx {
 	uint32_t have;	      /* bit per register known */
 	uint64_t sp0;	      /* address of stack[0] */
 	struct aspace *space; /* the process's address space */
-	uint64_t noinfo_ip;   /* the last ip no table covered */
-	bool noinfo;
-	bool beyond; /* a read fell above the snapshot (it was too small) */
+	bool noinfo;	      /* the step's find_proc_info found no table */
+	bool beyond;	      /* a read fell above the snapshot (it was too small) */
 };
 
 /* ---- unwind tables, once per object ---- */
@@ -510,7 +509,6 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	return ret;
 noinfo:
 	c->noinfo = true;
-	c->noinfo_ip = ip;
 	return -UNW_ENOINFO;
 }
 
@@ -790,8 +788,11 @@ static bool dwarf_walk(struct uctx *c, unw_cursor_t *cur, struct walk *w, uint64
 		c->noinfo = false;
 		c->beyond = false;
 		ret = unw_step(cur);
-		if (c->noinfo && c->noinfo_ip == *ip)
-			return true; /* no table here: libunwind guessed; walk it ourselves */
+		/* No table covered this frame (libunwind looks up ip - 1 for a
+		 * return address): libunwind guessed along bp on its own; walk
+		 * it ourselves instead, validated. */
+		if (c->noinfo)
+			return true;
 		if (ret == 0) {
 			w->end = KP_UNWIND_OUTERMOST;
 			return false;

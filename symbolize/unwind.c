@@ -869,7 +869,11 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 				 * ip, sp and bp are known */
 				c.have = 1u << UNW_X86_64_RIP | 1u << UNW_X86_64_RSP |
 					 1u << UNW_X86_64_RBP;
-				c.regs[UNW_X86_64_RIP] = ip;
+				/* ip is a return address: libunwind takes the first
+				 * frame's as exact, so give it the call's own byte
+				 * (the rules in force at the call, also when the call
+				 * is its function's last instruction) */
+				c.regs[UNW_X86_64_RIP] = ip - 1;
 				c.regs[UNW_X86_64_RSP] = sp;
 				c.regs[UNW_X86_64_RBP] = bp;
 			}

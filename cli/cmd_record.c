@@ -29,6 +29,7 @@ enum {
 	OPT_DEBUGINFO_DIR,
 	OPT_NO_CACHE,
 	OPT_CALL_GRAPH,
+	OPT_STATS,
 	OPT_VERSION,
 	OPT_HELP,
 };
@@ -56,6 +57,7 @@ static const struct option record_longopts[] = {
 	{"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	{"debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR},
 	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
+	{"stats", no_argument, NULL, OPT_STATS},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"help", no_argument, NULL, OPT_HELP},
 };
@@ -87,9 +89,18 @@ static void help(void)
 	     "  -c, --count N           one sample every N events instead of a frequency\n"
 	     "  -e, --event EVENT       cycles (default; falls back to cpu-clock without a PMU),\n"
 	     "                          instructions, cpu-clock, task-clock, page-faults, ...\n"
-	     "  -g                      callchains (always on; accepted for perf compatibility)\n"
-	     "      --call-graph fp     walk frame pointers (the default)\n"
-	     "  -m, --mmap-pages N      ring buffer pages per CPU (power of two, default 128)\n"
+	     "  -g, --call-graph MODE   how user stacks are unwound (kernel frames always come\n"
+	     "                          from the kernel's frame-pointer walk):\n"
+	     "                          auto[,SIZE] (default): CFI (.eh_frame) over a copy of\n"
+	     "                            the stack (8192 bytes), frame pointers where no\n"
+	     "                            table covers a frame, the kernel's chain past it\n"
+	     "                          dwarf[,SIZE]: the same without the kernel's chain\n"
+	     "                            past the copy\n"
+	     "                          fp: the kernel's frame-pointer walk, validated, with\n"
+	     "                            the leaf's caller recovered from its CFI\n"
+	     "                          -g alone keeps the default (perf compatibility)\n"
+	     "  -m, --mmap-pages N      ring buffer pages per CPU (power of two; default: sized\n"
+	     "                          from frequency, stack copy size and CPUs)\n"
 	     "Output:\n"
 	     "  -f, --format FMT        svg (default) or folded\n"
 	     "  -o, --output FILE       write here instead of stdout (atomically)\n"
@@ -103,6 +114,7 @@ static void help(void)
 	     "                          kallsyms copy and build indexes kept in\n"
 	     "                          $XDG_CACHE_HOME/kprof (~/.cache/kprof); keep none\n"
 	     "  -q, --quiet             no summary line\n"
+	     "      --stats             also print how user stacks were unwound and its cost\n"
 	     "      --version           print the version\n"
 	     "      --help              this text\n"
 	     "Flame graph (with -f svg):");
@@ -142,6 +154,32 @@ static int parse_u64(const char *arg, uint64_t *v)
 	return errno || *end || end == arg || arg[0] == '-' ? -EINVAL : 0;
 }
 
+/* -g / --call-graph MODE: fp, dwarf[,SIZE] or auto[,SIZE]. Returns 0, -EINVAL
+ * for an unknown mode or -ERANGE for a bad size. */
+static int parse_callgraph(const char *arg, struct kp_attr_opts *a)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	uint64_t size = 0;
+
+	if (len == 2 && strncmp(arg, "fp", 2) == 0 && !comma)
+		a->callgraph = KP_CALLGRAPH_FP;
+	else if (len == 4 && strncmp(arg, "auto", 4) == 0)
+		a->callgraph = KP_CALLGRAPH_AUTO;
+	else if (len == 5 && strncmp(arg, "dwarf", 5) == 0)
+		a->callgraph = KP_CALLGRAPH_DWARF;
+	else
+		return -EINVAL;
+	if (comma) {
+		if (parse_u64(comma + 1, &size) < 0 || size < 64 || size > KP_STACK_DUMP_MAX)
+			return -ERANGE;
+		a->stack_dump_size = (uint32_t)((size + 7) & ~7ULL);
+		if (a->stack_dump_size > KP_STACK_DUMP_MAX)
+			a->stack_dump_size = KP_STACK_DUMP_MAX;
+	}
+	return 0;
+}
+
 /* The progress line on a terminal: rewritten in place. */
 static void show_progress(void *arg, const struct kp_session_stats *st)
 {
@@ -160,6 +198,7 @@ struct record_cli {
 	bool folded;
 	bool annotate;
 	bool quiet;
+	bool stats;
 	bool event_given;
 	bool no_cache;
 	const char **dirs;
@@ -269,15 +308,24 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			c->quiet = true;
 			break;
 		case 'g':
+			/* perf's -g takes no mode; kprof's takes one when the next
+			 * word is one, so `-g cmd` and `-g -- cmd` still work */
+			if (optind < argc && parse_callgraph(argv[optind], &c->sess.attr) == 0)
+				optind++;
 			break;
 		case OPT_CALL_GRAPH:
-			if (strcmp(optarg, "fp") == 0) {
-				c->sess.attr.callgraph = KP_CALLGRAPH_FP;
-			} else if (strcmp(optarg, "dwarf") == 0) {
-				kp_err("--call-graph dwarf is not built yet; use fp");
-				goto fail;
-			} else {
-				kp_err("--call-graph: unknown mode '%s' (fp)", optarg);
+			r = parse_callgraph(optarg, &c->sess.attr);
+			if (r == -ERANGE) {
+				kp_err("--call-graph: the stack copy size must be 64 to %d bytes, "
+				       "got "
+				       "'%s'",
+				       KP_STACK_DUMP_MAX, optarg);
+				goto usage;
+			}
+			if (r < 0) {
+				kp_err("--call-graph: unknown mode '%s' (auto[,SIZE], fp, "
+				       "dwarf[,SIZE])",
+				       optarg);
 				goto usage;
 			}
 			break;
@@ -302,6 +350,9 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			break;
 		case OPT_NO_CACHE:
 			c->no_cache = true;
+			break;
+		case OPT_STATS:
+			c->stats = true;
 			break;
 		case OPT_VERSION:
 			printf("kprof %s\n", KPROF_VERSION);
@@ -351,24 +402,61 @@ static void warn_no_samples(const struct record_cli *c, const struct kp_session_
 			st->seconds, period);
 }
 
+static const char *const end_names[KP_UNWIND_NEND] = {
+	[KP_UNWIND_OUTERMOST] = "whole",	   [KP_UNWIND_SNAPSHOT] = "snapshot too small",
+	[KP_UNWIND_DEPTH] = "depth limit",	   [KP_UNWIND_BAD_FRAME] = "bad frame",
+	[KP_UNWIND_NO_REGS] = "no user registers",
+};
+
 static void print_summary(const struct record_cli *c, const struct kp_session_stats *st,
 			  const char *where)
 {
 	uint64_t unres =
 		st->unresolved[0] + st->unresolved[1] + st->unresolved[2] + st->unresolved[3];
 	double share = st->frames ? 100.0 * (double)unres / (double)st->frames : 0.0;
+	char trunc[256] = "";
+	size_t len = 0;
 
 	if (c->quiet)
 		return;
+	/* why stacks were cut, by cause (the fp chain's own cuts included) */
+	for (int e = KP_UNWIND_SNAPSHOT; e < KP_UNWIND_NEND; e++)
+		if (st->ends[e])
+			len += (size_t)snprintf(trunc + len, sizeof(trunc) - len, "%s %s %llu",
+						len ? "," : ":", end_names[e],
+						(unsigned long long)st->ends[e]);
+	if (st->fp_cut)
+		snprintf(trunc + len, sizeof(trunc) - len, "%s frame-pointer chain cut %llu",
+			 len ? "," : ":", (unsigned long long)st->fp_cut);
 	fprintf(stderr,
 		"kprof: %llu samples, %llu lost, %zu process%s, %.1f s; %.1f%% of frames "
-		"unresolved (kernel %llu, user %llu, JIT %llu, other %llu); profile in %s\n",
+		"unresolved (kernel %llu, user %llu, JIT %llu, other %llu); %llu stacks "
+		"truncated%s; profile in %s\n",
 		(unsigned long long)st->samples, (unsigned long long)st->lost, st->nprocs,
 		st->nprocs == 1 ? "" : "es", st->seconds, share,
 		(unsigned long long)st->unresolved[KP_LOC_KERNEL],
 		(unsigned long long)st->unresolved[KP_LOC_USER],
 		(unsigned long long)st->unresolved[KP_LOC_JIT],
-		(unsigned long long)st->unresolved[KP_LOC_UNKNOWN], where);
+		(unsigned long long)st->unresolved[KP_LOC_UNKNOWN],
+		(unsigned long long)st->truncated, trunc, where);
+	if (st->lost)
+		fprintf(stderr,
+			"kprof: %llu records were lost: the rings (%u pages per CPU) filled "
+			"faster than kprof read them; -m %u would avoid it\n",
+			(unsigned long long)st->lost, st->ring_pages,
+			st->ring_pages < (1u << 18) ? st->ring_pages * 4 : st->ring_pages);
+	if (c->stats)
+		fprintf(stderr,
+			"kprof: unwinding: %llu stacks from snapshots (median %.1f us, p99 %.1f "
+			"us, %.3f s in all), %llu continued with the kernel's chain, %llu leaves "
+			"repaired; unwind tables of %llu objects (%llu without), %.1f MB read; "
+			"rings %u pages per CPU\n",
+			(unsigned long long)st->unwound, (double)st->unwind_ns_p50 / 1000.0,
+			(double)st->unwind_ns_p99 / 1000.0, (double)st->unwind_ns_total / 1e9,
+			(unsigned long long)st->spliced, (unsigned long long)st->leaf_repaired,
+			(unsigned long long)st->tables.objects,
+			(unsigned long long)st->tables.objects_no_table,
+			(double)st->tables.table_bytes / 1e6, st->ring_pages);
 }
 
 /* The lines under the title of a recorded flame graph. */
@@ -417,7 +505,9 @@ int kp_cmd_record(int argc, char **argv)
 	kp_perf_event_lookup("cycles", &c.sess.attr.event);
 	c.sess.attr.freq = 99;
 	c.sess.attr.build_id = true;
-	c.sess.attr.max_stack = 127;
+	c.sess.attr.max_stack =
+		(uint16_t)(kp_perf_max_stack() < KP_SESSION_MAX_FRAMES ? kp_perf_max_stack()
+								       : KP_SESSION_MAX_FRAMES);
 	kp_svg_opts_init(&c.svg);
 
 	r = parse_args(&c, argc, argv, &first);

@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolize/unwind.h"
+
 static const struct {
 	const char *name;
 	uint32_t type;
@@ -65,13 +67,6 @@ const char *kp_perf_event_names(void)
 	return buf;
 }
 
-/* x86-64 registers libunwind needs to start a DWARF unwind: ip, sp, bp and
- * the callee-saved ones (perf_regs.h numbering). */
-#define KP_X86_REGS_MASK                                                                        \
-	((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) |    \
-	 (1ULL << 6) | (1ULL << 7) | (1ULL << 8) | (1ULL << 16) | (1ULL << 17) | (1ULL << 18) | \
-	 (1ULL << 19) | (1ULL << 20) | (1ULL << 21) | (1ULL << 22) | (1ULL << 23))
-
 void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_record_layout *layout,
 		       const struct kp_attr_opts *o)
 {
@@ -87,11 +82,16 @@ void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_record_layout *la
 	}
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-	if (o->callgraph == KP_CALLGRAPH_DWARF) {
-		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		attr->sample_regs_user = KP_X86_REGS_MASK;
-		attr->sample_stack_user = o->stack_dump_size;
-	}
+	/* every mode reads the user registers and the top of the user stack:
+	 * dwarf and auto unwind from them, fp repairs its leaf with them */
+	attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	attr->sample_regs_user = KP_UNWIND_REGS_MASK;
+	attr->sample_stack_user = o->stack_dump_size		    ? o->stack_dump_size
+				  : o->callgraph == KP_CALLGRAPH_FP ? KP_STACK_DUMP_LEAF
+								    : KP_STACK_DUMP_DEFAULT;
+	attr->sample_stack_user &= ~7u;
+	/* dwarf: the kernel's walk of the user stack would only be thrown away */
+	attr->exclude_callchain_user = o->callgraph == KP_CALLGRAPH_DWARF;
 	attr->sample_max_stack = o->max_stack;
 	attr->exclude_kernel = o->exclude_kernel;
 	attr->exclude_hv = 1;
@@ -123,6 +123,19 @@ int kp_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
 	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 
 	return fd < 0 ? -errno : (int)fd;
+}
+
+unsigned kp_perf_max_stack(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+	unsigned v = 127;
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1 || v == 0)
+			v = 127;
+		fclose(f);
+	}
+	return v;
 }
 
 int kp_perf_paranoid(void)

@@ -12,9 +12,17 @@
 #include "util/diag.h"
 
 enum kp_callgraph {
-	KP_CALLGRAPH_FP = 0, /* kernel-walked frame pointers (PERF_SAMPLE_CALLCHAIN) */
-	KP_CALLGRAPH_DWARF,  /* + user registers and stack snapshot, unwound with CFI */
+	KP_CALLGRAPH_AUTO = 0, /* CFI over a snapshot, the kernel's chain past its end */
+	KP_CALLGRAPH_FP,       /* the kernel's frame-pointer chain, validated, leaf repaired */
+	KP_CALLGRAPH_DWARF,    /* user stacks only from the snapshot, unwound with CFI */
 };
+
+/* Stack snapshot per sample: -g dwarf and auto (docs/unwinding.md says
+ * why this size), and the small one leaf repair reads in fp mode. */
+#define KP_STACK_DUMP_DEFAULT 8192
+#define KP_STACK_DUMP_LEAF    512
+/* The kernel's limit (u16 size in the record, 8-byte multiple). */
+#define KP_STACK_DUMP_MAX 65528
 
 struct kp_event_spec {
 	uint32_t type; /* PERF_TYPE_HARDWARE / PERF_TYPE_SOFTWARE */
@@ -38,7 +46,7 @@ struct kp_attr_opts {
 	bool enable_on_exec; /* the target command: start counting at exec */
 	bool build_id;	     /* ask for build-ids in MMAP2 (kernel >= 5.12) */
 	enum kp_callgraph callgraph;
-	uint32_t stack_dump_size; /* DWARF mode: bytes of user stack per sample */
+	uint32_t stack_dump_size; /* bytes of user stack per sample; 0: the mode's default */
 	uint16_t max_stack;
 };
 
@@ -52,6 +60,9 @@ int kp_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
 /* One sentence for an open failure: EACCES/EPERM name perf_event_paranoid
  * and CAP_PERFMON; ENOENT/EOPNOTSUPP/ENODEV name the missing PMU, etc. */
 void kp_perf_explain(struct kp_diag *d, int err, const char *event, pid_t pid, int cpu);
+
+/* /proc/sys/kernel/perf_event_max_stack, or 127 when unreadable. */
+unsigned kp_perf_max_stack(void);
 
 /* /proc/sys/kernel/perf_event_paranoid, or 2 when unreadable. */
 int kp_perf_paranoid(void);

@@ -244,6 +244,17 @@ struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t ad
 	return NULL;
 }
 
+bool kp_proctab_overlaps_file(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t end)
+{
+	struct proc *p = proc_get(pt, pid);
+
+	for (size_t i = p ? lower_bound(p, start) : 0; p && i < p->nmaps && p->maps[i].start < end;
+	     i++)
+		if (p->maps[i].kind == KP_MAP_FILE || p->maps[i].kind == KP_MAP_VDSO)
+			return true;
+	return false;
+}
+
 size_t kp_proctab_nprocs_seen(const struct kp_proctab *pt)
 {
 	return pt->nseen;

@@ -71,6 +71,11 @@ uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid);
  * the next call that changes the table. */
 struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr);
 
+/* Does a file (or vDSO) mapping of pid overlap [start, end)? A new mapping
+ * over one can change the code at addresses whose unwind rules are cached;
+ * one over anonymous memory or nothing cannot. */
+bool kp_proctab_overlaps_file(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t end);
+
 /* Number of processes seen during the run (for the summary). */
 size_t kp_proctab_nprocs_seen(const struct kp_proctab *pt);
 

@@ -23,8 +23,10 @@
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
-#define MAX_FRAMES 512
+#define MAX_FRAMES KP_SESSION_MAX_FRAMES
 #define ROUND_MS   100
+/* Unwind cost histogram: 100 ns buckets up to 1 ms, then one bucket. */
+#define COST_BUCKETS 10001
 
 struct cpu_ring {
 	int cpu;
@@ -56,6 +58,10 @@ struct kp_session {
 	uint64_t flush_before;	  /* start time of the previous round */
 	pid_t (*exits)[2];	  /* EXIT records (pid, tid) not applied yet */
 	size_t nexits, exits_cap, exits_ready;
+
+	struct kp_unwinder *unw;
+	uint32_t *cost; /* unwind cost histogram, COST_BUCKETS */
+	uint64_t ncost;
 
 	struct kp_session_stats st;
 	struct timespec t_start;
@@ -267,6 +273,31 @@ static int add_ring(struct kp_session *s, int fd, int cpu, struct kp_diag *d)
 	return 0;
 }
 
+/* Rings big enough for half a second of samples per CPU, five rounds, so
+ * a loop held up by a slow round or a loaded machine loses nothing: a
+ * sample with a stack snapshot is ~9 KB, and at 999 Hz a CPU writes 9 MB/s
+ * (a quarter of a second lost records on a machine with twice as many busy
+ * threads as CPUs). The wakeup comes at a quarter of the ring, so the
+ * 100 ms rounds rather than wakeups set the pace. Total ring memory stays
+ * under 1 GiB. */
+static void size_rings(struct kp_session *s, size_t ncpus)
+{
+	uint64_t rate = s->attr.freq ? s->attr.sample_freq : 1000;
+	uint64_t rec = 128 + 8 * (uint64_t)s->attr.sample_max_stack +
+		       8 * (uint64_t)__builtin_popcountll(s->attr.sample_regs_user) +
+		       s->attr.sample_stack_user;
+	uint64_t want = rate * rec / 2 / 4096, pages = 128;
+
+	if (!s->opts.ring_pages) {
+		while (pages < want && pages < 4096 && (pages * 2) * 4096 * ncpus <= (1ULL << 30))
+			pages *= 2;
+		s->opts.ring_pages = (unsigned)pages;
+	}
+	s->attr.wakeup_watermark = (uint32_t)(s->opts.ring_pages * 4096ULL / 4);
+	if (s->attr.wakeup_watermark < 64 * 1024)
+		s->attr.wakeup_watermark = 64 * 1024;
+}
+
 /* All tasks of process pid (from /proc/PID/task), or just pid. */
 static size_t list_tasks(pid_t pid, pid_t **out)
 {
@@ -385,8 +416,6 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	*out = NULL;
 	*exit_code = 0;
 	s->opts = *opts;
-	if (!s->opts.ring_pages)
-		s->opts.ring_pages = 128;
 	s->epfd = s->sigfd = -1;
 	s->strings = kp_strtab_new();
 	s->procs = kp_proctab_new(s->strings);
@@ -395,6 +424,8 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	kp_recqueue_init(&s->queue);
 	snprintf(s->event_name, sizeof(s->event_name), "%s", opts->attr.event.name);
 	kp_perf_attr_init(&s->attr, &s->layout, &opts->attr);
+	s->unw = kp_unwind_new(opts->sym);
+	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 
 	/* signals arrive through the epoll loop, not as interruptions */
 	sigemptyset(&mask);
@@ -429,6 +460,7 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 		err = kp_diag_set(d, -EINVAL, "no CPU to sample");
 		goto fail;
 	}
+	size_rings(s, (size_t)ncpus);
 
 	if (opts->argv && opts->argv[0]) {
 		err = kp_target_fork(&s->target, opts->argv, &s->oldmask, d);
@@ -511,6 +543,8 @@ void kp_session_free(struct kp_session *s)
 	free(s->fds);
 	free(s->rings);
 	kp_stacktab_free(s->stacks);
+	kp_unwind_free(s->unw);
+	free(s->cost);
 	kp_proctab_free(s->procs);
 	kp_strtab_free(s->strings);
 	kp_u64map_fini(&s->synth_failed);
@@ -598,15 +632,146 @@ static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 	return loc;
 }
 
+/* The unwinder's view of the process table. */
+struct map_arg {
+	struct kp_session *s;
+	pid_t pid;
+};
+
+static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
+{
+	struct map_arg *a = arg;
+	struct kp_map *m = kp_proctab_find_map(a->s->procs, a->pid, addr);
+
+	if (!m || m->kind == KP_MAP_OTHER)
+		return false;
+	out->start = m->start;
+	out->end = m->end;
+	out->pgoff = m->pgoff;
+	out->obj = m->kind == KP_MAP_ANON ? 0 : map_object(a->s, a->pid, m);
+	return true;
+}
+
+/* Is addr code of pid (a mapping that is not [vsyscall]-like)? */
+static bool is_code(struct kp_session *s, pid_t pid, uint64_t addr)
+{
+	struct kp_map *m = kp_proctab_find_map(s->procs, pid, addr);
+
+	return m && m->kind != KP_MAP_OTHER;
+}
+
+/* A frame-pointer chain from the kernel, leaf first, is cut at the first
+ * return address that is not code: what follows is garbage (code built
+ * without frame pointers leaves other values in rbp). Returns the frames
+ * kept; *cut says it was cut. */
+static size_t validate_fp(struct kp_session *s, pid_t pid, const uint64_t *ips, size_t n, bool *cut)
+{
+	*cut = false;
+	for (size_t i = 1; i < n; i++) {
+		if (!is_code(s, pid, ips[i])) {
+			*cut = true;
+			return i;
+		}
+	}
+	return n;
+}
+
+static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)((b->tv_sec - a->tv_sec) * 1000000000LL + (b->tv_nsec - a->tv_nsec));
+}
+
+/* The sample's user stack, leaf first, into user[0..max) from the kernel's
+ * chain kc[0..nkc) (chain_full: it stopped at the kernel's depth limit)
+ * and/or the snapshot, as the mode says. Returns the number of frames;
+ * *cut says the stack is not whole. */
+static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, const uint64_t *kc,
+			 size_t nkc, bool chain_full, uint64_t *user, size_t max, bool *cut)
+{
+	enum kp_callgraph mode = s->opts.attr.callgraph;
+	struct map_arg ma = {s, (pid_t)smp->pid};
+	struct kp_unwind_input in = {
+		.pid = (pid_t)smp->pid,
+		.regs = smp->regs,
+		.regs_mask = smp->regs ? s->layout.sample_regs_user : 0,
+		.stack = smp->stack,
+		.stack_len = smp->stack ? (size_t)smp->stack_dyn_size : 0,
+		.find_map = find_map,
+		.map_arg = &ma,
+	};
+	bool regs = smp->regs_abi == PERF_SAMPLE_REGS_ABI_64 && smp->regs && smp->pid > 0;
+	struct kp_unwind_result res;
+	struct timespec t0, t1;
+	uint64_t ns;
+	size_t n;
+
+	*cut = false;
+	if (mode == KP_CALLGRAPH_FP || !regs) {
+		/* the kernel's chain, validated; its leaf repaired */
+		n = nkc < max ? nkc : max;
+		memcpy(user, kc, n * sizeof(*user));
+		n = validate_fp(s, (pid_t)smp->pid, user, n, cut);
+		if (n && regs && n < max) {
+			uint64_t ret = kp_unwind_leaf(s->unw, &in, n > 1 ? user[1] : 0);
+
+			if (ret) {
+				memmove(user + 2, user + 1, (n - 1) * sizeof(*user));
+				user[1] = ret;
+				n++;
+				s->st.leaf_repaired++;
+			}
+		}
+		if (chain_full)
+			*cut = true; /* the kernel stopped at its depth limit */
+		if (*cut)
+			s->st.fp_cut++;
+		return n;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kp_unwind_stack(s->unw, &in, user, max, &res);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = ns_between(&t0, &t1) / 100;
+	s->cost[ns < COST_BUCKETS - 1 ? ns : COST_BUCKETS - 1]++;
+	s->ncost++;
+	s->st.unwind_ns_total += ns_between(&t0, &t1);
+	s->st.unwound++;
+	s->st.ends[res.end]++;
+	n = res.n;
+	if (res.end == KP_UNWIND_OUTERMOST)
+		return n;
+	*cut = true;
+	/* auto: past the end of the snapshot, the kernel's frame-pointer chain
+	 * goes on from the last frame found, where the two agree */
+	if (mode == KP_CALLGRAPH_AUTO && res.end == KP_UNWIND_SNAPSHOT && n > 1) {
+		for (size_t j = nkc; j-- > 1;) {
+			bool kcut;
+			size_t more;
+
+			if (kc[j] != user[n - 1])
+				continue;
+			more = nkc - j - 1 < max - n ? nkc - j - 1 : max - n;
+			memcpy(user + n, kc + j + 1, more * sizeof(*user));
+			/* validate from the spliced frame on */
+			more = validate_fp(s, (pid_t)smp->pid, user + n - 1, more + 1, &kcut) - 1;
+			n += more;
+			*cut = kcut || chain_full;
+			s->st.spliced++;
+			break;
+		}
+	}
+	return n;
+}
+
 static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 {
-	uint32_t locs[MAX_FRAMES];
-	size_t n = 0;
+	uint32_t locs[MAX_FRAMES + 1];
+	uint64_t kern[MAX_FRAMES], kc[MAX_FRAMES], user[MAX_FRAMES];
+	size_t nk = 0, nkc = 0, nu = 0, n = 0;
 	enum { CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = smp->user_mode ? CTX_USER : CTX_KERNEL;
-	bool first = true;
 	struct kp_stack_root root;
 	const uint64_t *ips = smp->ips;
 	uint64_t nr = smp->nr;
+	bool cut = false;
 
 	s->st.samples++;
 	if (!nr) {
@@ -614,31 +779,43 @@ static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 		nr = 1;
 	}
 	know_pid(s, (pid_t)smp->pid);
-	for (uint64_t i = 0; i < nr && n < MAX_FRAMES; i++) {
+	/* the callchain, leaf first, split by context */
+	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = ips[i];
-		struct kp_loc loc;
 
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 			ctx = ip == (uint64_t)PERF_CONTEXT_KERNEL ? CTX_KERNEL
 			      : ip == (uint64_t)PERF_CONTEXT_USER ? CTX_USER
 								  : CTX_OTHER;
-			first = true;
 			continue;
 		}
-		/* return addresses point after the call: look up the call */
-		if (!first && ip)
-			ip--;
-		first = false;
-		if (ctx == CTX_KERNEL) {
-			loc = (struct kp_loc){.addr = ip, .kind = KP_LOC_KERNEL};
-		} else if (ctx == CTX_USER) {
-			if (ip == 0)
-				continue;
-			loc = user_loc(s, (pid_t)smp->pid, ip);
-		} else {
-			continue;
-		}
+		if (ctx == CTX_KERNEL && nk < MAX_FRAMES)
+			kern[nk++] = ip;
+		else if (ctx == CTX_USER && ip && nkc < MAX_FRAMES)
+			kc[nkc++] = ip;
+	}
+	if (!nkc && smp->user_mode)
+		kc[nkc++] = smp->ip; /* -g dwarf asks for no user chain */
+	/* the kernel's limit counts kernel and user entries together */
+	if (smp->pid > 0)
+		nu = user_stack(s, smp, kc, nkc, nk + nkc >= s->attr.sample_max_stack, user,
+				MAX_FRAMES - nk, &cut);
+	/* return addresses point after the call: look up the call */
+	for (size_t i = 0; i < nk; i++) {
+		struct kp_loc loc = {.addr = kern[i] - (i && kern[i]), .kind = KP_LOC_KERNEL};
+
 		locs[n++] = kp_stacktab_loc(s->stacks, &loc);
+	}
+	for (size_t i = 0; i < nu; i++) {
+		struct kp_loc loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
+
+		locs[n++] = kp_stacktab_loc(s->stacks, &loc);
+	}
+	if (cut) {
+		struct kp_loc loc = {.kind = KP_LOC_TRUNCATED};
+
+		locs[n++] = kp_stacktab_loc(s->stacks, &loc);
+		s->st.truncated++;
 	}
 	/* the callchain is leaf first; stacks are stored root first */
 	for (size_t i = 0; i < n / 2; i++) {
@@ -670,11 +847,20 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 		process_sample(s, &rec.sample);
 		break;
 	case PERF_RECORD_MMAP2:
+		/* libunwind keeps rules by address: forget them when code that
+		 * had rules may have changed (JITs map anonymous code all the
+		 * time, which has none) */
+		if (rec.mmap2.filename[0] == '/' ||
+		    kp_proctab_overlaps_file(s->procs, (pid_t)rec.mmap2.pid, rec.mmap2.addr,
+					     rec.mmap2.addr + rec.mmap2.len))
+			kp_unwind_flush(s->unw, (pid_t)rec.mmap2.pid);
 		kp_proctab_mmap(s->procs, (pid_t)rec.mmap2.pid, rec.mmap2.addr, rec.mmap2.len,
 				rec.mmap2.pgoff, rec.mmap2.maj, rec.mmap2.min, rec.mmap2.ino,
 				rec.mmap2.filename, rec.mmap2.build_id, rec.mmap2.build_id_size);
 		break;
 	case PERF_RECORD_COMM:
+		if (rec.comm.exec)
+			kp_unwind_forget(s->unw, (pid_t)rec.comm.pid);
 		kp_proctab_comm(s->procs, (pid_t)rec.comm.pid, (pid_t)rec.comm.tid, rec.comm.comm,
 				rec.comm.exec);
 		break;
@@ -711,8 +897,10 @@ static void apply_exits(struct kp_session *s, size_t n)
 	if (!n)
 		return;
 	for (size_t i = 0; i < n; i++)
-		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1]))
+		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1])) {
 			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
+			kp_unwind_forget(s->unw, s->exits[i][0]);
+		}
 	memmove(s->exits, s->exits + n, (s->nexits - n) * sizeof(*s->exits));
 	s->nexits -= n;
 }
@@ -948,8 +1136,8 @@ void kp_session_fold(struct kp_session *s, struct kp_folded *f)
 			memcpy(stack + nf, arena + l->off, l->n * sizeof(*stack));
 			nf += l->n;
 			s->st.frames += count;
-			if (!l->resolved)
-				s->st.unresolved[loc->kind & 3] += count;
+			if (!l->resolved && loc->kind < 4)
+				s->st.unresolved[loc->kind] += count;
 		}
 		kp_folded_add(f, stack, nf, count);
 	}
@@ -958,9 +1146,28 @@ void kp_session_fold(struct kp_session *s, struct kp_folded *f)
 	free(lf);
 }
 
+/* The smallest cost whose bucket reaches the share q of all unwinds. */
+static uint64_t cost_quantile(const struct kp_session *s, double q)
+{
+	uint64_t want = (uint64_t)((double)s->ncost * q), acc = 0;
+
+	if (!s->ncost)
+		return 0;
+	for (size_t i = 0; i < COST_BUCKETS; i++) {
+		acc += s->cost[i];
+		if (acc > want)
+			return (uint64_t)i * 100 + 50;
+	}
+	return (COST_BUCKETS - 1) * 100ULL;
+}
+
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 {
 	*st = s->st;
+	st->ring_pages = s->opts.ring_pages;
+	st->unwind_ns_p50 = cost_quantile(s, 0.5);
+	st->unwind_ns_p99 = cost_quantile(s, 0.99);
+	kp_unwind_stats(s->unw, &st->tables);
 	st->event = s->event_name;
 	st->freq = s->attr.freq ? s->attr.sample_freq : 0;
 	st->period = s->attr.freq ? 0 : s->attr.sample_period;

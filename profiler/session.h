@@ -18,7 +18,11 @@
 #include "flamegraph/folded.h"
 #include "profiler/perf_event.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/unwind.h"
 #include "util/diag.h"
+
+/* Most frames kept per sample (kernel and user together). */
+#define KP_SESSION_MAX_FRAMES 1024
 
 struct kp_session_opts {
 	struct kp_attr_opts attr;
@@ -33,7 +37,8 @@ struct kp_session_opts {
 	bool command_is_target;	   /* no -a/-C/-p/-t: sample the command itself */
 	double duration;	   /* -d seconds, 0 = none */
 	bool root_pid, root_tid;   /* --pid / --tid */
-	unsigned ring_pages;	   /* data pages per CPU ring, power of two */
+	unsigned ring_pages;	   /* data pages per CPU ring, power of two; 0: sized from
+				    * the frequency, record size and CPUs */
 	struct kp_symbolizer *sym; /* borrowed */
 };
 
@@ -48,6 +53,18 @@ struct kp_session_stats {
 	uint64_t unresolved[4]; /* of those, unresolved, by enum kp_loc_kind */
 	const char *event;	/* the event actually sampled */
 	uint64_t freq, period;
+	unsigned ring_pages; /* data pages per CPU ring */
+	/* user stacks */
+	uint64_t unwound;		       /* unwound from a stack snapshot (dwarf, auto) */
+	uint64_t ends[KP_UNWIND_NEND];	       /* how those ended, by enum kp_unwind_end */
+	uint64_t spliced;		       /* auto: continued past the snapshot with the
+						* kernel's frame-pointer chain */
+	uint64_t truncated;		       /* stacks shown with a [truncated] frame */
+	uint64_t fp_cut;		       /* frame-pointer chains cut by validation */
+	uint64_t leaf_repaired;		       /* fp: the leaf's caller recovered from CFI */
+	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
+	uint64_t unwind_ns_total;	       /* of all of them */
+	struct kp_unwind_stats tables;	       /* unwind tables read */
 };
 
 struct kp_session;

@@ -396,6 +396,11 @@ bool kp_elfobj_give_file(struct kp_elfobj *o, int fd, const char *debug_path)
 	return true;
 }
 
+int kp_elfobj_fd(const struct kp_elfobj *o)
+{
+	return o->fd;
+}
+
 /* Frees what libdw read for the object and the tables made from it. */
 static void unload(struct kp_elfobj *o)
 {

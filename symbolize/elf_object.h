@@ -56,6 +56,10 @@ void kp_elfobj_free(struct kp_elfobj *o);
 bool kp_elfobj_wants_file(const struct kp_elfobj *o);
 bool kp_elfobj_give_file(struct kp_elfobj *o, int fd, const char *debug_path);
 
+/* The object's own descriptor of its file, or -1 once libdw or an index
+ * took over (or without a file). Still owned by the object. */
+int kp_elfobj_fd(const struct kp_elfobj *o);
+
 /* Reads the GNU build-id note of the ELF file fd into buf; returns its
  * length, or 0 when there is none or the file is not ELF. */
 size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap);

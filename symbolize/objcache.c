@@ -380,6 +380,13 @@ const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id)
 	return id >= 1 && id <= oc->nobjs ? oc->objs[id - 1].path : NULL;
 }
 
+int kp_objcache_fd(struct kp_objcache *oc, uint32_t id)
+{
+	struct kp_elfobj *e = kp_objcache_elf(oc, id);
+
+	return e ? kp_elfobj_fd(e) : -1;
+}
+
 void kp_objcache_release(struct kp_objcache *oc, uint32_t id)
 {
 	if (id < 1 || id > oc->nobjs)

@@ -123,6 +123,11 @@ uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_sym_mapping
 	return kp_objcache_get_memfd(sym->objs, m);
 }
 
+struct kp_objcache *kp_sym_objcache(struct kp_symbolizer *sym)
+{
+	return sym->objs;
+}
+
 uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid)
 {
 	return kp_jittab_get(sym->jits, pid);
@@ -337,6 +342,10 @@ static bool resolve_uncached(struct kp_symbolizer *sym, const struct kp_loc *loc
 		push_frame(sym, name ? name : "[unknown]", KP_FRAME_JIT);
 		return name != NULL;
 	}
+	case KP_LOC_TRUNCATED:
+		/* not a failure to name: the unwinder said where it stopped */
+		push_frame(sym, "[truncated]", KP_FRAME_USER);
+		return true;
 	default:
 		push_frame(sym, "[unknown]", KP_FRAME_USER);
 		return false;
@@ -345,6 +354,8 @@ static bool resolve_uncached(struct kp_symbolizer *sym, const struct kp_loc *loc
 
 static void count(struct kp_symbolizer *sym, uint32_t kind, bool ok)
 {
+	if (kind > KP_LOC_JIT)
+		return;
 	if (ok)
 		sym->stats.resolved[kind]++;
 	else
@@ -362,7 +373,7 @@ static void copy_frames(const struct kp_symbolizer *sym, size_t first, size_t n,
 
 bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct kp_sym_frames *out)
 {
-	uint32_t kind = loc->kind <= KP_LOC_JIT ? loc->kind : KP_LOC_UNKNOWN;
+	uint32_t kind = loc->kind <= KP_LOC_TRUNCATED ? loc->kind : KP_LOC_UNKNOWN;
 	uint32_t obj = kind == KP_LOC_USER || kind == KP_LOC_JIT ? loc->obj : 0;
 	size_t mask = sym->nslots - 1, s = loc_hash(loc->addr, obj, kind) & mask;
 	struct cache_ent *e;

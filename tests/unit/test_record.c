@@ -54,8 +54,12 @@ static void test_sample(void)
 	put(&b, 0x401000);
 	put(&b, 0x401234);
 	put(&b, 0x7f0000001000);
+	put(&b, PERF_SAMPLE_REGS_ABI_NONE); /* no user registers (a kernel thread) */
+	put(&b, 0);			    /* no stack */
 	h = finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(rec.sample.regs_abi, 0);
+	CHECK(!rec.sample.regs && !rec.sample.stack);
 	CHECK_EQ_INT(rec.sample.ip, 0x401000);
 	CHECK_EQ_INT(rec.sample.pid, 42);
 	CHECK_EQ_INT(rec.sample.tid, 43);
@@ -69,6 +73,49 @@ static void test_sample(void)
 
 	/* a callchain longer than the record is rejected, not read past */
 	b.w[6] = 1000;
+	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
+}
+
+/* Every mode asks for user registers and a stack copy: both parsed, and
+ * a stack that runs past the record rejected. */
+static void test_sample_regs_stack(void)
+{
+	struct buf b = {.n = 1};
+	struct kp_record rec;
+	struct perf_event_header *h;
+	unsigned nregs = (unsigned)__builtin_popcountll(layout.sample_regs_user);
+
+	setup();
+	CHECK(layout.sample_type & PERF_SAMPLE_REGS_USER);
+	CHECK(layout.sample_type & PERF_SAMPLE_STACK_USER);
+	CHECK_EQ_INT(nregs, 17);
+	put(&b, 0x401000);
+	put(&b, 42ULL | 43ULL << 32);
+	put(&b, 5);
+	put(&b, 0);
+	put(&b, 1);
+	put(&b, 0); /* nr */
+	put(&b, PERF_SAMPLE_REGS_ABI_64);
+	for (unsigned i = 0; i < nregs; i++)
+		put(&b, 0x1000 + i);
+	put(&b, 16); /* stack size */
+	put(&b, 0x1111);
+	put(&b, 0x2222);
+	put(&b, 8); /* dyn size: one word valid */
+	h = finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(rec.sample.regs_abi, PERF_SAMPLE_REGS_ABI_64);
+	CHECK_EQ_INT(rec.sample.nregs, nregs);
+	CHECK(rec.sample.regs && rec.sample.regs[nregs - 1] == 0x1000 + nregs - 1);
+	CHECK_EQ_INT(rec.sample.stack_size, 16);
+	CHECK_EQ_INT(rec.sample.stack_dyn_size, 8);
+	CHECK(rec.sample.stack && memcmp(rec.sample.stack, &b.w[b.n - 3], 8) == 0);
+	/* a dyn size larger than the copy is clamped */
+	b.w[b.n - 1] = 999;
+	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(rec.sample.stack_dyn_size, 16);
+	/* a stack size past the record's end is rejected */
+	b.w[b.n - 4] = 4096;
 	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
 }
 
@@ -194,4 +241,5 @@ static void test_comm_fork_lost(void)
 	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
 }
 
-KP_TEST_MAIN(test_sample, test_mmap2, test_mmap2_build_id, test_comm_fork_lost)
+KP_TEST_MAIN(test_sample, test_sample_regs_stack, test_mmap2, test_mmap2_build_id,
+	     test_comm_fork_lost)

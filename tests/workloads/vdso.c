@@ -4,7 +4,8 @@
  *   main -> vdso_time_kprof -> time (PLT) -> __vdso_time
  *   main -> vdso_coarse_kprof -> clock_gettime (PLT, libc) -> __vdso_clock_gettime
  * The vDSO's functions set up no frame, so a frame-pointer walk from them
- * skips the *_kprof caller (as with perf).
+ * skips the *_kprof caller (as with perf -g); CFI (kprof's default, and its
+ * leaf repair in -g fp) keeps it.
  * Usage: vdso SECONDS */
 #include <stdlib.h>
 #include <time.h>

@@ -1,0 +1,123 @@
+/* kp_unwind: the user stack of one sample, from its registers and a copy
+ * of the top of its stack, with libunwind over a remote address space
+ * (after perf's util/unwind-libunwind-local.c):
+ *
+ *   registers   the sampled user registers (perf_regs.h order, x86-64)
+ *   memory      the stack snapshot for [sp, sp + len), the unwind tables
+ *               (.eh_frame_hdr, .eh_frame) of the objects behind the
+ *               process's mappings, read once per object from the file
+ *               the symbolizer's object cache holds open
+ *   tables      found for an address through the caller's mapping lookup
+ *               (kp_unwind_map_fn), which names the mapping's object
+ *
+ * Where no unwind table covers a frame (JIT code, hand-written assembly),
+ * the walk goes on along the frame-pointer chain inside the snapshot,
+ * validated (it must stay in the snapshot, move up the stack and return
+ * into code), and back to the tables as soon as a return address lands in
+ * code that has them. Nothing of the snapshot is kept after the call.
+ *
+ * Every walk is bounded (max frames, each frame strictly above the last),
+ * so bad input (garbage registers, a snapshot that ends mid-frame, tables
+ * that loop or point outside the snapshot, a process that is gone) ends
+ * it early, with the frames found so far and the reason. */
+#ifndef KP_SYMBOLIZE_UNWIND_H
+#define KP_SYMBOLIZE_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct kp_symbolizer;
+struct kp_unwinder;
+
+/* x86-64 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h). */
+enum kp_perf_reg {
+	KP_PERF_REG_AX = 0,
+	KP_PERF_REG_BX = 1,
+	KP_PERF_REG_CX = 2,
+	KP_PERF_REG_DX = 3,
+	KP_PERF_REG_SI = 4,
+	KP_PERF_REG_DI = 5,
+	KP_PERF_REG_BP = 6,
+	KP_PERF_REG_SP = 7,
+	KP_PERF_REG_IP = 8,
+	KP_PERF_REG_R8 = 16,
+	KP_PERF_REG_R15 = 23,
+};
+/* The registers an unwind needs: ip, sp, bp and the callee-saved ones
+ * (and the argument registers, which CFI of hand-written code may use). */
+#define KP_UNWIND_REGS_MASK                                                                     \
+	((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) |    \
+	 (1ULL << 6) | (1ULL << 7) | (1ULL << 8) | (1ULL << 16) | (1ULL << 17) | (1ULL << 18) | \
+	 (1ULL << 19) | (1ULL << 20) | (1ULL << 21) | (1ULL << 22) | (1ULL << 23))
+
+/* What the caller knows of the mapping that holds an address. */
+struct kp_unwind_map {
+	uint64_t start, end, pgoff;
+	uint32_t obj; /* symbolizer object id (kp_sym_object_get), 0: no file (JIT, anonymous) */
+};
+/* Finds the executable mapping holding addr in the sampled process; false
+ * when none does (then addr is not code). */
+typedef bool (*kp_unwind_map_fn)(void *arg, uint64_t addr, struct kp_unwind_map *out);
+
+struct kp_unwind_input {
+	pid_t pid;	      /* whose address space (libunwind's caches are per process) */
+	const uint64_t *regs; /* one per bit of regs_mask, in bit order */
+	uint64_t regs_mask;
+	const unsigned char *stack; /* the snapshot: stack[0] is at address sp */
+	size_t stack_len;	    /* valid bytes */
+	kp_unwind_map_fn find_map;
+	void *map_arg;
+};
+
+/* Why a walk stopped. */
+enum kp_unwind_end {
+	KP_UNWIND_OUTERMOST = 0, /* the outermost frame (_start, clone): complete */
+	KP_UNWIND_SNAPSHOT,	 /* the next frame lies beyond the stack snapshot */
+	KP_UNWIND_DEPTH,	 /* max frames reached */
+	KP_UNWIND_BAD_FRAME,	 /* garbage: a frame outside the stack, below the last one,
+				  * or returning into memory that is not code */
+	KP_UNWIND_NO_REGS,	 /* no usable registers (kernel thread, 32-bit process) */
+	KP_UNWIND_NEND,
+};
+
+struct kp_unwind_result {
+	size_t n;		/* frames written: ips[0] is the sampled ip */
+	enum kp_unwind_end end; /* why it stopped */
+	size_t fp_frames;	/* of the n, how many came from the frame-pointer chain */
+	uint64_t last_sp;	/* the outermost frame's stack pointer */
+	bool leaf_repaired;	/* kp_unwind_leaf: a return address was recovered */
+};
+
+/* A new unwinder that reaches objects through sym's object cache (sym is
+ * borrowed and must outlive it). */
+struct kp_unwinder *kp_unwind_new(struct kp_symbolizer *sym);
+void kp_unwind_free(struct kp_unwinder *u);
+
+/* Unwinds the sample's user stack into ips[0..max) (leaf first: ips[0] is
+ * the sampled ip, the others return addresses). Returns 0, or -EINVAL when
+ * the input has no ip/sp (res->end then says why). */
+int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uint64_t *ips,
+		    size_t max, struct kp_unwind_result *res);
+
+/* Leaf repair for a frame-pointer chain: when the sampled ip's CFI says its
+ * function has not set up a frame (a frameless leaf, a prologue, an
+ * epilogue), the frame-pointer chain [ip, fp_ret, ...] skips the caller.
+ * Returns the caller's return address to insert before fp_ret, or 0 when
+ * nothing is missing or nothing can be said. */
+uint64_t kp_unwind_leaf(struct kp_unwinder *u, const struct kp_unwind_input *in, uint64_t fp_ret);
+
+/* The process's code changed (a new mapping, exec) or it exited: forget
+ * what was cached for its addresses. */
+void kp_unwind_flush(struct kp_unwinder *u, pid_t pid);
+void kp_unwind_forget(struct kp_unwinder *u, pid_t pid);
+
+struct kp_unwind_stats {
+	uint64_t objects;	   /* objects whose tables were read */
+	uint64_t objects_no_table; /* of those, without .eh_frame_hdr */
+	uint64_t table_bytes;	   /* bytes of tables held */
+};
+void kp_unwind_stats(const struct kp_unwinder *u, struct kp_unwind_stats *st);
+
+#endif

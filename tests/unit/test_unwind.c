@@ -1,0 +1,436 @@
+/* The unwinder over synthetic samples: this process's own registers and a
+ * copy of its own stack, taken inside a known call chain, unwound through
+ * the symbolizer's objects and named; the same snapshot cut short; and
+ * many garbage inputs (random registers, random words, pointers into the
+ * snapshot and into code), which must end every walk without a crash. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kp_test.h"
+#include "symbolize/symbolize.h"
+#include "symbolize/unwind.h"
+
+#if defined(__x86_64__)
+
+/* Stores the caller's registers in perf order (24 slots): ip is the
+ * return address, sp the caller's stack pointer after the return; the
+ * callee-saved registers are the caller's. */
+__asm__(".text\n"
+	".globl kp_test_capture_regs\n"
+	".type kp_test_capture_regs, @function\n"
+	"kp_test_capture_regs:\n"
+	"	.cfi_startproc\n"
+	"	mov %rax, 0(%rdi)\n"
+	"	mov %rbx, 8(%rdi)\n"
+	"	mov %rcx, 16(%rdi)\n"
+	"	mov %rdx, 24(%rdi)\n"
+	"	mov %rsi, 32(%rdi)\n"
+	"	mov %rdi, 40(%rdi)\n"
+	"	mov %rbp, 48(%rdi)\n"
+	"	lea 8(%rsp), %rax\n"
+	"	mov %rax, 56(%rdi)\n"
+	"	mov (%rsp), %rax\n"
+	"	mov %rax, 64(%rdi)\n"
+	"	mov %r8, 128(%rdi)\n"
+	"	mov %r9, 136(%rdi)\n"
+	"	mov %r10, 144(%rdi)\n"
+	"	mov %r11, 152(%rdi)\n"
+	"	mov %r12, 160(%rdi)\n"
+	"	mov %r13, 168(%rdi)\n"
+	"	mov %r14, 176(%rdi)\n"
+	"	mov %r15, 184(%rdi)\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size kp_test_capture_regs, .-kp_test_capture_regs\n");
+void kp_test_capture_regs(uint64_t *regs);
+
+/* ---- this process's executable mappings, as the profiler sees them ---- */
+
+struct map {
+	uint64_t start, end, pgoff;
+	uint32_t obj;
+};
+
+static struct map maps[256];
+static size_t nmaps;
+static struct kp_symbolizer *sym;
+
+static void read_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096];
+
+	nmaps = 0;
+	while (f && fgets(line, sizeof(line), f) && nmaps < 256) {
+		unsigned long long s, e, off;
+		char perms[8], path[4096] = "";
+		unsigned maj, min;
+		unsigned long long ino;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &off, &maj,
+			   &min, &ino, path) < 7 ||
+		    perms[2] != 'x')
+			continue;
+		maps[nmaps] = (struct map){s, e, off, 0};
+		if (path[0] == '/' || strcmp(path, "[vdso]") == 0) {
+			struct kp_sym_mapping m = {.pid = getpid(),
+						   .path = path,
+						   .start = s,
+						   .end = e,
+						   .pgoff = off,
+						   .maj = maj,
+						   .min = min,
+						   .ino = ino};
+
+			maps[nmaps].obj = kp_sym_object_get(sym, &m);
+		}
+		nmaps++;
+	}
+	if (f)
+		fclose(f);
+}
+
+static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
+{
+	(void)arg;
+	for (size_t i = 0; i < nmaps; i++) {
+		if (addr >= maps[i].start && addr < maps[i].end) {
+			out->start = maps[i].start;
+			out->end = maps[i].end;
+			out->pgoff = maps[i].pgoff;
+			out->obj = maps[i].obj;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The name of an unwound frame (i > 0: a return address, looked up at
+ * the call); "" when it names nothing. */
+static const char *frame_name(uint64_t ip, size_t i)
+{
+	static struct kp_sym_frames sf;
+
+	if (i)
+		ip--;
+	for (size_t k = 0; k < nmaps; k++) {
+		if (ip >= maps[k].start && ip < maps[k].end && maps[k].obj) {
+			struct kp_loc loc = {ip - maps[k].start + maps[k].pgoff, maps[k].obj,
+					     KP_LOC_USER};
+
+			kp_sym_resolve(sym, &loc, &sf);
+			/* the function, not its inlined callees */
+			return sf.n ? sf.frames[0].name : "";
+		}
+	}
+	return "";
+}
+
+/* Objects that still hold their files: naming an object hands its file
+ * to libdw (as at the end of a recording), after which its unwind tables
+ * can no longer be read. */
+static void fresh_symbolizer(void)
+{
+	kp_sym_free(sym);
+	sym = kp_sym_new(NULL);
+}
+
+/* ---- a sample of this thread inside a known chain ---- */
+
+static uint64_t perf_regs[24];
+static uint64_t regs[17], real_regs[17];
+static unsigned char *snap;
+static size_t snap_len;
+
+/* The stack holds ASan's redzones: copy it as the kernel does, unchecked. */
+__attribute__((no_sanitize("address"))) static void
+copy_stack(unsigned char *dst, const volatile unsigned char *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/* Copies the stack from the registers kp_test_capture_regs took in the
+ * caller (whose frame, above that sp, this call does not touch). */
+__attribute__((noinline)) static void take_sample(void)
+{
+	pthread_attr_t a;
+	void *base;
+	size_t size, n = 0;
+	uint64_t top;
+
+	pthread_getattr_np(pthread_self(), &a);
+	pthread_attr_getstack(&a, &base, &size);
+	pthread_attr_destroy(&a);
+	top = (uint64_t)(uintptr_t)base + size;
+	snap_len = top - perf_regs[KP_PERF_REG_SP];
+	if (snap_len > 32768)
+		snap_len = 32768;
+	copy_stack(snap, (const unsigned char *)(uintptr_t)perf_regs[KP_PERF_REG_SP], snap_len);
+	for (int bit = 0; bit < 24; bit++)
+		if (KP_UNWIND_REGS_MASK & (1ULL << bit))
+			regs[n++] = perf_regs[bit];
+}
+
+/* The chain: test_unwind_real -> unw_outer_kprof -> unw_middle_kprof ->
+ * unw_inner_kprof, which samples itself. */
+__attribute__((noinline, noclone)) static void unw_inner_kprof(int depth)
+{
+	kp_test_capture_regs(perf_regs);
+	take_sample();
+	__asm__ volatile("" ::"r"(depth) : "memory");
+}
+
+__attribute__((noinline, noclone)) static void unw_middle_kprof(int depth)
+{
+	unw_inner_kprof(depth + 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noclone)) static void unw_outer_kprof(int depth)
+{
+	unw_middle_kprof(depth + 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+static struct kp_unwind_input input(const unsigned char *stack, size_t len)
+{
+	struct kp_unwind_input in = {.pid = getpid(),
+				     .regs = regs,
+				     .regs_mask = KP_UNWIND_REGS_MASK,
+				     .stack = stack,
+				     .stack_len = len,
+				     .find_map = find_map};
+
+	return in;
+}
+
+static void test_unwind_real(void)
+{
+	struct kp_unwinder *u;
+	struct kp_unwind_input in;
+	struct kp_unwind_result res;
+	uint64_t ips[128];
+	const char *want[] = {"unw_inner_kprof", "unw_middle_kprof", "unw_outer_kprof",
+			      "test_unwind_real"};
+	size_t w = 0;
+
+	fresh_symbolizer();
+	u = kp_unwind_new(sym);
+	unw_outer_kprof(0);
+	read_maps();
+	in = input(snap, snap_len);
+	CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), 0);
+	CHECK(res.n >= 5);
+	/* the chain in order, and on to main (the unwinder reaches it through
+	 * KP_TEST_MAIN's frames) and libc's start, the outermost frame */
+	for (size_t i = 0; i < res.n && w < 4; i++)
+		if (strcmp(frame_name(ips[i], i), want[w]) == 0)
+			w++;
+	CHECK_EQ_INT(w, 4);
+	CHECK_EQ_STR(frame_name(ips[0], 0), "unw_inner_kprof");
+	CHECK_EQ_STR(frame_name(ips[1], 1), "unw_middle_kprof");
+	CHECK_EQ_STR(frame_name(ips[2], 2), "unw_outer_kprof");
+	CHECK_EQ_STR(frame_name(ips[3], 3), "test_unwind_real");
+	CHECK_EQ_INT(res.end, KP_UNWIND_OUTERMOST);
+	CHECK_EQ_INT(res.fp_frames, 0);
+	{
+		bool main_seen = false;
+
+		for (size_t i = 0; i < res.n; i++)
+			main_seen |= strcmp(frame_name(ips[i], i), "main") == 0;
+		CHECK(main_seen);
+	}
+	/* a second time from the cache: the same frames */
+	{
+		uint64_t again[128];
+		struct kp_unwind_result r2;
+
+		kp_unwind_stack(u, &in, again, 128, &r2);
+		CHECK_EQ_INT(r2.n, res.n);
+		CHECK(memcmp(again, ips, res.n * sizeof(*ips)) == 0);
+	}
+	/* at most 2 frames: stops there, says why */
+	CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 2, &res), 0);
+	CHECK_EQ_INT(res.n, 2);
+	CHECK_EQ_INT(res.end, KP_UNWIND_DEPTH);
+	/* a snapshot that ends mid-frame: the frames found so far, and why */
+	for (size_t len = 0; len < 256; len += 8) {
+		in = input(snap, len);
+		CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), 0);
+		CHECK(res.n >= 1 && res.n < 6);
+		CHECK(res.end == KP_UNWIND_SNAPSHOT || res.end == KP_UNWIND_BAD_FRAME);
+	}
+	/* leaf repair: nothing is missing from a chain whose first return
+	 * address is already the caller's */
+	in = input(snap, snap_len);
+	CHECK_EQ_INT(kp_unwind_leaf(u, &in, ips[1]), 0);
+	/* no registers at all */
+	in = input(snap, snap_len);
+	in.regs = NULL;
+	CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), -EINVAL);
+	CHECK_EQ_INT(res.end, KP_UNWIND_NO_REGS);
+	kp_unwind_forget(u, getpid());
+	kp_unwind_free(u);
+}
+
+/* xorshift64*: a fixed sequence, so a failure can be replayed */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state >> 12;
+	rnd_state ^= rnd_state << 25;
+	rnd_state ^= rnd_state >> 27;
+	return rnd_state * 0x2545f4914f6cdd1dULL;
+}
+
+/* A plausible-looking garbage word: code addresses, snapshot addresses,
+ * small numbers, or noise. */
+static uint64_t garbage_word(uint64_t sp, size_t len)
+{
+	switch (rnd() % 5) {
+	case 0:
+		return maps[rnd() % nmaps].start + rnd() % 4096;
+	case 1:
+		return sp + (rnd() % (len + 64)) - 32;
+	case 2:
+		return rnd() % 64;
+	case 3:
+		return 0;
+	default:
+		return rnd();
+	}
+}
+
+static void test_unwind_garbage(void)
+{
+	struct kp_unwinder *u;
+	unsigned char *buf = malloc(8192);
+	uint64_t ips[64];
+	size_t total = 0, fp = 0;
+
+	fresh_symbolizer();
+	unw_outer_kprof(0);
+	memcpy(real_regs, regs, sizeof(regs));
+	read_maps();
+	u = kp_unwind_new(sym);
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t len = (rnd() % 1025) * 8;
+		uint64_t sp = 0x7ff000000000ULL + (rnd() % 4096) * 16;
+		struct kp_unwind_input in;
+		struct kp_unwind_result res;
+
+		for (size_t i = 0; i < len; i += 8) {
+			uint64_t v = garbage_word(sp, len);
+
+			memcpy(buf + i, &v, 8);
+		}
+		for (size_t r = 0; r < 17; r++)
+			regs[r] = garbage_word(sp, len);
+		regs[7] = sp; /* perf's SP, 8th in the mask */
+		if (rnd() % 4 == 0)
+			regs[8] = maps[rnd() % nmaps].start + rnd() % 256; /* ip in code */
+		/* half the time the real sample with a few damaged words */
+		if (iter & 1 && snap_len) {
+			len = snap_len < 8192 ? snap_len : 8192;
+			memcpy(buf, snap, len);
+			for (int k = 0; k < 4; k++) {
+				uint64_t v = garbage_word(perf_regs[KP_PERF_REG_SP], len);
+
+				memcpy(buf + (rnd() % (len / 8)) * 8, &v, 8);
+			}
+			memcpy(regs, real_regs, sizeof(regs));
+			if (rnd() % 4 == 0)
+				regs[rnd() % 17] = garbage_word(perf_regs[KP_PERF_REG_SP], len);
+		}
+		in = input(buf, len);
+		in.pid = (pid_t)(1 + rnd() % 4); /* a few address spaces */
+		CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 64, &res), 0);
+		if (res.n > 64 || res.end >= KP_UNWIND_NEND)
+			CHECK(!"walk out of bounds");
+		total += res.n;
+		fp += res.fp_frames;
+		kp_unwind_leaf(u, &in, rnd());
+		if (rnd() % 64 == 0)
+			kp_unwind_flush(u, in.pid);
+	}
+	printf("garbage: 20000 walks, %zu frames (%zu by frame pointer)\n", total, fp);
+	CHECK(total >= 20000);
+	/* both ways of walking were fed garbage */
+	CHECK(fp > 0 && fp < total - 20000);
+	free(buf);
+	kp_unwind_free(u);
+}
+
+/* KP_UNWIND_BENCH=N: the cost of N unwinds of the real sample. */
+static void test_unwind_cost(void)
+{
+	const char *env = getenv("KP_UNWIND_BENCH");
+	long n = env ? atol(env) : 0;
+	struct kp_unwinder *u;
+	struct kp_unwind_input in;
+	struct kp_unwind_result res;
+	uint64_t ips[128];
+	struct timespec a, b;
+
+	if (n <= 0)
+		return;
+	fresh_symbolizer();
+	unw_outer_kprof(0);
+	read_maps();
+	u = kp_unwind_new(sym);
+	in = input(snap, snap_len);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++)
+		kp_unwind_stack(u, &in, ips, 128, &res);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("unwind: %ld walks of %zu frames (%zu by frame pointer), %.2f us each\n", n, res.n,
+	       res.fp_frames,
+	       ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 1e3 /
+		       (double)n);
+	/* the fixed part: one frame, no step */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++)
+		kp_unwind_stack(u, &in, ips, 1, &res);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("unwind: %ld walks of 1 frame, %.2f us each\n", n,
+	       ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / 1e3 /
+		       (double)n);
+	kp_unwind_free(u);
+}
+
+static void setup(void)
+{
+	snap = malloc(32768);
+}
+
+static void teardown(void)
+{
+	kp_sym_free(sym);
+	free(snap);
+}
+
+static void test_all(void)
+{
+	setup();
+	test_unwind_real();
+	test_unwind_garbage();
+	test_unwind_cost();
+	teardown();
+}
+
+KP_TEST_MAIN(test_all)
+
+#else
+static void test_none(void)
+{
+	printf("no x86-64: the unwinder reads x86-64 registers only\n");
+}
+KP_TEST_MAIN(test_none)
+#endif

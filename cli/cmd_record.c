@@ -411,11 +411,14 @@ static const char *const end_names[KP_UNWIND_NEND] = {
 static void print_summary(const struct record_cli *c, const struct kp_session_stats *st,
 			  const char *where)
 {
-	uint64_t unres =
-		st->unresolved[0] + st->unresolved[1] + st->unresolved[2] + st->unresolved[3];
-	double share = st->frames ? 100.0 * (double)unres / (double)st->frames : 0.0;
+	uint64_t unres = 0;
+	double share;
 	char trunc[256] = "";
 	size_t len = 0;
+
+	for (size_t k = 0; k < KP_LOC_NKINDS; k++)
+		unres += st->unresolved[k];
+	share = st->frames ? 100.0 * (double)unres / (double)st->frames : 0.0;
 
 	if (c->quiet)
 		return;

@@ -49,6 +49,7 @@ enum kp_loc_kind {
 	KP_LOC_KERNEL,	    /* addr is a kernel address; obj unused */
 	KP_LOC_USER,	    /* obj is an object id (the symbolizer's), addr a file offset */
 	KP_LOC_JIT,	    /* obj is a JIT map id (the symbolizer's), addr a virtual address */
+	KP_LOC_TRUNCATED,   /* where a user stack was cut (named [truncated]); addr 0 */
 	KP_LOC_NAMED,	    /* no address: only a name (folded text); obj unused */
 	KP_LOC_NKINDS
 };

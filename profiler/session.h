@@ -44,14 +44,14 @@ struct kp_session_opts {
 
 struct kp_session_stats {
 	uint64_t samples;
-	uint64_t lost;		/* samples the kernel dropped (LOST records) */
-	uint64_t throttled;	/* THROTTLE records */
-	uint64_t bad_records;	/* malformed records skipped */
-	double seconds;		/* recording time */
-	size_t nprocs;		/* processes seen */
-	uint64_t frames;	/* frames in all samples (after folding) */
-	uint64_t unresolved[4]; /* of those, unresolved, by enum kp_loc_kind */
-	const char *event;	/* the event actually sampled */
+	uint64_t lost;			    /* samples the kernel dropped (LOST records) */
+	uint64_t throttled;		    /* THROTTLE records */
+	uint64_t bad_records;		    /* malformed records skipped */
+	double seconds;			    /* recording time */
+	size_t nprocs;			    /* processes seen */
+	uint64_t frames;		    /* frames in all samples (after folding) */
+	uint64_t unresolved[KP_LOC_NKINDS]; /* of those, unresolved, by enum kp_loc_kind */
+	const char *event;		    /* the event actually sampled */
 	uint64_t freq, period;
 	unsigned ring_pages; /* data pages per CPU ring */
 	/* user stacks */

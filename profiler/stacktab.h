@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize/symbolize.h"
+#include "profile/profile.h"
 
 struct kp_stacktab;
 

@@ -373,7 +373,7 @@ static void copy_frames(const struct kp_symbolizer *sym, size_t first, size_t n,
 
 bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct kp_sym_frames *out)
 {
-	uint32_t kind = loc->kind <= KP_LOC_TRUNCATED ? loc->kind : KP_LOC_UNKNOWN;
+	uint32_t kind = loc->kind < KP_LOC_NKINDS ? loc->kind : KP_LOC_UNKNOWN;
 	uint32_t obj = kind == KP_LOC_USER || kind == KP_LOC_JIT ? loc->obj : 0;
 	size_t mask = sym->nslots - 1, s = loc_hash(loc->addr, obj, kind) & mask;
 	struct cache_ent *e;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "profile/profile.h"
 #include "util/diag.h"
 #include "util/frame.h"
 
@@ -113,20 +114,8 @@ void kp_sym_kernel_hint(struct kp_symbolizer *sym, const uint64_t *addrs, size_t
  * works, at the price of reading the map again. */
 void kp_sym_jit_hint(struct kp_symbolizer *sym, uint32_t id, const uint64_t *addrs, size_t n);
 
-/* A location, as the recorder stores it. */
-enum kp_loc_kind {
-	KP_LOC_UNKNOWN = 0, /* addr is the raw address; obj unused */
-	KP_LOC_KERNEL,	    /* addr is a kernel address; obj unused */
-	KP_LOC_USER,	    /* obj is an object id, addr a file offset */
-	KP_LOC_JIT,	    /* obj is a JIT map id, addr a virtual address */
-	KP_LOC_TRUNCATED,   /* where a user stack was cut (named [truncated]); addr 0 */
-};
-
-struct kp_loc {
-	uint64_t addr;
-	uint32_t obj;
-	uint32_t kind; /* enum kp_loc_kind */
-};
+/* Locations (struct kp_loc, enum kp_loc_kind) are the profile model's
+ * (profile/profile.h). */
 
 /* Frames for one location, outermost first: the function, then any inlined
  * callees down to the innermost. */
@@ -154,10 +143,10 @@ bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vadd
 bool kp_sym_is_elf(int fd);
 
 struct kp_sym_stats {
-	uint64_t resolved[4];	    /* by enum kp_loc_kind: distinct locations named */
-	uint64_t unresolved[4];	    /* by enum kp_loc_kind: distinct locations left [unknown] */
-	uint64_t jit_bad_lines;	    /* malformed perf-map lines skipped */
-	uint64_t jit_map_reads;	    /* passes over perf maps (one per map when hinted) */
+	uint64_t resolved[KP_LOC_NKINDS];   /* by enum kp_loc_kind: distinct locations named */
+	uint64_t unresolved[KP_LOC_NKINDS]; /* by kind: distinct locations left [unknown] */
+	uint64_t jit_bad_lines;		    /* malformed perf-map lines skipped */
+	uint64_t jit_map_reads;		    /* passes over perf maps (one per map when hinted) */
 	bool kptr_restricted;	    /* kallsyms addresses hidden: kernel shown as [kernel] */
 	unsigned indexes_loaded;    /* builds named from their index in the cache */
 	unsigned indexes_saved;	    /* builds indexed and saved to the cache this run */

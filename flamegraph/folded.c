@@ -138,9 +138,15 @@ static bool align_count(struct kp_folded *f, kp_count *count, unsigned decimals)
 
 bool kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, uint64_t count)
 {
+	return kp_folded_add_count(f, frames, n, count, 0);
+}
+
+bool kp_folded_add_count(struct kp_folded *f, const struct kp_frame *frames, size_t n,
+			 kp_count count, unsigned decimals)
+{
 	kp_count c = count;
 
-	if (!align_count(f, &c, 0))
+	if (decimals > KP_COUNT_MAX_DECIMALS || !align_count(f, &c, decimals))
 		return false;
 	kp_xgrow(&f->idbuf, &f->idbuf_cap, n, sizeof(*f->idbuf));
 	for (size_t i = 0; i < n; i++)

@@ -27,6 +27,11 @@ void kp_folded_free(struct kp_folded *f);
  * Adding the same stack twice sums the counts, exactly. Returns false,
  * adding nothing, only when the total would pass 2^128. */
 bool kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, uint64_t count);
+/* kp_folded_add of an exact count in units of 10^-decimals (decimals at
+ * most KP_COUNT_MAX_DECIMALS). False, adding nothing, when it cannot be
+ * kept exact. */
+bool kp_folded_add_count(struct kp_folded *f, const struct kp_frame *frames, size_t n,
+			 kp_count count, unsigned decimals);
 
 /* Options for reading folded text. */
 struct kp_folded_read_opts {

@@ -1,0 +1,35 @@
+/* Between the profile model and the folded table: a profile's named stacks
+ * folded into stacks of names (what folded text, the SVG and the top table
+ * draw), and folded text turned into a profile (what `kprof report` does
+ * with a folded file before writing .kprof, pprof or speedscope). */
+#ifndef KP_FLAMEGRAPH_PROFILE_FOLD_H
+#define KP_FLAMEGRAPH_PROFILE_FOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "flamegraph/folded.h"
+#include "profile/profile.h"
+
+struct kp_fold_opts {
+	bool root_pid; /* root frame "comm-PID" (stackcollapse-perf.pl --pid) */
+	bool root_tid; /* root frame "comm-PID/TID" (--tid) */
+	size_t value;  /* which value of the samples is the count (0: the first) */
+};
+
+/* Adds every sample of p to f: the root frame (the comm, unless the root
+ * is empty: no comm and no pid), then the frames of each location, root
+ * first; a location never named gives "[unknown]". Names are made safe
+ * for folded text by the folded table. Returns false when the value's
+ * decimals or a sum cannot be kept exact in f (then f holds part of p). */
+bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
+			   const struct kp_fold_opts *o);
+
+/* A new profile holding f's stacks: the first frame of each stack is its
+ * root (comm), unless it is empty or has a kind (_[k], _[j], _[i]: then
+ * the root is empty and every frame a location); every frame is a KP_LOC_NAMED
+ * location; one value type, (countname or "samples")/"count", with f's
+ * decimals. Folding it back gives f's stacks. The caller frees it. */
+struct kp_profile *kp_profile_from_folded(const struct kp_folded *f, const char *countname);
+
+#endif

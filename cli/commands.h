@@ -7,6 +7,7 @@ int kp_cmd_record(int argc, char **argv);     /* kprof [opts] [--] cmd ... */
 int kp_cmd_collapse(int argc, char **argv);   /* kprof collapse: perf script -> folded */
 int kp_cmd_flamegraph(int argc, char **argv); /* kprof flamegraph: folded -> SVG */
 int kp_cmd_symbolize(int argc, char **argv);  /* kprof symbolize: addresses -> frames */
+int kp_cmd_report(int argc, char **argv);     /* kprof report: a profile -> any format */
 
 /* $XDG_CACHE_HOME/kprof, else ~/.cache/kprof (an absolute XDG_CACHE_HOME
  * only, as the XDG spec says); NULL without either. Returns a new heap

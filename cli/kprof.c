@@ -42,15 +42,18 @@ char *kp_default_cache_dir(void)
 
 int main(int argc, char **argv)
 {
-	/* `kprof collapse|flamegraph|symbolize|record ...` are subcommands; any
-	 * other first word is the recording's option or command (a command
-	 * that happens to be called "collapse" runs with `kprof -- collapse`). */
+	/* `kprof collapse|flamegraph|symbolize|report|record ...` are
+	 * subcommands; any other first word is the recording's option or
+	 * command (a command that happens to be called "report" or "diff" runs
+	 * with `kprof -- report`). */
 	if (argc > 1 && strcmp(argv[1], "collapse") == 0)
 		return kp_cmd_collapse(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "flamegraph") == 0)
 		return kp_cmd_flamegraph(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "symbolize") == 0)
 		return kp_cmd_symbolize(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return kp_cmd_report(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "record") == 0)
 		return kp_cmd_record(argc - 1, argv + 1);
 	return kp_cmd_record(argc, argv);

@@ -1,0 +1,213 @@
+/* kprof report FILE [-f FORMAT] [-o OUT] [options]: a profile read back
+ * (a .kprof recording, folded text, zstd-compressed folded text) and
+ * written in any output format. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/svg_options.h"
+#include "flamegraph/profile_load.h"
+#include "util/outfile.h"
+#include "util/xalloc.h"
+
+enum {
+	OPT_TOP = 2000,
+	OPT_ANNOTATE,
+	OPT_STRICT,
+	OPT_VALUE,
+	OPT_PID,
+	OPT_TID,
+};
+
+static const struct option own_opts[] = {
+	{"format", required_argument, NULL, 'f'},  {"output", required_argument, NULL, 'o'},
+	{"top", required_argument, NULL, OPT_TOP}, {"annotate", no_argument, NULL, OPT_ANNOTATE},
+	{"strict", no_argument, NULL, OPT_STRICT}, {"value", required_argument, NULL, OPT_VALUE},
+	{"pid", no_argument, NULL, OPT_PID},	   {"tid", no_argument, NULL, OPT_TID},
+	{"help", no_argument, NULL, 'h'},
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: kprof report [options] FILE\n"
+	      "Writes a profile in another format. FILE ('-': stdin) is a .kprof recording,\n"
+	      "folded stacks, or zstd-compressed folded stacks.\n"
+	      "  -f, --format FMT    output format (default: by the -o extension, else svg;\n"
+	      "                      top on a terminal):\n",
+	      out);
+	kp_output_help(out);
+	fputs("  -o, --output FILE   write here (default stdout)\n"
+	      "      --top N         how many functions -f top lists (default 20)\n"
+	      "      --value NAME    the value to draw or count: samples (default), or another\n"
+	      "                      value type of the recording (e.g. cpu)\n"
+	      "      --pid, --tid    root frames comm-PID, comm-PID/TID (recordings made with\n"
+	      "                      --pid or --tid)\n"
+	      "      --annotate      folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
+	      "      --strict        folded input: fail at the first malformed line\n"
+	      "  -h, --help          this help\n"
+	      "Flame graph options (-f svg):\n",
+	      out);
+	kp_svg_options_help(out);
+}
+
+static struct option *all_options(void)
+{
+	size_t nsvg = 0, nown = sizeof(own_opts) / sizeof(own_opts[0]);
+	struct option *opts;
+
+	while (kp_svg_longopts[nsvg].name)
+		nsvg++;
+	opts = kp_xcalloc(nsvg + nown + 1, sizeof(*opts));
+	memcpy(opts, kp_svg_longopts, nsvg * sizeof(*opts));
+	memcpy(opts + nsvg, own_opts, nown * sizeof(*opts));
+	return opts;
+}
+
+/* The format: -f, else the -o extension, else svg (top on a terminal). */
+static const struct kp_output_format *choose_format(const char *name, const char *opath)
+{
+	const struct kp_output_format *f;
+
+	if (name) {
+		f = kp_output_by_name(name);
+		if (!f)
+			kp_err("report: unknown format '%s' (%s)", name, kp_output_names());
+		return f;
+	}
+	f = opath ? kp_output_by_path(opath) : NULL;
+	if (f)
+		return f;
+	return kp_output_by_name(!opath && isatty(STDOUT_FILENO) ? "top" : "svg");
+}
+
+int kp_cmd_report(int argc, char **argv)
+{
+	struct option *opts = all_options();
+	struct kp_svg_opts so;
+	struct kp_output_ctx ctx = {0};
+	struct kp_load_opts lo = {0};
+	struct kp_load_info info;
+	struct kp_profile *p = NULL;
+	struct kp_outfile of = {0};
+	struct kp_diag d = {{0}};
+	const struct kp_output_format *fmt;
+	const char *opath = NULL, *fname = NULL, *value = NULL;
+	int c, status = 1;
+
+	kp_svg_opts_init(&so);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+		int r;
+
+		switch (c) {
+		case 'f':
+			fname = optarg;
+			continue;
+		case 'o':
+			opath = optarg;
+			continue;
+		case OPT_TOP: {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || n < 1 || n > 1000000) {
+				kp_err("report: --top: expected a count from 1, not '%s'", optarg);
+				goto out;
+			}
+			ctx.top = (size_t)n;
+			continue;
+		}
+		case OPT_ANNOTATE:
+			ctx.annotate = true;
+			continue;
+		case OPT_STRICT:
+			lo.strict = true;
+			continue;
+		case OPT_VALUE:
+			value = optarg;
+			continue;
+		case OPT_PID:
+			ctx.fold.root_pid = true;
+			continue;
+		case OPT_TID:
+			ctx.fold.root_tid = true;
+			continue;
+		case 'h':
+			usage(stdout);
+			status = 0;
+			goto out;
+		case '?':
+			if (optopt > 0 && optopt < 128)
+				kp_err("report: option -%c: unknown or missing its value", optopt);
+			else
+				kp_err("report: unknown option or missing value: %s",
+				       argv[optind - 1]);
+			fputs("Try 'kprof report --help'.\n", stderr);
+			status = 2;
+			goto out;
+		default:
+			break;
+		}
+		r = kp_svg_option(c, optarg, &so);
+		if (r <= 0) {
+			if (r == 0)
+				usage(stderr);
+			status = 2;
+			goto out;
+		}
+	}
+	if (optind != argc - 1) {
+		kp_err("report: give one profile to read (kprof report --help)");
+		status = 2;
+		goto out;
+	}
+	fmt = choose_format(fname, opath);
+	if (!fmt) {
+		status = 2;
+		goto out;
+	}
+	lo.countname = so.countname;
+	if (kp_profile_load(argv[optind], &lo, &p, &info, &d) < 0) {
+		kp_err("%s", d.msg);
+		goto out;
+	}
+	if (info.bad_lines)
+		kp_warn("ignored %llu line%s with invalid format; the first: %s",
+			(unsigned long long)info.bad_lines, info.bad_lines == 1 ? "" : "s",
+			info.first_bad);
+	if (value) {
+		int v = kp_profile_find_value(p, value);
+
+		if (v < 0) {
+			kp_err("report: %s has no value '%s'", argv[optind], value);
+			goto out;
+		}
+		ctx.fold.value = (size_t)v;
+	}
+	if (fmt->binary && !opath && isatty(STDOUT_FILENO)) {
+		kp_err("report: -f %s is binary: give -o FILE or redirect stdout", fmt->name);
+		goto out;
+	}
+	ctx.profile = p;
+	ctx.svg = &so;
+	if (kp_outfile_open(&of, opath, &d) < 0) {
+		kp_err("%s", d.msg);
+		goto out;
+	}
+	if (kp_output_write(fmt, &ctx, of.fp, &d) < 0 || kp_outfile_commit(&of, &d) < 0) {
+		kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
+		goto out;
+	}
+	status = 0;
+out:
+	kp_outfile_abort(&of);
+	kp_profile_free(p);
+	free(opts);
+	return status;
+}

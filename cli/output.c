@@ -1,0 +1,138 @@
+#include "cli/output.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "flamegraph/folded.h"
+#include "flamegraph/svg.h"
+
+/* The folded table the name-based writers draw from. */
+static struct kp_folded *fold(const struct kp_output_ctx *ctx, struct kp_diag *d)
+{
+	struct kp_folded *f = kp_folded_new();
+
+	if (!kp_folded_add_profile(f, ctx->profile, &ctx->fold)) {
+		kp_diag_set(d, -ERANGE, "the profile's counts cannot be folded exactly");
+		kp_folded_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static int write_folded(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	struct kp_folded *f = fold(ctx, d);
+	int err;
+
+	if (!f)
+		return -ERANGE;
+	err = kp_folded_write(f, out, ctx->annotate ? KP_FOLDED_ANNOTATE_ALL : 0);
+	if (err)
+		kp_diag_errno(d, err, "cannot write the folded stacks");
+	kp_folded_free(f);
+	return err;
+}
+
+static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	struct kp_folded *f = fold(ctx, d);
+	struct kp_svg_opts defaults;
+	int err;
+
+	if (!f)
+		return -ERANGE;
+	if (!ctx->svg)
+		kp_svg_opts_init(&defaults);
+	err = kp_svg_write(f, ctx->svg ? ctx->svg : &defaults, out, d);
+	kp_folded_free(f);
+	return err;
+}
+
+static int write_top(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	struct kp_folded *f = fold(ctx, d);
+	const struct kp_profile_value_type *vt =
+		kp_profile_value_type(ctx->profile, ctx->fold.value);
+	int err;
+
+	if (!f)
+		return -ERANGE;
+	err = kp_report_top(f, out, ctx->top ? ctx->top : 20,
+			    vt ? kp_profile_str(ctx->profile, vt->type, NULL) : "samples");
+	if (err)
+		kp_diag_errno(d, err, "cannot write the report");
+	kp_folded_free(f);
+	return err;
+}
+
+static const char *const svg_exts[] = {".svg", NULL};
+static const char *const folded_exts[] = {".folded", ".txt", NULL};
+static const char *const top_exts[] = {".top", NULL};
+
+static const struct kp_output_format formats[] = {
+	{"svg", svg_exts, false, "interactive flame graph (the default)", write_svg},
+	{"folded", folded_exts, false, "folded stacks, \"frame;frame;... COUNT\" lines",
+	 write_folded},
+	{"top", top_exts, false, "the functions by self and total share (--top N)", write_top},
+};
+
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+const struct kp_output_format *kp_output_by_name(const char *name)
+{
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (strcmp(formats[i].name, name) == 0)
+			return &formats[i];
+	return NULL;
+}
+
+const struct kp_output_format *kp_output_by_path(const char *path)
+{
+	const struct kp_output_format *best = NULL;
+	size_t len = path ? strlen(path) : 0, best_len = 0;
+
+	for (size_t i = 0; i < NFORMATS; i++) {
+		for (const char *const *e = formats[i].exts; *e; e++) {
+			size_t el = strlen(*e);
+
+			if (el < len && el > best_len && strcmp(path + len - el, *e) == 0) {
+				best = &formats[i];
+				best_len = el;
+			}
+		}
+	}
+	return best;
+}
+
+const char *kp_output_names(void)
+{
+	static char buf[256];
+
+	if (!buf[0]) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < NFORMATS && n < sizeof(buf); i++)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : "",
+					      formats[i].name);
+	}
+	return buf;
+}
+
+void kp_output_help(FILE *out)
+{
+	for (size_t i = 0; i < NFORMATS; i++) {
+		char exts[64] = "";
+		size_t n = 0;
+
+		for (const char *const *e = formats[i].exts; *e && n < sizeof(exts); e++)
+			n += (size_t)snprintf(exts + n, sizeof(exts) - n, "%s%s", n ? ", " : "",
+					      *e);
+		fprintf(out, "    %-11s %s (-o %s)\n", formats[i].name, formats[i].what, exts);
+	}
+}
+
+int kp_output_write(const struct kp_output_format *fmt, const struct kp_output_ctx *ctx, FILE *out,
+		    struct kp_diag *d)
+{
+	return fmt->write(ctx, out, d);
+}

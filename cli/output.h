@@ -1,0 +1,47 @@
+/* The output formats of `kprof` (recording) and `kprof report`: chosen by
+ * -f NAME, else by the -o file's extension, else the command's default;
+ * each written from a named profile by one function of the table in
+ * output.c. */
+#ifndef KP_CLI_OUTPUT_H
+#define KP_CLI_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "flamegraph/profile_fold.h"
+#include "flamegraph/svg.h"
+#include "profile/profile.h"
+#include "util/diag.h"
+
+/* What a writer may need besides the profile. */
+struct kp_output_ctx {
+	const struct kp_profile *profile; /* named */
+	struct kp_fold_opts fold;	  /* roots and value for folded, SVG, top */
+	const struct kp_svg_opts *svg;	  /* SVG options (title, palette, ...) */
+	bool annotate;			  /* folded: _[k] _[j] _[i] suffixes */
+	size_t top;			  /* top: how many functions (default 20) */
+};
+
+struct kp_output_format {
+	const char *name;	 /* -f NAME */
+	const char *const *exts; /* -o FILE extensions that choose it, NULL-terminated */
+	bool binary;		 /* not for a terminal */
+	const char *what;	 /* one line for --help */
+	int (*write)(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d);
+};
+
+/* The format called name, or NULL. */
+const struct kp_output_format *kp_output_by_name(const char *name);
+/* The format whose extension ends path (longest match), or NULL. */
+const struct kp_output_format *kp_output_by_path(const char *path);
+/* "svg, folded, top, ..." for messages. Static storage. */
+const char *kp_output_names(void);
+/* One line per format, for --help. */
+void kp_output_help(FILE *out);
+
+/* Writes ctx->profile in fmt to out. Returns 0 or a negative errno (d). */
+int kp_output_write(const struct kp_output_format *fmt, const struct kp_output_ctx *ctx, FILE *out,
+		    struct kp_diag *d);
+
+#endif

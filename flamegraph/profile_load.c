@@ -1,0 +1,129 @@
+#include "flamegraph/profile_load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "flamegraph/folded.h"
+#include "flamegraph/profile_fold.h"
+#include "flamegraph/zstdio.h"
+#include "util/xalloc.h"
+
+/* A stream that gives back the bytes read to recognise the file, then the
+ * rest of it: stdin cannot be rewound. */
+struct peeked {
+	unsigned char head[16];
+	size_t n, pos;
+	FILE *in;
+};
+
+static ssize_t peeked_read(void *cookie, char *buf, size_t size)
+{
+	struct peeked *p = cookie;
+
+	if (p->pos < p->n) {
+		size_t k = p->n - p->pos < size ? p->n - p->pos : size;
+
+		memcpy(buf, p->head + p->pos, k);
+		p->pos += k;
+		return (ssize_t)k;
+	}
+	size = fread(buf, 1, size, p->in);
+	if (size == 0 && ferror(p->in))
+		return -1;
+	return (ssize_t)size;
+}
+
+static int peeked_close(void *cookie)
+{
+	(void)cookie;
+	return 0;
+}
+
+/* Folded text from in into a new profile. */
+static int load_folded(FILE *in, const char *name, const struct kp_load_opts *o,
+		       struct kp_profile **out, struct kp_load_info *info, struct kp_diag *d)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_folded_read_opts ro = {.strict = o->strict};
+	struct kp_diag rd = {{0}};
+	uint64_t bad = 0;
+	int err = kp_folded_read(f, in, name, &ro, &bad, &rd);
+
+	if (info) {
+		info->bad_lines = bad;
+		if (bad)
+			snprintf(info->first_bad, sizeof(info->first_bad), "%s", rd.msg);
+	}
+	if (!err && !kp_folded_nstacks(f))
+		err = bad ? kp_diag_set(d, -EINVAL,
+					"%s: no valid stack: %llu line%s with invalid format; the "
+					"first: %s",
+					name, (unsigned long long)bad, bad == 1 ? "" : "s", rd.msg)
+			  : kp_diag_set(d, -EINVAL, "%s: no stacks (an empty profile)", name);
+	else if (err)
+		kp_diag_set(d, err, "%s", rd.msg);
+	if (!err)
+		*out = kp_profile_from_folded(f, o->countname);
+	kp_folded_free(f);
+	return err;
+}
+
+int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_profile **out,
+		    struct kp_load_info *info, struct kp_diag *d)
+{
+	static const struct kp_load_opts defaults = {0};
+	bool is_stdin = strcmp(path, "-") == 0;
+	const char *name = is_stdin ? "stdin" : path;
+	FILE *in = is_stdin ? stdin : fopen(path, "re"), *fp;
+	cookie_io_functions_t io = {.read = peeked_read, .close = peeked_close};
+	struct peeked pk = {.in = in};
+	struct stat st;
+	int err;
+
+	*out = NULL;
+	if (!o)
+		o = &defaults;
+	if (info)
+		memset(info, 0, sizeof(*info));
+	if (!in)
+		return kp_diag_errno(d, -errno, "cannot open %s", name);
+	if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+		err = kp_diag_set(d, -EISDIR, "cannot read %s: it is a directory", name);
+		goto out_in;
+	}
+	pk.n = fread(pk.head, 1, sizeof(pk.head), in);
+	if (pk.n < sizeof(pk.head) && ferror(in)) {
+		err = kp_diag_errno(d, -(errno ? errno : EIO), "cannot read %s", name);
+		goto out_in;
+	}
+	fp = fopencookie(&pk, "r", io);
+	if (!fp) {
+		err = kp_diag_errno(d, -ENOMEM, "cannot read %s", name);
+		goto out_in;
+	}
+	if (kp_zstd_magic(pk.head, pk.n)) {
+		struct kp_zstd_reader *z = kp_zstd_reader_new(fp);
+
+		if (info)
+			info->format = "folded (zstd)";
+		err = load_folded(kp_zstd_reader_file(z), name, o, out, info, d);
+		if (kp_zstd_reader_error(z)) {
+			kp_profile_free(*out);
+			*out = NULL;
+			err = kp_diag_set(d, -EIO, "%s: %s", name, kp_zstd_reader_error(z));
+		}
+		kp_zstd_reader_free(z);
+	} else {
+		if (info)
+			info->format = "folded";
+		err = load_folded(fp, name, o, out, info, d);
+	}
+	fclose(fp);
+out_in:
+	if (!is_stdin)
+		fclose(in);
+	return err;
+}

@@ -1,0 +1,32 @@
+/* kp_profile_load: a profile from a file, whatever kprof can read: folded
+ * text, zstd-compressed folded text (.zst, recognised by its magic, not its
+ * name), and .kprof recordings. `kprof report` and `kprof diff` start here. */
+#ifndef KP_FLAMEGRAPH_PROFILE_LOAD_H
+#define KP_FLAMEGRAPH_PROFILE_LOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+#include "util/diag.h"
+
+struct kp_load_opts {
+	bool strict;	       /* folded text: fail at the first bad line */
+	const char *countname; /* folded text: the value's name (default "samples") */
+};
+
+struct kp_load_info {
+	const char *format;  /* "folded", "folded (zstd)", "kprof"; static storage */
+	uint64_t bad_lines;  /* folded text: lines skipped */
+	char first_bad[1024]; /* the first of them, "FILE:LINE: why" */
+};
+
+/* Reads path ("-": stdin) into a new profile (*out, the caller frees).
+ * Returns 0, or a negative errno with a one-line message naming the file
+ * in d: unreadable, a directory, damaged or truncated compressed data, no
+ * valid stack. Bad lines of folded text are skipped and described in info
+ * (may be NULL). */
+int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_profile **out,
+		    struct kp_load_info *info, struct kp_diag *d);
+
+#endif

@@ -21,6 +21,11 @@ struct kp_folded {
 	kp_count *counts;     /* by stack index, in units of 10^-decimals */
 	size_t counts_cap;
 	kp_count total;
+	/* differential tables: BEFORE by stack index (NULL until the first
+	 * one), whether the stack has one, and their sum */
+	kp_count *before;
+	uint8_t *has_before;
+	kp_count total_before;
 	unsigned decimals; /* of every count: the most any input line had */
 	bool sequence;
 	char *scratch; /* sanitized name being added */
@@ -49,6 +54,8 @@ void kp_folded_free(struct kp_folded *f)
 	kp_strtab_free(f->names);
 	kp_seqtab_fini(&f->seq);
 	free(f->counts);
+	free(f->before);
+	free(f->has_before);
 	free(f->scratch);
 	free(f->idbuf);
 	free(f->view);
@@ -85,33 +92,64 @@ static uint32_t intern_name(struct kp_folded *f, const char *name, size_t len)
 	return kp_strtab_intern(f->names, f->scratch, len);
 }
 
-/* Adds count (in the table's units) to the stack ids[0..n). Returns false,
- * changing nothing, when the total would no longer fit. */
-static bool add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, kp_count count)
+/* The differential arrays, from the first BEFORE count on: as long as
+ * counts, zero (no BEFORE) for the stacks already there. */
+static void make_differential(struct kp_folded *f)
 {
-	size_t i, nstacks = kp_seqtab_count(&f->seq);
+	if (f->before)
+		return;
+	f->before = kp_xcalloc(f->counts_cap ? f->counts_cap : 1, sizeof(*f->before));
+	f->has_before = kp_xcalloc(f->counts_cap ? f->counts_cap : 1, 1);
+}
+
+/* Adds count (in the table's units) to the stack ids[0..n), and *before to
+ * its BEFORE when before is not NULL. Returns false, changing nothing,
+ * when a total would no longer fit. */
+static bool add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, kp_count count,
+		    const kp_count *before)
+{
+	size_t i, nstacks = kp_seqtab_count(&f->seq), cap;
 	bool added = true;
 
 	/* every stack's count is at most the total: checking it covers both */
+	if (before && f->total_before + *before < f->total_before)
+		return false;
 	if (!kp_count_add(&f->total, count))
 		return false;
+	if (before) {
+		f->total_before += *before;
+		make_differential(f);
+	}
 	f->view_valid = false;
 	if (f->sequence) {
 		/* only the previous stack merges: a flame chart keeps time order */
 		if (nstacks && kp_seqtab_equal(&f->seq, nstacks - 1, ids, n)) {
-			f->counts[nstacks - 1] += count;
-			return true;
+			i = nstacks - 1;
+			added = false;
+		} else {
+			i = kp_seqtab_append(&f->seq, ids, n);
 		}
-		i = kp_seqtab_append(&f->seq, ids, n);
 	} else {
 		i = kp_seqtab_intern(&f->seq, ids, n, &added);
 	}
-	if (!added) {
-		f->counts[i] += count;
-		return true;
+	if (added) {
+		cap = f->counts_cap;
+		kp_xgrow(&f->counts, &f->counts_cap, i + 1, sizeof(*f->counts));
+		f->counts[i] = 0;
+		if (f->before && f->counts_cap != cap) {
+			f->before = kp_xrealloc(f->before, f->counts_cap * sizeof(*f->before));
+			f->has_before = kp_xrealloc(f->has_before, f->counts_cap);
+		}
+		if (f->before) {
+			f->before[i] = 0;
+			f->has_before[i] = 0;
+		}
 	}
-	kp_xgrow(&f->counts, &f->counts_cap, i + 1, sizeof(*f->counts));
-	f->counts[i] = count;
+	f->counts[i] += count;
+	if (before) {
+		f->before[i] += *before;
+		f->has_before[i] = 1;
+	}
 	return true;
 }
 
@@ -122,23 +160,57 @@ static bool align_count(struct kp_folded *f, kp_count *count, unsigned decimals)
 {
 	if (decimals > f->decimals) {
 		unsigned more = decimals - f->decimals;
-		kp_count total = f->total;
+		kp_count total = f->total, total_before = f->total_before;
 
-		/* the total bounds every count: if it fits, they all do */
-		if (!kp_count_shift(&total, more))
+		/* the totals bound every count: if they fit, all do */
+		if (!kp_count_shift(&total, more) || !kp_count_shift(&total_before, more))
 			return false;
-		for (size_t i = 0; i < kp_seqtab_count(&f->seq); i++)
+		for (size_t i = 0; i < kp_seqtab_count(&f->seq); i++) {
 			kp_count_shift(&f->counts[i], more);
+			if (f->before)
+				kp_count_shift(&f->before[i], more);
+		}
 		f->total = total;
+		f->total_before = total_before;
 		f->decimals = decimals;
 		return true;
 	}
 	return kp_count_shift(count, f->decimals - decimals);
 }
 
+/* align_count of a BEFORE AFTER pair with decimals db and da: both to the
+ * table's units. False, changing neither, when that cannot be exact. */
+static bool align_pair(struct kp_folded *f, kp_count *before, unsigned db, kp_count *after,
+		       unsigned da)
+{
+	unsigned d = db > da ? db : da;
+	kp_count b = *before, a = *after;
+
+	/* first to the pair's common decimals, then to the table's */
+	if (!kp_count_shift(&b, d - db) || !kp_count_shift(&a, d - da))
+		return false;
+	if (d < f->decimals) {
+		if (!kp_count_shift(&b, f->decimals - d) || !kp_count_shift(&a, f->decimals - d))
+			return false;
+	} else if (!align_count(f, &a, d)) {
+		return false;
+	}
+	*before = b;
+	*after = a;
+	return true;
+}
+
 bool kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n, uint64_t count)
 {
 	return kp_folded_add_count(f, frames, n, count, 0);
+}
+
+static void intern_frames(struct kp_folded *f, const struct kp_frame *frames, size_t n)
+{
+	kp_xgrow(&f->idbuf, &f->idbuf_cap, n, sizeof(*f->idbuf));
+	for (size_t i = 0; i < n; i++)
+		f->idbuf[i] = intern_name(f, frames[i].name, strlen(frames[i].name)) * 8u +
+			      (frames[i].kind & 7u);
 }
 
 bool kp_folded_add_count(struct kp_folded *f, const struct kp_frame *frames, size_t n,
@@ -148,11 +220,36 @@ bool kp_folded_add_count(struct kp_folded *f, const struct kp_frame *frames, siz
 
 	if (decimals > KP_COUNT_MAX_DECIMALS || !align_count(f, &c, decimals))
 		return false;
-	kp_xgrow(&f->idbuf, &f->idbuf_cap, n, sizeof(*f->idbuf));
-	for (size_t i = 0; i < n; i++)
-		f->idbuf[i] = intern_name(f, frames[i].name, strlen(frames[i].name)) * 8u +
-			      (frames[i].kind & 7u);
-	return add_ids(f, f->idbuf, n, c);
+	intern_frames(f, frames, n);
+	return add_ids(f, f->idbuf, n, c, NULL);
+}
+
+bool kp_folded_add_diff(struct kp_folded *f, const struct kp_frame *frames, size_t n,
+			kp_count before, kp_count after, unsigned decimals)
+{
+	if (decimals > KP_COUNT_MAX_DECIMALS || !align_pair(f, &before, decimals, &after, decimals))
+		return false;
+	intern_frames(f, frames, n);
+	return add_ids(f, f->idbuf, n, after, &before);
+}
+
+bool kp_folded_differential(const struct kp_folded *f)
+{
+	return f->before != NULL;
+}
+
+kp_count kp_folded_before(const struct kp_folded *f, size_t i, bool *has)
+{
+	bool h = f->before && f->has_before[i];
+
+	if (has)
+		*has = h;
+	return h ? f->before[i] : 0;
+}
+
+kp_count kp_folded_total_before_exact(const struct kp_folded *f)
+{
+	return f->total_before;
 }
 
 size_t kp_folded_nstacks(const struct kp_folded *f)
@@ -258,7 +355,8 @@ struct sort_ctx {
 	const struct kp_folded *f;
 	unsigned flags;
 	bool reverse;
-	char (*counts)[KP_COUNT_BUF];
+	char *counts; /* the count text of stack i at i * stride */
+	size_t stride;
 	uint8_t *count_len;
 };
 
@@ -316,7 +414,7 @@ static void cursor_next(struct cursor *cur)
 			cur->phase = 4;
 			return;
 		case 4:
-			cur->p = c->counts[cur->stack];
+			cur->p = c->counts + cur->stack * c->stride;
 			cur->len = c->count_len[cur->stack];
 			cur->phase = 5;
 			if (cur->len)
@@ -370,11 +468,21 @@ uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool rever
 	size_t nstacks = kp_seqtab_count(&f->seq);
 	uint32_t *order = kp_xmalloc((nstacks ? nstacks : 1) * sizeof(*order));
 
-	c.counts = kp_xmalloc((nstacks ? nstacks : 1) * sizeof(*c.counts));
+	/* "BEFORE AFTER" for differential stacks, as flamegraph.pl sorts them */
+	c.stride = f->before ? 2 * KP_COUNT_BUF : KP_COUNT_BUF;
+	c.counts = kp_xmalloc((nstacks ? nstacks : 1) * c.stride);
 	c.count_len = kp_xmalloc(nstacks ? nstacks : 1);
 	for (size_t i = 0; i < nstacks; i++) {
+		char *text = c.counts + i * c.stride;
+		size_t len = 0;
+
 		order[i] = (uint32_t)i;
-		c.count_len[i] = (uint8_t)kp_count_format(f->counts[i], f->decimals, c.counts[i]);
+		if (f->before && f->has_before[i]) {
+			len = kp_count_format(f->before[i], f->decimals, text);
+			text[len++] = ' ';
+		}
+		len += kp_count_format(f->counts[i], f->decimals, text + len);
+		c.count_len[i] = (uint8_t)len;
 	}
 	/* input from collapse tools is usually sorted already */
 	for (size_t i = 1; i < nstacks; i++) {
@@ -408,6 +516,11 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 			fputs_unlocked(annotation(fid, flags), out);
 		}
 		putc_unlocked(' ', out);
+		if (f->before && f->has_before[order[i]]) {
+			kp_count_format(f->before[order[i]], f->decimals, count);
+			fputs_unlocked(count, out);
+			putc_unlocked(' ', out);
+		}
 		kp_count_format(f->counts[order[i]], f->decimals, count);
 		fputs_unlocked(count, out);
 		putc_unlocked('\n', out);
@@ -427,7 +540,8 @@ int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags)
 	merged = kp_folded_new();
 	merged->decimals = f->decimals;
 	for (size_t i = 0; i < kp_seqtab_count(&f->seq); i++)
-		add_ids(merged, f->seq.words + SEQ(f, i)->off, SEQ(f, i)->n, f->counts[i]);
+		add_ids(merged, f->seq.words + SEQ(f, i)->off, SEQ(f, i)->n, f->counts[i],
+			f->before && f->has_before[i] ? &f->before[i] : NULL);
 	/* ids are only meaningful with f's names */
 	kp_strtab_free(merged->names);
 	merged->names = f->names;
@@ -483,28 +597,41 @@ static size_t count_start(const char *s, size_t len, const char **why)
 	return start;
 }
 
+/* A line's counts: AFTER (the only one of a plain line) and, for a
+ * differential line, BEFORE. */
+struct line_counts {
+	kp_count after, before;
+	unsigned after_decimals, before_decimals;
+	bool differential;
+};
+
+static const char *const too_large =
+	"count too large to keep exact (more than 38 digits, or more than 19 decimals)";
+
 /* Splits "stack COUNT" the way flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/
  * does: the count is the last token, the stack everything before the one
- * whitespace character in front of it. Returns NULL on success or the
- * reason the line is bad. */
-static const char *split_line(const char *s, size_t len, size_t *stack_len, kp_count *count,
-			      unsigned *decimals)
+ * whitespace character in front of it. flamegraph.pl then tries the same
+ * pattern on the stack: when it matches, the line is difffolded.pl's
+ * "stack BEFORE AFTER" and the stack is what is left. Returns NULL on
+ * success or the reason the line is bad. */
+static const char *split_line(const char *s, size_t len, size_t *stack_len, struct line_counts *c)
 {
-	size_t start;
+	size_t start, bstart;
 	const char *why;
 
 	start = count_start(s, len, &why);
 	if (!start)
 		return why;
 	*stack_len = start - 1;
-	/* flamegraph.pl reads "stack COUNT1 COUNT2" as a differential
-	 * profile; drawing it as one count would silently mislabel a frame */
-	if (count_start(s, *stack_len, &why))
-		return "two counts (a differential profile): kprof flamegraph reads one count a "
-		       "line";
-	if (kp_count_parse(s + start, len - start, count, decimals) < 0)
-		return "count too large to keep exact (more than 38 digits, or more than 19 "
-		       "decimals)";
+	if (kp_count_parse(s + start, len - start, &c->after, &c->after_decimals) < 0)
+		return too_large;
+	bstart = count_start(s, *stack_len, &why);
+	c->differential = bstart != 0;
+	if (!bstart)
+		return NULL;
+	if (kp_count_parse(s + bstart, *stack_len - bstart, &c->before, &c->before_decimals) < 0)
+		return too_large;
+	*stack_len = bstart - 1;
 	return NULL;
 }
 
@@ -555,8 +682,7 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 
 	while ((got = getdelim(&line, &cap, '\n', in)) >= 0) {
 		size_t len = (size_t)got, stack_len = 0, n = 0, i, begin;
-		kp_count count = 0;
-		unsigned decimals = 0;
+		struct line_counts lc = {0};
 		const char *why;
 
 		lineno++;
@@ -570,8 +696,10 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 			continue; /* blank */
 		if (line[i] == '#')
 			continue; /* a comment: metadata such as "# austin: 3.3.0" */
-		why = split_line(line, len, &stack_len, &count, &decimals);
-		if (!why && !align_count(f, &count, decimals))
+		why = split_line(line, len, &stack_len, &lc);
+		if (!why && !(lc.differential ? align_pair(f, &lc.before, lc.before_decimals,
+							   &lc.after, lc.after_decimals)
+					      : align_count(f, &lc.after, lc.after_decimals)))
 			why = "count too large to keep exact with the decimals of the other lines";
 		if (why) {
 			note_bad_line(d, &nbad, name, lineno, why);
@@ -610,7 +738,7 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 			}
 			f->idbuf[i] = fl->fid;
 		}
-		if (!add_ids(f, f->idbuf, n, count)) {
+		if (!add_ids(f, f->idbuf, n, lc.after, lc.differential ? &lc.before : NULL)) {
 			note_bad_line(d, &nbad, name, lineno,
 				      "count too large: the sum of the counts would pass 2^128");
 			if (!strict)

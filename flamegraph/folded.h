@@ -33,6 +33,22 @@ bool kp_folded_add(struct kp_folded *f, const struct kp_frame *frames, size_t n,
 bool kp_folded_add_count(struct kp_folded *f, const struct kp_frame *frames, size_t n,
 			 kp_count count, unsigned decimals);
 
+/* Differential tables: difffolded.pl's "stack BEFORE AFTER" lines, and
+ * what `kprof diff` draws. A stack's count (kp_folded_count, the total,
+ * every writer's width) is AFTER; BEFORE is kept beside it, exact, in the
+ * same units. kp_folded_add_diff adds both; stacks added with one count
+ * have no BEFORE (flamegraph.pl colours their frames by the palette).
+ * False, adding nothing, when a sum or the decimals cannot be kept exact. */
+bool kp_folded_add_diff(struct kp_folded *f, const struct kp_frame *frames, size_t n,
+			kp_count before, kp_count after, unsigned decimals);
+/* True once any stack has a BEFORE count. */
+bool kp_folded_differential(const struct kp_folded *f);
+/* BEFORE of stack i, in units of 10^-kp_folded_decimals(f); 0 for a stack
+ * without one. *has (may be NULL) says whether it has one. */
+kp_count kp_folded_before(const struct kp_folded *f, size_t i, bool *has);
+/* The exact sum of the BEFORE counts. */
+kp_count kp_folded_total_before_exact(const struct kp_folded *f);
+
 /* Options for reading folded text. */
 struct kp_folded_read_opts {
 	bool strict; /* fail at the first bad line instead of skipping it */
@@ -40,7 +56,9 @@ struct kp_folded_read_opts {
 
 /* Reads folded text ("a;b;c 12" per line; CRLF, blank lines and '#'
  * comment lines skipped; counts integer or decimal, kept exact;
- * _[k]/_[j]/_[i] suffixes become frame kinds). name is used in messages
+ * _[k]/_[j]/_[i] suffixes become frame kinds; a line with two counts,
+ * "a;b;c 10 12", is a differential stack, BEFORE AFTER, as flamegraph.pl
+ * reads difffolded.pl's output). name is used in messages
  * ("FILE:LINE: ..."). A line is bad when it does not end in whitespace and
  * a count (digits, optionally a '.' and more digits), as flamegraph.pl
  * reads it, or its count cannot be kept exact (more than 38 digits or 19
@@ -60,8 +78,10 @@ enum {
 	KP_FOLDED_ANNOTATE_ALL = 7,
 };
 
-/* Writes one "a;b;c COUNT" line per stack, lines sorted bytewise (as
- * `LC_ALL=C sort`), so the same profile always prints the same bytes.
+/* Writes one "a;b;c COUNT" line per stack ("a;b;c BEFORE AFTER" for the
+ * stacks of a differential table that have a BEFORE), lines sorted
+ * bytewise (as `LC_ALL=C sort`), so the same profile always prints the
+ * same bytes.
  * Returns 0 or a negative errno. */
 int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags);
 
@@ -106,6 +126,7 @@ void kp_folded_set_sequence(struct kp_folded *f, bool on);
 const char *kp_folded_kind_suffix(enum kp_frame_kind kind);
 
 /* Stack indexes in the bytewise order of their rendered lines ("a;b;c N",
+ * "a;b;c B N" for differential stacks,
  * kinds in flags annotated; reverse: frames leaf first, as flamegraph.pl
  * --reverse sorts them). Returns a new array of kp_folded_nstacks entries;
  * the caller frees it. */

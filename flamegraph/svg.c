@@ -10,7 +10,16 @@
  *   4. x = 10 + start * (width - 20) / total, printed %.1f; the width is
  *      the difference of the printed ends; y from the bottom (or from the
  *      top for an icicle graph), 16 px a level.
- * The numbers are formatted the way Perl formats them (see perl_num). */
+ * The numbers are formatted the way Perl formats them (see perl_num).
+ *
+ * Differential tables (a BEFORE count beside each stack's count, as
+ * difffolded.pl writes them) are drawn as flamegraph.pl draws them: the
+ * same geometry from the AFTER counts; a stack's delta is AFTER - BEFORE,
+ * a frame's delta the sum of the deltas of the stacks that end in it (its
+ * self change), coloured on flamegraph.pl's white-to-red (growth) and
+ * white-to-blue scale relative to the largest stack delta (at least 1).
+ * With diff_shares (kprof diff) BEFORE is first scaled to AFTER's total,
+ * so the deltas are changes of share. */
 #include "flamegraph/svg.h"
 
 #include <errno.h>
@@ -62,8 +71,20 @@ struct node {
 	uint32_t fid;
 	uint32_t depth;	   /* 0 is the "all" root */
 	bool waker;	   /* chain palette: after a "--" separator frame */
+	bool has_delta;	   /* differential: opened by a stack with a BEFORE */
 	double start, end; /* as flamegraph.pl sums them: positions */
 	kp_count samples;  /* exact: the title's count */
+	kp_count before;   /* differential: BEFORE summed over the frame */
+	double delta;	   /* differential: its self delta */
+};
+
+/* A frame still open during flow(), by depth. */
+struct open_frame {
+	uint64_t key; /* fid * 2 + waker bit */
+	double start;
+	kp_count xstart, xbstart; /* exact sums of AFTER and BEFORE at its start */
+	double delta;
+	bool has_delta;
 };
 
 struct svg {
@@ -73,6 +94,9 @@ struct svg {
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
 	double time, timemax, widthpertime, minwidth_time;
+	double maxdelta;    /* differential: the largest |stack delta|, at least 1 */
+	double scale;	    /* differential: what BEFORE counts are multiplied by */
+	double time_before; /* differential: the sum of BEFORE */
 	uint32_t depthmax;
 	enum kp_palette pal;
 	enum kp_color_mode mode;
@@ -120,23 +144,40 @@ static void putesc(FILE *out, const char *s)
 	kp_xml_escape(out, s, strlen(s));
 }
 
-static void emit(struct svg *g, uint32_t fid, uint32_t depth, bool waker, double start, double end,
-		 kp_count samples)
+/* Closes the open frame o at depth, at time end (exact sums xtime, xbtime). */
+static void emit(struct svg *g, const struct open_frame *o, uint32_t depth, double end,
+		 kp_count xtime, kp_count xbtime)
 {
 	struct node *n;
 
-	if (end - start < g->minwidth_time)
+	if (end - o->start < g->minwidth_time)
 		return;
 	kp_xgrow(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof(*g->nodes));
 	n = &g->nodes[g->nnodes++];
-	n->fid = fid;
+	n->fid = (uint32_t)(o->key >> 1);
 	n->depth = depth;
-	n->waker = waker;
-	n->start = start;
+	n->waker = o->key & 1;
+	n->start = o->start;
 	n->end = end;
-	n->samples = samples;
+	n->samples = xtime - o->xstart;
+	n->before = xbtime - o->xbstart;
+	n->delta = o->delta;
+	n->has_delta = o->has_delta;
 	if (depth > g->depthmax)
 		g->depthmax = depth;
+}
+
+/* The delta of stack i (0 without a BEFORE): AFTER - BEFORE, BEFORE scaled
+ * to AFTER's total for share changes. */
+static double stack_delta(const struct svg *g, size_t i, bool *has)
+{
+	unsigned decimals = kp_folded_decimals(g->f);
+	kp_count before = kp_folded_before(g->f, i, has);
+
+	if (!*has)
+		return 0;
+	return kp_count_double(kp_folded_count(g->f, i), decimals) -
+	       kp_count_double(before, decimals) * g->scale;
 }
 
 /* A "--" frame inside a stack separates the off-CPU stack from its waker's
@@ -162,16 +203,16 @@ static bool is_empty_frame(const struct kp_folded *f, uint32_t fid)
 static void flow(struct svg *g)
 {
 	const struct kp_folded *f = g->f;
-	size_t nstacks = kp_folded_nstacks(f), depth = 0;
-	size_t path_cap = 0, starts_cap = 0, keys_cap = 0;
+	size_t nstacks = kp_folded_nstacks(f), depth = 0, open_cap = 0, keys_cap = 0;
 	uint32_t *order = NULL;
-	/* frame identity per depth (1..): fid * 2 + waker bit */
-	uint64_t *path = NULL, *keys = NULL;
-	double *starts = NULL, time = 0;
+	/* the frames open at each depth (0: the root), and the identities of
+	 * the stack being added */
+	struct open_frame *open = NULL;
+	uint64_t *keys = NULL;
+	double time = 0;
 	/* the same sums exact, for the titles */
-	kp_count *xstarts = NULL, xtime = 0;
-	size_t xstarts_cap = 0;
-	bool chain = g->pal == KP_PAL_CHAIN;
+	kp_count xtime = 0, xbtime = 0;
+	bool chain = g->pal == KP_PAL_CHAIN, differential = kp_folded_differential(f);
 
 	if (!g->o->flamechart)
 		order = kp_folded_sorted(f, KP_FOLDED_ANNOTATE_ALL, g->o->reverse);
@@ -189,14 +230,28 @@ static void flow(struct svg *g)
 		g->minwidth_time = g->timemax * g->o->minwidth / 100;
 	else
 		g->minwidth_time = g->o->minwidth / g->widthpertime;
+	g->scale = 1;
+	g->maxdelta = 1;
+	g->time_before = kp_count_double(kp_folded_total_before_exact(f), kp_folded_decimals(f));
+	if (differential && g->o->diff_shares)
+		g->scale = g->time_before > 0 ? time / g->time_before : 0;
+	for (size_t i = 0; differential && i < nstacks; i++) {
+		bool has;
+		double d = fabs(stack_delta(g, i, &has));
+
+		if (d > g->maxdelta)
+			g->maxdelta = d;
+	}
 
 	time = 0;
+	kp_xgrow(&open, &open_cap, 1, sizeof(*open));
 	for (size_t i = 0; i < nstacks; i++) {
-		size_t n, same = 0;
-		double count;
-		const uint32_t *ids = kp_folded_stack_ids(f, order ? order[i] : i, &n, &count);
-		bool waker = false;
+		size_t n, same = 0, si = order ? order[i] : i;
+		double count, delta;
+		const uint32_t *ids = kp_folded_stack_ids(f, si, &n, &count);
+		bool waker = false, has_before = false;
 
+		delta = differential ? stack_delta(g, si, &has_before) : 0;
 		/* flamegraph.pl --reverse joins the reversed frames and splits
 		 * again, which drops what were leading empty frames */
 		while (g->o->reverse && n && is_empty_frame(f, ids[0])) {
@@ -204,10 +259,9 @@ static void flow(struct svg *g)
 			n--;
 		}
 
-		kp_xgrow(&path, &path_cap, n + 1, sizeof(*path));
-		kp_xgrow(&starts, &starts_cap, n + 1, sizeof(*starts));
-		kp_xgrow(&xstarts, &xstarts_cap, n + 1, sizeof(*xstarts));
+		kp_xgrow(&open, &open_cap, n + 1, sizeof(*open));
 		kp_xgrow(&keys, &keys_cap, n + 1, sizeof(*keys));
+		keys[0] = 0;
 		for (size_t k = 0; k < n; k++) {
 			uint32_t fid = ids[g->o->reverse ? n - 1 - k : k];
 			bool sep = chain && k > 0 && k + 1 < n && is_separator(f, fid);
@@ -215,31 +269,37 @@ static void flow(struct svg *g)
 			keys[k + 1] = (uint64_t)fid * 2 + (waker && !sep);
 			waker = waker || sep;
 		}
-		while (same < depth && same < n && path[same + 1] == keys[same + 1])
+		while (same < depth && same < n && open[same + 1].key == keys[same + 1])
 			same++;
 		/* close the frames above the common part, deepest first */
 		for (; depth > same; depth--)
-			emit(g, (uint32_t)(path[depth] >> 1), (uint32_t)depth, path[depth] & 1,
-			     starts[depth], perl_roundtrip(time), xtime - xstarts[depth]);
-		for (size_t k = same + 1; k <= n; k++) {
-			path[k] = keys[k];
-			starts[k] = time;
-			xstarts[k] = xtime;
+			emit(g, &open[depth], (uint32_t)depth, perl_roundtrip(time), xtime, xbtime);
+		/* the root opens with the first stack, the others above the
+		 * common part (flamegraph.pl gives a frame a delta when the
+		 * stack that opens it has one) */
+		for (size_t k = i ? same + 1 : 0; k <= n; k++)
+			open[k] = (struct open_frame){.key = keys[k],
+						      .start = time,
+						      .xstart = xtime,
+						      .xbstart = xbtime,
+						      .has_delta = has_before};
+		/* the stack's delta is its leaf's self delta */
+		if (has_before) {
+			open[n].delta += delta;
+			open[n].has_delta = true;
 		}
 		depth = n;
 		time += count;
-		xtime += kp_folded_count(f, order ? order[i] : i);
+		xtime += kp_folded_count(f, si);
+		xbtime += kp_folded_before(f, si, NULL);
 	}
 	for (; depth > 0; depth--)
-		emit(g, (uint32_t)(path[depth] >> 1), (uint32_t)depth, path[depth] & 1,
-		     starts[depth], perl_roundtrip(time), xtime - xstarts[depth]);
+		emit(g, &open[depth], (uint32_t)depth, perl_roundtrip(time), xtime, xbtime);
 	/* the root "all" spans everything */
 	if (nstacks)
-		emit(g, 0, 0, false, 0, perl_roundtrip(time), xtime);
+		emit(g, &open[0], 0, perl_roundtrip(time), xtime, xbtime);
 	free(order);
-	free(path);
-	free(starts);
-	free(xstarts);
+	free(open);
 	free(keys);
 }
 
@@ -429,6 +489,61 @@ static bool exact_title(const struct svg *g, const struct node *n)
 	       (n->depth || g->timemax == g->time);
 }
 
+/* flamegraph.pl's color_scale: white for no change, to red (255,0,0) for
+ * the largest growth and blue (0,0,255) for the largest shrink. */
+static struct kp_color color_scale(double value, double max, bool negate)
+{
+	int r = 255, gr = 255, b = 255;
+
+	if (negate)
+		value = -value;
+	if (value > 0)
+		gr = b = (int)(210 * (max - value) / max);
+	else if (value < 0)
+		r = gr = (int)(210 * (max + value) / max);
+	return (struct kp_color){(uint8_t)r, (uint8_t)gr, (uint8_t)b};
+}
+
+/* A change in percent or points, "%.2f" with a "+" for growth, as
+ * flamegraph.pl prints it (never "-0.00" for no change). */
+static void put_change(FILE *out, double v)
+{
+	char buf[64];
+
+	if (v == 0)
+		v = 0; /* -0.0 */
+	snprintf(buf, sizeof(buf), "%s%.2f", v > 0 ? "+" : "", v);
+	put(out, buf);
+}
+
+/* The differential part of a title: flamegraph.pl's "; +D%" (the self
+ * delta in percent of the total), or for share changes "; self +D,
+ * total +T points" (the frame's self and total share in AFTER minus the
+ * same in BEFORE; NEW minus BASE even when AFTER holds BASE). */
+static void put_delta(struct svg *g, const struct node *n)
+{
+	const struct kp_svg_opts *o = g->o;
+	FILE *out = g->out;
+	unsigned decimals = kp_folded_decimals(g->f);
+	double sign = o->diff_swapped ? -1 : 1, total;
+
+	if (!o->diff_shares) {
+		put(out, "; ");
+		put_change(out,
+			   100 * (o->negate ? -n->delta : n->delta) / (g->timemax * o->factor));
+		put(out, "%");
+		return;
+	}
+	total = 100 * kp_count_double(n->samples, decimals) / g->time;
+	if (g->time_before > 0)
+		total -= 100 * kp_count_double(n->before, decimals) / g->time_before;
+	put(out, "; self ");
+	put_change(out, sign * 100 * n->delta / g->time);
+	put(out, ", total ");
+	put_change(out, sign * total);
+	put(out, " points");
+}
+
 static void write_frame(struct svg *g, const struct layout *l, const struct node *n)
 {
 	const struct kp_svg_opts *o = g->o;
@@ -477,17 +592,23 @@ static void write_frame(struct svg *g, const struct layout *l, const struct node
 	put_commas(out, samples);
 	putc_unlocked(' ', out);
 	putesc(out, o->countname);
-	if (n->depth)
-		snprintf(buf, sizeof(buf), ", %.2f%%)</title>",
+	if (n->depth) {
+		snprintf(buf, sizeof(buf), ", %.2f%%",
 			 100 * strtod(samples, NULL) / (g->timemax * o->factor));
-	else
-		snprintf(buf, sizeof(buf), ", 100%%)</title>");
-	put(out, buf);
+		put(out, buf);
+		if (n->has_delta)
+			put_delta(g, n);
+		put(out, ")</title>");
+	} else {
+		put(out, ", 100%)</title>");
+	}
 
 	if (n->depth && alen == 2 && ann[0] == '-' && ann[1] == '-')
 		c = (struct kp_color){160, 160, 160};
 	else if (n->depth && alen == 1 && ann[0] == '-')
 		c = (struct kp_color){200, 200, 200};
+	else if (n->has_delta)
+		c = color_scale(n->delta, g->maxdelta, o->negate);
 	else
 		c = kp_palette_color(g->pal, g->mode, ann, alen,
 				     n->depth ? kp_folded_frame_kind(n->fid) : KP_FRAME_ROOT,

@@ -31,11 +31,18 @@ struct kp_svg_opts {
 	bool allow_empty; /* draw a "No samples" graph instead of failing (recording) */
 	double fontwidth; /* average glyph width relative to fontsize, default 0.59 */
 	double factor;	  /* --factor: scale counts in titles, default 1 */
+	/* Differential tables (kp_folded_differential): */
+	bool diff_shares;  /* deltas are changes of share (kprof diff): BEFORE is
+			    * scaled to AFTER's total, titles say points */
+	bool diff_swapped; /* diff_shares: AFTER holds BASE (kprof diff
+			    * --base-shape): titles still say NEW - BASE */
 };
 
 void kp_svg_opts_init(struct kp_svg_opts *o);
 
-/* Writes the flame graph of f. Returns 0 or a negative errno (diag set):
+/* Writes the flame graph of f (differential when f is: colours and
+ * titles as flamegraph.pl gives difffolded.pl's two-count lines; negate
+ * swaps the hues). Returns 0 or a negative errno (diag set):
  * -ENODATA when f holds no samples (nothing to draw), -EINVAL for bad
  * options (unknown palette or background, width too small), -EIO when out
  * fails. Options are not copied; strings in o must outlive the call. */

@@ -314,11 +314,65 @@ static void test_bad_lines(void)
 	CHECK(strstr(d.msg, "count too large") != NULL);
 	CHECK_EQ_INT(read_text(f, "x 0.123456789012345678901\n", 26, true, NULL, &d), -EINVAL);
 	CHECK(strstr(d.msg, "count too large") != NULL);
-	/* flamegraph.pl would draw a differential graph: not one count */
-	CHECK_EQ_INT(read_text(f, "x;y 10 12\n", 10, true, NULL, &d), -EINVAL);
-	CHECK(strstr(d.msg, "in.folded:1: two counts") != NULL);
+	/* a differential line's BEFORE must be exact too */
+	text = "x 1000000000000000000000000000000000000000 1\n";
+	CHECK_EQ_INT(read_text(f, text, strlen(text), true, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "count too large") != NULL);
 	/* a name may still end in digits when no space comes before them */
 	CHECK_EQ_INT(read_text(f, "x;y12 3\nx;[unknown <0>] 1\n", 26, false, NULL, &d), 0);
+	kp_folded_free(f);
+}
+
+/* difffolded.pl's "stack BEFORE AFTER": AFTER is the count, BEFORE kept
+ * beside it, exact, merged, with the decimals of either. */
+static void test_differential_lines(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	const char *text = "main;a 10 12\nmain;b 3\nmain;a 1 0\nmain;c 0.5 2\nx12 7\n5 6\n";
+	char *out;
+	bool has;
+
+	CHECK(!kp_folded_differential(f));
+	CHECK_EQ_INT(read_text(f, text, strlen(text), true, NULL, &d), 0);
+	CHECK(kp_folded_differential(f));
+	CHECK_EQ_INT(kp_folded_nstacks(f), 5);
+	/* the table has one decimal now: counts in tenths */
+	CHECK_EQ_INT(kp_folded_decimals(f), 1);
+	CHECK_EQ_INT(kp_folded_count(f, 0), 120);
+	CHECK_EQ_INT(kp_folded_before(f, 0, &has), 110);
+	CHECK(has);
+	CHECK_EQ_INT(kp_folded_before(f, 1, &has), 0);
+	CHECK(!has);
+	CHECK_EQ_INT(kp_folded_before(f, 2, &has), 5);
+	CHECK(has);
+	/* "x12 7": the name ends in digits but no space: one count; "5 6":
+	 * nothing before the first count, so it is the stack "5" */
+	CHECK_EQ_INT(kp_folded_before(f, 3, &has), 0);
+	CHECK(!has);
+	CHECK_EQ_INT(kp_folded_before(f, 4, &has), 0);
+	CHECK(!has);
+	CHECK_EQ_INT(kp_folded_total_exact(f), 120 + 30 + 20 + 70 + 60);
+	CHECK_EQ_INT(kp_folded_total_before_exact(f), 110 + 5);
+	out = write_text(f, 0);
+	CHECK_EQ_STR(out, "5 6\nmain;a 11 12\nmain;b 3\nmain;c 0.5 2\nx12 7\n");
+	free(out);
+	kp_folded_free(f);
+
+	/* added through the API, with merging and in a sequence */
+	f = kp_folded_new();
+	struct kp_frame st[] = {{"p", KP_FRAME_USER}, {"q", KP_FRAME_KERNEL}};
+	CHECK(kp_folded_add(f, st, 2, 4));
+	CHECK(kp_folded_add_diff(f, st, 2, 7, 1, 0));
+	CHECK(kp_folded_add_diff(f, st, 1, 2, 0, 0));
+	CHECK_EQ_INT(kp_folded_count(f, 0), 5);
+	CHECK_EQ_INT(kp_folded_before(f, 0, &has), 7);
+	CHECK(has);
+	CHECK(!kp_folded_add_diff(f, st, 1, ~(kp_count)0, 0, 0));
+	CHECK_EQ_INT(kp_folded_total_before_exact(f), 9);
+	out = write_text(f, KP_FOLDED_ANNOTATE_ALL);
+	CHECK_EQ_STR(out, "p 2 0\np;q_[k] 7 5\n");
+	free(out);
 	kp_folded_free(f);
 }
 
@@ -368,4 +422,5 @@ KP_TEST_MAIN(test_round_trip_sorted_merged, test_sort_is_bytewise_on_lines,
 	     test_crlf_blank_lines_and_tabs, test_decimal_counts, test_exact_counts,
 	     test_exponent_counts_refused, test_comments_and_empty_first_stack, test_suffix_kinds,
 	     test_add_sanitizes_and_merges, test_empty_frames_follow_perl_split,
-	     test_nul_and_long_line, test_bad_lines, test_sequence_mode, test_sorted_reverse)
+	     test_nul_and_long_line, test_bad_lines, test_differential_lines, test_sequence_mode,
+	     test_sorted_reverse)

@@ -106,7 +106,9 @@ static void help(void)
 	     "Output:\n"
 	     "  -f, --format FMT        svg (the default; the -o extension chooses too), folded,\n"
 	     "                          top, or another of 'kprof report --help'\n"
-	     "  -o, --output FILE       write here instead of stdout (atomically)\n"
+	     "  -o, --output FILE       write here instead of stdout (atomically); repeatable:\n"
+	     "                          one recording, several files, each in the format its\n"
+	     "                          extension names (unless -f)\n"
 	     "      --pid               root frame comm-PID (also --per-pid)\n"
 	     "      --tid               root frame comm-PID/TID (also --per-tid)\n"
 	     "      --annotate          folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
@@ -197,7 +199,8 @@ struct record_cli {
 	struct kp_session_opts sess;
 	struct kp_sym_options sym;
 	struct kp_svg_opts svg;
-	const char *output;
+	const char **outputs; /* -o, repeatable; none: stdout */
+	size_t noutputs, outputs_cap;
 	const char *format; /* -f NAME, or NULL */
 	bool annotate;
 	bool quiet;
@@ -277,7 +280,9 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			c->event_given = true;
 			break;
 		case 'o':
-			c->output = optarg;
+			kp_xgrow(&c->outputs, &c->outputs_cap, c->noutputs + 1,
+				 sizeof(*c->outputs));
+			c->outputs[c->noutputs++] = optarg;
 			break;
 		case 'f':
 			if (!kp_output_by_name(optarg)) {
@@ -542,11 +547,13 @@ int kp_cmd_record(int argc, char **argv)
 	struct record_cli c;
 	struct kp_session *sess = NULL;
 	struct kp_symbolizer *sym = NULL;
-	const struct kp_output_format *fmt;
+	const struct kp_output_format **fmts = NULL;
 	struct kp_output_ctx ctx = {0};
 	struct kp_profile *prof;
 	struct frame_counts fc;
-	struct kp_outfile out;
+	struct kp_outfile *outs = NULL;
+	size_t nout = 0;
+	char where[1024] = "";
 	struct kp_diag d = {""};
 	struct kp_session_stats st;
 	int first, exit_code = 0, r, status = 1;
@@ -557,7 +564,6 @@ int kp_cmd_record(int argc, char **argv)
 	char *cache_dir = NULL;
 
 	memset(&c, 0, sizeof(c));
-	memset(&out, 0, sizeof(out));
 	kp_perf_event_lookup("cycles", &c.sess.attr.event);
 	c.sess.attr.freq = 99;
 	c.sess.attr.build_id = true;
@@ -590,21 +596,28 @@ int kp_cmd_record(int argc, char **argv)
 		goto out;
 	}
 
-	/* -f, else the -o extension, else an SVG (the top functions when it
-	 * would go to a terminal) */
-	fmt = c.format ? kp_output_by_name(c.format) : kp_output_by_path(c.output);
-	to_terminal_report = !fmt && !c.output && isatty(STDOUT_FILENO);
-	if (!fmt)
-		fmt = kp_output_by_name(to_terminal_report ? "top" : "svg");
-	if (fmt->binary && !c.output && isatty(STDOUT_FILENO)) {
-		kp_err("-f %s is binary: give -o FILE or redirect stdout", fmt->name);
-		status = 2;
-		goto out;
-	}
-	/* the output is created before recording: a bad path fails at once */
-	if (kp_outfile_open(&out, c.output, &d) < 0) {
-		kp_err("%s", d.msg);
-		goto out;
+	/* each output's format: -f, else the -o extension, else an SVG (the
+	 * top functions when it would go to a terminal); none: stdout */
+	nout = c.noutputs ? c.noutputs : 1;
+	outs = kp_xcalloc(nout, sizeof(*outs));
+	fmts = kp_xcalloc(nout, sizeof(*fmts));
+	to_terminal_report = !c.format && !c.noutputs && isatty(STDOUT_FILENO);
+	for (size_t i = 0; i < nout; i++) {
+		const char *path = c.noutputs ? c.outputs[i] : NULL;
+
+		fmts[i] = c.format ? kp_output_by_name(c.format) : kp_output_by_path(path);
+		if (!fmts[i])
+			fmts[i] = kp_output_by_name(to_terminal_report ? "top" : "svg");
+		if (fmts[i]->binary && !path && isatty(STDOUT_FILENO)) {
+			kp_err("-f %s is binary: give -o FILE or redirect stdout", fmts[i]->name);
+			status = 2;
+			goto out;
+		}
+		/* created before recording: a bad path fails at once */
+		if (kp_outfile_open(&outs[i], path, &d) < 0) {
+			kp_err("%s", d.msg);
+			goto out;
+		}
 	}
 
 	c.sym.debuginfo_dirs = c.dirs;
@@ -653,20 +666,31 @@ int kp_cmd_record(int argc, char **argv)
 	c.svg.info_lines = (const char *const *)lines;
 	c.svg.n_info_lines = nlines;
 	c.svg.allow_empty = true; /* a run with no samples still says so */
-	if (kp_output_write(fmt, &ctx, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0) {
-		kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
-		goto out;
+	for (size_t i = 0; i < nout; i++) {
+		size_t len = strlen(where);
+
+		if (kp_output_write(fmts[i], &ctx, outs[i].fp, &d) < 0 ||
+		    kp_outfile_commit(&outs[i], &d) < 0) {
+			kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
+			goto out;
+		}
+		snprintf(where + len, sizeof(where) - len, "%s%s", i ? ", " : "",
+			 kp_outfile_name(&outs[i]));
 	}
 	if (to_terminal_report) {
 		fprintf(stdout, "\n(stdout is a terminal: for the flame graph use -o FILE.svg or "
 				"redirect stdout; -f folded for folded stacks)\n");
 		print_summary(&c, &st, &fc, "the report above");
 	} else {
-		print_summary(&c, &st, &fc, kp_outfile_name(&out));
+		print_summary(&c, &st, &fc, where);
 	}
 	status = kp_session_exit_code(sess);
 out:
-	kp_outfile_abort(&out);
+	for (size_t i = 0; outs && i < nout; i++)
+		kp_outfile_abort(&outs[i]);
+	free(outs);
+	free(fmts);
+	free(c.outputs);
 	for (size_t i = 0; i < nlines; i++)
 		free(lines[i]);
 	free(lines);

@@ -443,3 +443,110 @@ bool kp_sym_is_elf(int fd)
 {
 	return kp_elf_is_elf(fd);
 }
+
+/* ---- naming a profile ---- */
+
+/* Orders location ids by (kind, object). */
+static int cmp_loc_object(const void *a, const void *b, void *arg)
+{
+	const struct kp_loc *x = kp_profile_loc(arg, *(const uint32_t *)a);
+	const struct kp_loc *y = kp_profile_loc(arg, *(const uint32_t *)b);
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->obj < y->obj ? -1 : x->obj > y->obj;
+}
+
+/* Hands over the sampled kernel addresses and each JIT map's addresses (a
+ * run of order), so kallsyms and maps of gigabytes are read once for them. */
+static void hint_sources(struct kp_symbolizer *sym, const struct kp_profile *p,
+			 const uint32_t *order, size_t nlocs)
+{
+	uint64_t *addrs = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*addrs));
+	size_t n = 0;
+
+	for (size_t i = 0; i < nlocs; i++)
+		if (kp_profile_loc(p, (uint32_t)i)->kind == KP_LOC_KERNEL)
+			addrs[n++] = kp_profile_loc(p, (uint32_t)i)->addr;
+	kp_sym_kernel_hint(sym, addrs, n);
+	n = 0;
+	for (size_t k = 0; k < nlocs; k++) {
+		const struct kp_loc *loc = kp_profile_loc(p, order[k]);
+
+		if (loc->kind != KP_LOC_JIT)
+			continue;
+		addrs[n++] = loc->addr;
+		if (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], (void *)p) != 0) {
+			kp_sym_jit_hint(sym, loc->obj, addrs, n);
+			n = 0;
+		}
+	}
+	free(addrs);
+}
+
+/* Describes the mapping of a user or JIT location, once per object. */
+static void describe_mapping(struct kp_symbolizer *sym, struct kp_profile *p,
+			     const struct kp_loc *loc)
+{
+	struct kp_profile_mapping m = {.kind = loc->kind, .obj = loc->obj};
+	const char *path;
+
+	if (kp_profile_mapping_of(p, loc->kind, loc->obj))
+		return;
+	if (loc->kind == KP_LOC_USER) {
+		size_t len;
+		const uint8_t *bid = kp_objcache_build_id(sym->objs, loc->obj, &len);
+
+		path = kp_objcache_path(sym->objs, loc->obj);
+		if (bid && len <= sizeof(m.build_id)) {
+			memcpy(m.build_id, bid, len);
+			m.build_id_len = (uint8_t)len;
+		}
+	} else {
+		path = "[jit]";
+		m.pid = kp_jittab_pid(sym->jits, loc->obj);
+	}
+	m.path = path ? kp_profile_intern(p, path, strlen(path)) : 0;
+	kp_profile_set_mapping(p, &m);
+}
+
+void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
+{
+	size_t nlocs = kp_profile_nlocations(p);
+	uint32_t *order = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*order));
+	struct kp_profile_frame *frames = NULL;
+	size_t frames_cap = 0;
+	struct kp_sym_frames sf = {0};
+
+	for (size_t i = 0; i < nlocs; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, nlocs, sizeof(*order), cmp_loc_object, p);
+	hint_sources(sym, p, order, nlocs);
+	for (size_t k = 0; k < nlocs; k++) {
+		const struct kp_loc *loc = kp_profile_loc(p, order[k]);
+		bool ok;
+
+		if (loc->kind == KP_LOC_NAMED)
+			continue; /* named already (folded text): no address */
+		ok = kp_sym_resolve(sym, loc, &sf);
+		kp_xgrow(&frames, &frames_cap, sf.n, sizeof(*frames));
+		for (size_t j = 0; j < sf.n; j++) {
+			const char *name = sf.frames[j].name;
+			uint32_t id = kp_profile_intern(p, name, strlen(name));
+
+			frames[j] = (struct kp_profile_frame){
+				.function = kp_profile_function(p, id, 0),
+				.kind = sf.frames[j].kind,
+			};
+		}
+		kp_profile_set_frames(p, order[k], frames, sf.n, ok);
+		if (loc->kind == KP_LOC_USER || loc->kind == KP_LOC_JIT)
+			describe_mapping(sym, p, loc);
+		if (loc->kind == KP_LOC_USER &&
+		    (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], p) != 0))
+			kp_sym_object_done(sym, loc->obj);
+	}
+	kp_sym_frames_fini(&sf);
+	free(frames);
+	free(order);
+}

@@ -8,7 +8,8 @@
  *     /proc/PID/root or /proc/PID/map_files) while the process still lives;
  *  2. at the end, once per distinct location (kp_sym_resolve), after
  *     handing over the addresses to be resolved where that lets a source
- *     be read for just those (kp_sym_kernel_hint, kp_sym_jit_hint).
+ *     be read for just those (kp_sym_kernel_hint, kp_sym_jit_hint); or all
+ *     of this for every location of a profile (kp_sym_name_profile).
  *
  * Each distinct (object, offset) is resolved once per run and cached. */
 #ifndef KP_SYMBOLIZE_SYMBOLIZE_H
@@ -138,6 +139,13 @@ void kp_sym_frames_fini(struct kp_sym_frames *f);
  * for separate debug files, whose code has no file offsets. */
 bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vaddr,
 			  struct kp_sym_frames *out);
+
+/* Names every location of p (kernel, user and JIT ones; a [truncated]
+ * marker as such), object by object, each object's file and debuginfo
+ * released after its last location, and describes the mapping behind
+ * each user and JIT location (path, build-id; the JIT map's process).
+ * Locations that were named already are named again. */
+void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p);
 
 /* Whether the file open as fd is an ELF file of this machine's byte order. */
 bool kp_sym_is_elf(int fd);

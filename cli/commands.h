@@ -8,6 +8,7 @@ int kp_cmd_collapse(int argc, char **argv);   /* kprof collapse: perf script -> 
 int kp_cmd_flamegraph(int argc, char **argv); /* kprof flamegraph: folded -> SVG */
 int kp_cmd_symbolize(int argc, char **argv);  /* kprof symbolize: addresses -> frames */
 int kp_cmd_report(int argc, char **argv);     /* kprof report: a profile -> any format */
+int kp_cmd_diff(int argc, char **argv);	      /* kprof diff: two profiles compared, a CI gate */
 
 /* $XDG_CACHE_HOME/kprof, else ~/.cache/kprof (an absolute XDG_CACHE_HOME
  * only, as the XDG spec says); NULL without either. Returns a new heap

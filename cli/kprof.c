@@ -42,7 +42,7 @@ char *kp_default_cache_dir(void)
 
 int main(int argc, char **argv)
 {
-	/* `kprof collapse|flamegraph|symbolize|report|record ...` are
+	/* `kprof collapse|flamegraph|symbolize|report|diff|record ...` are
 	 * subcommands; any other first word is the recording's option or
 	 * command (a command that happens to be called "report" or "diff" runs
 	 * with `kprof -- report`). */
@@ -54,6 +54,8 @@ int main(int argc, char **argv)
 		return kp_cmd_symbolize(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return kp_cmd_report(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "diff") == 0)
+		return kp_cmd_diff(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "record") == 0)
 		return kp_cmd_record(argc - 1, argv + 1);
 	return kp_cmd_record(argc, argv);

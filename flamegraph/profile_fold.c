@@ -65,7 +65,12 @@ bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
 								fr[k].kind};
 			}
 		}
-		ok = kp_folded_add_count(f, stack, nf, values[o->value], vt->decimals);
+		if (o->into == KP_FOLD_COUNT)
+			ok = kp_folded_add_count(f, stack, nf, values[o->value], vt->decimals);
+		else
+			ok = kp_folded_add_diff(
+				f, stack, nf, o->into == KP_FOLD_BEFORE ? values[o->value] : 0,
+				o->into == KP_FOLD_AFTER ? values[o->value] : 0, vt->decimals);
 	}
 	free(stack);
 	return ok;

@@ -11,10 +11,18 @@
 #include "flamegraph/folded.h"
 #include "profile/profile.h"
 
+/* Where kp_folded_add_profile puts the values. */
+enum kp_fold_into {
+	KP_FOLD_COUNT = 0, /* the stacks' counts */
+	KP_FOLD_BEFORE,	   /* a differential table's BEFORE (AFTER 0): kprof diff's BASE */
+	KP_FOLD_AFTER,	   /* its AFTER, with BEFORE 0: NEW */
+};
+
 struct kp_fold_opts {
-	bool root_pid; /* root frame "comm-PID" (stackcollapse-perf.pl --pid) */
-	bool root_tid; /* root frame "comm-PID/TID" (--tid) */
-	size_t value;  /* which value of the samples is the count (0: the first) */
+	bool root_pid;		/* root frame "comm-PID" (stackcollapse-perf.pl --pid) */
+	bool root_tid;		/* root frame "comm-PID/TID" (--tid) */
+	size_t value;		/* which value of the samples is the count (0: the first) */
+	enum kp_fold_into into; /* the count, or one side of a differential table */
 };
 
 /* Adds every sample of p to f: the root frame (the comm, unless the root

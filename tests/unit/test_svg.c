@@ -122,4 +122,53 @@ static void test_report_top(void)
 	kp_folded_free(f);
 }
 
-KP_TEST_MAIN(test_info_lines_and_kinds, test_errors, test_report_top)
+/* kprof diff's graph: deltas of share (BEFORE scaled to AFTER's total),
+ * titles in points of self and total share, NEW - BASE even when AFTER
+ * holds BASE; flamegraph.pl's colours. */
+static void test_differential_shares(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_frame a[] = {{"m", KP_FRAME_USER}, {"a", KP_FRAME_USER}};
+	struct kp_frame b[] = {{"m", KP_FRAME_USER}, {"b", KP_FRAME_USER}};
+	struct kp_svg_opts o;
+	struct kp_diag d = {{0}};
+	int err;
+	char *svg;
+
+	/* BEFORE: a 50, b 50 of 100; AFTER: a 100, b 300 of 400 */
+	kp_folded_add_diff(f, a, 2, 50, 100, 0);
+	kp_folded_add_diff(f, b, 2, 50, 300, 0);
+	kp_svg_opts_init(&o);
+	o.diff_shares = true;
+	svg = write_svg(f, &o, &err, &d);
+	CHECK_EQ_INT(err, 0);
+	/* a: 50% -> 25%, -25 points; in AFTER's counts 100 - 200 = -100 of
+	 * the largest |delta| 100: full blue */
+	CHECK(strstr(svg, "<title>a (100 samples, 25.00%; self -25.00, total -25.00 points)</title>"
+			  "<rect x=\"10.0\" y=\"37\" width=\"295.0\" height=\"15.0\" "
+			  "fill=\"#0000ff\"") != NULL);
+	CHECK(strstr(svg, "<title>b (300 samples, 75.00%; self +25.00, total +25.00 points)</title>"
+			  "<rect x=\"305.0\" y=\"37\" width=\"885.0\" height=\"15.0\" "
+			  "fill=\"#ff0000\"") != NULL);
+	/* m: no self change, all of both */
+	CHECK(strstr(svg,
+		     "<title>m (400 samples, 100.00%; self 0.00, total 0.00 points)</title>") !=
+	      NULL);
+	free(svg);
+	/* the same counts read as flamegraph.pl reads them: raw deltas */
+	o.diff_shares = false;
+	svg = write_svg(f, &o, &err, &d);
+	CHECK(strstr(svg, "<title>a (100 samples, 25.00%; +12.50%)</title>") != NULL);
+	CHECK(strstr(svg, "<title>b (300 samples, 75.00%; +62.50%)</title>") != NULL);
+	free(svg);
+	/* AFTER holds BASE: the titles still say NEW - BASE; negate swaps
+	 * the hues */
+	o.diff_shares = o.diff_swapped = o.negate = true;
+	svg = write_svg(f, &o, &err, &d);
+	CHECK(strstr(svg, "self +25.00, total +25.00 points)</title><rect x=\"10.0\" y=\"37\" "
+			  "width=\"295.0\" height=\"15.0\" fill=\"#ff0000\"") != NULL);
+	free(svg);
+	kp_folded_free(f);
+}
+
+KP_TEST_MAIN(test_info_lines_and_kinds, test_errors, test_report_top, test_differential_shares)

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# kprof diff as a CI gate on a real benchmark (tests/workloads/diffbench.c:
+# four functions of equal, fixed work; hash=60 makes db_hash_kprof do 60%
+# more, 25% -> 34.8% of the time). Six recordings at the same speed and one
+# with the slower function, 2.5 s of CPU each at 999 Hz (about 2,500
+# samples):
+#  - the five same-speed pairs pass --fail-above 5 (exit 0, no regression);
+#  - the slower build fails (exit 3) and names db_hash_kprof, and only it;
+#  - the other way round (a speed-up) is a significant shrink, no regression;
+#  - the text, JSON and SVG outputs say the same;
+#  - usage errors exit 2, unreadable or foreign inputs exit 1 with one line
+#    naming the file; `kprof -- diff` still profiles a program called diff.
+# The margins: sampling noise in a share of 25% of 2,500 samples is about
+# 0.9 points, so a same-speed difference passes 5 points about one time in
+# 20,000 per function, and the regression (+9.8 points) falls under 5
+# about one time in 10,000.
+source "$(dirname "$0")/lib.bash"
+W=$KP_WORKLOADS/diffbench_fp
+ext=folded
+
+record() { # name [diffbench args]
+	local name=$1
+	shift
+	"$KPROF" -F 999 -o "$T/$name.$ext" -- "$W" 2.5 "$@" 2>"$T/$name.rec.err" ||
+		fail "recording $name: $(cat "$T/$name.rec.err")"
+}
+# the field of the JSON document a python expression names
+json() { # file expression
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+for i in 0 1 2 3 4 5; do
+	record "same$i"
+done
+record slow hash=60
+
+for i in 1 2 3 4 5; do
+	"$KPROF" diff --fail-above 5 -f json -o "$T/pair$i.json" "$T/same0.$ext" "$T/same$i.$ext" \
+		2>"$T/pair$i.err"
+	rc=$?
+	check "same-speed pair $i passes (exit $rc): $(head -c 300 "$T/pair$i.err")" [ "$rc" -eq 0 ]
+	check "same-speed pair $i: no regression in the JSON" \
+		[ "$(json "$T/pair$i.json" 'd["gate"]["status"], len(d["gate"]["regressions"])')" = "('pass', 0)" ]
+done
+
+"$KPROF" diff --fail-above 5 -o "$T/slow.txt" "$T/same0.$ext" "$T/slow.$ext" 2>"$T/slow.err"
+rc=$?
+check "the slower build fails the gate (exit $rc)" [ "$rc" -eq 3 ]
+check "the regression is named on stderr, once: $(cat "$T/slow.err")" \
+	[ "$(grep -c 'kprof: regression: ' "$T/slow.err")" -eq 1 ]
+check "the regression named is db_hash_kprof" grep -q '^kprof: regression: db_hash_kprof: total share' "$T/slow.err"
+check "the text report's gate names it" grep -q 'FAIL: 1 function grew by more than 5 points' "$T/slow.txt"
+check "the text report marks its change significant" \
+	grep -Eq '^ +2[0-9]\.[0-9]+% +3[0-9]\.[0-9]+% +\+[0-9.]+ +[0-9.e+-]+ \* +db_hash_kprof$' "$T/slow.txt"
+
+"$KPROF" diff --fail-above 5 -f json "$T/same0.$ext" "$T/slow.$ext" >"$T/slow.json" 2>/dev/null
+check "json: exit 3 too" [ $? -eq 3 ]
+check "json: the regressions are [db_hash_kprof]" \
+	[ "$(json "$T/slow.json" '[r["function"] for r in d["gate"]["regressions"]]')" = "['db_hash_kprof']" ]
+check "json: db_hash_kprof's total share grew 5 to 15 points, significantly" \
+	[ "$(json "$T/slow.json" '[(5 < f["total"]["change"] < 15, f["total"]["significant"]) for f in d["functions"] if f["function"] == "db_hash_kprof"]')" = "[(True, True)]" ]
+check "json: the other three shrank" \
+	[ "$(json "$T/slow.json" 'sorted(f["function"] for f in d["functions"] if f["function"].startswith("db_") and f["total"]["change"] < -1)')" = "['db_parse_kprof', 'db_render_kprof', 'db_sort_kprof']" ]
+check "json: counts are the sample counts" \
+	[ "$(json "$T/slow.json" 'd["test"]["counts"], d["test"]["correction"], d["value"]["type"]')" = "('samples', 'holm', 'samples')" ]
+
+# the other way round db_hash_kprof got faster: a significant shrink, never
+# a regression (the other three's shares grow by 3.3 points, which sampling
+# noise can take past 5 now and then: shares are relative, docs/diff.md)
+"$KPROF" diff --fail-above 5 -f json -o "$T/rev.json" "$T/slow.$ext" "$T/same0.$ext" 2>/dev/null
+check "a speed-up: db_hash_kprof's total share shrank by more than 5 points, significantly" \
+	[ "$(json "$T/rev.json" '[(f["total"]["change"] < -5, f["total"]["significant"]) for f in d["functions"] if f["function"] == "db_hash_kprof"]')" = "[(True, True)]" ]
+check "a speed-up: db_hash_kprof is no regression" \
+	[ "$(json "$T/rev.json" '"db_hash_kprof" in [r["function"] for r in d["gate"]["regressions"]]')" = "False" ]
+
+# the differential flame graph: NEW's shape, db_hash_kprof red, the others blue
+"$KPROF" diff -o "$T/slow.svg" "$T/same0.$ext" "$T/slow.$ext" 2>/dev/null
+check "svg: written (exit $?)" [ -s "$T/slow.svg" ]
+"$KP_TESTS/tools/svg-frames" --fill "$T/slow.svg" >"$T/slow.frames"
+check "svg: db_hash_kprof is red" \
+	awk -F'\t' '$1 == "db_hash_kprof" && $6 ~ /^rgb\(255,[0-9]+,[0-9]+\)$/ && $6 != "rgb(255,255,255)" { f = 1 } END { exit !f }' "$T/slow.frames"
+check "svg: db_parse_kprof is blue" \
+	awk -F'\t' '$1 == "db_parse_kprof" && $6 ~ /^rgb\([0-9]+,[0-9]+,255\)$/ && $6 != "rgb(255,255,255)" { f = 1 } END { exit !f }' "$T/slow.frames"
+check "svg: the tooltip says the change in points" \
+	grep -Eq '<title>db_hash_kprof \([0-9,]+ samples, [0-9.]+%; self \+[0-9.]+, total \+[0-9.]+ points\)</title>' "$T/slow.svg"
+"$KPROF" diff --base-shape -o "$T/base.svg" "$T/same0.$ext" "$T/slow.$ext" 2>/dev/null
+"$KP_TESTS/tools/svg-frames" --fill "$T/base.svg" >"$T/base.frames"
+check "svg --base-shape: BASE's counts, db_hash_kprof still red" \
+	awk -F'\t' -v n="$(count_matching "$T/same0.$ext" '.*;db_hash_kprof')" \
+	'$1 == "db_hash_kprof" && $2 == n && $6 ~ /^rgb\(255,/ && $6 != "rgb(255,255,255)" { f = 1 } END { exit !f }' "$T/base.frames"
+
+# usage and bad input
+"$KPROF" diff "$T/same0.$ext" 2>"$T/usage.err"
+check "one profile is a usage error (exit 2)" [ $? -eq 2 ]
+"$KPROF" diff --fail-above x "$T/same0.$ext" "$T/same1.$ext" 2>/dev/null
+check "a bad --fail-above is a usage error (exit 2)" [ $? -eq 2 ]
+"$KPROF" diff "$T/same0.$ext" "$T/missing.$ext" 2>"$T/missing.err"
+check "a missing file: exit 1" [ $? -eq 1 ]
+check "a missing file: one line naming it" \
+	[ "$(wc -l <"$T/missing.err")" -eq 1 -a -n "$(grep "missing.$ext" "$T/missing.err")" ]
+head -c 4096 /dev/urandom >"$T/garbage.bin"
+"$KPROF" diff "$T/garbage.bin" "$T/same1.$ext" 2>"$T/garbage.err"
+check "a foreign file: exit 1" [ $? -eq 1 ]
+check "a foreign file: one line naming it: $(cat "$T/garbage.err")" \
+	[ "$(wc -l <"$T/garbage.err")" -eq 1 -a -n "$(grep garbage.bin "$T/garbage.err")" ]
+
+# `kprof -- diff` profiles the program diff, and keeps its exit status
+printf 'a\n' >"$T/f1"
+printf 'b\n' >"$T/f2"
+"$KPROF" -F 99 -o "$T/prog.folded" -- diff "$T/f1" "$T/f2" >"$T/prog.out" 2>"$T/prog.err"
+check "kprof -- diff runs diff (its exit status 1)" [ $? -eq 1 ]
+check "kprof -- diff: diff's output" grep -q '^< a$' "$T/prog.out"
+finish

@@ -217,14 +217,10 @@ struct record_cli {
 static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_out)
 {
 	struct option *opts;
-	size_t nrec = sizeof(record_longopts) / sizeof(record_longopts[0]), nsvg = 0;
 	int opt;
 
-	while (kp_svg_longopts[nsvg].name)
-		nsvg++;
-	opts = kp_xcalloc(nrec + nsvg + 1, sizeof(*opts));
-	memcpy(opts, record_longopts, sizeof(record_longopts));
-	memcpy(opts + nrec, kp_svg_longopts, nsvg * sizeof(*opts));
+	opts = kp_svg_options_with(record_longopts,
+				   sizeof(record_longopts) / sizeof(record_longopts[0]));
 
 	optind = 1;
 	/* '+': stop at the first non-option, the command */

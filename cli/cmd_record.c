@@ -453,6 +453,8 @@ int kp_cmd_record(int argc, char **argv)
 
 	c.sym.debuginfo_dirs = c.dirs;
 	c.sym.n_debuginfo_dirs = c.ndirs;
+	/* folded text, SVG and the report name functions only: no line tables */
+	c.sym.no_lines = true;
 	if (!c.no_cache)
 		c.sym.cache_dir = cache_dir = kp_default_cache_dir();
 	sym = kp_sym_new(&c.sym);

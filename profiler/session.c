@@ -900,7 +900,8 @@ void kp_session_fold(struct kp_session *s, struct kp_folded *f)
 		lf[i].off = narena;
 		lf[i].n = sf.n;
 		kp_xgrow(&arena, &arena_cap, narena + sf.n, sizeof(*arena));
-		memcpy(arena + narena, sf.frames, sf.n * sizeof(*arena));
+		for (size_t j = 0; j < sf.n; j++)
+			arena[narena + j] = (struct kp_frame){sf.frames[j].name, sf.frames[j].kind};
 		narena += sf.n;
 		if (loc->kind == KP_LOC_USER &&
 		    (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], s->stacks) != 0))

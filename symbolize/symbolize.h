@@ -23,8 +23,12 @@
 struct kp_symbolizer;
 
 struct kp_sym_options {
-	bool no_inline;			   /* --no-inline: no inline frames */
-	bool full_names;		   /* --full-names: keep demangled parameter lists */
+	bool no_inline;	 /* --no-inline: no inline frames */
+	bool full_names; /* --full-names: keep demangled parameter lists */
+	/* no source file and line in the frames (file NULL, line 0): what
+	 * folded text and SVG need, and then DWARF line tables are not read
+	 * (a build's saved index holds them either way) */
+	bool no_lines;
 	const char *const *debuginfo_dirs; /* --debuginfo-dir, may be NULL */
 	size_t n_debuginfo_dirs;
 	/* kprof's cache directory, NULL for none: a copy of /proc/kallsyms
@@ -115,10 +119,26 @@ struct kp_loc {
 	uint32_t kind; /* enum kp_loc_kind */
 };
 
+/* One frame of a location. The strings are interned by the symbolizer and
+ * live until kp_sym_free. */
+struct kp_sym_frame {
+	const char *name; /* never NULL: "[unknown]" when nothing names it */
+	/* The source position, as `addr2line -f -i` gives it: for the innermost
+	 * frame the line-table row of the address, for each outer frame the
+	 * call site of the inlined callee inside it (DW_AT_call_file,
+	 * DW_AT_call_line). file is the path DWARF gives, made absolute with
+	 * its unit's DW_AT_comp_dir when relative; NULL when unknown (no DWARF,
+	 * kernel and JIT frames, no_lines). line is 0 when unknown, also for a
+	 * line-0 row (which keeps its file). */
+	const char *file;
+	uint32_t line;
+	uint8_t kind; /* enum kp_frame_kind (util/frame.h) */
+};
+
 /* Frames for one location, outermost first: the function, then any inlined
  * callees down to the innermost. */
 struct kp_sym_frames {
-	struct kp_frame *frames; /* names owned by the symbolizer, live until kp_sym_free */
+	struct kp_sym_frame *frames;
 	size_t n, cap;
 };
 

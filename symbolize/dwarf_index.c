@@ -967,27 +967,26 @@ static void flatten_lines(Dwarf_Die *cudie, struct unit_files *uf, const struct 
 	Dwarf_Lines *lines;
 	size_t nlines, c = 0;
 	Dwarf_Addr addr = 0, next;
+	Dwarf_Line *l, *n;
 
-	if (!ncov || dwarf_getsrclines(cudie, &lines, &nlines) != 0 || !nlines)
+	if (!ncov || dwarf_getsrclines(cudie, &lines, &nlines) != 0 || !nlines ||
+	    !(l = dwarf_onesrcline(lines, 0)) || dwarf_lineaddr(l, &addr) != 0)
 		return;
-	for (size_t i = 0; i + 1 < nlines; i++, addr = next) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Line *n = dwarf_onesrcline(lines, i + 1);
+	/* a unit has about as many rows as lines: room once */
+	kp_xgrow(&out->rows, cap, out->nrows + nlines, sizeof(*out->rows));
+	for (size_t i = 0; i + 1 < nlines; i++, l = n, addr = next) {
 		Dwarf_Files *files;
 		size_t idx;
 		bool end = true;
 		int line = 0;
 		uint32_t id;
 
-		if (i == 0 && (!l || dwarf_lineaddr(l, &addr) != 0))
-			return;
+		n = dwarf_onesrcline(lines, i + 1);
 		if (!n || dwarf_lineaddr(n, &next) != 0)
 			return;
 		if (next <= addr || dwarf_lineendsequence(l, &end) != 0 || end ||
-		    dwarf_line_file(l, &files, &idx) != 0 || dwarf_lineno(l, &line) != 0)
-			continue;
-		id = unit_file_id(uf, out->files, idx);
-		if (!id)
+		    dwarf_line_file(l, &files, &idx) != 0 || dwarf_lineno(l, &line) != 0 ||
+		    !(id = unit_file_id(uf, out->files, idx)))
 			continue;
 		/* [addr, next) within the unit's ranges (sorted, as the rows) */
 		while (c > 0 && cov[c - 1].hi > addr)

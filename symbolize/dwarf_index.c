@@ -903,7 +903,8 @@ static struct unit_range *read_aranges(Dwarf *dw, size_t *n)
 		if (a && dwarf_getarangeinfo(a, &start, &len, &cu) == 0 && len)
 			v[(*n)++] = (struct unit_range){cu, start, start + len};
 	}
-	qsort(v, *n, sizeof(*v), unit_range_cmp);
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), unit_range_cmp);
 	return v;
 }
 
@@ -937,7 +938,8 @@ static size_t unit_coverage(Dwarf_Die *cudie, const struct unit_range *ar, size_
 			kp_xgrow(out, cap, n + 1, sizeof(**out));
 			(*out)[n++] = (struct unit_range){key.cu, rlo, rhi};
 		}
-		qsort(*out, n, sizeof(**out), unit_range_cmp);
+		if (n > 1)
+			qsort(*out, n, sizeof(**out), unit_range_cmp);
 	}
 	/* disjoint: overlapping and touching ranges merged */
 	for (size_t i = 1, k = n ? 1 : 0; i <= n; i++) {

@@ -618,6 +618,12 @@ int kp_cmd_record(int argc, char **argv)
 
 	c.sym.debuginfo_dirs = c.dirs;
 	c.sym.n_debuginfo_dirs = c.ndirs;
+	/* folded text, SVG and the top table name functions only: line tables
+	 * are read only for the outputs that keep lines */
+	c.sym.no_lines = true;
+	for (size_t i = 0; i < nout; i++)
+		if (fmts[i]->lines)
+			c.sym.no_lines = false;
 	if (!c.no_cache)
 		c.sym.cache_dir = cache_dir = kp_default_cache_dir();
 	sym = kp_sym_new(&c.sym);

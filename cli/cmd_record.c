@@ -217,14 +217,10 @@ struct record_cli {
 static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_out)
 {
 	struct option *opts;
-	size_t nrec = sizeof(record_longopts) / sizeof(record_longopts[0]), nsvg = 0;
 	int opt;
 
-	while (kp_svg_longopts[nsvg].name)
-		nsvg++;
-	opts = kp_xcalloc(nrec + nsvg + 1, sizeof(*opts));
-	memcpy(opts, record_longopts, sizeof(record_longopts));
-	memcpy(opts + nrec, kp_svg_longopts, nsvg * sizeof(*opts));
+	opts = kp_svg_options_with(record_longopts,
+				   sizeof(record_longopts) / sizeof(record_longopts[0]));
 
 	optind = 1;
 	/* '+': stop at the first non-option, the command */
@@ -622,6 +618,12 @@ int kp_cmd_record(int argc, char **argv)
 
 	c.sym.debuginfo_dirs = c.dirs;
 	c.sym.n_debuginfo_dirs = c.ndirs;
+	/* folded text, SVG and the top table name functions only: line tables
+	 * are read only for the outputs that keep lines */
+	c.sym.no_lines = true;
+	for (size_t i = 0; i < nout; i++)
+		if (fmts[i]->lines)
+			c.sym.no_lines = false;
 	if (!c.no_cache)
 		c.sym.cache_dir = cache_dir = kp_default_cache_dir();
 	sym = kp_sym_new(&c.sym);

@@ -37,8 +37,10 @@ struct kp_symbolizer {
 	struct kp_objcache *objs;
 	struct kp_jittab *jits;
 	struct kp_strtab *names;
-	struct kp_frame *pool;
+	struct kp_sym_frame *pool;
 	size_t npool, pool_cap;
+	char *path; /* DIR/FILE while a source file is interned */
+	size_t path_cap;
 	struct cache_ent *cache;
 	size_t ncache, cache_cap;
 	uint32_t *slots; /* open addressing over cache indices + 1 */
@@ -66,6 +68,7 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 			opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
 			opts->full_names, sym->cachedir);
 	sym->elf.notes = &sym->notes;
+	sym->elf.no_lines = opts->no_lines;
 	sym->kallsyms_path = kp_xstrdup(KP_PROC_KALLSYMS);
 	sym->objs = kp_objcache_new(&sym->notes);
 	sym->jits = kp_jittab_new(&sym->notes);
@@ -88,6 +91,7 @@ void kp_sym_free(struct kp_symbolizer *sym)
 	kp_sym_notes_fini(&sym->notes);
 	free(sym->kallsyms_path);
 	free(sym->pool);
+	free(sym->path);
 	free(sym->cache);
 	free(sym->slots);
 	free(sym);
@@ -174,6 +178,26 @@ static void cache_grow(struct kp_symbolizer *sym)
 /* Longest frame name kept (C++ template names run to kilobytes). */
 #define MAX_NAME (64 * 1024)
 
+/* dir/file (dir may be NULL) interned, or NULL: source files are kept as
+ * DWARF gives them, but not past MAX_NAME (a damaged string). */
+static const char *intern_file(struct kp_symbolizer *sym, const char *dir, const char *file)
+{
+	size_t dlen = dir ? strlen(dir) + 1 : 0, len;
+
+	if (!file)
+		return NULL;
+	len = dlen + strlen(file);
+	if (len >= MAX_NAME)
+		return NULL;
+	kp_xgrow(&sym->path, &sym->path_cap, len + 1, 1);
+	if (dir) {
+		memcpy(sym->path, dir, dlen - 1);
+		sym->path[dlen - 1] = '/';
+	}
+	memcpy(sym->path + dlen, file, len - dlen + 1);
+	return kp_strtab_str(sym->names, kp_strtab_intern(sym->names, sym->path, len));
+}
+
 static void push_frame(struct kp_symbolizer *sym, const char *name, uint8_t kind)
 {
 	size_t len = strlen(name);
@@ -199,8 +223,8 @@ static void push_frame(struct kp_symbolizer *sym, const char *name, uint8_t kind
 	}
 
 	kp_xgrow(&sym->pool, &sym->pool_cap, sym->npool + 1, sizeof(*sym->pool));
-	sym->pool[sym->npool].name = kp_strtab_str(sym->names, id);
-	sym->pool[sym->npool].kind = kind;
+	sym->pool[sym->npool] =
+		(struct kp_sym_frame){.name = kp_strtab_str(sym->names, id), .kind = kind};
 	sym->npool++;
 }
 
@@ -208,11 +232,15 @@ struct emit_ctx {
 	struct kp_symbolizer *sym;
 };
 
-static void emit_elf(void *arg, const char *name, bool inlined)
+static void emit_elf(void *arg, const struct kp_elf_frame *f)
 {
 	struct emit_ctx *ec = arg;
+	struct kp_sym_frame *last;
 
-	push_frame(ec->sym, name, inlined ? KP_FRAME_INLINE : KP_FRAME_USER);
+	push_frame(ec->sym, f->name, f->inlined ? KP_FRAME_INLINE : KP_FRAME_USER);
+	last = &ec->sym->pool[ec->sym->npool - 1];
+	last->file = intern_file(ec->sym, f->dir, f->file);
+	last->line = f->line;
 }
 
 /* The sparse table for addrs from the per-boot copy of /proc/kallsyms when
@@ -534,8 +562,12 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 			const char *name = sf.frames[j].name;
 			uint32_t id = kp_profile_intern(p, name, strlen(name));
 
+			const char *file = sf.frames[j].file;
+
 			frames[j] = (struct kp_profile_frame){
-				.function = kp_profile_function(p, id, 0),
+				.function = kp_profile_function(
+					p, id, file ? kp_profile_intern(p, file, strlen(file)) : 0),
+				.line = sf.frames[j].line,
 				.kind = sf.frames[j].kind,
 			};
 		}

@@ -27,8 +27,12 @@
 struct kp_symbolizer;
 
 struct kp_sym_options {
-	bool no_inline;			   /* --no-inline: no inline frames */
-	bool full_names;		   /* --full-names: keep demangled parameter lists */
+	bool no_inline;	 /* --no-inline: no inline frames */
+	bool full_names; /* --full-names: keep demangled parameter lists */
+	/* no source file and line in the frames (file NULL, line 0): what
+	 * folded text and SVG need, and then DWARF line tables are not read
+	 * (a build's saved index holds them either way) */
+	bool no_lines;
 	const char *const *debuginfo_dirs; /* --debuginfo-dir, may be NULL */
 	size_t n_debuginfo_dirs;
 	/* kprof's cache directory, NULL for none: a copy of /proc/kallsyms
@@ -118,10 +122,26 @@ void kp_sym_jit_hint(struct kp_symbolizer *sym, uint32_t id, const uint64_t *add
 /* Locations (struct kp_loc, enum kp_loc_kind) are the profile model's
  * (profile/profile.h). */
 
+/* One frame of a location. The strings are interned by the symbolizer and
+ * live until kp_sym_free. */
+struct kp_sym_frame {
+	const char *name; /* never NULL: "[unknown]" when nothing names it */
+	/* The source position, as `addr2line -f -i` gives it: for the innermost
+	 * frame the line-table row of the address, for each outer frame the
+	 * call site of the inlined callee inside it (DW_AT_call_file,
+	 * DW_AT_call_line). file is the path DWARF gives, made absolute with
+	 * its unit's DW_AT_comp_dir when relative; NULL when unknown (no DWARF,
+	 * kernel and JIT frames, no_lines). line is 0 when unknown, also for a
+	 * line-0 row (which keeps its file). */
+	const char *file;
+	uint32_t line;
+	uint8_t kind; /* enum kp_frame_kind (util/frame.h) */
+};
+
 /* Frames for one location, outermost first: the function, then any inlined
  * callees down to the innermost. */
 struct kp_sym_frames {
-	struct kp_frame *frames; /* names owned by the symbolizer, live until kp_sym_free */
+	struct kp_sym_frame *frames;
 	size_t n, cap;
 };
 

@@ -79,9 +79,15 @@ bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
 struct kp_profile *kp_profile_from_folded(const struct kp_folded *f, const char *countname)
 {
 	struct kp_profile *p = kp_profile_new();
-	uint32_t *locs = NULL;
+	uint32_t *locs = NULL, limit = kp_folded_fid_limit(f);
 	size_t locs_cap = 0;
+	/* by frame id: its location, its string as a root (UINT32_MAX: not
+	 * made yet); a frame's name is interned once, not once a stack */
+	uint32_t *loc_of = kp_xmalloc(limit * sizeof(*loc_of));
+	uint32_t *comm_of = kp_xmalloc(limit * sizeof(*comm_of));
 
+	memset(loc_of, 0xff, limit * sizeof(*loc_of));
+	memset(comm_of, 0xff, limit * sizeof(*comm_of));
 	kp_profile_add_value_type(p, countname && *countname ? countname : "samples", "count",
 				  kp_folded_decimals(f));
 	kp_profile_set_meta(p, KP_META_SOURCE, "folded");
@@ -99,21 +105,29 @@ struct kp_profile *kp_profile_from_folded(const struct kp_folded *f, const char 
 			const char *name = kp_folded_frame_name(f, ids[0], &len);
 
 			if (len) {
-				root.comm = kp_profile_intern(p, name, len);
+				if (comm_of[ids[0]] == UINT32_MAX)
+					comm_of[ids[0]] = kp_profile_intern(p, name, len);
+				root.comm = comm_of[ids[0]];
 				first = 1;
 			}
 		}
 		kp_xgrow(&locs, &locs_cap, n ? n : 1, sizeof(*locs));
 		for (size_t k = first; k < n; k++) {
 			size_t len;
-			const char *name = kp_folded_frame_name(f, ids[k], &len);
+			const char *name;
 
-			locs[nl++] = kp_profile_named_location(p, name, len,
-							       kp_folded_frame_kind(ids[k]));
+			if (loc_of[ids[k]] == UINT32_MAX) {
+				name = kp_folded_frame_name(f, ids[k], &len);
+				loc_of[ids[k]] = kp_profile_named_location(
+					p, name, len, kp_folded_frame_kind(ids[k]));
+			}
+			locs[nl++] = loc_of[ids[k]];
 		}
 		/* the folded table's total fits, so the profile's does too */
 		kp_profile_add(p, &root, locs, nl, &count);
 	}
 	free(locs);
+	free(loc_of);
+	free(comm_of);
 	return p;
 }

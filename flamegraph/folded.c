@@ -233,6 +233,28 @@ bool kp_folded_add_diff(struct kp_folded *f, const struct kp_frame *frames, size
 	return add_ids(f, f->idbuf, n, after, &before);
 }
 
+uint32_t kp_folded_frame_id(struct kp_folded *f, const char *name, size_t len,
+			    enum kp_frame_kind kind)
+{
+	return intern_name(f, name, len) * 8u + ((unsigned)kind & 7u);
+}
+
+bool kp_folded_add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, kp_count count,
+		       unsigned decimals)
+{
+	if (decimals > KP_COUNT_MAX_DECIMALS || !align_count(f, &count, decimals))
+		return false;
+	return add_ids(f, ids, n, count, NULL);
+}
+
+bool kp_folded_add_ids_diff(struct kp_folded *f, const uint32_t *ids, size_t n, kp_count before,
+			    kp_count after, unsigned decimals)
+{
+	if (decimals > KP_COUNT_MAX_DECIMALS || !align_pair(f, &before, decimals, &after, decimals))
+		return false;
+	return add_ids(f, ids, n, after, &before);
+}
+
 bool kp_folded_differential(const struct kp_folded *f)
 {
 	return f->before != NULL;

@@ -41,6 +41,17 @@ bool kp_folded_add_count(struct kp_folded *f, const struct kp_frame *frames, siz
  * False, adding nothing, when a sum or the decimals cannot be kept exact. */
 bool kp_folded_add_diff(struct kp_folded *f, const struct kp_frame *frames, size_t n,
 			kp_count before, kp_count after, unsigned decimals);
+/* For writers that add many stacks of the same frames (a profile's): the
+ * id of frame (name, kind), interned as kp_folded_add interns names (made
+ * safe for folded text), valid for the table's life; and the adds of a
+ * stack of such ids, otherwise as kp_folded_add_count and
+ * kp_folded_add_diff. */
+uint32_t kp_folded_frame_id(struct kp_folded *f, const char *name, size_t len,
+			    enum kp_frame_kind kind);
+bool kp_folded_add_ids(struct kp_folded *f, const uint32_t *ids, size_t n, kp_count count,
+		       unsigned decimals);
+bool kp_folded_add_ids_diff(struct kp_folded *f, const uint32_t *ids, size_t n, kp_count before,
+			    kp_count after, unsigned decimals);
 /* True once any stack has a BEFORE count. */
 bool kp_folded_differential(const struct kp_folded *f);
 /* BEFORE of stack i, in units of 10^-kp_folded_decimals(f); 0 for a stack

@@ -21,13 +21,32 @@ static const char *root_name(const struct kp_profile *p, const struct kp_profile
 	return buf;
 }
 
+/* The folded table's frame id of a profile's (function, kind), through
+ * cache (nfunctions * KINDS entries, UINT32_MAX when not made yet): each
+ * name is interned once, not once a stack. */
+#define KINDS 8
+static uint32_t frame_id(struct kp_folded *f, const struct kp_profile *p, uint32_t *cache,
+			 const struct kp_profile_frame *fr)
+{
+	uint32_t *slot = &cache[(size_t)fr->function * KINDS + (fr->kind & (KINDS - 1))];
+
+	if (*slot == UINT32_MAX) {
+		size_t len;
+		const char *name =
+			kp_profile_str(p, kp_profile_function_at(p, fr->function)->name, &len);
+
+		*slot = kp_folded_frame_id(f, name, len, (enum kp_frame_kind)fr->kind);
+	}
+	return *slot;
+}
+
 bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
 			   const struct kp_fold_opts *o)
 {
 	static const struct kp_fold_opts defaults = {0};
 	const struct kp_profile_value_type *vt;
-	struct kp_frame *stack = NULL;
-	size_t stack_cap = 0;
+	size_t nfn = kp_profile_nfunctions(p), stack_cap = 0;
+	uint32_t *stack = NULL, *cache, unknown;
 	char rootbuf[160];
 	bool ok = true;
 
@@ -36,6 +55,9 @@ bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
 	vt = kp_profile_value_type(p, o->value);
 	if (!vt)
 		return kp_profile_nsamples(p) == 0;
+	cache = kp_xmalloc((nfn ? nfn : 1) * KINDS * sizeof(*cache));
+	memset(cache, 0xff, (nfn ? nfn : 1) * KINDS * sizeof(*cache));
+	unknown = UINT32_MAX;
 	for (size_t i = 0; i < kp_profile_nsamples(p) && ok; i++) {
 		struct kp_profile_root root;
 		const kp_count *values;
@@ -43,35 +65,36 @@ bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
 		const uint32_t *locs = kp_profile_sample(p, i, &root, &n, &values);
 
 		kp_xgrow(&stack, &stack_cap, n + 1, sizeof(*stack));
-		if (root.comm || root.pid)
-			stack[nf++] = (struct kp_frame){
-				root_name(p, &root, o, rootbuf, sizeof(rootbuf)), KP_FRAME_ROOT};
+		if (root.comm || root.pid) {
+			const char *name = root_name(p, &root, o, rootbuf, sizeof(rootbuf));
+
+			stack[nf++] = kp_folded_frame_id(f, name, strlen(name), KP_FRAME_ROOT);
+		}
 		for (size_t j = 0; j < n; j++) {
 			size_t nfr;
 			const struct kp_profile_frame *fr =
 				kp_profile_frames(p, locs[j], &nfr, NULL);
 
 			if (!fr) {
+				if (unknown == UINT32_MAX)
+					unknown = kp_folded_frame_id(f, "[unknown]", 9,
+								     KP_FRAME_USER);
 				kp_xgrow(&stack, &stack_cap, nf + 1, sizeof(*stack));
-				stack[nf++] = (struct kp_frame){"[unknown]", KP_FRAME_USER};
+				stack[nf++] = unknown;
 				continue;
 			}
 			kp_xgrow(&stack, &stack_cap, nf + nfr, sizeof(*stack));
-			for (size_t k = 0; k < nfr; k++) {
-				const struct kp_profile_function *fn =
-					kp_profile_function_at(p, fr[k].function);
-
-				stack[nf++] = (struct kp_frame){kp_profile_str(p, fn->name, NULL),
-								fr[k].kind};
-			}
+			for (size_t k = 0; k < nfr; k++)
+				stack[nf++] = frame_id(f, p, cache, &fr[k]);
 		}
 		if (o->into == KP_FOLD_COUNT)
-			ok = kp_folded_add_count(f, stack, nf, values[o->value], vt->decimals);
+			ok = kp_folded_add_ids(f, stack, nf, values[o->value], vt->decimals);
 		else
-			ok = kp_folded_add_diff(
+			ok = kp_folded_add_ids_diff(
 				f, stack, nf, o->into == KP_FOLD_BEFORE ? values[o->value] : 0,
 				o->into == KP_FOLD_AFTER ? values[o->value] : 0, vt->decimals);
 	}
+	free(cache);
 	free(stack);
 	return ok;
 }

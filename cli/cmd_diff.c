@@ -30,6 +30,7 @@ enum {
 	OPT_TOP,
 	OPT_BASE_SHAPE,
 	OPT_STRICT,
+	OPT_DISPERSION,
 };
 
 static const struct option own_opts[] = {
@@ -37,6 +38,7 @@ static const struct option own_opts[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
 	{"alpha", required_argument, NULL, OPT_ALPHA},
+	{"dispersion", required_argument, NULL, OPT_DISPERSION},
 	{"value", required_argument, NULL, OPT_VALUE},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"base-shape", no_argument, NULL, OPT_BASE_SHAPE},
@@ -58,7 +60,7 @@ static const struct {
 struct diff_cli {
 	const char *opath, *format, *value;
 	bool gate, base_shape, strict;
-	double fail_above, alpha;
+	double fail_above, alpha, dispersion;
 	size_t top;
 	bool top_given;
 	struct kp_svg_opts svg;
@@ -78,6 +80,9 @@ static void usage(FILE *out)
 	      "      --fail-above PCT  exit 3 when a function's total share grew by more than\n"
 	      "                      PCT percentage points and the growth is significant\n"
 	      "      --alpha P       significance level after Holm's correction (default 0.01)\n"
+	      "      --dispersion F  counts vary F times more than independent samples would\n"
+	      "                      (clustered samples; measure F on same-build pairs, "
+	      "docs/diff.md)\n"
 	      "      --value NAME    the value shares are of: samples (default), or another value\n"
 	      "                      of the recordings (e.g. cpu); the test always counts samples\n"
 	      "      --top N         functions listed per column (default 20; 0: all)\n"
@@ -133,6 +138,10 @@ static int parse_args(int argc, char **argv, struct diff_cli *c)
 			continue;
 		case OPT_ALPHA:
 			if (parse_number("alpha", optarg, 0, 0.5, true, &c->alpha) < 0)
+				status = 2;
+			continue;
+		case OPT_DISPERSION:
+			if (parse_number("dispersion", optarg, 1, 1e6, false, &c->dispersion) < 0)
 				status = 2;
 			continue;
 		case OPT_VALUE:
@@ -418,7 +427,7 @@ static void report_regressions(const struct kp_diff *df, const struct diff_cli *
 
 int kp_cmd_diff(int argc, char **argv)
 {
-	struct diff_cli c = {.alpha = 0.01, .top = 20};
+	struct diff_cli c = {.alpha = 0.01, .dispersion = 1, .top = 20};
 	struct kp_load_opts lo = {0};
 	struct kp_profile *p[2] = {NULL, NULL};
 	struct load_job jobs[2];
@@ -474,6 +483,7 @@ int kp_cmd_diff(int argc, char **argv)
 	}
 	compare_runs((const struct kp_profile *const *)p, file);
 	dopts.alpha = c.alpha;
+	dopts.dispersion = c.dispersion;
 	df = kp_diff_new(p[0], p[1], &dopts, &d);
 	if (!df) {
 		kp_err("diff: %s", d.msg);

@@ -37,7 +37,7 @@ struct kp_diff {
 	kp_count total[2], count_total[2];
 	unsigned decimals[2], count_decimals[2];
 	size_t ntested[2];
-	double alpha;
+	double alpha, dispersion;
 };
 
 const char *kp_diff_kind_name(enum kp_frame_kind kind)
@@ -181,9 +181,11 @@ static void finish_column(struct kp_diff *df, int col)
 		t = kp_stats_two_proportions(
 			ch->count[KP_DIFF_BASE], kp_diff_total_count(df, KP_DIFF_BASE),
 			ch->count[KP_DIFF_NEW], kp_diff_total_count(df, KP_DIFF_NEW));
-		ch->z = t.z;
-		ch->p = t.p;
-		p[m] = t.p;
+		/* with overdispersion the counts vary more than binomially:
+		 * the same difference is fewer standard errors away */
+		ch->z = t.z / sqrt(df->dispersion);
+		ch->p = df->dispersion == 1 ? t.p : kp_stats_normal_p(ch->z);
+		p[m] = ch->p;
 		tested[m++] = (uint32_t)i;
 	}
 	kp_stats_holm(p, m, p);
@@ -249,6 +251,7 @@ struct kp_diff *kp_diff_new(const struct kp_profile *base, const struct kp_profi
 	df->names = kp_strtab_new();
 	kp_u64map_init(&df->index);
 	df->alpha = o->alpha > 0 && o->alpha < 1 ? o->alpha : 0.01;
+	df->dispersion = o->dispersion > 0 && isfinite(o->dispersion) ? o->dispersion : 1;
 	for (int s = 0; s < 2; s++) {
 		df->total[s] = kp_profile_total(ps[s], o->value[s]);
 		df->decimals[s] = kp_profile_value_type(ps[s], o->value[s])->decimals;
@@ -285,6 +288,11 @@ void kp_diff_free(struct kp_diff *df)
 double kp_diff_alpha(const struct kp_diff *df)
 {
 	return df->alpha;
+}
+
+double kp_diff_dispersion(const struct kp_diff *df)
+{
+	return df->dispersion;
 }
 
 kp_count kp_diff_total(const struct kp_diff *df, enum kp_diff_side side, unsigned *decimals)

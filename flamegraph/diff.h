@@ -39,7 +39,10 @@ struct kp_diff_opts {
 	 * the value that counts samples for the test (often the same) */
 	size_t value[2];
 	size_t count[2];
-	double alpha; /* 0 < alpha < 1; 0 means 0.01 */
+	double alpha;	   /* 0 < alpha < 1; 0 means 0.01 */
+	double dispersion; /* quasi-binomial: the variance of a count is this
+			    * times the binomial one (clustered samples);
+			    * z is divided by its square root; 0 means 1 */
 };
 
 /* One column (self or total) of one function. */
@@ -69,6 +72,7 @@ struct kp_diff *kp_diff_new(const struct kp_profile *base, const struct kp_profi
 void kp_diff_free(struct kp_diff *df);
 
 double kp_diff_alpha(const struct kp_diff *df);
+double kp_diff_dispersion(const struct kp_diff *df);
 /* The total of the shown value (exact, with its decimals) and of the
  * counts, per side. */
 kp_count kp_diff_total(const struct kp_diff *df, enum kp_diff_side side, unsigned *decimals);

@@ -129,10 +129,16 @@ int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r,
 	fprintf(out,
 		"Shares of %s. Significant (*): p <= %g in a two-proportion z-test on the counts\n"
 		"of %s%s, after Holm's correction over the functions compared (%zu for total\n"
-		"share, %zu for self share).\n\n",
+		"share, %zu for self share).\n",
 		r->value, kp_diff_alpha(df), strcmp(r->counts, "samples") ? "" : "samples",
 		strcmp(r->counts, "samples") ? r->counts : "", kp_diff_ntested(df, KP_DIFF_TOTAL),
 		kp_diff_ntested(df, KP_DIFF_SELF));
+	if (kp_diff_dispersion(df) != 1)
+		fprintf(out,
+			"Counts taken to vary %g times as much as independent samples would "
+			"(--dispersion).\n",
+			kp_diff_dispersion(df));
+	fputc('\n', out);
 	print_column(df, r, out, KP_DIFF_TOTAL);
 	fputc('\n', out);
 	print_column(df, r, out, KP_DIFF_SELF);
@@ -312,6 +318,7 @@ int kp_diff_write_json(const struct kp_diff *df, const struct kp_diff_report *r,
 	json_object_set_new(test, "counts", jcstr(r->counts));
 	json_object_set_new(test, "alpha", jreal(kp_diff_alpha(df)));
 	json_object_set_new(test, "correction", jcstr("holm"));
+	json_object_set_new(test, "dispersion", jreal(kp_diff_dispersion(df)));
 	json_object_set_new(tested, "self", json_integer((json_int_t)kp_diff_ntested(df, 0)));
 	json_object_set_new(tested, "total", json_integer((json_int_t)kp_diff_ntested(df, 1)));
 	json_object_set_new(test, "tested", tested);

@@ -278,6 +278,23 @@ static void test_real_shift_raises_its_alarm(void)
 	fn = find(df, "main");
 	CHECK(fn && fn->col[KP_DIFF_TOTAL].change == 0 && !fn->col[KP_DIFF_TOTAL].significant);
 	CHECK(fn && !fn->col[KP_DIFF_SELF].tested);
+
+	/* overdispersed counts (clustered samples): z shrinks by the square
+	 * root of the dispersion, and a large one silences the shift */
+	double z1 = find(df, "fn_7")->col[KP_DIFF_TOTAL].z;
+	struct kp_diff *d4;
+
+	o.dispersion = 4;
+	d4 = kp_diff_new(a, b, &o, &d);
+	CHECK(kp_diff_dispersion(d4) == 4 && kp_diff_dispersion(df) == 1);
+	fn = find(d4, "fn_7");
+	CHECK(fn && near(fn->col[KP_DIFF_TOTAL].z, z1 / 2, 1e-12));
+	CHECK(fn && near(fn->col[KP_DIFF_TOTAL].p, kp_stats_normal_p(z1 / 2), 1e-12));
+	kp_diff_free(d4);
+	o.dispersion = z1 * z1 / 4; /* z 2: not significant after Holm */
+	d4 = kp_diff_new(a, b, &o, &d);
+	CHECK_EQ_INT(kp_diff_regressions(d4, 5, NULL), 0);
+	kp_diff_free(d4);
 	kp_diff_free(df);
 	kp_profile_free(a);
 	kp_profile_free(b);
@@ -324,7 +341,7 @@ static void test_self_total_kinds(void)
 {
 	struct kp_profile *a = kp_profile_new(), *b = kp_profile_new();
 	struct kp_profile_root root = {0};
-	struct kp_diff_opts o = {{0, 0}, {0, 0}, 0.05};
+	struct kp_diff_opts o = {.alpha = 0.05};
 	struct kp_diag d = {{0}};
 	struct kp_loc raw = {.addr = 0x1234, .kind = KP_LOC_USER};
 	struct kp_diff *df;

@@ -8,7 +8,12 @@
  * makes one of them do PERCENT% more (hash=60: db_hash_kprof 60% slower),
  * as a change to the code would. Each takes a quarter of the time, or with
  * hash=60, db_hash_kprof 1.6 / 4.6 = 34.8% and the others 21.7%.
- * Usage: diffbench SECONDS [parse|hash|sort|render=PERCENT] */
+ * steps=N sets ITERATIONS; random makes each call's work uniform in 0 to
+ * twice that (the same mean), drawn afresh each run: with long calls,
+ * consecutive samples land in the same call of random length, the
+ * clustering docs/diff.md measures.
+ * Usage: diffbench SECONDS [steps=N] [random] [parse|hash|sort|render=PERCENT] */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,36 +42,62 @@ WORK(db_sort_kprof, 1442695040888963411ULL)
 WORK(db_render_kprof, 1442695040888963413ULL)
 
 static const char *const names[4] = {"parse", "hash", "sort", "render"};
-static unsigned long steps[4] = {ITERATIONS, ITERATIONS, ITERATIONS, ITERATIONS};
+static unsigned long steps[4], percent[4];
+static bool random_work;
+static unsigned long long rng;
+
+/* The steps of one call: steps[k], or with random_work uniform in
+ * [0, 2 * steps[k]] (xorshift64: any sequence will do). */
+static unsigned long steps_of(int k)
+{
+	if (!random_work)
+		return steps[k];
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned long)(rng % (2 * steps[k] + 1));
+}
 
 __attribute__((noinline, noclone)) static void db_round_kprof(void)
 {
-	db_parse_kprof(steps[0]);
-	db_hash_kprof(steps[1]);
-	db_sort_kprof(steps[2]);
-	db_render_kprof(steps[3]);
+	db_parse_kprof(steps_of(0));
+	db_hash_kprof(steps_of(1));
+	db_sort_kprof(steps_of(2));
+	db_render_kprof(steps_of(3));
 	__asm__ volatile("" ::: "memory"); /* keep the last call a call */
 }
 
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 2, end;
+	unsigned long iterations = ITERATIONS;
 
 	for (int a = 2; a < argc; a++) {
 		const char *eq = strchr(argv[a], '=');
 		int k;
 
+		if (strncmp(argv[a], "steps=", 6) == 0) {
+			iterations = strtoul(argv[a] + 6, NULL, 10);
+			continue;
+		}
+		if (strcmp(argv[a], "random") == 0) {
+			random_work = true;
+			continue;
+		}
 		for (k = 0; k < 4; k++)
 			if (eq && strlen(names[k]) == (size_t)(eq - argv[a]) &&
 			    strncmp(argv[a], names[k], (size_t)(eq - argv[a])) == 0)
 				break;
 		if (k == 4) {
-			fprintf(stderr,
-				"usage: diffbench SECONDS [parse|hash|sort|render=PERCENT]\n");
+			fprintf(stderr, "usage: diffbench SECONDS [steps=N] [random] "
+					"[parse|hash|sort|render=PERCENT]\n");
 			return 2;
 		}
-		steps[k] = ITERATIONS + ITERATIONS * strtoul(eq + 1, NULL, 10) / 100;
+		percent[k] = strtoul(eq + 1, NULL, 10);
 	}
+	for (int k = 0; k < 4; k++)
+		steps[k] = iterations + iterations * percent[k] / 100;
+	rng = (unsigned long long)(kp_seconds(CLOCK_REALTIME) * 1e9) | 1;
 	end = kp_seconds(CLOCK_PROCESS_CPUTIME_ID) + seconds;
 	while (kp_seconds(CLOCK_PROCESS_CPUTIME_ID) < end)
 		db_round_kprof();

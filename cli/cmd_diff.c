@@ -480,6 +480,11 @@ int kp_cmd_diff(int argc, char **argv)
 			goto out;
 		dopts.value[s] = (size_t)v;
 		dopts.count[s] = count_value(p[s], file[s]);
+		if (!kp_profile_total(p[s], dopts.value[s]) ||
+		    !kp_profile_total(p[s], dopts.count[s])) {
+			kp_err("%s: every count is 0: no shares to compare", file[s]);
+			goto out;
+		}
 	}
 	compare_runs((const struct kp_profile *const *)p, file);
 	dopts.alpha = c.alpha;

@@ -104,6 +104,18 @@ check "a foreign file: exit 1" [ $? -eq 1 ]
 check "a foreign file: one line naming it: $(cat "$T/garbage.err")" \
 	[ "$(wc -l <"$T/garbage.err")" -eq 1 -a -n "$(grep garbage.bin "$T/garbage.err")" ]
 
+for bad in empty:'' zero:'a;b 0\n'; do
+	printf "${bad#*:}" >"$T/${bad%%:*}.folded"
+	"$KPROF" diff "$T/same1.$ext" "$T/${bad%%:*}.folded" 2>"$T/bad.err"
+	rc=$?
+	check "an ${bad%%:*} profile: exit 1 ($rc), one line naming it: $(cat "$T/bad.err")" \
+		[ $rc -eq 1 -a "$(wc -l <"$T/bad.err")" -eq 1 -a -n "$(grep "${bad%%:*}.folded" "$T/bad.err")" ]
+done
+"$KPROF" diff --value nosuch "$T/same0.$ext" "$T/same1.$ext" 2>"$T/value.err"
+rc=$?
+check "a value the profiles lack: exit 1 ($rc), named: $(cat "$T/value.err")" \
+	[ $rc -eq 1 -a -n "$(grep "no value 'nosuch'" "$T/value.err")" ]
+
 # `kprof -- diff` profiles the program diff, and keeps its exit status
 printf 'a\n' >"$T/f1"
 printf 'b\n' >"$T/f2"

@@ -471,6 +471,10 @@ int kp_cmd_diff(int argc, char **argv)
 			kp_warn("ignored %llu line%s with invalid format; the first: %s",
 				(unsigned long long)info->bad_lines,
 				info->bad_lines == 1 ? "" : "s", info->first_bad);
+		if (info->differential)
+			kp_warn("%s holds two counts a line (BEFORE AFTER, a differential "
+				"profile): only AFTER is compared",
+				file[s]);
 		v = share_value(p[s], file[s], c.value);
 		if (v < 0)
 			goto out;

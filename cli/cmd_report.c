@@ -168,6 +168,10 @@ int kp_cmd_report(int argc, char **argv)
 		kp_warn("ignored %llu line%s with invalid format; the first: %s",
 			(unsigned long long)info.bad_lines, info.bad_lines == 1 ? "" : "s",
 			info.first_bad);
+	if (info.differential)
+		kp_warn("%s holds two counts a line (BEFORE AFTER, a differential profile): the "
+			"profile keeps AFTER (kprof flamegraph draws both)",
+			argv[optind]);
 	if (value) {
 		int v = kp_profile_find_value(p, value);
 

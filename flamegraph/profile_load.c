@@ -54,6 +54,7 @@ static int load_folded(FILE *in, const char *name, const struct kp_load_opts *o,
 
 	if (info) {
 		info->bad_lines = bad;
+		info->differential = kp_folded_differential(f);
 		if (bad)
 			snprintf(info->first_bad, sizeof(info->first_bad), "%s", rd.msg);
 	}

@@ -14,6 +14,7 @@
 #include "cli/output.h"
 #include "cli/svg_options.h"
 #include "flamegraph/svg.h"
+#include "profiler/evlist.h"
 #include "profiler/session.h"
 #include "symbolize/symbolize.h"
 #include "util/outfile.h"

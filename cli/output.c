@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "flamegraph/folded.h"
+#include "flamegraph/pprof.h"
 #include "flamegraph/svg.h"
 
 /* The folded table the name-based writers draw from. */
@@ -65,15 +66,26 @@ static int write_top(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	return err;
 }
 
+static int write_pprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	/* pprof readers show the value kprof draws first */
+	struct kp_pprof_opts o = {.default_value = ctx->fold.value};
+
+	return kp_pprof_write(ctx->profile, &o, out, d);
+}
+
 static const char *const svg_exts[] = {".svg", NULL};
 static const char *const folded_exts[] = {".folded", ".txt", NULL};
 static const char *const top_exts[] = {".top", NULL};
+static const char *const pprof_exts[] = {".pb.gz", NULL};
 
 static const struct kp_output_format formats[] = {
 	{"svg", svg_exts, false, "interactive flame graph (the default)", write_svg},
 	{"folded", folded_exts, false, "folded stacks, \"frame;frame;... COUNT\" lines",
 	 write_folded},
 	{"top", top_exts, false, "the functions by self and total share (--top N)", write_top},
+	{"pprof", pprof_exts, true,
+	 "gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)", write_pprof},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

@@ -5,6 +5,7 @@
 
 #include "flamegraph/folded.h"
 #include "flamegraph/pprof.h"
+#include "flamegraph/speedscope.h"
 #include "flamegraph/svg.h"
 
 /* The folded table the name-based writers draw from. */
@@ -74,10 +75,19 @@ static int write_pprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_dia
 	return kp_pprof_write(ctx->profile, &o, out, d);
 }
 
+static int write_speedscope(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	struct kp_speedscope_opts o = {
+		.fold = ctx->fold, .lines = ctx->lines, .exporter = "kprof " KP_VERSION};
+
+	return kp_speedscope_write(ctx->profile, &o, out, d);
+}
+
 static const char *const svg_exts[] = {".svg", NULL};
 static const char *const folded_exts[] = {".folded", ".txt", NULL};
 static const char *const top_exts[] = {".top", NULL};
 static const char *const pprof_exts[] = {".pb.gz", NULL};
+static const char *const speedscope_exts[] = {".speedscope.json", NULL};
 
 static const struct kp_output_format formats[] = {
 	{"svg", svg_exts, false, "interactive flame graph (the default)", write_svg},
@@ -86,6 +96,8 @@ static const struct kp_output_format formats[] = {
 	{"top", top_exts, false, "the functions by self and total share (--top N)", write_top},
 	{"pprof", pprof_exts, true,
 	 "gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)", write_pprof},
+	{"speedscope", speedscope_exts, false, "speedscope JSON (speedscope.app; --lines: by line)",
+	 write_speedscope},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

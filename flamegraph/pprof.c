@@ -191,8 +191,10 @@ static void add_functions(struct pp *b, pb_profile *m)
 		perftools__profiles__function__init(&b->fns[i]);
 		b->fns[i].id = i + 1;
 		b->fns[i].name = pstr(b, fn->name);
-		/* the model keeps one name: kprof's, demangled where it could be */
-		b->fns[i].system_name = b->fns[i].name;
+		/* system_name stays empty: the model keeps no linkage name, only
+		 * kprof's (demangled) one, and a system_name equal to the name
+		 * would make pprof take it for undemangled and cut C++ parameters
+		 * and template arguments out of it ("[unknown <0>]" too) */
 		b->fns[i].filename = pstr(b, fn->file);
 		b->fnp[i] = &b->fns[i];
 	}

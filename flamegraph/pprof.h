@@ -16,7 +16,8 @@
  *                 kernel and JIT code), its frames as Lines innermost
  *                 first; a placeholder in a file pprof can read is left
  *                 without lines, for the reader to symbolize
- *   functions     Function id = function + 1: name (= system_name), file
+ *   functions     Function id = function + 1: name and file (no
+ *                 system_name: kprof keeps no linkage name)
  *   mappings      one per module (path, build-id as hex), addresses equal
  *                 to file offsets over the sampled range, has_* from what
  *                 the locations know; "[kernel.kallsyms]" for kernel code

@@ -58,19 +58,6 @@ static void usage(FILE *out)
 	kp_svg_options_help(out);
 }
 
-static struct option *all_options(void)
-{
-	size_t nsvg = 0, nown = sizeof(own_opts) / sizeof(own_opts[0]);
-	struct option *opts;
-
-	while (kp_svg_longopts[nsvg].name)
-		nsvg++;
-	opts = kp_xcalloc(nsvg + nown + 1, sizeof(*opts));
-	memcpy(opts, kp_svg_longopts, nsvg * sizeof(*opts));
-	memcpy(opts + nsvg, own_opts, nown * sizeof(*opts));
-	return opts;
-}
-
 /* The format: -f, else the -o extension, else svg (top on a terminal). */
 static const struct kp_output_format *choose_format(const char *name, const char *opath)
 {
@@ -90,7 +77,7 @@ static const struct kp_output_format *choose_format(const char *name, const char
 
 int kp_cmd_report(int argc, char **argv)
 {
-	struct option *opts = all_options();
+	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
 	struct kp_svg_opts so;
 	struct kp_output_ctx ctx = {0};
 	struct kp_load_opts lo = {0};
@@ -142,7 +129,7 @@ int kp_cmd_report(int argc, char **argv)
 			ctx.fold.root_tid = true;
 			continue;
 		case OPT_LINES:
-			ctx.lines = true;
+			ctx.per_line = true;
 			continue;
 		case 'h':
 			usage(stdout);

@@ -78,7 +78,7 @@ static int write_pprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_dia
 static int write_speedscope(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
 	struct kp_speedscope_opts o = {
-		.fold = ctx->fold, .lines = ctx->lines, .exporter = "kprof " KP_VERSION};
+		.fold = ctx->fold, .lines = ctx->per_line, .exporter = "kprof " KP_VERSION};
 
 	return kp_speedscope_write(ctx->profile, &o, out, d);
 }
@@ -90,14 +90,29 @@ static const char *const pprof_exts[] = {".pb.gz", NULL};
 static const char *const speedscope_exts[] = {".speedscope.json", NULL};
 
 static const struct kp_output_format formats[] = {
-	{"svg", svg_exts, false, "interactive flame graph (the default)", write_svg},
-	{"folded", folded_exts, false, "folded stacks, \"frame;frame;... COUNT\" lines",
-	 write_folded},
-	{"top", top_exts, false, "the functions by self and total share (--top N)", write_top},
-	{"pprof", pprof_exts, true,
-	 "gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)", write_pprof},
-	{"speedscope", speedscope_exts, false, "speedscope JSON (speedscope.app; --lines: by line)",
-	 write_speedscope},
+	{.name = "svg",
+	 .exts = svg_exts,
+	 .what = "interactive flame graph (the default)",
+	 .write = write_svg},
+	{.name = "folded",
+	 .exts = folded_exts,
+	 .what = "folded stacks, \"frame;frame;... COUNT\" lines",
+	 .write = write_folded},
+	{.name = "top",
+	 .exts = top_exts,
+	 .what = "the functions by self and total share (--top N)",
+	 .write = write_top},
+	{.name = "pprof",
+	 .exts = pprof_exts,
+	 .binary = true,
+	 .lines = true,
+	 .what = "gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)",
+	 .write = write_pprof},
+	{.name = "speedscope",
+	 .exts = speedscope_exts,
+	 .lines = true,
+	 .what = "speedscope JSON (speedscope.app; --lines: a frame per line)",
+	 .write = write_speedscope},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

@@ -21,13 +21,14 @@ struct kp_output_ctx {
 	const struct kp_svg_opts *svg;	  /* SVG options (title, palette, ...) */
 	bool annotate;			  /* folded: _[k] _[j] _[i] suffixes */
 	size_t top;			  /* top: how many functions (default 20) */
-	bool lines;			  /* speedscope: a frame per source line */
+	bool per_line;			  /* speedscope: a frame per source line */
 };
 
 struct kp_output_format {
 	const char *name;	 /* -f NAME */
 	const char *const *exts; /* -o FILE extensions that choose it, NULL-terminated */
 	bool binary;		 /* not for a terminal */
+	bool lines;		 /* keeps source files and lines: worth reading them */
 	const char *what;	 /* one line for --help */
 	int (*write)(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d);
 };

@@ -2,7 +2,7 @@
  * shared json integer each, referenced from every stack that holds the
  * frame, and the stacks are one array shared by the profiles of all value
  * types: a 300,000-stack profile costs a pointer per frame of its stacks,
- * not an object. */
+ * not an object. Stacks are interned as frame-index sequences first. */
 #include "flamegraph/speedscope.h"
 
 #include <errno.h>
@@ -29,6 +29,9 @@ struct ss {
 	json_t *frames;		 /* shared.frames */
 	json_t **idx;		 /* frame index -> its json integer */
 	size_t idx_cap;
+	struct kp_seqtab stacks; /* frame-index stacks -> sample */
+	kp_count *weights;	 /* kp_profile_nvalues per sample */
+	size_t weights_cap;
 	char *clean;
 	size_t clean_cap;
 };
@@ -69,10 +72,10 @@ static json_t *text(struct ss *w, const char *s, size_t len)
 	return need(json_stringn(c, n));
 }
 
-/* The json integer of the frame of key, added (named name, in file at
- * line, 0 for none) when new. */
-static json_t *frame(struct ss *w, const uint32_t key[3], const char *name, size_t len,
-		     uint32_t file, uint32_t line)
+/* The index of the frame of key, added (named name, in file at line, 0
+ * for none) when new. */
+static uint32_t frame(struct ss *w, const uint32_t key[3], const char *name, size_t len,
+		      uint32_t file, uint32_t line)
 {
 	bool added;
 	size_t i = kp_seqtab_intern(&w->keys, key, 3, &added);
@@ -93,10 +96,10 @@ static json_t *frame(struct ss *w, const uint32_t key[3], const char *name, size
 		kp_xgrow(&w->idx, &w->idx_cap, i + 1, sizeof(*w->idx));
 		w->idx[i] = need(json_integer((json_int_t)i));
 	}
-	return w->idx[i];
+	return (uint32_t)i;
 }
 
-static json_t *fn_frame(struct ss *w, const struct kp_profile_frame *fr)
+static uint32_t fn_frame(struct ss *w, const struct kp_profile_frame *fr)
 {
 	const struct kp_profile_function *fn = kp_profile_function_at(w->p, fr->function);
 	uint32_t line = w->lines ? fr->line : 0;
@@ -107,8 +110,8 @@ static json_t *fn_frame(struct ss *w, const struct kp_profile_frame *fr)
 	return frame(w, key, name, len, fn->file, line);
 }
 
-static json_t *root_frame(struct ss *w, const struct kp_profile_root *r,
-			  const struct kp_fold_opts *fo)
+static uint32_t root_frame(struct ss *w, const struct kp_profile_root *r,
+			   const struct kp_fold_opts *fo)
 {
 	char buf[160];
 	const char *name = kp_fold_root_name(w->p, r, fo, buf, sizeof(buf));
@@ -118,32 +121,55 @@ static json_t *root_frame(struct ss *w, const struct kp_profile_root *r,
 	return frame(w, key, name, len, 0, 0);
 }
 
-/* The stacks of all samples, root first, as arrays of frame indices. */
+/* The frame-index stacks of the samples, root first, each once: samples
+ * whose frames are the same (locations at other addresses of the same
+ * functions, or lines with lines off) are one stack to speedscope, so they
+ * are one sample here, their values summed (w->weights, nvalues per
+ * stack). */
 static json_t *stacks(struct ss *w, const struct kp_fold_opts *fo)
 {
 	static const uint32_t unknown[3] = {TAG_UNKNOWN, 0, 0};
+	size_t nv = kp_profile_nvalues(w->p), cap = 0;
+	uint32_t *st = NULL;
 	json_t *all = need(json_array());
 
 	for (size_t i = 0; i < kp_profile_nsamples(w->p); i++) {
 		struct kp_profile_root root;
-		size_t n;
-		const uint32_t *locs = kp_profile_sample(w->p, i, &root, &n, NULL);
-		json_t *st = need(json_array());
+		const kp_count *values;
+		size_t n, depth = 0, at;
+		bool added;
+		const uint32_t *locs = kp_profile_sample(w->p, i, &root, &n, &values);
 
+		kp_xgrow(&st, &cap, n + 1, sizeof(*st));
 		if (root.comm || root.pid)
-			push_ref(st, root_frame(w, &root, fo));
+			st[depth++] = root_frame(w, &root, fo);
 		for (size_t j = 0; j < n; j++) {
 			size_t nf;
 			const struct kp_profile_frame *fr =
 				kp_profile_frames(w->p, locs[j], &nf, NULL);
 
+			kp_xgrow(&st, &cap, depth + (fr ? nf : 1), sizeof(*st));
 			if (!fr)
-				push_ref(st, frame(w, unknown, "[unknown]", 9, 0, 0));
+				st[depth++] = frame(w, unknown, "[unknown]", 9, 0, 0);
 			for (size_t k = 0; fr && k < nf; k++)
-				push_ref(st, fn_frame(w, &fr[k]));
+				st[depth++] = fn_frame(w, &fr[k]);
 		}
-		push(all, st);
+		at = kp_seqtab_intern(&w->stacks, st, depth, &added);
+		if (added) {
+			json_t *arr = need(json_array());
+
+			for (size_t k = 0; k < depth; k++)
+				push_ref(arr, w->idx[st[k]]);
+			push(all, arr);
+			kp_xgrow(&w->weights, &w->weights_cap, (at + 1) * nv + 1,
+				 sizeof(*w->weights));
+			memset(w->weights + at * nv, 0, nv * sizeof(*w->weights));
+		}
+		/* sums of a total that fits: no overflow */
+		for (size_t v = 0; v < nv; v++)
+			w->weights[at * nv + v] += values[v];
 	}
+	free(st);
 	return all;
 }
 
@@ -182,12 +208,8 @@ static json_t *sampled_profile(struct ss *w, size_t v, json_t *samples)
 	put(prof, "startValue", need(json_integer(0)));
 	put(prof, "endValue", number(kp_profile_total(w->p, v), vt->decimals));
 	put(prof, "samples", json_incref(samples));
-	for (size_t i = 0; i < kp_profile_nsamples(w->p); i++) {
-		const kp_count *values;
-
-		kp_profile_sample(w->p, i, NULL, NULL, &values);
-		push(weights, number(values[v], vt->decimals));
-	}
+	for (size_t i = 0; i < kp_seqtab_count(&w->stacks); i++)
+		push(weights, number(w->weights[i * kp_profile_nvalues(w->p) + v], vt->decimals));
 	put(prof, "weights", weights);
 	return prof;
 }
@@ -206,6 +228,7 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 		o = &defaults;
 	w.lines = o->lines;
 	kp_seqtab_init(&w.keys);
+	kp_seqtab_init(&w.stacks);
 	w.roots = kp_strtab_new();
 	w.frames = need(json_array());
 
@@ -238,5 +261,7 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 	free(w.clean);
 	kp_strtab_free(w.roots);
 	kp_seqtab_fini(&w.keys);
+	kp_seqtab_fini(&w.stacks);
+	free(w.weights);
 	return err;
 }

@@ -32,26 +32,29 @@ static uint32_t user_loc(struct kp_profile *p, uint64_t off)
 
 /* bench (pid 41, tid 42): main -> hot_loop:30 -> inline add_one (90),
  * main -> hot_loop:31 (6), main -> an unnamed location (3), main -> the
- * kernel (1); cpu nanoseconds beside the samples. */
+ * kernel (1), main -> hot_loop:32 (2: one sample with hot_loop:31's per
+ * function, one of its own per line); cpu nanoseconds beside the
+ * samples. */
 static struct kp_profile *bench_profile(void)
 {
 	struct kp_profile *p = kp_profile_new();
 	struct kp_loc kl = {.addr = 0xffffffff81a00010ull, .kind = KP_LOC_KERNEL};
 	uint32_t lmain = user_loc(p, 0x1150), lhot = user_loc(p, 0x1234),
 		 lhot2 = user_loc(p, 0x1240), lnone = user_loc(p, 0x2000),
-		 lkern = kp_profile_location(p, &kl);
+		 lkern = kp_profile_location(p, &kl), lhot3 = user_loc(p, 0x1248);
 	struct kp_profile_frame fmain = {fn(p, "main", "/src/bench.c"), 12, KP_FRAME_USER};
 	struct kp_profile_frame fhot[2] = {
 		{fn(p, "hot_loop", "/src/bench.c"), 30, KP_FRAME_USER},
 		{fn(p, "add_one", "/src/util.h"), 7, KP_FRAME_INLINE},
 	};
 	struct kp_profile_frame fhot2 = {fn(p, "hot_loop", "/src/bench.c"), 31, KP_FRAME_USER};
+	struct kp_profile_frame fhot3 = {fn(p, "hot_loop", "/src/bench.c"), 32, KP_FRAME_USER};
 	struct kp_profile_frame fk = {fn(p, "entry_SYSCALL_64", ""), 0, KP_FRAME_KERNEL};
 	struct kp_profile_root r = {kp_profile_intern(p, "bench", 5), 41, 42};
 	uint32_t s1[] = {lmain, lhot}, s2[] = {lmain, lhot2}, s3[] = {lmain, lnone},
-		 s4[] = {lmain, lkern};
+		 s4[] = {lmain, lkern}, s5[] = {lmain, lhot3};
 	kp_count v1[] = {90, 90090090}, v2[] = {6, 6006006}, v3[] = {3, 3003003},
-		 v4[] = {1, 1001001};
+		 v4[] = {1, 1001001}, v5[] = {2, 2002002};
 
 	kp_profile_add_value_type(p, "samples", "count", 0);
 	kp_profile_add_value_type(p, "cpu", "nanoseconds", 0);
@@ -59,10 +62,12 @@ static struct kp_profile *bench_profile(void)
 	kp_profile_set_frames(p, lhot, fhot, 2, true);
 	kp_profile_set_frames(p, lhot2, &fhot2, 1, true);
 	kp_profile_set_frames(p, lkern, &fk, 1, true);
+	kp_profile_set_frames(p, lhot3, &fhot3, 1, true);
 	CHECK(kp_profile_add(p, &r, s1, 2, v1));
 	CHECK(kp_profile_add(p, &r, s2, 2, v2));
 	CHECK(kp_profile_add(p, &r, s3, 2, v3));
 	CHECK(kp_profile_add(p, &r, s4, 2, v4));
+	CHECK(kp_profile_add(p, &r, s5, 2, v5));
 	kp_profile_set_meta(p, KP_META_COMMAND, "kprof -F 999 -- ./bench");
 	return p;
 }
@@ -170,13 +175,13 @@ static void test_bench(void)
 	CHECK_EQ_INT(json_array_size(json_object_get(doc, "profiles")), 2);
 	check_dump(profile_at(doc, 0),
 		   "{\"type\":\"sampled\",\"name\":\"samples\",\"unit\":\"none\",\"startValue\":0,"
-		   "\"endValue\":100,\"samples\":[[0,1,2,3],[0,1,2],[0,1,4],[0,1,5]],"
-		   "\"weights\":[90,6,3,1]}");
+		   "\"endValue\":102,\"samples\":[[0,1,2,3],[0,1,2],[0,1,4],[0,1,5]],"
+		   "\"weights\":[90,8,3,1]}");
 	check_dump(
 		profile_at(doc, 1),
 		"{\"type\":\"sampled\",\"name\":\"cpu\",\"unit\":\"nanoseconds\",\"startValue\":0,"
-		"\"endValue\":100100100,\"samples\":[[0,1,2,3],[0,1,2],[0,1,4],[0,1,5]],"
-		"\"weights\":[90090090,6006006,3003003,1001001]}");
+		"\"endValue\":102102102,\"samples\":[[0,1,2,3],[0,1,2],[0,1,4],[0,1,5]],"
+		"\"weights\":[90090090,8008008,3003003,1001001]}");
 	json_decref(doc);
 
 	/* per line, the second value shown first, comm-PID/TID roots */
@@ -190,10 +195,12 @@ static void test_bench(void)
 	s = frames_text(doc);
 	CHECK_EQ_STR(
 		s, "bench-41/42, main|/src/bench.c|12, hot_loop|/src/bench.c|30, "
-		   "add_one|/src/util.h|7, hot_loop|/src/bench.c|31, [unknown], entry_SYSCALL_64");
+		   "add_one|/src/util.h|7, hot_loop|/src/bench.c|31, [unknown], entry_SYSCALL_64, "
+		   "hot_loop|/src/bench.c|32");
 	free(s);
 	check_dump(json_object_get(profile_at(doc, 0), "samples"),
-		   "[[0,1,2,3],[0,1,4],[0,1,5],[0,1,6]]");
+		   "[[0,1,2,3],[0,1,4],[0,1,5],[0,1,6],[0,1,7]]");
+	check_dump(json_object_get(profile_at(doc, 0), "weights"), "[90,6,3,1,2]");
 	json_decref(doc);
 
 	o.lines = false;

@@ -369,8 +369,9 @@ static void finish_mappings(struct pp *b, pb_profile *m)
 			pm->memory_limit = ms->hi + 1;
 			pm->file_offset = i + 1 == b->kernel_map ? 0 : ms->lo;
 		}
-		/* a reader symbolizes a mapping unless all its locations are named */
-		pm->has_functions = ms->any && !ms->unnamed;
+		/* a reader symbolizes a mapping unless all its locations are named;
+		 * the one of no module has no file to symbolize from */
+		pm->has_functions = ms->any && (!ms->unnamed || i + 1 == b->other_map);
 		pm->has_filenames = pm->has_functions && ms->file;
 		pm->has_line_numbers = pm->has_functions && ms->line;
 		/* kprof's lines and inline chains come from the same DWARF */

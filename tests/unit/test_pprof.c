@@ -222,6 +222,40 @@ out:
 	kp_profile_free(p);
 }
 
+/* Locations of no module (names from folded text, a raw address never
+ * named) share one mapping without a file, which readers must not try to
+ * symbolize. */
+static void test_no_module(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_loc raw = {.addr = 0x7f0012345678ull, .kind = KP_LOC_UNKNOWN};
+	uint32_t st[] = {kp_profile_named_location(p, "main", 4, KP_FRAME_USER),
+			 kp_profile_location(p, &raw)};
+	struct kp_profile_root r = {kp_profile_intern(p, "a", 1), 0, 0};
+	kp_count one = 1;
+	pb_profile *m;
+
+	kp_profile_add_value_type(p, "samples", "count", 0);
+	CHECK(kp_profile_add(p, &r, st, 2, &one));
+	m = decode(p, NULL);
+	if (m) {
+		CHECK_EQ_INT(m->n_mapping, 1);
+		CHECK_EQ_STR(s(m, m->mapping[0]->filename), "");
+		CHECK(m->mapping[0]->has_functions);
+		CHECK_EQ_INT(m->mapping[0]->memory_start, 0);
+		CHECK_EQ_INT(m->mapping[0]->memory_limit, 0);
+		CHECK_EQ_INT(m->location[0]->mapping_id, 1);
+		CHECK_EQ_INT(m->location[0]->address, 0); /* a name has no address */
+		CHECK_EQ_INT(m->location[0]->n_line, 1);
+		CHECK_EQ_INT(m->location[1]->mapping_id, 1);
+		CHECK_EQ_INT(m->location[1]->address, 0x7f0012345678ull);
+		CHECK_EQ_INT(m->location[1]->n_line, 0);
+		CHECK_EQ_INT(m->sample[0]->n_label, 1);
+		perftools__profiles__profile__free_unpacked(m, NULL);
+	}
+	kp_profile_free(p);
+}
+
 /* Values that are no int64 are refused, with the value type named. */
 static void test_range(void)
 {
@@ -451,4 +485,4 @@ out:
 	kp_profile_free(p);
 }
 
-KP_TEST_MAIN(test_structure, test_range, test_utf8, test_go_tool_pprof)
+KP_TEST_MAIN(test_structure, test_no_module, test_range, test_utf8, test_go_tool_pprof)

@@ -21,6 +21,11 @@
 /* Frame keys: [tag, a, b]; a function frame's tag is 1 + its kind. */
 enum { TAG_ROOT = 16, TAG_UNKNOWN = 17 };
 
+struct loc_at {
+	uint32_t first, n;
+	bool known;
+};
+
 struct ss {
 	const struct kp_profile *p;
 	bool lines;
@@ -32,6 +37,9 @@ struct ss {
 	struct kp_seqtab stacks; /* frame-index stacks -> sample */
 	kp_count *weights;	 /* kp_profile_nvalues per sample */
 	size_t weights_cap;
+	struct loc_at *loc_at; /* by location: its frame indices in fpool */
+	uint32_t *fpool;
+	size_t nfpool, fpool_cap;
 	char *clean;
 	size_t clean_cap;
 };
@@ -121,6 +129,29 @@ static uint32_t root_frame(struct ss *w, const struct kp_profile_root *r,
 	return frame(w, key, name, len, 0, 0);
 }
 
+/* The frame indices of location loc (*out, valid until the next call),
+ * found once per location: a stack is then copies of its locations'. */
+static size_t loc_frames(struct ss *w, uint32_t loc, const uint32_t **out)
+{
+	static const uint32_t unknown[3] = {TAG_UNKNOWN, 0, 0};
+	size_t nf;
+	const struct kp_profile_frame *fr;
+
+	if (!w->loc_at[loc].known) {
+		fr = kp_profile_frames(w->p, loc, &nf, NULL);
+		kp_xgrow(&w->fpool, &w->fpool_cap, w->nfpool + (fr ? nf : 1), sizeof(*w->fpool));
+		w->loc_at[loc].first = (uint32_t)w->nfpool;
+		if (!fr)
+			w->fpool[w->nfpool++] = frame(w, unknown, "[unknown]", 9, 0, 0);
+		for (size_t k = 0; fr && k < nf; k++)
+			w->fpool[w->nfpool++] = fn_frame(w, &fr[k]);
+		w->loc_at[loc].n = (uint32_t)(w->nfpool - w->loc_at[loc].first);
+		w->loc_at[loc].known = true;
+	}
+	*out = w->fpool + w->loc_at[loc].first;
+	return w->loc_at[loc].n;
+}
+
 /* The frame-index stacks of the samples, root first, each once: samples
  * whose frames are the same (locations at other addresses of the same
  * functions, or lines with lines off) are one stack to speedscope, so they
@@ -128,7 +159,6 @@ static uint32_t root_frame(struct ss *w, const struct kp_profile_root *r,
  * stack). */
 static json_t *stacks(struct ss *w, const struct kp_fold_opts *fo)
 {
-	static const uint32_t unknown[3] = {TAG_UNKNOWN, 0, 0};
 	size_t nv = kp_profile_nvalues(w->p), cap = 0;
 	uint32_t *st = NULL;
 	json_t *all = need(json_array());
@@ -144,15 +174,12 @@ static json_t *stacks(struct ss *w, const struct kp_fold_opts *fo)
 		if (root.comm || root.pid)
 			st[depth++] = root_frame(w, &root, fo);
 		for (size_t j = 0; j < n; j++) {
-			size_t nf;
-			const struct kp_profile_frame *fr =
-				kp_profile_frames(w->p, locs[j], &nf, NULL);
+			const uint32_t *fi;
+			size_t nf = loc_frames(w, locs[j], &fi);
 
-			kp_xgrow(&st, &cap, depth + (fr ? nf : 1), sizeof(*st));
-			if (!fr)
-				st[depth++] = frame(w, unknown, "[unknown]", 9, 0, 0);
-			for (size_t k = 0; fr && k < nf; k++)
-				st[depth++] = fn_frame(w, &fr[k]);
+			kp_xgrow(&st, &cap, depth + nf, sizeof(*st));
+			memcpy(st + depth, fi, nf * sizeof(*st));
+			depth += nf;
 		}
 		at = kp_seqtab_intern(&w->stacks, st, depth, &added);
 		if (added) {
@@ -229,6 +256,7 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 	w.lines = o->lines;
 	kp_seqtab_init(&w.keys);
 	kp_seqtab_init(&w.stacks);
+	w.loc_at = kp_xcalloc(kp_profile_nlocations(p) + 1, sizeof(*w.loc_at));
 	w.roots = kp_strtab_new();
 	w.frames = need(json_array());
 
@@ -263,5 +291,7 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 	kp_seqtab_fini(&w.keys);
 	kp_seqtab_fini(&w.stacks);
 	free(w.weights);
+	free(w.loc_at);
+	free(w.fpool);
 	return err;
 }

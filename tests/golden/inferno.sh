@@ -19,7 +19,7 @@ fail() {
 	echo "FAIL $*"
 	fails=$((fails + 1))
 }
-WANT_CASES=9
+WANT_CASES=10
 
 n=0
 while IFS=$'\t' read -r name opts inputs _expected _test; do

@@ -19,7 +19,7 @@ fail() {
 	echo "FAIL $*"
 	fails=$((fails + 1))
 }
-WANT_CASES=10
+WANT_CASES=12
 
 n=0
 while IFS=$'\t' read -r name opts inputs _expected _test; do
@@ -78,24 +78,29 @@ def load(name, path):
 svg_frames = load("svg_frames", os.path.join(tools, "svg-frames"))
 inferno_frames = load("inferno_frames", os.path.join(tools, "inferno-frames"))
 TOLERANCE = 0.1  # px, for x and width
-cases = []
-for line in open(os.path.join(data, "cases.tsv"), encoding="utf-8"):
-    if line.startswith("#") or not line.strip():
-        continue
-    cases.append(line.rstrip("\n").split("\t"))
+cases = inferno_frames.read_cases(data)
+try:
+    renames = inferno_frames.read_renames(data)
+except (OSError, ValueError) as e:
+    print(f"FAIL differences.tsv: {e}")
+    sys.exit(1)
 
 used = set()
 bad_cases = 0
-for name, opts, inputs, expected, _test in cases:
+for case in cases:
+    name, opts, inputs, expected, _test = case
     used.update(inputs.split())
     label = f"{name} ({inputs}{'' if opts == '-' else ' ' + opts})"
     problems = []
     table = os.path.join(data, "svg-frames", name + ".tsv")
     want = [l.rstrip("\n").split("\t") for l in open(table, encoding="utf-8")]
     # the table is what the converter makes of its source
-    source = os.path.join(data, expected)
-    made = inferno_frames.from_hand(source) if expected.startswith("hand/") else inferno_frames.from_svg(source)
-    if sorted(want) != sorted(list(r) for r in made):
+    try:
+        made = inferno_frames.case_rows(data, case, renames)
+    except (OSError, ValueError) as e:
+        made = None
+        problems.append(f"cannot read {expected}: {e}")
+    if made is not None and sorted(want) != made:
         problems.append(f"svg-frames/{name}.tsv is not what tests/tools/inferno-frames makes of {expected} (run regenerate)")
     svg = os.path.join(got_dir, name + ".svg")
     if not os.path.exists(svg):

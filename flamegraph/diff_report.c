@@ -97,6 +97,25 @@ static void print_column(const struct kp_diff *df, const struct kp_diff_report *
 	}
 }
 
+/* What a recording says of its run: "; cpu-clock, 2.51 s: kprof -F 999 --
+ * ./bench" (nothing for folded text). */
+static void print_run(FILE *out, const struct kp_profile *p)
+{
+	const char *event = p ? kp_profile_meta(p, KP_META_EVENT) : NULL;
+	const char *duration = p ? kp_profile_meta(p, KP_META_DURATION) : NULL;
+	const char *command = p ? kp_profile_meta(p, KP_META_COMMAND) : NULL;
+
+	if (!event && !duration && !command)
+		return;
+	fputs(";", out);
+	if (event)
+		fprintf(out, " %s", event);
+	if (duration)
+		fprintf(out, "%s %s s", event ? "," : "", duration);
+	if (command)
+		fprintf(out, ": %.200s", command);
+}
+
 int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
 	char num[KP_COUNT_BUF * 2], pbuf[32];
@@ -110,6 +129,7 @@ int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r,
 		if (strcmp(r->value, r->counts) != 0)
 			fprintf(out, " (%s), %.0f %s", r->unit, kp_diff_total_count(df, s),
 				r->counts);
+		print_run(out, r->profile[s]);
 		fputc('\n', out);
 	}
 	fprintf(out,

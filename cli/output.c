@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "flamegraph/folded.h"
+#include "flamegraph/recording.h"
 #include "flamegraph/svg.h"
 
 /* The folded table the name-based writers draw from. */
@@ -65,15 +66,25 @@ static int write_top(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	return err;
 }
 
+/* The whole profile, not a fold of it: --value, --pid and --tid do not
+ * apply; `kprof report` applies them when the recording is read back. */
+static int write_kprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	return kp_recording_write(ctx->profile, out, d);
+}
+
 static const char *const svg_exts[] = {".svg", NULL};
 static const char *const folded_exts[] = {".folded", ".txt", NULL};
 static const char *const top_exts[] = {".top", NULL};
+static const char *const kprof_exts[] = {".kprof", NULL};
 
 static const struct kp_output_format formats[] = {
 	{"svg", svg_exts, false, "interactive flame graph (the default)", write_svg},
 	{"folded", folded_exts, false, "folded stacks, \"frame;frame;... COUNT\" lines",
 	 write_folded},
 	{"top", top_exts, false, "the functions by self and total share (--top N)", write_top},
+	{"kprof", kprof_exts, true, "a .kprof recording: the whole profile, zstd-compressed",
+	 write_kprof},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

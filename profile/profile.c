@@ -113,6 +113,11 @@ const char *kp_profile_str(const struct kp_profile *p, uint32_t id, size_t *len)
 	return kp_strtab_str(p->strings, id);
 }
 
+size_t kp_profile_nstrings(const struct kp_profile *p)
+{
+	return kp_strtab_count(p->strings);
+}
+
 /* ---- value types ---- */
 
 int kp_profile_add_value_type(struct kp_profile *p, const char *type, const char *unit,

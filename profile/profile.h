@@ -105,6 +105,8 @@ void kp_profile_free(struct kp_profile *p);
 uint32_t kp_profile_intern(struct kp_profile *p, const char *s, size_t len);
 /* The string with id (NUL-terminated; *len, if given, its length). */
 const char *kp_profile_str(const struct kp_profile *p, uint32_t id, size_t *len);
+/* How many strings there are: ids run 1..kp_profile_nstrings (and 0, ""). */
+size_t kp_profile_nstrings(const struct kp_profile *p);
 
 /* Adds a value type; returns its index, or -1 past KP_PROFILE_MAX_VALUES.
  * Add every value type before the first sample. */

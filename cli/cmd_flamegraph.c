@@ -42,20 +42,6 @@ static void usage(FILE *out)
 	kp_svg_options_help(out);
 }
 
-/* getopt wants one table: the shared SVG options plus ours. */
-static struct option *all_options(void)
-{
-	size_t nsvg = 0, nown = sizeof(own_opts) / sizeof(own_opts[0]);
-	struct option *opts;
-
-	while (kp_svg_longopts[nsvg].name)
-		nsvg++;
-	opts = kp_xcalloc(nsvg + nown + 1, sizeof(*opts));
-	memcpy(opts, kp_svg_longopts, nsvg * sizeof(*opts));
-	memcpy(opts + nsvg, own_opts, nown * sizeof(*opts));
-	return opts;
-}
-
 static int read_input(struct kp_folded *f, const char *path, const struct kp_folded_read_opts *ro,
 		      uint64_t *bad, char *first_bad, size_t first_bad_size)
 {
@@ -91,7 +77,7 @@ static int read_input(struct kp_folded *f, const char *path, const struct kp_fol
 
 int kp_cmd_flamegraph(int argc, char **argv)
 {
-	struct option *opts = all_options();
+	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
 	struct kp_svg_opts so;
 	struct kp_folded_read_opts ro = {0};
 	struct kp_folded *f = NULL;

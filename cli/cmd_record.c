@@ -7,11 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/svg_options.h"
-#include "flamegraph/folded.h"
 #include "flamegraph/svg.h"
 #include "profiler/session.h"
 #include "symbolize/symbolize.h"
@@ -65,10 +66,11 @@ static const struct option record_longopts[] = {
 static void usage_line(FILE *out)
 {
 	fprintf(out, "usage: kprof [-a | -C CPUS | -p PID | -t TID] [-F HZ | -c N] [-e EVENT] "
-		     "[-f svg|folded] [-o FILE] [-d SECONDS] [--] [COMMAND [ARGS...]]\n"
+		     "[-f FORMAT] [-o FILE] [-d SECONDS] [--] [COMMAND [ARGS...]]\n"
 		     "       kprof collapse [OPTIONS] [FILE...]\n"
 		     "       kprof flamegraph [OPTIONS] [FILE...]\n"
-		     "       kprof symbolize -e FILE [OPTIONS] [ADDR...]\n");
+		     "       kprof symbolize -e FILE [OPTIONS] [ADDR...]\n"
+		     "       kprof report [OPTIONS] FILE\n");
 }
 
 static void help(void)
@@ -102,8 +104,11 @@ static void help(void)
 	     "  -m, --mmap-pages N      ring buffer pages per CPU (power of two; default: sized\n"
 	     "                          from frequency, stack copy size and CPUs)\n"
 	     "Output:\n"
-	     "  -f, --format FMT        svg (default) or folded\n"
-	     "  -o, --output FILE       write here instead of stdout (atomically)\n"
+	     "  -f, --format FMT        svg (the default; the -o extension chooses too), folded,\n"
+	     "                          top, or another of 'kprof report --help'\n"
+	     "  -o, --output FILE       write here instead of stdout (atomically); repeatable:\n"
+	     "                          one recording, several files, each in the format its\n"
+	     "                          extension names (unless -f)\n"
 	     "      --pid               root frame comm-PID (also --per-pid)\n"
 	     "      --tid               root frame comm-PID/TID (also --per-tid)\n"
 	     "      --annotate          folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
@@ -194,8 +199,9 @@ struct record_cli {
 	struct kp_session_opts sess;
 	struct kp_sym_options sym;
 	struct kp_svg_opts svg;
-	const char *output;
-	bool folded;
+	const char **outputs; /* -o, repeatable; none: stdout */
+	size_t noutputs, outputs_cap;
+	const char *format; /* -f NAME, or NULL */
 	bool annotate;
 	bool quiet;
 	bool stats;
@@ -211,14 +217,10 @@ struct record_cli {
 static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_out)
 {
 	struct option *opts;
-	size_t nrec = sizeof(record_longopts) / sizeof(record_longopts[0]), nsvg = 0;
 	int opt;
 
-	while (kp_svg_longopts[nsvg].name)
-		nsvg++;
-	opts = kp_xcalloc(nrec + nsvg + 1, sizeof(*opts));
-	memcpy(opts, record_longopts, sizeof(record_longopts));
-	memcpy(opts + nrec, kp_svg_longopts, nsvg * sizeof(*opts));
+	opts = kp_svg_options_with(record_longopts,
+				   sizeof(record_longopts) / sizeof(record_longopts[0]));
 
 	optind = 1;
 	/* '+': stop at the first non-option, the command */
@@ -274,17 +276,16 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			c->event_given = true;
 			break;
 		case 'o':
-			c->output = optarg;
+			kp_xgrow(&c->outputs, &c->outputs_cap, c->noutputs + 1,
+				 sizeof(*c->outputs));
+			c->outputs[c->noutputs++] = optarg;
 			break;
 		case 'f':
-			if (strcmp(optarg, "folded") == 0) {
-				c->folded = true;
-			} else if (strcmp(optarg, "svg") == 0) {
-				c->folded = false;
-			} else {
-				kp_err("-f: unknown format '%s' (svg or folded)", optarg);
+			if (!kp_output_by_name(optarg)) {
+				kp_err("-f: unknown format '%s' (%s)", optarg, kp_output_names());
 				goto usage;
 			}
+			c->format = optarg;
 			break;
 		case 'd': {
 			char *end;
@@ -408,17 +409,23 @@ static const char *const end_names[KP_UNWIND_NEND] = {
 	[KP_UNWIND_NO_REGS] = "no user registers",
 };
 
+/* The stack entries of the profile, weighted by samples, and those left
+ * unresolved, by location kind. */
+struct frame_counts {
+	kp_count frames, unresolved[KP_LOC_NKINDS];
+};
+
 static void print_summary(const struct record_cli *c, const struct kp_session_stats *st,
-			  const char *where)
+			  const struct frame_counts *fc, const char *where)
 {
-	uint64_t unres = 0;
+	kp_count unres = 0;
 	double share;
 	char trunc[256] = "";
 	size_t len = 0;
 
 	for (size_t k = 0; k < KP_LOC_NKINDS; k++)
-		unres += st->unresolved[k];
-	share = st->frames ? 100.0 * (double)unres / (double)st->frames : 0.0;
+		unres += fc->unresolved[k];
+	share = fc->frames ? 100.0 * (double)unres / (double)fc->frames : 0.0;
 
 	if (c->quiet)
 		return;
@@ -437,10 +444,10 @@ static void print_summary(const struct record_cli *c, const struct kp_session_st
 		"truncated%s; profile in %s\n",
 		(unsigned long long)st->samples, (unsigned long long)st->lost, st->nprocs,
 		st->nprocs == 1 ? "" : "es", st->seconds, share,
-		(unsigned long long)st->unresolved[KP_LOC_KERNEL],
-		(unsigned long long)st->unresolved[KP_LOC_USER],
-		(unsigned long long)st->unresolved[KP_LOC_JIT],
-		(unsigned long long)st->unresolved[KP_LOC_UNKNOWN],
+		(unsigned long long)fc->unresolved[KP_LOC_KERNEL],
+		(unsigned long long)fc->unresolved[KP_LOC_USER],
+		(unsigned long long)fc->unresolved[KP_LOC_JIT],
+		(unsigned long long)fc->unresolved[KP_LOC_UNKNOWN],
 		(unsigned long long)st->truncated, trunc, where);
 	if (st->lost)
 		fprintf(stderr,
@@ -460,6 +467,50 @@ static void print_summary(const struct record_cli *c, const struct kp_session_st
 			(unsigned long long)st->tables.objects,
 			(unsigned long long)st->tables.objects_no_table,
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);
+}
+
+/* What the profile should say of the run besides what the session knows:
+ * the tool, the command line, the machine, how frames were named. */
+static void describe_run(struct kp_profile *p, const struct record_cli *c, int argc, char **argv)
+{
+	char cmd[4096];
+	size_t len = 0;
+	struct utsname u;
+
+	kp_profile_set_meta(p, KP_META_VERSION, "%s", KPROF_VERSION);
+	cmd[0] = '\0';
+	for (int i = 0; i < argc && len + 1 < sizeof(cmd); i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",
+					i == 0 ? "kprof" : argv[i]);
+	kp_profile_set_meta(p, KP_META_COMMAND, "%s", cmd);
+	if (uname(&u) == 0) {
+		kp_profile_set_meta(p, KP_META_HOST, "%s", u.nodename);
+		kp_profile_set_meta(p, KP_META_KERNEL, "%s", u.release);
+	}
+	kp_profile_set_meta(p, KP_META_ROOTS, "%s",
+			    c->sess.root_tid   ? "comm-pid/tid"
+			    : c->sess.root_pid ? "comm-pid"
+					       : "comm");
+	{
+		static const char *const kinds[KP_LOC_NKINDS] = {
+			[KP_LOC_UNKNOWN] = "other",
+			[KP_LOC_KERNEL] = "kernel",
+			[KP_LOC_USER] = "user",
+			[KP_LOC_JIT] = "jit",
+		};
+		kp_count frames, unresolved[KP_LOC_NKINDS];
+
+		kp_profile_frame_counts(p, 0, &frames, unresolved);
+		for (size_t k = 0; k < KP_LOC_NKINDS; k++) {
+			char key[32], num[KP_COUNT_BUF];
+
+			if (!kinds[k])
+				continue;
+			snprintf(key, sizeof(key), KP_META_UNRESOLVED, kinds[k]);
+			kp_count_format(unresolved[k], 0, num);
+			kp_profile_set_meta(p, key, "%s", num);
+		}
+	}
 }
 
 /* The lines under the title of a recorded flame graph. */
@@ -492,8 +543,13 @@ int kp_cmd_record(int argc, char **argv)
 	struct record_cli c;
 	struct kp_session *sess = NULL;
 	struct kp_symbolizer *sym = NULL;
-	struct kp_folded *folded = NULL;
-	struct kp_outfile out;
+	const struct kp_output_format **fmts = NULL;
+	struct kp_output_ctx ctx = {0};
+	struct kp_profile *prof;
+	struct frame_counts fc;
+	struct kp_outfile *outs = NULL;
+	size_t nout = 0;
+	char where[1024] = "";
 	struct kp_diag d = {""};
 	struct kp_session_stats st;
 	int first, exit_code = 0, r, status = 1;
@@ -504,7 +560,6 @@ int kp_cmd_record(int argc, char **argv)
 	char *cache_dir = NULL;
 
 	memset(&c, 0, sizeof(c));
-	memset(&out, 0, sizeof(out));
 	kp_perf_event_lookup("cycles", &c.sess.attr.event);
 	c.sess.attr.freq = 99;
 	c.sess.attr.build_id = true;
@@ -537,15 +592,38 @@ int kp_cmd_record(int argc, char **argv)
 		goto out;
 	}
 
-	/* the output is created before recording: a bad path fails at once */
-	to_terminal_report = !c.folded && !c.output && isatty(STDOUT_FILENO);
-	if (!to_terminal_report && kp_outfile_open(&out, c.output, &d) < 0) {
-		kp_err("%s", d.msg);
-		goto out;
+	/* each output's format: -f, else the -o extension, else an SVG (the
+	 * top functions when it would go to a terminal); none: stdout */
+	nout = c.noutputs ? c.noutputs : 1;
+	outs = kp_xcalloc(nout, sizeof(*outs));
+	fmts = kp_xcalloc(nout, sizeof(*fmts));
+	to_terminal_report = !c.format && !c.noutputs && isatty(STDOUT_FILENO);
+	for (size_t i = 0; i < nout; i++) {
+		const char *path = c.noutputs ? c.outputs[i] : NULL;
+
+		fmts[i] = c.format ? kp_output_by_name(c.format) : kp_output_by_path(path);
+		if (!fmts[i])
+			fmts[i] = kp_output_by_name(to_terminal_report ? "top" : "svg");
+		if (fmts[i]->binary && !path && isatty(STDOUT_FILENO)) {
+			kp_err("-f %s is binary: give -o FILE or redirect stdout", fmts[i]->name);
+			status = 2;
+			goto out;
+		}
+		/* created before recording: a bad path fails at once */
+		if (kp_outfile_open(&outs[i], path, &d) < 0) {
+			kp_err("%s", d.msg);
+			goto out;
+		}
 	}
 
 	c.sym.debuginfo_dirs = c.dirs;
 	c.sym.n_debuginfo_dirs = c.ndirs;
+	/* folded text, SVG and the top table name functions only: line tables
+	 * are read only for the outputs that keep lines */
+	c.sym.no_lines = true;
+	for (size_t i = 0; i < nout; i++)
+		if (fmts[i]->lines)
+			c.sym.no_lines = false;
 	if (!c.no_cache)
 		c.sym.cache_dir = cache_dir = kp_default_cache_dir();
 	sym = kp_sym_new(&c.sym);
@@ -566,9 +644,11 @@ int kp_cmd_record(int argc, char **argv)
 	if (isatty(STDERR_FILENO) && !c.quiet)
 		fputs("\r\033[K", stderr);
 
-	folded = kp_folded_new();
-	kp_session_fold(sess, folded);
+	prof = kp_session_profile(sess);
+	kp_sym_name_profile(sym, prof);
 	kp_session_stats(sess, &st);
+	describe_run(prof, &c, argc, argv);
+	kp_profile_frame_counts(prof, 0, &fc.frames, fc.unresolved);
 	if (!st.samples)
 		warn_no_samples(&c, &st);
 	{
@@ -579,36 +659,43 @@ int kp_cmd_record(int argc, char **argv)
 			kp_warn("%s", notes[i]);
 	}
 
-	if (to_terminal_report) {
-		kp_report_top(folded, stdout, 20, "samples");
-		fprintf(stdout, "\n(stdout is a terminal: for the flame graph use -o FILE.svg or "
-				"redirect stdout; -f folded for folded stacks)\n");
-		print_summary(&c, &st, "the report above");
-	} else {
-		if (c.folded) {
-			r = kp_folded_write(folded, out.fp,
-					    c.annotate ? KP_FOLDED_ANNOTATE_ALL : 0);
-		} else {
-			lines = info_lines(&st, argc, argv, &nlines);
-			c.svg.info_lines = (const char *const *)lines;
-			c.svg.n_info_lines = nlines;
-			c.svg.allow_empty = true; /* a run with no samples still says so */
-			r = kp_svg_write(folded, &c.svg, out.fp, &d);
-		}
-		if (r < 0 || kp_outfile_commit(&out, &d) < 0) {
+	ctx.profile = prof;
+	ctx.fold.root_pid = c.sess.root_pid;
+	ctx.fold.root_tid = c.sess.root_tid;
+	ctx.annotate = c.annotate;
+	ctx.svg = &c.svg;
+	lines = info_lines(&st, argc, argv, &nlines);
+	c.svg.info_lines = (const char *const *)lines;
+	c.svg.n_info_lines = nlines;
+	c.svg.allow_empty = true; /* a run with no samples still says so */
+	for (size_t i = 0; i < nout; i++) {
+		size_t len = strlen(where);
+
+		if (kp_output_write(fmts[i], &ctx, outs[i].fp, &d) < 0 ||
+		    kp_outfile_commit(&outs[i], &d) < 0) {
 			kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
-			kp_outfile_abort(&out);
 			goto out;
 		}
-		print_summary(&c, &st, kp_outfile_name(&out));
+		snprintf(where + len, sizeof(where) - len, "%s%s", i ? ", " : "",
+			 kp_outfile_name(&outs[i]));
+	}
+	if (to_terminal_report) {
+		fprintf(stdout, "\n(stdout is a terminal: for the flame graph use -o FILE.svg or "
+				"redirect stdout; -f folded for folded stacks)\n");
+		print_summary(&c, &st, &fc, "the report above");
+	} else {
+		print_summary(&c, &st, &fc, where);
 	}
 	status = kp_session_exit_code(sess);
 out:
-	kp_outfile_abort(&out);
+	for (size_t i = 0; outs && i < nout; i++)
+		kp_outfile_abort(&outs[i]);
+	free(outs);
+	free(fmts);
+	free(c.outputs);
 	for (size_t i = 0; i < nlines; i++)
 		free(lines[i]);
 	free(lines);
-	kp_folded_free(folded);
 	kp_session_free(sess);
 	kp_sym_free(sym);
 	free(c.pids);

@@ -55,19 +55,6 @@ static void usage(FILE *out)
 	kp_svg_options_help(out);
 }
 
-static struct option *all_options(void)
-{
-	size_t nsvg = 0, nown = sizeof(own_opts) / sizeof(own_opts[0]);
-	struct option *opts;
-
-	while (kp_svg_longopts[nsvg].name)
-		nsvg++;
-	opts = kp_xcalloc(nsvg + nown + 1, sizeof(*opts));
-	memcpy(opts, kp_svg_longopts, nsvg * sizeof(*opts));
-	memcpy(opts + nsvg, own_opts, nown * sizeof(*opts));
-	return opts;
-}
-
 /* The format: -f, else the -o extension, else svg (top on a terminal). */
 static const struct kp_output_format *choose_format(const char *name, const char *opath)
 {
@@ -87,7 +74,7 @@ static const struct kp_output_format *choose_format(const char *name, const char
 
 int kp_cmd_report(int argc, char **argv)
 {
-	struct option *opts = all_options();
+	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
 	struct kp_svg_opts so;
 	struct kp_output_ctx ctx = {0};
 	struct kp_load_opts lo = {0};

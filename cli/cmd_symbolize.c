@@ -17,7 +17,7 @@
 #include "util/xalloc.h"
 
 static const char usage_line[] =
-	"usage: kprof symbolize -e FILE [--no-inline] [--full-names] [--annotate]\n"
+	"usage: kprof symbolize -e FILE [--lines] [--no-inline] [--full-names] [--annotate]\n"
 	"                       [--debuginfo-dir DIR]... [--no-cache] [-o OUT] [ADDR...]\n";
 
 static void print_help(void)
@@ -29,6 +29,8 @@ static void print_help(void)
 	      "first, separated by ';': the function, then the functions inlined into it down\n"
 	      "to the innermost; [unknown] when nothing names it.\n"
 	      "  -e, --exe=FILE          the ELF file (executable, shared library, debug file)\n"
+	      "  -l, --lines             each frame followed by a space and its FILE:LINE, as\n"
+	      "                          addr2line -i gives them (??:0 when unknown)\n"
 	      "      --no-inline         the function only, no inline frames\n"
 	      "      --full-names        keep parameter lists in demangled names\n"
 	      "      --annotate          mark inline frames _[i]\n"
@@ -50,6 +52,7 @@ enum {
 
 static const struct option long_opts[] = {
 	{"exe", required_argument, NULL, 'e'},
+	{"lines", no_argument, NULL, 'l'},
 	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	{"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	{"annotate", no_argument, NULL, OPT_ANNOTATE},
@@ -123,17 +126,20 @@ int kp_cmd_symbolize(int argc, char **argv)
 	struct addrs a = {0};
 	const char *exe = NULL, *output = NULL, **dirs = NULL;
 	char *cache_dir = NULL, *abs = NULL;
-	bool annotate = false, no_cache = false;
+	bool annotate = false, no_cache = false, lines = false;
 	struct kp_symbolizer *sym = NULL;
 	size_t ndirs = 0;
 	uint32_t obj;
 	int c, fd, status = 1;
 	bool is_elf;
 
-	while ((c = getopt_long(argc, argv, "e:o:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:lo:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			exe = optarg;
+			break;
+		case 'l':
+			lines = true;
 			break;
 		case 'o':
 			output = optarg;
@@ -200,6 +206,7 @@ int kp_cmd_symbolize(int argc, char **argv)
 	}
 	opts.debuginfo_dirs = dirs;
 	opts.n_debuginfo_dirs = ndirs;
+	opts.no_lines = !lines;
 	if (!no_cache)
 		opts.cache_dir = cache_dir = kp_default_cache_dir();
 	sym = kp_sym_new(&opts);
@@ -214,6 +221,10 @@ int kp_cmd_symbolize(int argc, char **argv)
 			fputs(f.frames[k].name, out.fp);
 			if (annotate && f.frames[k].kind == KP_FRAME_INLINE)
 				fputs("_[i]", out.fp);
+			if (lines)
+				fprintf(out.fp, " %s:%" PRIu32,
+					f.frames[k].file ? f.frames[k].file : "??",
+					f.frames[k].line);
 		}
 		putc('\n', out.fp);
 	}

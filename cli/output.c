@@ -79,12 +79,24 @@ static const char *const top_exts[] = {".top", NULL};
 static const char *const kprof_exts[] = {".kprof", NULL};
 
 static const struct kp_output_format formats[] = {
-	{"svg", svg_exts, false, "interactive flame graph (the default)", write_svg},
-	{"folded", folded_exts, false, "folded stacks, \"frame;frame;... COUNT\" lines",
-	 write_folded},
-	{"top", top_exts, false, "the functions by self and total share (--top N)", write_top},
-	{"kprof", kprof_exts, true, "a .kprof recording: the whole profile, zstd-compressed",
-	 write_kprof},
+	{.name = "svg",
+	 .exts = svg_exts,
+	 .what = "interactive flame graph (the default)",
+	 .write = write_svg},
+	{.name = "folded",
+	 .exts = folded_exts,
+	 .what = "folded stacks, \"frame;frame;... COUNT\" lines",
+	 .write = write_folded},
+	{.name = "top",
+	 .exts = top_exts,
+	 .what = "the functions by self and total share (--top N)",
+	 .write = write_top},
+	{.name = "kprof",
+	 .exts = kprof_exts,
+	 .binary = true,
+	 .lines = true,
+	 .what = "a .kprof recording: the whole profile, zstd-compressed",
+	 .write = write_kprof},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

@@ -27,6 +27,7 @@ struct kp_output_format {
 	const char *name;	 /* -f NAME */
 	const char *const *exts; /* -o FILE extensions that choose it, NULL-terminated */
 	bool binary;		 /* not for a terminal */
+	bool lines;		 /* keeps source files and lines: worth reading them */
 	const char *what;	 /* one line for --help */
 	int (*write)(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d);
 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "util/xalloc.h"
 
 enum {
 	OPT_TITLE = 1000,
@@ -56,6 +57,19 @@ const struct option kp_svg_longopts[] = {
 	{"notes", required_argument, NULL, OPT_NOTES},
 	{NULL, 0, NULL, 0},
 };
+
+struct option *kp_svg_options_with(const struct option *own, size_t nown)
+{
+	size_t nsvg = 0;
+	struct option *opts;
+
+	while (kp_svg_longopts[nsvg].name)
+		nsvg++;
+	opts = kp_xcalloc(nown + nsvg + 1, sizeof(*opts));
+	memcpy(opts, own, nown * sizeof(*opts));
+	memcpy(opts + nown, kp_svg_longopts, nsvg * sizeof(*opts));
+	return opts;
+}
 
 static const char *name_of(int val)
 {

@@ -16,6 +16,10 @@ extern const struct option kp_svg_longopts[];
  * printing the error). Strings are not copied: arg must outlive o. */
 int kp_svg_option(int val, const char *arg, struct kp_svg_opts *o);
 
+/* getopt_long's table: own[0..nown) followed by the SVG options, ending
+ * in a zero entry. The caller frees it. */
+struct option *kp_svg_options_with(const struct option *own, size_t nown);
+
 /* One line per option. */
 void kp_svg_options_help(FILE *out);
 

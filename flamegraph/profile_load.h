@@ -16,8 +16,8 @@ struct kp_load_opts {
 };
 
 struct kp_load_info {
-	const char *format;  /* "folded", "folded (zstd)", "kprof"; static storage */
-	uint64_t bad_lines;  /* folded text: lines skipped */
+	const char *format;   /* "folded", "folded (zstd)", "kprof"; static storage */
+	uint64_t bad_lines;   /* folded text: lines skipped */
 	char first_bad[1024]; /* the first of them, "FILE:LINE: why" */
 };
 

@@ -339,6 +339,29 @@ kp_count kp_profile_total(const struct kp_profile *p, size_t v)
 	return v < p->ntypes ? p->totals[v] : 0;
 }
 
+void kp_profile_frame_counts(const struct kp_profile *p, size_t v, kp_count *frames,
+			     kp_count *unresolved)
+{
+	*frames = 0;
+	memset(unresolved, 0, KP_LOC_NKINDS * sizeof(*unresolved));
+	if (v >= p->ntypes)
+		return;
+	for (size_t i = 0; i < kp_profile_nsamples(p); i++) {
+		size_t n;
+		const kp_count *values;
+		const uint32_t *locs = kp_profile_sample(p, i, NULL, &n, &values);
+
+		for (size_t j = 0; j < n; j++) {
+			const struct loc_frames *lf = &p->loc_frames[locs[j]];
+			uint32_t kind = p->locs[locs[j]].kind;
+
+			*frames += values[v];
+			if ((!lf->named || !lf->resolved) && kind < KP_LOC_NKINDS)
+				unresolved[kind] += values[v];
+		}
+	}
+}
+
 /* ---- metadata ---- */
 
 void kp_profile_set_meta(struct kp_profile *p, const char *key, const char *fmt, ...)

@@ -171,6 +171,13 @@ const uint32_t *kp_profile_sample(const struct kp_profile *p, size_t i,
 /* Sum of value v over all samples. */
 kp_count kp_profile_total(const struct kp_profile *p, size_t v);
 
+/* The locations in all samples (a stack's entries, its inline frames not
+ * counted apart), each sample weighted by its value v, into *frames; of
+ * those, the ones not resolved (never named, or an [unknown] placeholder)
+ * by location kind into unresolved[KP_LOC_NKINDS]. */
+void kp_profile_frame_counts(const struct kp_profile *p, size_t v, kp_count *frames,
+			     kp_count *unresolved);
+
 size_t kp_profile_nmeta(const struct kp_profile *p);
 /* Metadata entry i (key and value strings). */
 void kp_profile_meta_at(const struct kp_profile *p, size_t i, const char **key, const char **value);
@@ -192,5 +199,6 @@ const char *kp_profile_meta(const struct kp_profile *p, const char *key);
 #define KP_META_LOST	   "lost"	   /* samples the kernel dropped */
 #define KP_META_UNRESOLVED "unresolved.%s" /* kernel, user, jit, other: frames */
 #define KP_META_SOURCE	   "source"	   /* what the profile was read from: "folded" */
+#define KP_META_ROOTS	   "roots"	   /* comm, comm-pid or comm-pid/tid: what the roots hold */
 
 #endif

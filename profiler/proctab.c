@@ -51,11 +51,12 @@ void kp_proctab_free(struct kp_proctab *pt)
 {
 	if (!pt)
 		return;
-	for (size_t i = 0; i < pt->procs.nslots; i++) {
-		uint64_t k = pt->procs.keys[i];
+	{
+		size_t pos = 0;
+		uint64_t pid, v;
 
-		if (k < UINT64_MAX - 1)
-			proc_free((struct proc *)(uintptr_t)pt->procs.vals[i]);
+		while (kp_u64map_next(&pt->procs, &pos, &pid, &v))
+			proc_free((struct proc *)(uintptr_t)v);
 	}
 	kp_u64map_fini(&pt->procs);
 	kp_u64map_fini(&pt->threads);

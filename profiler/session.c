@@ -17,7 +17,6 @@
 #include "profiler/recqueue.h"
 #include "profiler/record.h"
 #include "profiler/ring.h"
-#include "profiler/stacktab.h"
 #include "profiler/target.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
@@ -51,7 +50,7 @@ struct kp_session {
 
 	struct kp_strtab *strings;
 	struct kp_proctab *procs;
-	struct kp_stacktab *stacks;
+	struct kp_profile *prof;       /* what the recording becomes */
 	struct kp_u64map synth_failed; /* pids /proc could not describe */
 
 	struct kp_recqueue queue; /* records read, not yet processed */
@@ -400,6 +399,35 @@ out:
 	return err;
 }
 
+/* The profile's value types, once the event is known (cycles may have
+ * fallen back to cpu-clock): a sample, and its period in the event's unit. */
+static void start_profile(struct kp_session *s, const int *cpus, size_t ncpus)
+{
+	const char *ev = s->event_name;
+	bool clock = strcmp(ev, "cpu-clock") == 0 || strcmp(ev, "task-clock") == 0;
+	char list[256];
+	struct timespec now;
+	struct tm tm;
+
+	s->prof = kp_profile_new();
+	kp_profile_add_value_type(s->prof, "samples", "count", 0);
+	kp_profile_add_value_type(s->prof, clock ? "cpu" : ev, clock ? "nanoseconds" : "count", 0);
+	kp_profile_set_meta(s->prof, KP_META_EVENT, "%s", ev);
+	if (s->attr.freq)
+		kp_profile_set_meta(s->prof, KP_META_FREQUENCY, "%llu",
+				    (unsigned long long)s->attr.sample_freq);
+	else
+		kp_profile_set_meta(s->prof, KP_META_PERIOD, "%llu",
+				    (unsigned long long)s->attr.sample_period);
+	format_cpulist(cpus, (int)ncpus, list, sizeof(list));
+	kp_profile_set_meta(s->prof, KP_META_CPUS, "%s", list);
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	kp_profile_set_meta(s->prof, KP_META_START, "%04d-%02d-%02dT%02d:%02d:%02dZ",
+			    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			    tm.tm_sec);
+}
+
 static void enable_all(struct kp_session *s, bool on)
 {
 	for (size_t i = 0; i < s->nfds; i++)
@@ -419,7 +447,6 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	s->epfd = s->sigfd = -1;
 	s->strings = kp_strtab_new();
 	s->procs = kp_proctab_new(s->strings);
-	s->stacks = kp_stacktab_new();
 	kp_u64map_init(&s->synth_failed);
 	kp_recqueue_init(&s->queue);
 	snprintf(s->event_name, sizeof(s->event_name), "%s", opts->attr.event.name);
@@ -477,6 +504,7 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	err = open_events(s, cpus, (size_t)ncpus, d);
 	if (err < 0)
 		goto fail;
+	start_profile(s, cpus, (size_t)ncpus);
 	free(cpus);
 	cpus = NULL;
 
@@ -542,7 +570,7 @@ void kp_session_free(struct kp_session *s)
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 	free(s->fds);
 	free(s->rings);
-	kp_stacktab_free(s->stacks);
+	kp_profile_free(s->prof);
 	kp_unwind_free(s->unw);
 	free(s->cost);
 	kp_proctab_free(s->procs);
@@ -762,13 +790,28 @@ static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, cons
 	return n;
 }
 
+/* The sample's comm as a string of the profile (the process table's
+ * strings are the recorder's own). */
+static uint32_t comm_of(struct kp_session *s, const struct kp_sample *smp)
+{
+	const char *comm;
+
+	if (smp->pid == 0)
+		comm = "swapper";
+	else
+		comm = kp_strtab_str(
+			s->strings, kp_proctab_comm_of(s->procs, (pid_t)smp->pid, (pid_t)smp->tid));
+	return kp_profile_intern(s->prof, comm, strlen(comm));
+}
+
 static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 {
 	uint32_t locs[MAX_FRAMES + 1];
 	uint64_t kern[MAX_FRAMES], kc[MAX_FRAMES], user[MAX_FRAMES];
 	size_t nk = 0, nkc = 0, nu = 0, n = 0;
 	enum { CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = smp->user_mode ? CTX_USER : CTX_KERNEL;
-	struct kp_stack_root root;
+	struct kp_profile_root root;
+	kp_count values[2] = {1, smp->period};
 	const uint64_t *ips = smp->ips;
 	uint64_t nr = smp->nr;
 	bool cut = false;
@@ -804,17 +847,17 @@ static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 	for (size_t i = 0; i < nk; i++) {
 		struct kp_loc loc = {.addr = kern[i] - (i && kern[i]), .kind = KP_LOC_KERNEL};
 
-		locs[n++] = kp_stacktab_loc(s->stacks, &loc);
+		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
 	for (size_t i = 0; i < nu; i++) {
 		struct kp_loc loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
 
-		locs[n++] = kp_stacktab_loc(s->stacks, &loc);
+		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
 	if (cut) {
 		struct kp_loc loc = {.kind = KP_LOC_TRUNCATED};
 
-		locs[n++] = kp_stacktab_loc(s->stacks, &loc);
+		locs[n++] = kp_profile_location(s->prof, &loc);
 		s->st.truncated++;
 	}
 	/* the callchain is leaf first; stacks are stored root first */
@@ -824,11 +867,11 @@ static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 		locs[i] = locs[n - 1 - i];
 		locs[n - 1 - i] = t;
 	}
-	root.comm = smp->pid == 0 ? kp_strtab_intern(s->strings, "swapper", 7)
-				  : kp_proctab_comm_of(s->procs, (pid_t)smp->pid, (pid_t)smp->tid);
+	root.comm = comm_of(s, smp);
 	root.pid = s->opts.root_pid || s->opts.root_tid ? smp->pid : 0;
 	root.tid = s->opts.root_tid ? smp->tid : 0;
-	kp_stacktab_add(s->stacks, &root, locs, n, 1);
+	/* a sum past 2^128 would need more samples than time allows */
+	kp_profile_add(s->prof, &root, locs, n, values);
 }
 
 static void process_record(struct kp_session *s, const struct perf_event_header *hdr)
@@ -1034,116 +1077,10 @@ int kp_session_run(struct kp_session *s,
 		}
 	}
 	s->st.nprocs = kp_proctab_nprocs_seen(s->procs);
+	kp_profile_set_meta(s->prof, KP_META_DURATION, "%.3f", s->st.seconds);
+	kp_profile_set_meta(s->prof, KP_META_SAMPLES, "%llu", (unsigned long long)s->st.samples);
+	kp_profile_set_meta(s->prof, KP_META_LOST, "%llu", (unsigned long long)s->st.lost);
 	return 0;
-}
-
-/* ---- symbolizing and folding ---- */
-
-struct loc_frames {
-	size_t off, n;
-	bool resolved;
-};
-
-/* Orders location ids by (kind, object). */
-static int cmp_loc_object(const void *a, const void *b, void *arg)
-{
-	const struct kp_loc *x = kp_stacktab_loc_at(arg, *(const uint32_t *)a);
-	const struct kp_loc *y = kp_stacktab_loc_at(arg, *(const uint32_t *)b);
-
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	return x->obj < y->obj ? -1 : x->obj > y->obj;
-}
-
-void kp_session_fold(struct kp_session *s, struct kp_folded *f)
-{
-	size_t nlocs = kp_stacktab_nlocs(s->stacks);
-	struct loc_frames *lf = kp_xcalloc(nlocs ? nlocs : 1, sizeof(*lf));
-	struct kp_frame *arena = NULL, *stack = NULL;
-	size_t narena = 0, arena_cap = 0, stack_cap = 0;
-	struct kp_sym_frames sf = {0};
-	char rootbuf[128];
-	uint32_t *order;
-
-	/* once per distinct location, object by object, each object's file and
-	 * debuginfo released once its last location is named */
-	order = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*order));
-	for (size_t i = 0; i < nlocs; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, nlocs, sizeof(*order), cmp_loc_object, s->stacks);
-	{
-		uint64_t *kaddrs = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*kaddrs));
-		size_t nk = 0;
-
-		for (size_t i = 0; i < nlocs; i++)
-			if (kp_stacktab_loc_at(s->stacks, (uint32_t)i)->kind == KP_LOC_KERNEL)
-				kaddrs[nk++] = kp_stacktab_loc_at(s->stacks, (uint32_t)i)->addr;
-		kp_sym_kernel_hint(s->opts.sym, kaddrs, nk);
-		/* each JIT map's addresses (a run of order): a map of gigabytes
-		 * is then read once, keeping only these names */
-		nk = 0;
-		for (size_t k = 0; k < nlocs; k++) {
-			const struct kp_loc *loc = kp_stacktab_loc_at(s->stacks, order[k]);
-
-			if (loc->kind != KP_LOC_JIT)
-				continue;
-			kaddrs[nk++] = loc->addr;
-			if (k + 1 == nlocs ||
-			    cmp_loc_object(&order[k], &order[k + 1], s->stacks) != 0) {
-				kp_sym_jit_hint(s->opts.sym, loc->obj, kaddrs, nk);
-				nk = 0;
-			}
-		}
-		free(kaddrs);
-	}
-	for (size_t k = 0; k < nlocs; k++) {
-		uint32_t i = order[k];
-		const struct kp_loc *loc = kp_stacktab_loc_at(s->stacks, i);
-
-		lf[i].resolved = kp_sym_resolve(s->opts.sym, loc, &sf);
-		lf[i].off = narena;
-		lf[i].n = sf.n;
-		kp_xgrow(&arena, &arena_cap, narena + sf.n, sizeof(*arena));
-		memcpy(arena + narena, sf.frames, sf.n * sizeof(*arena));
-		narena += sf.n;
-		if (loc->kind == KP_LOC_USER &&
-		    (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], s->stacks) != 0))
-			kp_sym_object_done(s->opts.sym, loc->obj);
-	}
-	kp_sym_frames_fini(&sf);
-	free(order);
-
-	for (size_t i = 0; i < kp_stacktab_nstacks(s->stacks); i++) {
-		struct kp_stack_root root;
-		size_t n, nf = 0;
-		uint64_t count;
-		const uint32_t *locs = kp_stacktab_stack(s->stacks, i, &root, &n, &count);
-		const char *comm = kp_strtab_str(s->strings, root.comm);
-
-		if (root.tid)
-			snprintf(rootbuf, sizeof(rootbuf), "%s-%u/%u", comm, root.pid, root.tid);
-		else if (s->opts.root_pid)
-			snprintf(rootbuf, sizeof(rootbuf), "%s-%u", comm, root.pid);
-		else
-			snprintf(rootbuf, sizeof(rootbuf), "%s", comm);
-		kp_xgrow(&stack, &stack_cap, 1, sizeof(*stack));
-		stack[nf++] = (struct kp_frame){rootbuf, KP_FRAME_ROOT};
-		for (size_t j = 0; j < n; j++) {
-			const struct loc_frames *l = &lf[locs[j]];
-			const struct kp_loc *loc = kp_stacktab_loc_at(s->stacks, locs[j]);
-
-			kp_xgrow(&stack, &stack_cap, nf + l->n, sizeof(*stack));
-			memcpy(stack + nf, arena + l->off, l->n * sizeof(*stack));
-			nf += l->n;
-			s->st.frames += count;
-			if (!l->resolved && loc->kind < 4)
-				s->st.unresolved[loc->kind] += count;
-		}
-		kp_folded_add(f, stack, nf, count);
-	}
-	free(stack);
-	free(arena);
-	free(lf);
 }
 
 /* The smallest cost whose bucket reaches the share q of all unwinds. */
@@ -1171,6 +1108,11 @@ void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 	st->event = s->event_name;
 	st->freq = s->attr.freq ? s->attr.sample_freq : 0;
 	st->period = s->attr.freq ? 0 : s->attr.sample_period;
+}
+
+struct kp_profile *kp_session_profile(struct kp_session *s)
+{
+	return s->prof;
 }
 
 int kp_session_exit_code(const struct kp_session *s)

@@ -1,11 +1,12 @@
-/* kp_session: one recording, from opening the events to the folded table.
+/* kp_session: one recording, from opening the events to a profile.
  *
- *   kp_session_new    opens the events (and forks the command, held)
- *   kp_session_run    reads the rings until the command exits, the
- *                     duration ends, the targets are gone or a signal
- *                     arrives; aggregates location stacks as it goes
- *   kp_session_fold   symbolizes each distinct location once and fills a
- *                     folded table
+ *   kp_session_new      opens the events (and forks the command, held)
+ *   kp_session_run      reads the rings until the command exits, the
+ *                       duration ends, the targets are gone or a signal
+ *                       arrives; adds each sample's location stack to the
+ *                       profile as it goes
+ *   kp_session_profile  the profile: the symbolizer names it, writers
+ *                       write it (the session only records)
  */
 #ifndef KP_PROFILER_SESSION_H
 #define KP_PROFILER_SESSION_H
@@ -15,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "flamegraph/folded.h"
+#include "profile/profile.h"
 #include "profiler/perf_event.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/unwind.h"
@@ -44,14 +45,12 @@ struct kp_session_opts {
 
 struct kp_session_stats {
 	uint64_t samples;
-	uint64_t lost;			    /* samples the kernel dropped (LOST records) */
-	uint64_t throttled;		    /* THROTTLE records */
-	uint64_t bad_records;		    /* malformed records skipped */
-	double seconds;			    /* recording time */
-	size_t nprocs;			    /* processes seen */
-	uint64_t frames;		    /* frames in all samples (after folding) */
-	uint64_t unresolved[KP_LOC_NKINDS]; /* of those, unresolved, by enum kp_loc_kind */
-	const char *event;		    /* the event actually sampled */
+	uint64_t lost;	      /* samples the kernel dropped (LOST records) */
+	uint64_t throttled;   /* THROTTLE records */
+	uint64_t bad_records; /* malformed records skipped */
+	double seconds;	      /* recording time */
+	size_t nprocs;	      /* processes seen */
+	const char *event;    /* the event actually sampled */
 	uint64_t freq, period;
 	unsigned ring_pages; /* data pages per CPU ring */
 	/* user stacks */
@@ -79,8 +78,11 @@ void kp_session_free(struct kp_session *s);
 int kp_session_run(struct kp_session *s,
 		   void (*progress)(void *arg, const struct kp_session_stats *st), void *arg,
 		   struct kp_diag *d);
-/* Symbolizes and folds into f. */
-void kp_session_fold(struct kp_session *s, struct kp_folded *f);
+/* The recording as a profile (locations not named yet): value types
+ * samples/count and the event's period (cpu/nanoseconds for cpu-clock and
+ * task-clock, else EVENT/count), the run's metadata once kp_session_run
+ * has returned. Owned by s. */
+struct kp_profile *kp_session_profile(struct kp_session *s);
 
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st);
 /* The command's exit status, shell style (0 when there was no command). */

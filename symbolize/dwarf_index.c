@@ -9,6 +9,7 @@
 #include "symbolize/demangle.h"
 #include "symbolize/idmap.h"
 #include "util/hash.h"
+#include "util/strtab.h"
 #include "util/xalloc.h"
 #include "util/search.h"
 
@@ -33,6 +34,9 @@ struct root {
 
 struct cu_index {
 	Dwarf_Off cu_off;
+	Dwarf_Die cudie;
+	const char *comp_dir; /* DW_AT_comp_dir, NULL when the unit has none */
+	bool v5;	      /* DWARF 5: files count from 0 */
 	struct kp_dwscope *scopes;
 	size_t nscopes, scopes_cap;
 	struct root *roots; /* by scope: roots[i].scope */
@@ -355,6 +359,41 @@ static bool off_eq(void *ctx, uint32_t id)
 	return q->x->cus[id - 1].cu_off == q->off;
 }
 
+static const char *unit_comp_dir(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+}
+
+/* A file name of a unit's line table as a kp_dwsrc: relative names are
+ * relative to the unit's directory. */
+static void set_src(struct kp_dwsrc *out, const char *comp_dir, const char *file, int line)
+{
+	out->file = file;
+	out->dir = file && file[0] != '/' && comp_dir && *comp_dir ? comp_dir : NULL;
+	out->line = line > 0 ? (uint32_t)line : 0;
+}
+
+/* The line-table row of addr in the unit, as dwarf_getsrc_die picks it; a
+ * row naming no file (an index past the table, or 0 before DWARF 5, where
+ * files count from 1) is none. */
+static void unit_row(const struct cu_index *cu, Dwarf_Addr addr, struct kp_dwsrc *out)
+{
+	Dwarf_Die cudie = cu->cudie;
+	Dwarf_Line *l = dwarf_getsrc_die(&cudie, addr);
+	Dwarf_Files *files;
+	const char *name;
+	size_t idx;
+	int line = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!l || dwarf_lineno(l, &line) != 0 || dwarf_line_file(l, &files, &idx) != 0 ||
+	    (!cu->v5 && idx == 0) || !(name = dwarf_filesrc(files, idx, NULL, NULL)))
+		return;
+	set_src(out, cu->comp_dir, name, line);
+}
+
 /* Walks the top level of the unit of cudie into cu (zeroed): its functions
  * with code become roots. */
 static void index_cu(struct kp_dwidx *x, Dwarf_Die *cudie, struct cu_index *cu)
@@ -362,6 +401,15 @@ static void index_cu(struct kp_dwidx *x, Dwarf_Die *cudie, struct cu_index *cu)
 	struct walk w = {0};
 
 	cu->cu_off = dwarf_dieoffset(cudie);
+	cu->cudie = *cudie;
+	cu->comp_dir = unit_comp_dir(cudie);
+	{
+		Dwarf_Half version = 0;
+
+		cu->v5 = dwarf_cu_info(cudie->cu, &version, NULL, NULL, NULL, NULL, NULL, NULL) ==
+				 0 &&
+			 version >= 5;
+	}
 	switch (dwarf_srclang(cudie)) {
 	case DW_LANG_C:
 	case DW_LANG_C89:
@@ -497,7 +545,8 @@ static bool find_cu(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, Dwarf_Die *c
 	       dwarf_offdie(dw, x->cu_ranges[lo - 1].die_off, cudie);
 }
 
-size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain)
+size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain,
+		      struct kp_dwsrc *row)
 {
 	Dwarf_Die cudie;
 	struct cu_index *cu;
@@ -507,10 +556,14 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 	int s;
 
 	*chain = NULL;
+	if (row)
+		memset(row, 0, sizeof(*row));
 	/* straight to libdw: dwfl_module_addrdie interns every CU in a tree */
 	if (!dw || !find_cu(x, dw, addr, &cudie))
 		return 0;
 	cu = get_cu(x, &cudie);
+	if (row)
+		unit_row(cu, addr, row);
 	pc = find_piece(&cu->top, addr);
 	if (!pc)
 		return 0;
@@ -527,6 +580,47 @@ size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_
 	}
 	*chain = x->chain;
 	return n;
+}
+
+/* The file of index idx in the line table of the unit of die, or NULL. In
+ * DWARF 5 the files count from 0 (the unit's own file), before from 1 (0
+ * is none; libdw puts a placeholder there). */
+static const char *unit_file(Dwarf_Die *die, Dwarf_Word idx, const char **comp_dir)
+{
+	Dwarf_Die cudie;
+	Dwarf_Files *files;
+	Dwarf_Half version = 0;
+	size_t nfiles;
+
+	*comp_dir = NULL;
+	if (!dwarf_diecu(die, &cudie, NULL, NULL) ||
+	    dwarf_cu_info(cudie.cu, &version, NULL, NULL, NULL, NULL, NULL, NULL) != 0 ||
+	    (version < 5 && idx == 0) || dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 ||
+	    idx >= nfiles)
+		return NULL;
+	*comp_dir = unit_comp_dir(&cudie);
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+void kp_dwscope_call_site(const struct kp_dwscope *s, struct kp_dwsrc *out)
+{
+	Dwarf_Die die = s->die;
+	Dwarf_Attribute attr;
+	Dwarf_Word file = 0, line = 0;
+	const char *comp_dir, *name = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->inlined)
+		return;
+	if (dwarf_formudata(dwarf_attr(&die, DW_AT_call_file, &attr), &file) == 0)
+		name = unit_file(&die, file, &comp_dir);
+	if (dwarf_formudata(dwarf_attr(&die, DW_AT_call_line, &attr), &line) != 0 ||
+	    line > INT32_MAX)
+		line = 0;
+	if (name)
+		set_src(out, comp_dir, name, (int)line);
+	else
+		out->line = (uint32_t)line;
 }
 
 /* A plain DW_AT_name qualified by the namespaces and classes around its
@@ -708,26 +802,265 @@ static inline bool flat_less(const struct kp_dwflat_piece *a, const struct kp_dw
 
 KP_MSORT(sort_flat, struct kp_dwflat_piece, flat_less)
 
+/* One unit's source files as ids in the build's table, made as they are
+ * first needed. */
+struct unit_files {
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *comp_dir;
+	bool v5;       /* files count from 0 */
+	uint32_t *ids; /* by index in the unit's table, 0 until made */
+	char *buf;     /* DIR/FILE while it is interned */
+	size_t buf_cap;
+};
+
+static void unit_files_init(struct unit_files *uf, Dwarf_Die *cudie, const char *comp_dir)
+{
+	Dwarf_Half version = 0;
+
+	memset(uf, 0, sizeof(*uf));
+	uf->comp_dir = comp_dir;
+	if (dwarf_cu_info(cudie->cu, &version, NULL, NULL, NULL, NULL, NULL, NULL) != 0 ||
+	    dwarf_getsrcfiles(cudie, &uf->files, &uf->nfiles) != 0)
+		uf->nfiles = 0;
+	uf->v5 = version >= 5;
+	uf->ids = kp_xcalloc(uf->nfiles ? uf->nfiles : 1, sizeof(*uf->ids));
+}
+
+static void unit_files_fini(struct unit_files *uf)
+{
+	free(uf->ids);
+	free(uf->buf);
+}
+
+/* The build's id of file idx of the unit, 0 for none. */
+static uint32_t unit_file_id(struct unit_files *uf, struct kp_strtab *t, Dwarf_Word idx)
+{
+	struct kp_dwsrc src;
+	const char *name;
+	size_t len;
+
+	if (idx >= uf->nfiles || (!uf->v5 && idx == 0))
+		return 0;
+	if (uf->ids[idx])
+		return uf->ids[idx];
+	name = dwarf_filesrc(uf->files, idx, NULL, NULL);
+	if (!name)
+		return 0;
+	set_src(&src, uf->comp_dir, name, 0);
+	len = (src.dir ? strlen(src.dir) + 1 : 0) + strlen(name);
+	kp_xgrow(&uf->buf, &uf->buf_cap, len + 1, 1);
+	snprintf(uf->buf, len + 1, "%s%s%s", src.dir ? src.dir : "", src.dir ? "/" : "", name);
+	uf->ids[idx] = kp_strtab_intern(t, uf->buf, len);
+	return uf->ids[idx];
+}
+
+static void add_flat_row(struct kp_dwflat *out, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
+			 uint32_t file, uint32_t line)
+{
+	struct kp_dwflat_row *last = out->nrows ? &out->rows[out->nrows - 1] : NULL;
+
+	if (last && last->hi == lo && last->file == file && last->line == line) {
+		last->hi = hi;
+		return;
+	}
+	kp_xgrow(&out->rows, cap, out->nrows + 1, sizeof(*out->rows));
+	out->rows[out->nrows++] = (struct kp_dwflat_row){lo, hi, file, line};
+}
+
+/* An address range of a unit, as find_cu sees them. */
+struct unit_range {
+	Dwarf_Off cu; /* the unit's DIE */
+	Dwarf_Addr lo, hi;
+};
+
+static int unit_range_cmp(const void *pa, const void *pb)
+{
+	const struct unit_range *a = pa, *b = pb;
+
+	if (a->cu != b->cu)
+		return a->cu < b->cu ? -1 : 1;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* .debug_aranges by unit, or nothing when there is none. */
+static struct unit_range *read_aranges(Dwarf *dw, size_t *n)
+{
+	Dwarf_Aranges *ar;
+	size_t naranges = 0;
+	struct unit_range *v;
+
+	*n = 0;
+	if (dwarf_getaranges(dw, &ar, &naranges) != 0 || !naranges)
+		return NULL;
+	v = kp_xmalloc(naranges * sizeof(*v));
+	for (size_t i = 0; i < naranges; i++) {
+		Dwarf_Arange *a = dwarf_onearange(ar, i);
+		Dwarf_Addr start;
+		Dwarf_Word len;
+		Dwarf_Off cu;
+
+		if (a && dwarf_getarangeinfo(a, &start, &len, &cu) == 0 && len)
+			v[(*n)++] = (struct unit_range){cu, start, start + len};
+	}
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), unit_range_cmp);
+	return v;
+}
+
+/* Where find_cu finds the unit: its .debug_aranges entries, or for a unit
+ * they leave out its own DIE's ranges; sorted, into *out (n returned). */
+static size_t unit_coverage(Dwarf_Die *cudie, const struct unit_range *ar, size_t nar,
+			    struct unit_range **out, size_t *cap)
+{
+	struct unit_range key = {dwarf_dieoffset(cudie), 0, 0};
+	size_t lo = 0, hi = nar, n = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (unit_range_cmp(&ar[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < nar && ar[lo].cu == key.cu; lo++) {
+		kp_xgrow(out, cap, n + 1, sizeof(**out));
+		(*out)[n++] = ar[lo];
+	}
+	if (!n) {
+		Dwarf_Addr base, rlo, rhi;
+		ptrdiff_t r = 0;
+
+		while ((r = dwarf_ranges(cudie, r, &base, &rlo, &rhi)) > 0) {
+			if (rhi <= rlo)
+				continue;
+			kp_xgrow(out, cap, n + 1, sizeof(**out));
+			(*out)[n++] = (struct unit_range){key.cu, rlo, rhi};
+		}
+		if (n > 1)
+			qsort(*out, n, sizeof(**out), unit_range_cmp);
+	}
+	/* disjoint: overlapping and touching ranges merged */
+	for (size_t i = 1, k = n ? 1 : 0; i <= n; i++) {
+		if (i == n) {
+			n = k;
+			break;
+		}
+		if ((*out)[i].lo <= (*out)[k - 1].hi) {
+			if ((*out)[i].hi > (*out)[k - 1].hi)
+				(*out)[k - 1].hi = (*out)[i].hi;
+		} else {
+			(*out)[k++] = (*out)[i];
+		}
+	}
+	return n;
+}
+
+/* The unit's line table as rows, where find_cu finds the unit: row i holds
+ * from its address to the next row's, as dwarf_getsrc_die reads the table
+ * (the last row at or before an address, none past an end of sequence,
+ * the last of several at one address). Without the clipping, a row of
+ * length 0 at a sequence's end, which libdw sorts after the end marker,
+ * would reach to the unit's next sequence, over other units' code. */
+static void flatten_lines(Dwarf_Die *cudie, struct unit_files *uf, const struct unit_range *cov,
+			  size_t ncov, struct kp_dwflat *out, size_t *cap)
+{
+	Dwarf_Lines *lines;
+	size_t nlines, c = 0;
+	Dwarf_Addr addr = 0, next;
+	Dwarf_Line *l, *n;
+
+	if (!ncov || dwarf_getsrclines(cudie, &lines, &nlines) != 0 || !nlines ||
+	    !(l = dwarf_onesrcline(lines, 0)) || dwarf_lineaddr(l, &addr) != 0)
+		return;
+	/* a unit has about as many rows as lines: room once */
+	kp_xgrow(&out->rows, cap, out->nrows + nlines, sizeof(*out->rows));
+	for (size_t i = 0; i + 1 < nlines; i++, l = n, addr = next) {
+		Dwarf_Files *files;
+		size_t idx;
+		bool end = true;
+		int line = 0;
+		uint32_t id;
+
+		n = dwarf_onesrcline(lines, i + 1);
+		if (!n || dwarf_lineaddr(n, &next) != 0)
+			return;
+		if (next <= addr || dwarf_lineendsequence(l, &end) != 0 || end ||
+		    dwarf_line_file(l, &files, &idx) != 0 || dwarf_lineno(l, &line) != 0 ||
+		    !(id = unit_file_id(uf, out->files, idx)))
+			continue;
+		/* [addr, next) within the unit's ranges (sorted, as the rows) */
+		while (c > 0 && cov[c - 1].hi > addr)
+			c--;
+		for (; c < ncov && cov[c].lo < next; c++) {
+			Dwarf_Addr lo = cov[c].lo > addr ? cov[c].lo : addr;
+			Dwarf_Addr hi = cov[c].hi < next ? cov[c].hi : next;
+
+			if (lo < hi)
+				add_flat_row(out, cap, lo, hi, id, line > 0 ? (uint32_t)line : 0);
+		}
+	}
+}
+
+static inline bool row_less(const struct kp_dwflat_row *a, const struct kp_dwflat_row *b)
+{
+	return a->lo < b->lo;
+}
+
+KP_MSORT(sort_rows, struct kp_dwflat_row, row_less)
+
+/* Rows of units out of address order, or overlapping (broken DWARF):
+ * sorted, and where two claim an address the one starting first keeps
+ * it; neighbours at one file and line merged. */
+static void normalize_rows(struct kp_dwflat *out)
+{
+	struct kp_dwflat_row *tmp = kp_xmalloc((out->nrows ? out->nrows : 1) * sizeof(*tmp));
+	size_t k = 0;
+
+	sort_rows(out->rows, tmp, out->nrows);
+	free(tmp);
+	for (size_t i = 0; i < out->nrows; i++) {
+		struct kp_dwflat_row r = out->rows[i];
+
+		if (k && r.lo < out->rows[k - 1].hi)
+			r.lo = out->rows[k - 1].hi;
+		if (r.lo >= r.hi)
+			continue;
+		if (k && out->rows[k - 1].hi == r.lo && out->rows[k - 1].file == r.file &&
+		    out->rows[k - 1].line == r.line)
+			out->rows[k - 1].hi = r.hi;
+		else
+			out->rows[k++] = r;
+	}
+	out->nrows = k;
+}
+
 void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
 {
 	Dwarf_Off off = 0, next;
-	size_t hsize, cap = 0, scap = 0, k = 0;
-	bool sorted = true;
+	size_t hsize, cap = 0, scap = 0, rcap = 0, k = 0, nar, cov_cap = 0;
+	bool sorted = true, rows_sorted = true;
+	struct unit_range *ar, *cov = NULL;
 
 	memset(out, 0, sizeof(*out));
+	out->files = kp_strtab_new();
+	ar = read_aranges(dw, &nar);
 	/* unit by unit, each freed once flattened: the memory held is one
 	 * unit's index and the output, whatever the size of the build */
 	for (; dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0; off = next) {
 		Dwarf_Die cudie;
 		struct cu_index cu = {0};
+		struct unit_files uf;
 		uint32_t base = (uint32_t)out->nscopes;
-		size_t first = out->npieces;
+		size_t first = out->npieces, first_row = out->nrows, ncov;
 
 		if (!dwarf_offdie(dw, off + hsize, &cudie))
 			continue;
 		index_cu(x, &cudie, &cu);
 		for (size_t i = 0; i < cu.nroots; i++)
 			index_root(x, &cu, &cu.roots[i]);
+		unit_files_init(&uf, &cudie, cu.comp_dir);
 		kp_xgrow(&out->scopes, &scap, out->nscopes + cu.nscopes, sizeof(*out->scopes));
 		for (size_t i = 0; i < cu.nscopes; i++) {
 			struct kp_dwscope *sc = &cu.scopes[i];
@@ -737,13 +1070,36 @@ void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
 			f->parent = sc->parent < 0 ? -1 : (int32_t)base + sc->parent;
 			f->inlined = sc->inlined;
 			flat_names(sc, f);
+			if (sc->inlined) {
+				Dwarf_Attribute attr;
+				Dwarf_Word file = 0, line = 0;
+
+				/* what kp_dwscope_call_site reads, in this unit */
+				if (dwarf_formudata(dwarf_attr(&sc->die, DW_AT_call_file, &attr),
+						    &file) == 0)
+					f->call_file = unit_file_id(&uf, out->files, file);
+				if (dwarf_formudata(dwarf_attr(&sc->die, DW_AT_call_line, &attr),
+						    &line) == 0 &&
+				    line <= INT32_MAX)
+					f->call_line = (uint32_t)line;
+			}
 		}
 		flatten_cu(&cu, base, out, &cap);
 		if (first && out->npieces > first &&
 		    out->pieces[first].lo < out->pieces[first - 1].hi)
 			sorted = false;
+		ncov = unit_coverage(&cudie, ar, nar, &cov, &cov_cap);
+		flatten_lines(&cudie, &uf, cov, ncov, out, &rcap);
+		if (first_row && out->nrows > first_row &&
+		    out->rows[first_row].lo < out->rows[first_row - 1].hi)
+			rows_sorted = false;
+		unit_files_fini(&uf);
 		cu_index_fini(&cu);
 	}
+	free(ar);
+	free(cov);
+	if (!rows_sorted)
+		normalize_rows(out);
 	if (!sorted) {
 		/* units out of address order, or overlapping (broken DWARF): sort,
 		 * and where two claim an address the one starting first keeps it */
@@ -769,5 +1125,7 @@ void kp_dwflat_fini(struct kp_dwflat *f)
 		free(f->scopes[i].qualified_name);
 	free(f->scopes);
 	free(f->pieces);
+	free(f->rows);
+	kp_strtab_free(f->files);
 	memset(f, 0, sizeof(*f));
 }

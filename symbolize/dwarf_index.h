@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct kp_strtab;
+
 struct kp_dwscope {
 	Dwarf_Die die;
 	int parent;   /* index in the CU's scopes, -1 at the top */
@@ -25,11 +27,30 @@ struct kp_dwidx;
 struct kp_dwidx *kp_dwidx_new(void);
 void kp_dwidx_free(struct kp_dwidx *x);
 
+/* A source position as DWARF gives it: the file's name from its unit's
+ * line table (joined with its directory there), and when that name is
+ * relative, the unit's DW_AT_comp_dir it is relative to (addr2line prints
+ * DIR/FILE). The strings are libdw's, valid while the Dwarf is open. */
+struct kp_dwsrc {
+	const char *dir;  /* the unit's comp_dir when file is relative, else NULL */
+	const char *file; /* NULL when unknown */
+	uint32_t line;	  /* 0 when unknown (a line-0 row keeps its file) */
+};
+
 /* The scopes containing addr (a DWARF address of dw), innermost first,
  * ending with the function that contains them: *chain points to an array
  * owned by x, valid until the next call. Returns its length, 0 when no
- * DWARF describes addr. One x serves one dw. */
-size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain);
+ * DWARF describes addr. When row is not NULL it gets the line-table row of
+ * addr in its unit, as dwarf_getsrc_die picks it (the last row at or
+ * before addr, none past an end of sequence), also where no function
+ * covers addr (assembler units have rows but no functions). One x serves
+ * one dw. */
+size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain,
+		      struct kp_dwsrc *row);
+
+/* The call site of an inlined scope (DW_AT_call_file, DW_AT_call_line):
+ * where, in the scope around it, its code was inlined. */
+void kp_dwscope_call_site(const struct kp_dwscope *s, struct kp_dwsrc *out);
 
 /* The scope's display name (linkage name demangled, else DW_AT_name,
  * following abstract origins), or NULL. Owned by x. */
@@ -55,6 +76,8 @@ struct kp_dwflat_scope {
 	const char *link;     /* linkage name (libdw's string), or NULL */
 	const char *plain;    /* plain name (libdw's, or qualified_name), or NULL */
 	char *qualified_name; /* heap, when plain was qualified */
+	uint32_t call_file;   /* inlined: its call site's file (an id in files), 0 for none */
+	uint32_t call_line;   /* and line, 0 for none */
 };
 
 struct kp_dwflat_piece {
@@ -62,11 +85,22 @@ struct kp_dwflat_piece {
 	uint32_t scope;
 };
 
+/* [lo, hi) is at line of file (an id in files, never 0). */
+struct kp_dwflat_row {
+	Dwarf_Addr lo, hi;
+	uint32_t file, line;
+};
+
 struct kp_dwflat {
 	struct kp_dwflat_scope *scopes; /* parents before children */
 	size_t nscopes;
 	struct kp_dwflat_piece *pieces; /* sorted, disjoint, adjacent ones merged */
 	size_t npieces;
+	/* the line tables of every unit as kp_dwidx_chain reads them: sorted,
+	 * disjoint, neighbours at the same file and line merged */
+	struct kp_dwflat_row *rows;
+	size_t nrows;
+	struct kp_strtab *files; /* source files as absolute paths, ids from 1 */
 };
 
 /* Indexes every unit and function of dw (one x serves one dw; its lazy

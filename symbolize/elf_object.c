@@ -767,17 +767,24 @@ static bool has_section(Elf *elf, const char *want)
 	return false;
 }
 
-/* DWARF sections kprof never reads: line tables and location lists (a third
- * of a Debian debug file), macros. */
-static const char *const unused_dwarf[] = {".debug_line", ".debug_loclists", ".debug_loc",
-					   ".debug_macro", ".debug_macinfo"};
+/* DWARF sections kprof never reads: location lists (a third of a Debian
+ * debug file), macros; and the line tables (a sixth) unless source lines
+ * are wanted or the build is indexed (its index holds them). */
+static const char *const unused_dwarf[] = {".debug_loclists", ".debug_loc", ".debug_macro",
+					   ".debug_macinfo", ".debug_line"};
 #define N_UNUSED_DWARF (sizeof(unused_dwarf) / sizeof(unused_dwarf[0]))
+
+/* How many of unused_dwarf to leave out. */
+static size_t n_unused(bool lines)
+{
+	return lines ? N_UNUSED_DWARF - 1 : N_UNUSED_DWARF;
+}
 
 /* The DWARF of elf (not kept), through an image of its sections inflated
  * our way when they are compressed; NULL when they are not. */
-static Dwarf *dwarf_from_image(struct kp_elfobj *o, Elf *elf)
+static Dwarf *dwarf_from_image(struct kp_elfobj *o, Elf *elf, bool lines)
 {
-	Elf *image = kp_debug_image_open(elf, unused_dwarf, N_UNUSED_DWARF, &o->image);
+	Elf *image = kp_debug_image_open(elf, unused_dwarf, n_unused(lines), &o->image);
 
 	if (!image)
 		return NULL;
@@ -790,7 +797,7 @@ static Dwarf *dwarf_from_image(struct kp_elfobj *o, Elf *elf)
  * Debian's debug files are compressed. Compressed sections go through
  * kp_debug_image; otherwise the unused ones are hidden (made NOBITS in a
  * private copy-on-write mapping) before libdw sees the file. */
-static Dwarf *open_debug_file(struct kp_elfobj *o)
+static Dwarf *open_debug_file(struct kp_elfobj *o, bool lines)
 {
 	const char *mainfile = NULL, *debugfile = NULL;
 	void **userdata;
@@ -825,7 +832,7 @@ static Dwarf *open_debug_file(struct kp_elfobj *o)
 		close(fd);
 		return NULL;
 	}
-	dw = dwarf_from_image(o, elf);
+	dw = dwarf_from_image(o, elf, lines);
 	if (dw) {
 		/* the image holds all libdw will read */
 		elf_end(elf);
@@ -838,7 +845,7 @@ static Dwarf *open_debug_file(struct kp_elfobj *o)
 		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
 		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
 
-		for (size_t i = 0; name && i < N_UNUSED_DWARF; i++) {
+		for (size_t i = 0; name && i < n_unused(lines); i++) {
 			if (strcmp(name, unused_dwarf[i]) == 0) {
 				sh->sh_type = SHT_NOBITS;
 				gelf_update_shdr(scn, sh);
@@ -849,8 +856,9 @@ static Dwarf *open_debug_file(struct kp_elfobj *o)
 	return o->own_dw;
 }
 
-/* The DWARF of the object and the bias from DWARF to module addresses. */
-static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias)
+/* The DWARF of the object and the bias from DWARF to module addresses;
+ * lines: with its line tables (the first call decides). */
+static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias, bool lines)
 {
 	if (!o->dw_tried) {
 		Elf *main_elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
@@ -862,9 +870,9 @@ static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias)
 		if (main_elf && !has_section(main_elf, ".gnu.prelink_undo")) {
 			if (!has_section(main_elf, ".debug_info") &&
 			    !has_section(main_elf, ".zdebug_info"))
-				o->dw = open_debug_file(o);
+				o->dw = open_debug_file(o, lines);
 			else
-				o->dw = dwarf_from_image(o, main_elf);
+				o->dw = dwarf_from_image(o, main_elf, lines);
 		}
 		if (o->dw) {
 			o->dw_bias = o->bias;
@@ -914,7 +922,7 @@ static uint64_t dwarf_info_size(Dwarf *dw)
 static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
 	Dwarf_Addr dwbias;
-	Dwarf *dw = get_dwarf(o, &dwbias);
+	Dwarf *dw = get_dwarf(o, &dwbias, true);
 	struct kp_dwflat flat;
 	struct kp_symidx_input in = {0};
 
@@ -994,23 +1002,31 @@ static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 /* Deep enough for any chain walk_die makes (it stops at 512 levels). */
 #define KP_MAX_CHAIN 600
 
-/* One address's scopes, innermost first, from the index or from libdw. */
+/* One address's scopes, innermost first, from the index or from libdw, and
+ * its line-table row. */
 struct chain {
 	size_t n;
 	const void *src;
 	bool (*inlined)(const void *src, size_t i);
 	char *(*name)(const void *src, size_t i, bool full_names); /* heap, or NULL */
+	void (*call_site)(const void *src, size_t i, struct kp_dwsrc *out);
+	struct kp_dwsrc row;
 };
 
 /* The frames of one address, by the rule both sources follow: the symbol
  * names the function (as perf does, "foo.cold" included), the outermost
  * scope only when there is no symbol (and it is not an inlined one); then
  * the inlined callees, from the one the function calls down to the
- * innermost. Returns false (nothing emitted) when nothing names it. */
+ * innermost. Each frame's source position is the call site of the callee
+ * inlined into it, the innermost's the address's row (also under
+ * no_inline: the function's own line, where its callee was inlined).
+ * Returns false (nothing emitted) when nothing names it. */
 static bool emit_frames(const char *sym, const struct chain *c, const struct kp_elf_ctx *ctx,
 			kp_elf_emit_fn emit, void *arg)
 {
+	struct kp_elf_frame f = {0};
 	char *outer = NULL;
+	size_t i = c->n;
 
 	if (sym)
 		outer = kp_demangle(sym, ctx->full_names);
@@ -1018,17 +1034,29 @@ static bool emit_frames(const char *sym, const struct chain *c, const struct kp_
 		outer = c->name(c->src, c->n - 1, ctx->full_names);
 	if (!outer)
 		return false;
-	emit(arg, outer, false);
-	free(outer);
-	for (size_t i = c->n; !ctx->no_inline && i-- > 0;) {
-		char *name;
+	/* i: the next inlined scope, outermost first */
+	for (f.name = outer; f.name; f.inlined = true) {
+		struct kp_dwsrc src = c->row;
+		char *name = NULL;
 
-		if (!c->inlined(c->src, i))
-			continue;
+		while (i-- > 0 && !c->inlined(c->src, i))
+			;
+		if (i != (size_t)-1 && !ctx->no_lines)
+			c->call_site(c->src, i, &src);
+		if (!ctx->no_lines) {
+			f.dir = src.dir;
+			f.file = src.file;
+			f.line = src.line;
+		}
+		emit(arg, &f);
+		if (i == (size_t)-1 || ctx->no_inline)
+			break;
 		name = c->name(c->src, i, ctx->full_names);
-		emit(arg, name ? name : "[unknown]", true);
-		free(name);
+		free(outer);
+		outer = name;
+		f.name = name ? name : "[unknown]";
 	}
+	free(outer);
 	return true;
 }
 
@@ -1051,19 +1079,29 @@ static char *index_name(const void *src, size_t i, bool full_names)
 	return kp_symidx_scope_name(ic->x, ic->ids[i], full_names);
 }
 
+static void index_call_site(const void *src, size_t i, struct kp_dwsrc *out)
+{
+	const struct index_chain *ic = src;
+
+	out->dir = NULL;
+	out->file = kp_symidx_call_site(ic->x, ic->ids[i], &out->line);
+}
+
 /* Names ELF address addr (bias included) from the build's index. */
 static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx, uint64_t addr,
 			 kp_elf_emit_fn emit, void *arg)
 {
 	struct index_chain ic = {.x = x};
-	struct chain c = {0, &ic, index_inlined, index_name};
+	struct chain c = {0, &ic, index_inlined, index_name, index_call_site, {0}};
 	const char *sym = kp_symidx_symbol(x, addr);
 
-	if (!ctx->no_inline || !sym) {
+	if (!ctx->no_inline || !sym || !ctx->no_lines) {
 		c.n = kp_symidx_chain(x, addr, ic.ids, KP_MAX_CHAIN);
 		if (c.n > KP_MAX_CHAIN)
 			c.n = KP_MAX_CHAIN;
 	}
+	if (!ctx->no_lines)
+		c.row.file = kp_symidx_line(x, addr, &c.row.line);
 	return emit_frames(sym, &c, ctx, emit, arg);
 }
 
@@ -1082,18 +1120,25 @@ static char *dwarf_name(const void *src, size_t i, bool full_names)
 	return n ? kp_xstrdup(n) : NULL;
 }
 
+static void dwarf_call_site(const void *src, size_t i, struct kp_dwsrc *out)
+{
+	struct kp_dwscope *const *scopes = src;
+
+	kp_dwscope_call_site(scopes[i], out);
+}
+
 /* Names ELF address addr (bias included) from the symbols and DWARF
  * read with libdw. */
 static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr addr,
 			 kp_elf_emit_fn emit, void *arg)
 {
 	struct kp_dwscope **scopes = NULL;
-	struct chain c = {0, NULL, dwarf_inlined, dwarf_name};
+	struct chain c = {0, NULL, dwarf_inlined, dwarf_name, dwarf_call_site, {0}};
 	const struct kp_symidx_sym *fs = kp_symidx_find_symbol(o->syms, o->nsyms, addr);
 
-	if (!ctx->no_inline || !fs) {
+	if (!ctx->no_inline || !fs || !ctx->no_lines) {
 		Dwarf_Addr dwbias;
-		Dwarf *dw = get_dwarf(o, &dwbias);
+		Dwarf *dw = get_dwarf(o, &dwbias, !ctx->no_lines);
 
 		if (!o->dwidx) {
 			o->dwidx = kp_dwidx_new();
@@ -1103,7 +1148,8 @@ static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr 
 				kp_symidx_mark_seen(ctx->symidx_dir, o->build_id, o->build_id_len);
 		}
 		if (dw)
-			c.n = kp_dwidx_chain(o->dwidx, dw, addr - dwbias, &scopes);
+			c.n = kp_dwidx_chain(o->dwidx, dw, addr - dwbias, &scopes,
+					     ctx->no_lines ? NULL : &c.row);
 	}
 	c.src = scopes;
 	return emit_frames(fs ? o->sym_names + fs->name : NULL, &c, ctx, emit, arg);

@@ -20,6 +20,7 @@ struct kp_elf_ctx {
 	Dwfl_Callbacks callbacks; /* standard find_debuginfo on debuginfo_path */
 	char *debuginfo_path;	  /* ":.debug:/usr/lib/debug[:DIR...]" */
 	bool no_inline, full_names;
+	bool no_lines; /* frames without source file and line: .debug_line is not read */
 	struct kp_cachedir
 		*symidx_dir; /* where builds' symbol indexes are kept (symidx.h), or NULL */
 	unsigned nindexes_loaded, nindexes_saved, nindexes_damaged;
@@ -67,9 +68,20 @@ size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap);
 /* Whether fd is an ELF file in this machine's byte order. */
 bool kp_elf_is_elf(int fd);
 
-/* Receives each frame name, outermost first; name is only valid during the
- * call. inlined says the frame is an inlined callee. */
-typedef void (*kp_elf_emit_fn)(void *arg, const char *name, bool inlined);
+/* One frame of an address. The strings are only valid during the call. */
+struct kp_elf_frame {
+	const char *name;
+	bool inlined;	  /* an inlined callee */
+	const char *dir;  /* the directory file is relative to (DIR/FILE), or NULL */
+	const char *file; /* source file, NULL when unknown (or no_lines) */
+	uint32_t line;	  /* 0 when unknown */
+};
+
+/* Receives each frame, outermost first. The innermost frame's file and
+ * line are the line-table row of the address; each outer frame's are the
+ * call site of the inlined callee inside it (as addr2line -i prints
+ * them). */
+typedef void (*kp_elf_emit_fn)(void *arg, const struct kp_elf_frame *f);
 
 /* Names the code at file offset off. Returns true when a symbol was found
  * (frames emitted), false when nothing names it (nothing emitted). On

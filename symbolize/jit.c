@@ -336,3 +336,8 @@ uint64_t kp_jittab_reads(const struct kp_jittab *jt)
 {
 	return jt->reads;
 }
+
+pid_t kp_jittab_pid(const struct kp_jittab *jt, uint32_t id)
+{
+	return id >= 1 && id <= jt->n ? jt->jits[id - 1].pid : 0;
+}

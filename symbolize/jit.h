@@ -32,6 +32,8 @@ void kp_jittab_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, si
 const char *kp_jittab_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr);
 /* Malformed lines skipped, summed over the maps as last read. */
 uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt);
+/* The process of JIT map id, 0 for a bad id. */
+pid_t kp_jittab_pid(const struct kp_jittab *jt, uint32_t id);
 /* Passes over map files so far (one per map whose addresses were all
  * hinted before its first lookup). */
 uint64_t kp_jittab_reads(const struct kp_jittab *jt);

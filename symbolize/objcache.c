@@ -380,6 +380,15 @@ const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id)
 	return id >= 1 && id <= oc->nobjs ? oc->objs[id - 1].path : NULL;
 }
 
+const uint8_t *kp_objcache_build_id(const struct kp_objcache *oc, uint32_t id, size_t *len)
+{
+	*len = 0;
+	if (id < 1 || id > oc->nobjs)
+		return NULL;
+	*len = oc->objs[id - 1].build_id_len;
+	return oc->objs[id - 1].build_id;
+}
+
 int kp_objcache_fd(struct kp_objcache *oc, uint32_t id)
 {
 	struct kp_elfobj *e = kp_objcache_elf(oc, id);

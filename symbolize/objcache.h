@@ -29,6 +29,9 @@ uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_sym_mappi
 struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id);
 /* The path the object was first seen under, or NULL for a bad id. */
 const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id);
+/* The object's build-id (*len bytes, 0 when unknown), or NULL for a bad
+ * id. Owned by oc. */
+const uint8_t *kp_objcache_build_id(const struct kp_objcache *oc, uint32_t id, size_t *len);
 uint32_t kp_objcache_count(const struct kp_objcache *oc);
 /* The file descriptor object id holds while its file has not been read
  * for symbols yet (during the recording), or -1: for the unwinder, which

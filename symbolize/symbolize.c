@@ -37,8 +37,10 @@ struct kp_symbolizer {
 	struct kp_objcache *objs;
 	struct kp_jittab *jits;
 	struct kp_strtab *names;
-	struct kp_frame *pool;
+	struct kp_sym_frame *pool;
 	size_t npool, pool_cap;
+	char *path; /* DIR/FILE while a source file is interned */
+	size_t path_cap;
 	struct cache_ent *cache;
 	size_t ncache, cache_cap;
 	uint32_t *slots; /* open addressing over cache indices + 1 */
@@ -66,6 +68,7 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 			opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
 			opts->full_names, sym->cachedir);
 	sym->elf.notes = &sym->notes;
+	sym->elf.no_lines = opts->no_lines;
 	sym->kallsyms_path = kp_xstrdup(KP_PROC_KALLSYMS);
 	sym->objs = kp_objcache_new(&sym->notes);
 	sym->jits = kp_jittab_new(&sym->notes);
@@ -88,6 +91,7 @@ void kp_sym_free(struct kp_symbolizer *sym)
 	kp_sym_notes_fini(&sym->notes);
 	free(sym->kallsyms_path);
 	free(sym->pool);
+	free(sym->path);
 	free(sym->cache);
 	free(sym->slots);
 	free(sym);
@@ -174,6 +178,26 @@ static void cache_grow(struct kp_symbolizer *sym)
 /* Longest frame name kept (C++ template names run to kilobytes). */
 #define MAX_NAME (64 * 1024)
 
+/* dir/file (dir may be NULL) interned, or NULL: source files are kept as
+ * DWARF gives them, but not past MAX_NAME (a damaged string). */
+static const char *intern_file(struct kp_symbolizer *sym, const char *dir, const char *file)
+{
+	size_t dlen = dir ? strlen(dir) + 1 : 0, len;
+
+	if (!file)
+		return NULL;
+	len = dlen + strlen(file);
+	if (len >= MAX_NAME)
+		return NULL;
+	kp_xgrow(&sym->path, &sym->path_cap, len + 1, 1);
+	if (dir) {
+		memcpy(sym->path, dir, dlen - 1);
+		sym->path[dlen - 1] = '/';
+	}
+	memcpy(sym->path + dlen, file, len - dlen + 1);
+	return kp_strtab_str(sym->names, kp_strtab_intern(sym->names, sym->path, len));
+}
+
 static void push_frame(struct kp_symbolizer *sym, const char *name, uint8_t kind)
 {
 	size_t len = strlen(name);
@@ -199,8 +223,8 @@ static void push_frame(struct kp_symbolizer *sym, const char *name, uint8_t kind
 	}
 
 	kp_xgrow(&sym->pool, &sym->pool_cap, sym->npool + 1, sizeof(*sym->pool));
-	sym->pool[sym->npool].name = kp_strtab_str(sym->names, id);
-	sym->pool[sym->npool].kind = kind;
+	sym->pool[sym->npool] =
+		(struct kp_sym_frame){.name = kp_strtab_str(sym->names, id), .kind = kind};
 	sym->npool++;
 }
 
@@ -208,11 +232,15 @@ struct emit_ctx {
 	struct kp_symbolizer *sym;
 };
 
-static void emit_elf(void *arg, const char *name, bool inlined)
+static void emit_elf(void *arg, const struct kp_elf_frame *f)
 {
 	struct emit_ctx *ec = arg;
+	struct kp_sym_frame *last;
 
-	push_frame(ec->sym, name, inlined ? KP_FRAME_INLINE : KP_FRAME_USER);
+	push_frame(ec->sym, f->name, f->inlined ? KP_FRAME_INLINE : KP_FRAME_USER);
+	last = &ec->sym->pool[ec->sym->npool - 1];
+	last->file = intern_file(ec->sym, f->dir, f->file);
+	last->line = f->line;
 }
 
 /* The sparse table for addrs from the per-boot copy of /proc/kallsyms when
@@ -442,4 +470,115 @@ bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vadd
 bool kp_sym_is_elf(int fd)
 {
 	return kp_elf_is_elf(fd);
+}
+
+/* ---- naming a profile ---- */
+
+/* Orders location ids by (kind, object). */
+static int cmp_loc_object(const void *a, const void *b, void *arg)
+{
+	const struct kp_loc *x = kp_profile_loc(arg, *(const uint32_t *)a);
+	const struct kp_loc *y = kp_profile_loc(arg, *(const uint32_t *)b);
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->obj < y->obj ? -1 : x->obj > y->obj;
+}
+
+/* Hands over the sampled kernel addresses and each JIT map's addresses (a
+ * run of order), so kallsyms and maps of gigabytes are read once for them. */
+static void hint_sources(struct kp_symbolizer *sym, const struct kp_profile *p,
+			 const uint32_t *order, size_t nlocs)
+{
+	uint64_t *addrs = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*addrs));
+	size_t n = 0;
+
+	for (size_t i = 0; i < nlocs; i++)
+		if (kp_profile_loc(p, (uint32_t)i)->kind == KP_LOC_KERNEL)
+			addrs[n++] = kp_profile_loc(p, (uint32_t)i)->addr;
+	kp_sym_kernel_hint(sym, addrs, n);
+	n = 0;
+	for (size_t k = 0; k < nlocs; k++) {
+		const struct kp_loc *loc = kp_profile_loc(p, order[k]);
+
+		if (loc->kind != KP_LOC_JIT)
+			continue;
+		addrs[n++] = loc->addr;
+		if (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], (void *)p) != 0) {
+			kp_sym_jit_hint(sym, loc->obj, addrs, n);
+			n = 0;
+		}
+	}
+	free(addrs);
+}
+
+/* Describes the mapping of a user or JIT location, once per object. */
+static void describe_mapping(struct kp_symbolizer *sym, struct kp_profile *p,
+			     const struct kp_loc *loc)
+{
+	struct kp_profile_mapping m = {.kind = loc->kind, .obj = loc->obj};
+	const char *path;
+
+	if (kp_profile_mapping_of(p, loc->kind, loc->obj))
+		return;
+	if (loc->kind == KP_LOC_USER) {
+		size_t len;
+		const uint8_t *bid = kp_objcache_build_id(sym->objs, loc->obj, &len);
+
+		path = kp_objcache_path(sym->objs, loc->obj);
+		if (bid && len <= sizeof(m.build_id)) {
+			memcpy(m.build_id, bid, len);
+			m.build_id_len = (uint8_t)len;
+		}
+	} else {
+		path = "[jit]";
+		m.pid = kp_jittab_pid(sym->jits, loc->obj);
+	}
+	m.path = path ? kp_profile_intern(p, path, strlen(path)) : 0;
+	kp_profile_set_mapping(p, &m);
+}
+
+void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
+{
+	size_t nlocs = kp_profile_nlocations(p);
+	uint32_t *order = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*order));
+	struct kp_profile_frame *frames = NULL;
+	size_t frames_cap = 0;
+	struct kp_sym_frames sf = {0};
+
+	for (size_t i = 0; i < nlocs; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, nlocs, sizeof(*order), cmp_loc_object, p);
+	hint_sources(sym, p, order, nlocs);
+	for (size_t k = 0; k < nlocs; k++) {
+		const struct kp_loc *loc = kp_profile_loc(p, order[k]);
+		bool ok;
+
+		if (loc->kind == KP_LOC_NAMED)
+			continue; /* named already (folded text): no address */
+		ok = kp_sym_resolve(sym, loc, &sf);
+		kp_xgrow(&frames, &frames_cap, sf.n, sizeof(*frames));
+		for (size_t j = 0; j < sf.n; j++) {
+			const char *name = sf.frames[j].name;
+			uint32_t id = kp_profile_intern(p, name, strlen(name));
+
+			const char *file = sf.frames[j].file;
+
+			frames[j] = (struct kp_profile_frame){
+				.function = kp_profile_function(
+					p, id, file ? kp_profile_intern(p, file, strlen(file)) : 0),
+				.line = sf.frames[j].line,
+				.kind = sf.frames[j].kind,
+			};
+		}
+		kp_profile_set_frames(p, order[k], frames, sf.n, ok);
+		if (loc->kind == KP_LOC_USER || loc->kind == KP_LOC_JIT)
+			describe_mapping(sym, p, loc);
+		if (loc->kind == KP_LOC_USER &&
+		    (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], p) != 0))
+			kp_sym_object_done(sym, loc->obj);
+	}
+	kp_sym_frames_fini(&sf);
+	free(frames);
+	free(order);
 }

@@ -8,7 +8,8 @@
  *     /proc/PID/root or /proc/PID/map_files) while the process still lives;
  *  2. at the end, once per distinct location (kp_sym_resolve), after
  *     handing over the addresses to be resolved where that lets a source
- *     be read for just those (kp_sym_kernel_hint, kp_sym_jit_hint).
+ *     be read for just those (kp_sym_kernel_hint, kp_sym_jit_hint); or all
+ *     of this for every location of a profile (kp_sym_name_profile).
  *
  * Each distinct (object, offset) is resolved once per run and cached. */
 #ifndef KP_SYMBOLIZE_SYMBOLIZE_H
@@ -26,8 +27,12 @@
 struct kp_symbolizer;
 
 struct kp_sym_options {
-	bool no_inline;			   /* --no-inline: no inline frames */
-	bool full_names;		   /* --full-names: keep demangled parameter lists */
+	bool no_inline;	 /* --no-inline: no inline frames */
+	bool full_names; /* --full-names: keep demangled parameter lists */
+	/* no source file and line in the frames (file NULL, line 0): what
+	 * folded text and SVG need, and then DWARF line tables are not read
+	 * (a build's saved index holds them either way) */
+	bool no_lines;
 	const char *const *debuginfo_dirs; /* --debuginfo-dir, may be NULL */
 	size_t n_debuginfo_dirs;
 	/* kprof's cache directory, NULL for none: a copy of /proc/kallsyms
@@ -117,10 +122,26 @@ void kp_sym_jit_hint(struct kp_symbolizer *sym, uint32_t id, const uint64_t *add
 /* Locations (struct kp_loc, enum kp_loc_kind) are the profile model's
  * (profile/profile.h). */
 
+/* One frame of a location. The strings are interned by the symbolizer and
+ * live until kp_sym_free. */
+struct kp_sym_frame {
+	const char *name; /* never NULL: "[unknown]" when nothing names it */
+	/* The source position, as `addr2line -f -i` gives it: for the innermost
+	 * frame the line-table row of the address, for each outer frame the
+	 * call site of the inlined callee inside it (DW_AT_call_file,
+	 * DW_AT_call_line). file is the path DWARF gives, made absolute with
+	 * its unit's DW_AT_comp_dir when relative; NULL when unknown (no DWARF,
+	 * kernel and JIT frames, no_lines). line is 0 when unknown, also for a
+	 * line-0 row (which keeps its file). */
+	const char *file;
+	uint32_t line;
+	uint8_t kind; /* enum kp_frame_kind (util/frame.h) */
+};
+
 /* Frames for one location, outermost first: the function, then any inlined
  * callees down to the innermost. */
 struct kp_sym_frames {
-	struct kp_frame *frames; /* names owned by the symbolizer, live until kp_sym_free */
+	struct kp_sym_frame *frames;
 	size_t n, cap;
 };
 
@@ -138,6 +159,13 @@ void kp_sym_frames_fini(struct kp_sym_frames *f);
  * for separate debug files, whose code has no file offsets. */
 bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vaddr,
 			  struct kp_sym_frames *out);
+
+/* Names every location of p (kernel, user and JIT ones; a [truncated]
+ * marker as such), object by object, each object's file and debuginfo
+ * released after its last location, and describes the mapping behind
+ * each user and JIT location (path, build-id; the JIT map's process).
+ * Locations that were named already are named again. */
+void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p);
 
 /* Whether the file open as fd is an ELF file of this machine's byte order. */
 bool kp_sym_is_elf(int fd);

@@ -28,9 +28,21 @@
  * covered by the checksum (from file_size to the end), so damage anywhere
  * is caught before anything in it is read.
  *   1: the first format
- *   2: the checksum */
+ *   2: the checksum
+ *   3: source lines: call sites in the scopes, the files, the line table
+ *
+ * The line table is the build's rows (kp_dwflat_row) as points, each
+ * holding from its address to the next point's: a row starts a point, a
+ * gap between rows is a point of file 0 (none). The points go in blocks
+ * of LINE_BLOCK: a block's first address is in blocks_addr (searched),
+ * its bytes start at blocks_off in the line stream; there its first point
+ * is LEB128 file then line, each next one LEB128 address delta (> 0),
+ * then LEB128 of (zigzag(line delta) << 1 | file changed), then the file
+ * when it changed. Two or three bytes a point where 16-byte rows would
+ * take more than twice the index. */
 #define SYMIDX_MAGIC   "KPSYMIDX"
-#define SYMIDX_VERSION 2
+#define SYMIDX_VERSION 3
+#define LINE_BLOCK     32
 #define SYMIDX_ORDER   0x01020304u
 
 struct header {
@@ -42,11 +54,13 @@ struct header {
 	uint32_t build_id_len, reserved;
 	uint64_t bias, dw_bias;
 	uint64_t nsegs, nsyms, nscopes, npieces, strings_size;
+	uint64_t nfiles, nblocks, lines_size;
 };
 
 struct scope {
 	int32_t parent;
 	uint32_t link, plain;
+	uint32_t call_file, call_line; /* inlined: its call site (file an index in files) */
 	uint8_t inlined, qualified, pad[2];
 };
 
@@ -63,6 +77,10 @@ struct kp_symidx {
 	const struct kp_symidx_sym *syms;
 	const struct scope *scopes;
 	const struct piece *pieces;
+	const uint32_t *files;	     /* string offsets; files[0] is none */
+	const uint64_t *blocks_addr; /* DWARF address of each block's first point */
+	const uint32_t *blocks_off;  /* where its points start in lines */
+	const uint8_t *lines;	     /* the points */
 	const char *strings;
 };
 
@@ -78,7 +96,8 @@ static bool layout(struct kp_symidx *x, const struct header *h, size_t size)
 
 	if (h->nsegs > 64 || h->nsyms > limit / sizeof(*x->syms) ||
 	    h->nscopes > limit / sizeof(*x->scopes) || h->npieces > limit / sizeof(*x->pieces) ||
-	    h->strings_size > limit)
+	    h->nfiles > limit / sizeof(*x->files) || h->nblocks > limit / sizeof(uint64_t) ||
+	    h->lines_size > limit || h->strings_size > limit)
 		return false;
 	x->segs = (const void *)(x->base + at);
 	at += ALIGN8(h->nsegs * sizeof(*x->segs));
@@ -88,6 +107,14 @@ static bool layout(struct kp_symidx *x, const struct header *h, size_t size)
 	at += ALIGN8(h->nscopes * sizeof(*x->scopes));
 	x->pieces = (const void *)(x->base + at);
 	at += ALIGN8(h->npieces * sizeof(*x->pieces));
+	x->files = (const void *)(x->base + at);
+	at += ALIGN8(h->nfiles * sizeof(*x->files));
+	x->blocks_addr = (const void *)(x->base + at);
+	at += ALIGN8(h->nblocks * sizeof(*x->blocks_addr));
+	x->blocks_off = (const void *)(x->base + at);
+	at += ALIGN8(h->nblocks * sizeof(*x->blocks_off));
+	x->lines = x->base + at;
+	at += ALIGN8(h->lines_size);
 	x->strings = (const char *)(x->base + at);
 	at += h->strings_size;
 	x->h = h;
@@ -97,7 +124,10 @@ static bool layout(struct kp_symidx *x, const struct header *h, size_t size)
 
 /* Every check a damaged file could fail: string offsets inside the
  * strings (which end with a NUL), symbols and pieces sorted, pieces
- * disjoint, scopes pointing to earlier scopes. */
+ * disjoint, scopes pointing to earlier scopes and to files there are,
+ * line blocks sorted and inside the line stream. The points inside a
+ * block are checked as they are read (kp_symidx_line): reading all of
+ * them here would cost more than a run's lookups. */
 static bool valid(const struct kp_symidx *x)
 {
 	const struct header *h = x->h;
@@ -114,7 +144,20 @@ static bool valid(const struct kp_symidx *x)
 	for (size_t i = 0; i < h->nscopes; i++) {
 		const struct scope *s = &x->scopes[i];
 
-		if (s->link >= ns || s->plain >= ns || s->parent < -1 || s->parent >= (int64_t)i)
+		if (s->link >= ns || s->plain >= ns || s->parent < -1 || s->parent >= (int64_t)i ||
+		    (s->call_file && s->call_file >= h->nfiles))
+			return false;
+	}
+	for (size_t i = 0; i < h->nfiles; i++)
+		if (x->files[i] >= ns || (i == 0 && x->files[i] != 0))
+			return false;
+	if ((h->nblocks == 0) != (h->lines_size == 0))
+		return false;
+	for (size_t i = 0; i < h->nblocks; i++) {
+		if (x->blocks_off[i] >= h->lines_size ||
+		    (i ? x->blocks_addr[i] <= x->blocks_addr[i - 1] ||
+				     x->blocks_off[i] <= x->blocks_off[i - 1]
+		       : x->blocks_off[i] != 0))
 			return false;
 	}
 	for (size_t i = 0; i < h->npieces; i++) {
@@ -132,6 +175,92 @@ static uint32_t intern(struct kp_strtab *t, const char *s)
 	return s ? kp_strtab_intern(t, s, strlen(s)) : 0;
 }
 
+struct bytes {
+	uint8_t *v;
+	size_t n, cap;
+};
+
+static void put_uleb(struct bytes *b, uint64_t v)
+{
+	kp_xgrow(&b->v, &b->cap, b->n + 10, 1);
+	do {
+		uint8_t byte = v & 0x7f;
+
+		v >>= 7;
+		b->v[b->n++] = byte | (v ? 0x80 : 0);
+	} while (v);
+}
+
+/* Reads one LEB128 number of p[0..end), false when it runs past end or
+ * past 64 bits (damaged). */
+static inline bool get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t byte = *(*p)++;
+
+		r |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+struct line_table {
+	uint64_t *addr;
+	uint32_t *off;
+	size_t nblocks, cap;
+	struct bytes stream;
+	size_t npoints;
+	uint64_t last_addr;
+	uint32_t file, line; /* the last point's */
+};
+
+static void add_point(struct line_table *t, uint64_t addr, uint32_t file, uint32_t line)
+{
+	if (t->npoints % LINE_BLOCK == 0) {
+		kp_xgrow(&t->addr, &t->cap, t->nblocks + 1, sizeof(*t->addr));
+		t->off = kp_xrealloc(t->off, t->cap * sizeof(*t->off));
+		t->addr[t->nblocks] = addr;
+		t->off[t->nblocks++] = (uint32_t)t->stream.n;
+		put_uleb(&t->stream, file);
+		put_uleb(&t->stream, line);
+	} else {
+		/* the difference, signed, zigzagged: small either way */
+		uint64_t d = (uint64_t)((int64_t)line - (int64_t)t->line);
+		uint64_t zz = (d << 1) ^ (0 - (d >> 63));
+
+		put_uleb(&t->stream, addr - t->last_addr);
+		put_uleb(&t->stream, zz << 1 | (file != t->file));
+		if (file != t->file)
+			put_uleb(&t->stream, file);
+	}
+	t->npoints++;
+	t->last_addr = addr;
+	t->file = file;
+	t->line = line;
+}
+
+/* The rows as points: each row starts one, a gap after a row is one of
+ * file 0 (its line kept, so the next row's difference stays small). */
+static void encode_lines(struct line_table *t, const struct kp_dwflat_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i && rows[i].lo != rows[i - 1].hi)
+			add_point(t, rows[i - 1].hi, 0, t->line);
+		add_point(t, rows[i].lo, rows[i].file, rows[i].line);
+	}
+	if (n)
+		add_point(t, rows[n - 1].hi, 0, t->line);
+	if (t->stream.n > UINT32_MAX) {
+		/* past what the offsets hold (no build comes near): no lines */
+		t->nblocks = t->stream.n = 0;
+	}
+}
+
 /* The arrays are written in place with string ids where offsets go; the
  * strings, known only then, are appended in id order and the ids turned
  * into their offsets. */
@@ -139,21 +268,38 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 {
 	struct kp_symidx *x = kp_xcalloc(1, sizeof(*x));
 	struct kp_strtab *ids = kp_strtab_new();
-	size_t nscopes = in->dwarf ? in->dwarf->nscopes : 0;
-	size_t npieces = in->dwarf ? in->dwarf->npieces : 0;
-	size_t segs_at = ALIGN8(sizeof(struct header));
-	size_t syms_at = segs_at + ALIGN8(in->nsegs * sizeof(struct kp_symidx_seg));
-	size_t scopes_at = syms_at + ALIGN8(in->nsyms * sizeof(struct kp_symidx_sym));
-	size_t pieces_at = scopes_at + ALIGN8(nscopes * sizeof(struct scope));
-	size_t strings_at = pieces_at + ALIGN8(npieces * sizeof(struct piece));
-	uint8_t *block = kp_xcalloc(1, strings_at);
-	struct kp_symidx_sym *syms = (void *)(block + syms_at);
-	struct scope *scopes = (void *)(block + scopes_at);
-	struct piece *pieces = (void *)(block + pieces_at);
-	struct header *h = (void *)block;
+	const struct kp_dwflat *dw = in->dwarf;
+	struct line_table lt = {0};
+	size_t nscopes = dw ? dw->nscopes : 0;
+	size_t npieces = dw ? dw->npieces : 0;
+	size_t nfiles = dw && dw->files ? kp_strtab_count(dw->files) + 1 : 0;
+	size_t segs_at, syms_at, scopes_at, pieces_at, files_at, baddr_at, boff_at, lines_at;
+	size_t strings_at;
+	uint8_t *block;
+	struct kp_symidx_sym *syms;
+	struct scope *scopes;
+	struct piece *pieces;
+	uint32_t *files;
+	struct header *h;
 	uint32_t nstrings, *offs;
 	size_t len = 1; /* offset 0: the empty string that means "none" */
 
+	if (dw && nfiles)
+		encode_lines(&lt, dw->rows, dw->nrows);
+	segs_at = ALIGN8(sizeof(struct header));
+	syms_at = segs_at + ALIGN8(in->nsegs * sizeof(struct kp_symidx_seg));
+	scopes_at = syms_at + ALIGN8(in->nsyms * sizeof(struct kp_symidx_sym));
+	pieces_at = scopes_at + ALIGN8(nscopes * sizeof(struct scope));
+	files_at = pieces_at + ALIGN8(npieces * sizeof(struct piece));
+	baddr_at = files_at + ALIGN8(nfiles * sizeof(uint32_t));
+	boff_at = baddr_at + ALIGN8(lt.nblocks * sizeof(uint64_t));
+	lines_at = boff_at + ALIGN8(lt.nblocks * sizeof(uint32_t));
+	strings_at = lines_at + ALIGN8(lt.stream.n);
+	block = kp_xcalloc(1, strings_at);
+	syms = (void *)(block + syms_at);
+	scopes = (void *)(block + scopes_at);
+	pieces = (void *)(block + pieces_at);
+	files = (void *)(block + files_at);
 	if (in->nsegs)
 		memcpy(block + segs_at, in->segs, in->nsegs * sizeof(*in->segs));
 	for (size_t i = 0; i < in->nsyms; i++) {
@@ -162,18 +308,27 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 		syms[i].reserved = 0;
 	}
 	for (size_t i = 0; i < nscopes; i++) {
-		const struct kp_dwflat_scope *sc = &in->dwarf->scopes[i];
+		const struct kp_dwflat_scope *sc = &dw->scopes[i];
 
 		scopes[i] = (struct scope){.parent = sc->parent,
 					   .link = intern(ids, sc->link),
 					   .plain = intern(ids, sc->plain),
+					   .call_file = sc->call_file < nfiles ? sc->call_file : 0,
+					   .call_line = sc->call_line,
 					   .inlined = sc->inlined,
 					   .qualified = sc->qualified};
 	}
 	for (size_t i = 0; i < npieces; i++) {
-		const struct kp_dwflat_piece *p = &in->dwarf->pieces[i];
+		const struct kp_dwflat_piece *p = &dw->pieces[i];
 
 		pieces[i] = (struct piece){.lo = p->lo, .hi = p->hi, .scope = p->scope};
+	}
+	for (size_t i = 1; i < nfiles; i++)
+		files[i] = intern(ids, kp_strtab_str(dw->files, (uint32_t)i));
+	if (lt.nblocks) {
+		memcpy(block + baddr_at, lt.addr, lt.nblocks * sizeof(uint64_t));
+		memcpy(block + boff_at, lt.off, lt.nblocks * sizeof(uint32_t));
+		memcpy(block + lines_at, lt.stream.v, lt.stream.n);
 	}
 	nstrings = kp_strtab_count(ids);
 	offs = kp_xmalloc((nstrings + 1) * sizeof(*offs));
@@ -185,6 +340,7 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 	block = kp_xrealloc(block, strings_at + len);
 	syms = (void *)(block + syms_at);
 	scopes = (void *)(block + scopes_at);
+	files = (void *)(block + files_at);
 	h = (void *)block;
 	block[strings_at] = '\0';
 	for (uint32_t id = 1; id <= nstrings; id++)
@@ -196,6 +352,8 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 		scopes[i].link = offs[scopes[i].link];
 		scopes[i].plain = offs[scopes[i].plain];
 	}
+	for (size_t i = 0; i < nfiles; i++)
+		files[i] = offs[files[i]];
 	memcpy(h->magic, SYMIDX_MAGIC, 8);
 	h->version = SYMIDX_VERSION;
 	h->order = SYMIDX_ORDER;
@@ -207,12 +365,18 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 	h->nsyms = in->nsyms;
 	h->nscopes = nscopes;
 	h->npieces = npieces;
+	h->nfiles = nfiles;
+	h->nblocks = lt.nblocks;
+	h->lines_size = lt.stream.n;
 	h->strings_size = len;
 	h->file_size = strings_at + len;
 	h->checksum = kp_checksum(block + SUMMED_FROM, h->file_size - SUMMED_FROM);
 	x->base = block;
 	layout(x, h, strings_at + len);
 	free(offs);
+	free(lt.addr);
+	free(lt.off);
+	free(lt.stream.v);
 	kp_strtab_free(ids);
 	return x;
 }
@@ -497,6 +661,49 @@ size_t kp_symidx_chain(const struct kp_symidx *x, uint64_t addr, uint32_t *chain
 bool kp_symidx_inlined(const struct kp_symidx *x, uint32_t scope)
 {
 	return x->scopes[scope].inlined;
+}
+
+const char *kp_symidx_call_site(const struct kp_symidx *x, uint32_t scope, uint32_t *line)
+{
+	const struct scope *s = &x->scopes[scope];
+
+	*line = s->call_line;
+	return s->call_file ? x->strings + x->files[s->call_file] : NULL;
+}
+
+const char *kp_symidx_line(const struct kp_symidx *x, uint64_t addr, uint32_t *line)
+{
+	const struct header *h = x->h;
+	uint64_t dwaddr = addr - h->dw_bias, at, file, v, d;
+	size_t b = kp_first_above(x->blocks_addr, h->nblocks, sizeof(*x->blocks_addr), 0, dwaddr);
+	const uint8_t *p, *end;
+	uint32_t l;
+
+	*line = 0;
+	if (b == 0)
+		return NULL;
+	b--;
+	/* the last point at or before dwaddr, in the last block starting there */
+	p = x->lines + x->blocks_off[b];
+	end = x->lines + (b + 1 < h->nblocks ? x->blocks_off[b + 1] : h->lines_size);
+	at = x->blocks_addr[b];
+	if (!get_uleb(&p, end, &file) || !get_uleb(&p, end, &v))
+		return NULL;
+	l = (uint32_t)v;
+	while (p < end) {
+		if (!get_uleb(&p, end, &d) || d == 0 || !get_uleb(&p, end, &v))
+			return NULL; /* damaged */
+		if (at + d > dwaddr || at + d < at)
+			break;
+		at += d;
+		l += (uint32_t)((v >> 2) ^ (0 - ((v >> 1) & 1)));
+		if ((v & 1) && !get_uleb(&p, end, &file))
+			return NULL;
+	}
+	if (file == 0 || file >= h->nfiles)
+		return NULL;
+	*line = l;
+	return x->strings + x->files[file];
 }
 
 static char *copy_qualified(void *arg, const char *plain)

@@ -6,11 +6,14 @@
  * needs no parsing).
  *
  * It holds the PT_LOAD segments (file offset -> ELF address), the function
- * symbols kprof picked (one per address, sorted), and the whole DWARF
- * inline tree of the build as sorted disjoint address pieces each naming
- * its innermost scope, scopes pointing to their parents. Names are stored
- * raw (linkage name and plain name) and demangled at lookup, so one file
- * serves --full-names and --no-inline runs alike.
+ * symbols kprof picked (one per address, sorted), the whole DWARF inline
+ * tree of the build as sorted disjoint address pieces each naming its
+ * innermost scope, scopes pointing to their parents and knowing their
+ * call sites, and the line tables of every unit merged into one, delta
+ * coded in blocks (source files as a string table). Names are stored raw
+ * (linkage name and plain name) and demangled at lookup, so one file
+ * serves --full-names, --no-inline and runs with or without source lines
+ * alike.
  *
  * The file is trusted input only in part: it lives in kprof's private
  * directory (util/cachefile.h), but may be truncated or damaged. So its
@@ -100,6 +103,15 @@ const char *kp_symidx_symbol(const struct kp_symidx *idx, uint64_t addr);
 size_t kp_symidx_chain(const struct kp_symidx *idx, uint64_t addr, uint32_t *chain, size_t cap);
 
 bool kp_symidx_inlined(const struct kp_symidx *idx, uint32_t scope);
+
+/* The call site of an inlined scope (where its caller inlined it): its
+ * file (owned by idx, NULL when unknown) and *line (0 when unknown). */
+const char *kp_symidx_call_site(const struct kp_symidx *idx, uint32_t scope, uint32_t *line);
+
+/* The line-table row of ELF address addr, as reading the build's DWARF
+ * gives it (kp_dwidx_chain): its file (owned by idx, NULL when no row
+ * covers addr) and *line (0 when unknown, also for a line-0 row). */
+const char *kp_symidx_line(const struct kp_symidx *idx, uint64_t addr, uint32_t *line);
 
 /* The display name of a scope as kp_dwscope_name makes it, as a new heap
  * string, or NULL when it has none. */

@@ -577,14 +577,16 @@ struct kp_unwinder *kp_unwind_new(struct kp_symbolizer *sym)
 
 void kp_unwind_free(struct kp_unwinder *u)
 {
+	size_t pos = 0;
+	uint64_t key, v;
+
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->tabs.nslots; i++)
-		if (u->tabs.keys[i] < UINT64_MAX - 1)
-			table_free((struct utab *)(uintptr_t)u->tabs.vals[i]);
-	for (size_t i = 0; i < u->spaces.nslots; i++)
-		if (u->spaces.keys[i] < UINT64_MAX - 1)
-			space_free((struct aspace *)(uintptr_t)u->spaces.vals[i]);
+	while (kp_u64map_next(&u->tabs, &pos, &key, &v))
+		table_free((struct utab *)(uintptr_t)v);
+	pos = 0;
+	while (kp_u64map_next(&u->spaces, &pos, &key, &v))
+		space_free((struct aspace *)(uintptr_t)v);
 	kp_u64map_fini(&u->tabs);
 	kp_u64map_fini(&u->spaces);
 	free(u);

@@ -6,9 +6,10 @@
 # ($XDG_CACHE_HOME itself) is the user's choice and works. (b) A damaged
 # index of a real build (the inline workload's): a bit flipped or a byte
 # overwritten at every byte of its header and at offsets spread through
-# its tables and strings (fixed seed) never changes a name: every address
-# is named as with --no-cache, the run says so once, and the index is
-# rebuilt (the same bytes as before the damage).
+# its tables, line table and strings (fixed seed) never changes a name or
+# a source line: every address is named (--lines) as with --no-cache, the
+# run says so once, and the index is rebuilt (the same bytes as before the
+# damage).
 . "$(dirname "$0")/lib.bash"
 
 bin=$KP_WORKLOADS/inline_fp
@@ -25,6 +26,8 @@ for line in sys.stdin:
 check "the workload's functions have code ($(wc -l <"$T/addrs") addresses)" [ "$(wc -l <"$T/addrs")" -gt 50 ]
 "$KPROF" symbolize --no-cache -e "$bin" <"$T/addrs" >"$T/expect" 2>"$T/expect.err"
 check "--no-cache names inline frames" grep -q ';inl_outer_kprof;inl_inner_kprof$' "$T/expect"
+"$KPROF" symbolize --no-cache --lines -e "$bin" <"$T/addrs" >"$T/expect-lines"
+check "--no-cache --lines gives lines" grep -q ';inl_inner_kprof /.*/inline.c:[0-9]*$' "$T/expect-lines"
 
 sym() { # name [options...]: kprof symbolize with XDG_CACHE_HOME=$xdg
 	local name=$1
@@ -114,7 +117,7 @@ check "a run from the index names as --no-cache does" cmp -s "$T/expect" "$T/fro
 cp "$idx" "$T/pristine"
 size=$(stat -c %s "$idx")
 echo "the index: $size bytes"
-# the damaged copies, made at once: every byte of the header (160), then
+# the damaged copies, made at once: every byte of the header (184), then
 # 200 offsets through the rest, xorshift with a fixed seed; one bit flipped
 # ("flip") or another value written ("set") in turn
 mkdir -p "$T/damaged"
@@ -122,11 +125,11 @@ python3 - "$T/pristine" "$T/damaged" >"$T/offsets" <<'EOF'
 import sys
 good = open(sys.argv[1], "rb").read()
 offs, x = [], 0x9E3779B97F4A7C15
-for off in range(160):
+for off in range(184):
     offs.append((off, off % 2, 1 << (off // 2 % 8) if off % 2 else (off * 37 + 11) % 256))
 for k in range(200):
     x ^= (x << 13) & (2**64 - 1); x ^= x >> 7; x ^= (x << 17) & (2**64 - 1)
-    offs.append((160 + x % (len(good) - 160), k % 2, 1 << ((x >> 32) % 8) if k % 2 else (x >> 40) % 256))
+    offs.append((184 + x % (len(good) - 184), k % 2, 1 << ((x >> 32) % 8) if k % 2 else (x >> 40) % 256))
 for n, (off, flip, val) in enumerate(offs):
     b = bytearray(good)
     b[off] = b[off] ^ val if flip else (val if b[off] != val else val ^ 0xff)
@@ -137,11 +140,11 @@ n=0 renamed=0 unsaid=0 kept=0
 while read -r k off how val; do
 	cp -f "$T/damaged/$k" "$idx"
 	chmod 600 "$idx"
-	sym damaged
+	sym damaged --lines
 	n=$((n + 1))
-	if ! cmp -s "$T/expect" "$T/damaged.out"; then
+	if ! cmp -s "$T/expect-lines" "$T/damaged.out"; then
 		renamed=$((renamed + 1))
-		[ $renamed -le 3 ] && { echo "damage at $off ($how $val) changed names:"; diff "$T/expect" "$T/damaged.out" | head -4; }
+		[ $renamed -le 3 ] && { echo "damage at $off ($how $val) changed names or lines:"; diff "$T/expect-lines" "$T/damaged.out" | head -4; }
 	fi
 	# the version and byte-order fields (8-15) read as another format:
 	# rebuilt without a word
@@ -152,9 +155,9 @@ while read -r k off how val; do
 	fi
 	cmp -s "$idx" "$T/pristine" || kept=$((kept + 1))
 done <"$T/offsets"
-echo "$n damaged indexes: $renamed changed a name, $unsaid not said once, $kept not rebuilt"
-check "$n damaged indexes tried" [ "$n" -eq 360 ]
-check "no damaged index changed a name" [ "$renamed" -eq 0 ]
+echo "$n damaged indexes: $renamed changed a name or a line, $unsaid not said once, $kept not rebuilt"
+check "$n damaged indexes tried" [ "$n" -eq 384 ]
+check "no damaged index changed a name or a line" [ "$renamed" -eq 0 ]
 check "each damaged index said once" [ "$unsaid" -eq 0 ]
 check "each damaged index rebuilt as it was" [ "$kept" -eq 0 ]
 grep -m1 'was damaged' "$T/damaged.err"

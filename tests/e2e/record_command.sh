@@ -43,4 +43,12 @@ check "a child process of the command is sampled ($child of $all)" at_least_pct 
 "$KPROF" -F 199 -o "$T/spin.svg" -- "$KP_WORKLOADS/spin_fp" 0.5 2>/dev/null
 check "SVG output by default" grep -q '<svg' "$T/spin.svg"
 check "SVG names the leaf" grep -q 'spin_leaf' "$T/spin.svg"
+# one recording, several outputs, each in the format its extension names
+"$KPROF" -F 499 -o "$T/multi.folded" -o "$T/multi.svg" -o "$T/multi.top" -- "$KP_WORKLOADS/spin_fp" 0.5 2>"$T/multi.err"
+check "several -o: exit 0" [ $? -eq 0 ]
+check "several -o: folded stacks" grep -Eq '^spin_fp;(.*;)?spin_leaf [0-9]+$' "$T/multi.folded"
+check "several -o: an SVG" grep -q '<svg' "$T/multi.svg"
+check "several -o: the top table" grep -q 'functions by self share' "$T/multi.top"
+check "several -o: the same samples in each" [ "$(total_count "$T/multi.folded")" = "$(sed -n 's/^\([0-9]*\) samples in .*/\1/p' "$T/multi.top")" ]
+check "several -o: the summary names them all" grep -q "profile in $T/multi.folded, $T/multi.svg, $T/multi.top" "$T/multi.err"
 finish

@@ -1,6 +1,7 @@
 # kprof symbolize: every address of the inline workload's two callers is
 # named as `addr2line -f -i` names it (function, then inlined callees),
-# in each state of the build's index (no cache, first run, indexing run,
+# and with --lines each frame has the file:line addr2line gives it, in
+# each state of the build's index (no cache, first run, indexing run,
 # later runs: the same output); bad input fails with a line naming it and
 # leaves no output file.
 . "$(dirname "$0")/lib.bash"
@@ -36,6 +37,29 @@ for line in sys.stdin.read().splitlines():
 flush()
 print("\n".join(out))' >"$T/expect"
 check "addr2line named them" [ "$(wc -l <"$T/expect")" -eq "$n" ]
+# the same with each frame's FILE:LINE, as kprof symbolize --lines prints
+# them: "??" for an unknown file, 0 for an unknown line (addr2line's "?"),
+# no discriminators
+addr2line -a -f -i -e "$bin" <"$T/addrs" | python3 -c '
+import re, sys
+out, addr, frames, name = [], None, [], None
+def flush():
+    if addr is not None:
+        out.append("%s %s" % (addr, ";".join(reversed(frames))))
+for line in sys.stdin.read().splitlines():
+    if line.startswith("0x") and name is None:
+        flush()
+        addr, frames = hex(int(line, 16)), []
+    elif name is None:
+        name = line
+    else:
+        pos = re.sub(r" \(discriminator [0-9]+\)$", "", line)
+        f, _, l = pos.rpartition(":")
+        frames.append("%s %s:%s" % (name, f if f else "??", "0" if l == "?" else l))
+        name = None
+flush()
+print("\n".join(out))' >"$T/expect-lines"
+check "addr2line gave lines" grep -q ' inl_caller_kprof /[^ ]*/inline.c:[1-9][0-9]*;inl_outer_kprof /[^ ]*/inline.c:[1-9][0-9]*;inl_inner_kprof /[^ ]*/inline.c:[1-9][0-9]*$' "$T/expect-lines"
 
 run() { # name [options...]
 	local name=$1
@@ -47,6 +71,8 @@ check "--no-cache: as addr2line names them" cmp "$T/expect" "$T/nocache.out"
 grep -c ';inl_' "$T/nocache.out" | sed 's/^/addresses with inline frames: /'
 check "inline frames under their callers" grep -q ' inl_caller_kprof;inl_outer_kprof;inl_inner_kprof$' "$T/nocache.out"
 check "--no-cache: no cache directory" test ! -e "$XDG_CACHE_HOME/kprof"
+run nocache-lines --no-cache --lines
+check "--no-cache --lines: each frame at addr2line's file:line" cmp "$T/expect-lines" "$T/nocache-lines.out"
 run first
 check "first run: as addr2line names them" cmp "$T/expect" "$T/first.out"
 check "first run: the build is marked" test -e "$XDG_CACHE_HOME/kprof/symbols/$bid.seen"
@@ -57,11 +83,21 @@ check "second run: the index is saved" test -s "$XDG_CACHE_HOME/kprof/symbols/$b
 check "the index is private (0600)" [ "$(stat -c %a "$XDG_CACHE_HOME/kprof/symbols/$bid")" = 600 ]
 run later
 check "later run (from the index): as addr2line names them" cmp "$T/expect" "$T/later.out"
+# --lines in each state of another cache: the index made by a run without
+# --lines and by one with it answer lines alike
+for state in first second later; do
+	XDG_CACHE_HOME=$T/lines-cache "$KPROF" symbolize --lines -e "$bin" <"$T/addrs" >"$T/lines-$state.out"
+	check "--lines, $state run: each frame at addr2line's file:line" cmp "$T/expect-lines" "$T/lines-$state.out"
+done
+run later-lines --lines
+check "--lines from an index saved without --lines: the same" cmp "$T/expect-lines" "$T/later-lines.out"
 # the index alone names them: a copy of the binary without its symbols
 # and DWARF (the same build-id) is named as well
 strip --strip-all -o "$T/inline_stripped" "$bin"
 "$KPROF" symbolize -e "$T/inline_stripped" <"$T/addrs" >"$T/stripped.out" 2>"$T/stripped.err"
 check "a stripped copy of the build is named from the index" cmp "$T/expect" "$T/stripped.out"
+"$KPROF" symbolize --lines -e "$T/inline_stripped" <"$T/addrs" >"$T/stripped-lines.out"
+check "... and its lines too" cmp "$T/expect-lines" "$T/stripped-lines.out"
 "$KPROF" symbolize --no-cache -e "$T/inline_stripped" <"$T/addrs" >"$T/stripped_nocache.out" 2>"$T/stripped_nocache.err"
 check "... and without the index it is not" sh -c "! grep -q inl_ '$T/stripped_nocache.out'"
 check "... with a note that it is stripped" grep -q 'stripped' "$T/stripped_nocache.err"
@@ -79,6 +115,9 @@ if command -v dwz >/dev/null; then
 		XDG_CACHE_HOME=$T/dwz-cache "$KPROF" symbolize $opt -e "$T/dwz/fp" <"$T/addrs" >"$T/dwz-$state.out"
 		check "dwz, $state: as addr2line names the original" cmp "$T/expect" "$T/dwz-$state.out"
 	done
+	XDG_CACHE_HOME=$T/dwz-cache "$KPROF" symbolize --lines -e "$T/dwz/fp" <"$T/addrs" >"$T/dwz-lines.out"
+	"$KPROF" symbolize --no-cache --lines -e "$T/dwz/fp" <"$T/addrs" >"$T/dwz-lines-nocache.out"
+	check "dwz --lines, from the index and without: the original's lines" sh -c "cmp '$T/expect-lines' '$T/dwz-lines.out' && cmp '$T/expect-lines' '$T/dwz-lines-nocache.out'"
 else
 	fail "dwz is not installed (scripts/deps --test installs it)"
 fi
@@ -87,6 +126,8 @@ fi
 objcopy --only-keep-debug "$bin" "$T/inline.debug"
 "$KPROF" symbolize --no-cache -e "$T/inline.debug" <"$T/addrs" >"$T/debugfile.out"
 check "a separate debug file: as addr2line names them" cmp "$T/expect" "$T/debugfile.out"
+"$KPROF" symbolize --no-cache --lines -e "$T/inline.debug" <"$T/addrs" >"$T/debugfile-lines.out"
+check "... with their lines" cmp "$T/expect-lines" "$T/debugfile-lines.out"
 # a relative path is the same file
 (cd "$(dirname "$bin")" && "$KPROF" symbolize --no-cache -e "./$(basename "$bin")" <"$T/addrs") >"$T/relative.out"
 check "a relative path to the file: as addr2line names them" cmp "$T/expect" "$T/relative.out"

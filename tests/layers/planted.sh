@@ -19,7 +19,7 @@ fail() {
 tree=$tmp/tree
 mkdir -p "$tree"
 cp "$KP_SRC/layers.txt" "$tree/"
-for folder in $(sed 's/#.*//' "$KP_SRC/layers.txt"); do
+for folder in $(sed 's/#.*//; s/:.*//' "$KP_SRC/layers.txt"); do
 	cp -r "$KP_SRC/$folder" "$tree/"
 done
 check=("$KP_SRC/scripts/check-layers" "$tree")
@@ -38,6 +38,8 @@ report=$(plant flamegraph/report.c '#include "profiler/record.h"')
 svg=$(plant flamegraph/svg.c '#include "../profiler/record.h"')
 jit=$(plant symbolize/jit.c '#include <flamegraph/folded.h>')
 hash=$(plant util/hash.c '#include "symbolize/symbolize.h"')
+# above it in layers.txt, but not among what its line names
+session=$(plant profiler/session.c '#include "flamegraph/folded.h"')
 python3 "${check[@]}" >"$tmp/planted.out" 2>&1
 st=$?
 cat "$tmp/planted.out"
@@ -46,10 +48,11 @@ for want in \
 	"flamegraph/report.c:$report: #include \"profiler/record.h\": forbidden edge flamegraph -> profiler" \
 	"flamegraph/svg.c:$svg: #include \"../profiler/record.h\": forbidden edge flamegraph -> profiler" \
 	"symbolize/jit.c:$jit: #include <flamegraph/folded.h>: forbidden edge symbolize -> flamegraph" \
-	"util/hash.c:$hash: #include \"symbolize/symbolize.h\": forbidden edge util -> symbolize"; do
+	"util/hash.c:$hash: #include \"symbolize/symbolize.h\": forbidden edge util -> symbolize" \
+	"profiler/session.c:$session: #include \"flamegraph/folded.h\": forbidden edge profiler -> flamegraph"; do
 	grep -qF -- "$want" "$tmp/planted.out" || fail "not reported: $want"
 done
-[ "$(grep -c 'forbidden edge' "$tmp/planted.out")" -eq 4 ] || fail "expected exactly the 4 planted includes"
+[ "$(grep -c 'forbidden edge' "$tmp/planted.out")" -eq 5 ] || fail "expected exactly the 5 planted includes"
 
 # the compiler, with kp_flamegraph's own flags, refuses the planted
 # report.c and names it (and compiles the file as it was)

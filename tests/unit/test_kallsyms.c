@@ -113,6 +113,8 @@ static void test_facade_kernel(void)
 	CHECK_EQ_INT(f.n, 1);
 	CHECK_EQ_STR(f.frames[0].name, "mod_fn2");
 	CHECK_EQ_INT(f.frames[0].kind, KP_FRAME_KERNEL);
+	/* kallsyms has no source lines */
+	CHECK(f.frames[0].file == NULL && f.frames[0].line == 0);
 	loc.addr = 0xffffffff81000450;
 	CHECK(!kp_sym_resolve(sym, &loc, &f));
 	CHECK_EQ_STR(f.frames[0].name, "[unknown]");

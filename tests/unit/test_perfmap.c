@@ -492,6 +492,7 @@ static const char *jit_name(struct kp_symbolizer *sym, uint32_t id, uint64_t add
 	*ok = kp_sym_resolve(sym, &loc, &f);
 	CHECK_EQ_INT(f.n, 1);
 	CHECK_EQ_INT(f.frames[0].kind, KP_FRAME_JIT);
+	CHECK(f.frames[0].file == NULL && f.frames[0].line == 0); /* a perf map has none */
 	return f.frames[0].name;
 }
 

@@ -175,5 +175,32 @@ static void test_mappings_and_meta(void)
 	kp_profile_free(p);
 }
 
-KP_TEST_MAIN(test_strings_and_value_types, test_locations_and_frames, test_named_locations,
-	     test_samples_sum_per_root_and_stack, test_mappings_and_meta)
+/* 100k samples over 5000 locations and 20000 distinct stacks: the tables
+ * hold the distinct ones, the values every sample. */
+static void test_many(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_profile_root r = {.comm = kp_profile_intern(p, "x", 1)};
+	kp_count sum = 0, one = 1;
+
+	kp_profile_add_value_type(p, "samples", "count", 0);
+	for (uint32_t i = 0; i < 100000; i++) {
+		struct kp_loc l = {.addr = i % 5000, .kind = KP_LOC_KERNEL};
+		uint32_t stack[2] = {kp_profile_location(p, &l), i % 20000};
+
+		CHECK(kp_profile_add(p, &r, stack, 2, &one));
+	}
+	CHECK_EQ_INT(kp_profile_nlocations(p), 5000);
+	CHECK_EQ_INT(kp_profile_nsamples(p), 20000);
+	for (size_t i = 0; i < kp_profile_nsamples(p); i++) {
+		const kp_count *v;
+
+		kp_profile_sample(p, i, NULL, NULL, &v);
+		sum += v[0];
+	}
+	CHECK(sum == 100000 && kp_profile_total(p, 0) == 100000);
+	kp_profile_free(p);
+}
+
+KP_TEST_MAIN(test_many, test_strings_and_value_types, test_locations_and_frames,
+	     test_named_locations, test_samples_sum_per_root_and_stack, test_mappings_and_meta)

@@ -176,6 +176,58 @@ static const char *mark_names(struct kp_symbolizer *sym, uint32_t obj, const str
 	return mk ? names(sym, obj, mk->off) : "(no mark)";
 }
 
+/* The frames at mark m with their source positions, "name@FILE:LINE;..."
+ * (the file's last component; "??" when unknown). */
+static const char *mark_lines(struct kp_symbolizer *sym, uint32_t obj, const struct proc *p,
+			      const char *m)
+{
+	static char buf[4096];
+	static struct kp_sym_frames f;
+	const struct mark *mk = mark(p, m);
+	struct kp_loc loc = {.obj = obj, .kind = KP_LOC_USER};
+	size_t len = 0;
+
+	if (!mk)
+		return "(no mark)";
+	loc.addr = mk->off;
+	kp_sym_resolve(sym, &loc, &f);
+	buf[0] = '\0';
+	for (size_t i = 0; i < f.n && len < sizeof(buf) - 1; i++) {
+		const char *file = f.frames[i].file;
+
+		if (file && strrchr(file, '/'))
+			file = strrchr(file, '/') + 1;
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s@%s:%u", i ? ";" : "",
+					f.frames[i].name, file ? file : "??", f.frames[i].line);
+	}
+	return buf;
+}
+
+/* "name@FILE:LINE" with LINE the first line of the fixture source FILE
+ * holding needle: where the test expects a frame to point. */
+static const char *src_at(const char *name, const char *file, const char *needle)
+{
+	static char out[8][256];
+	static int next;
+	char path[1200], line[1024];
+	FILE *fp;
+	unsigned n = 0, found = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", src, file);
+	fp = fopen(path, "r");
+	while (fp && !found && fgets(line, sizeof(line), fp)) {
+		n++;
+		if (strstr(line, needle))
+			found = n;
+	}
+	if (fp)
+		fclose(fp);
+	CHECK(found != 0);
+	next = (next + 1) % 8;
+	snprintf(out[next], sizeof(out[next]), "%s@%s:%u", name, file, found);
+	return out[next];
+}
+
 /* An object registered by path only, as for a process already gone. */
 static uint32_t obj_by_path(struct kp_symbolizer *sym, const char *path)
 {
@@ -230,6 +282,68 @@ static void test_inline_and_deleted(void)
 	CHECK_EQ_STR(mark_names(sym, obj, &p, "plain"), "kp_plain_fn");
 	CHECK_EQ_STR(mark_names(sym2, obj2, &p, "leaf"), "kp_outer_fn");
 	CHECK_EQ_STR(mark_names(sym2, obj2, &p, "plain"), "kp_plain_fn");
+	/* source lines: the innermost frame at the mark's own line, each outer
+	 * one where the callee inside it was inlined; without inline frames
+	 * the function where its callee was inlined; none asked for, none */
+	{
+		char want[1024];
+		struct kp_sym_options nolines = {.no_lines = true};
+		struct kp_symbolizer *sym3 = kp_sym_new(&nolines);
+
+		snprintf(want, sizeof(want), "%s;%s;%s",
+			 src_at("kp_outer_fn", "inline.c", "r = kp_inl_mid(x);"),
+			 src_at("kp_inl_mid", "inline.c", "return kp_inl_leaf(x + 1)"),
+			 src_at("kp_inl_leaf", "inline.c", "MARK(\"leaf\")"));
+		CHECK_EQ_STR(mark_lines(sym, obj, &p, "leaf"), want);
+		snprintf(want, sizeof(want), "%s;%s",
+			 src_at("kp_outer_fn", "inline.c", "r = kp_inl_mid(x);"),
+			 src_at("kp_inl_mid", "inline.c", "MARK(\"mid\")"));
+		CHECK_EQ_STR(mark_lines(sym, obj, &p, "mid"), want);
+		CHECK_EQ_STR(mark_lines(sym, obj, &p, "outer"),
+			     src_at("kp_outer_fn", "inline.c", "MARK(\"outer\")"));
+		CHECK_EQ_STR(mark_lines(sym, obj, &p, "plain"),
+			     src_at("kp_plain_fn", "inline.c", "MARK(\"plain\")"));
+		CHECK_EQ_STR(mark_lines(sym2, obj2, &p, "leaf"),
+			     src_at("kp_outer_fn", "inline.c", "r = kp_inl_mid(x);"));
+		CHECK_EQ_STR(mark_lines(sym2, obj2, &p, "plain"),
+			     src_at("kp_plain_fn", "inline.c", "MARK(\"plain\")"));
+		CHECK_EQ_STR(mark_lines(sym3, obj_by_path(sym3, copy), &p, "leaf"),
+			     "kp_outer_fn@??:0;kp_inl_mid@??:0;kp_inl_leaf@??:0");
+		/* a header's function: the file of its rows, which come before
+		 * the line program's first DW_LNS_set_file (file register 1),
+		 * not the unit's own file (binutils 2.40's addr2line says
+		 * inline.c) */
+		{
+			char cmd[512], line[256];
+			unsigned long long va = 0;
+			FILE *fp;
+
+			snprintf(cmd, sizeof(cmd), "nm %s | grep ' kp_mark_record$'", copy);
+			fp = popen(cmd, "r");
+			if (fp && fgets(line, sizeof(line), fp))
+				va = strtoull(line, NULL, 16);
+			if (fp)
+				pclose(fp);
+			CHECK(va != 0);
+			{
+				static struct kp_sym_frames f;
+				struct kp_symbolizer *own = kp_sym_new(NULL);
+				struct kp_loc loc = {.addr = va,
+						     .obj = obj_by_path(own, copy),
+						     .kind = KP_LOC_USER};
+				const char *file;
+
+				kp_sym_resolve(own, &loc, &f);
+				CHECK_EQ_STR(f.n ? f.frames[0].name : "", "kp_mark_record");
+				file = f.n && f.frames[0].file ? strrchr(f.frames[0].file, '/')
+							       : NULL;
+				CHECK_EQ_STR(file ? file : "(none)", "/mark.h");
+				CHECK(f.n && f.frames[0].file && f.frames[0].file[0] == '/');
+				kp_sym_free(own);
+			}
+		}
+		kp_sym_free(sym3);
+	}
 	/* an offset outside any loadable segment */
 	CHECK_EQ_STR(names(sym, obj, 1ull << 40), "[unknown]");
 
@@ -374,6 +488,17 @@ static void test_cxx(void)
 	CHECK_EQ_STR(mark_names(sym, obj, &p, "anon"), "(anonymous namespace)::kp_anon");
 	CHECK_EQ_STR(mark_names(sym, obj, &p, "anonmember"),
 		     "kpns::kp_uses_anon;(anonymous namespace)::Anon::twice_[i]");
+	{
+		char want[1024];
+
+		snprintf(want, sizeof(want), "%s;%s",
+			 src_at("kpns::kp_uses_anon", "cxx.cpp", "return a.twice(x) + 1;"),
+			 src_at("(anonymous namespace)::Anon::twice", "cxx.cpp",
+				"MARK(\"anonmember\")"));
+		CHECK_EQ_STR(mark_lines(sym, obj, &p, "anonmember"), want);
+		CHECK_EQ_STR(mark_lines(sym, obj, &p, "callop"),
+			     src_at("kpns::Widget::operator()", "cxx.cpp", "MARK(\"callop\")"));
+	}
 	/* gcc may emit clones (".isra.0"): kept with --full-names */
 	CHECK(strncmp(mark_names(symf, objf, &p, "tmpl"), "kpns::kp_tmpl<int>(int)", 23) == 0);
 	CHECK(strncmp(mark_names(symf, objf, &p, "callop"), "kpns::Widget::operator()(int) const",

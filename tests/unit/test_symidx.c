@@ -19,6 +19,7 @@
 #include "kp_test.h"
 #include "symbolize/symidx.h"
 #include "util/checksum.h"
+#include "util/strtab.h"
 
 static char dir[96];			   /* DIR/cache/symbols */
 static struct kp_cachedir *cache, *symdir; /* DIR/cache and its symbols/ */
@@ -29,7 +30,9 @@ static const uint8_t other_bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,  3,  4,  5,
 
 /* A small build: text at 0x1000 (file offset 0), two functions; main has
  * an inlined callee (a C++ name, mangled), which has one of its own
- * (plain, qualified); a sizeless symbol up to its section's end. */
+ * (plain, qualified); a sizeless symbol up to its section's end. Source
+ * lines: main.c and work.h, a line-0 row, a gap without rows; the callees'
+ * call sites. */
 static struct kp_symidx *build_small(void)
 {
 	static const char names[] = "main\0helper\0_start\0";
@@ -38,17 +41,23 @@ static struct kp_symidx *build_small(void)
 		{0x1000, 0x100, 0, 0, 0},    /* main */
 		{0x1100, 0x80, 0, 5, 0},     /* helper */
 		{0x1200, 0, 0x1280, 12, 0}}; /* _start, sizeless */
+	struct kp_strtab *files = kp_strtab_new();
+	uint32_t main_c = kp_strtab_intern(files, "/src/main.c", 11);
+	uint32_t work_h = kp_strtab_intern(files, "/src/work.h", 11);
 	struct kp_dwflat_scope scopes[] = {
-		{-1, false, false, NULL, "main", NULL},
-		{0, true, false, "_ZN2ns4workEi", "work", NULL},
-		{1, true, true, NULL, "ns::(anonymous namespace)::W::step", NULL},
-		{-1, false, false, NULL, "helper", NULL}};
+		{-1, false, false, NULL, "main", NULL, 0, 0},
+		{0, true, false, "_ZN2ns4workEi", "work", NULL, main_c, 11},
+		{1, true, true, NULL, "ns::(anonymous namespace)::W::step", NULL, work_h, 4},
+		{-1, false, false, NULL, "helper", NULL, 0, 0}};
 	struct kp_dwflat_piece pieces[] = {{0x1000, 0x1010, 0},
 					   {0x1010, 0x1020, 1},
 					   {0x1020, 0x1030, 2},
 					   {0x1030, 0x1100, 0},
 					   {0x1100, 0x1180, 3}};
-	struct kp_dwflat flat = {scopes, 4, pieces, 5};
+	struct kp_dwflat_row rows[] = {{0x1000, 0x1008, main_c, 10}, {0x1008, 0x1010, main_c, 11},
+				       {0x1010, 0x1020, work_h, 5},  {0x1020, 0x1030, work_h, 0},
+				       {0x1040, 0x1100, main_c, 12}, {0x1100, 0x1180, main_c, 40}};
+	struct kp_dwflat flat = {scopes, 4, pieces, 5, rows, 6, files};
 	struct kp_symidx_input in = {.build_id = bid,
 				     .build_id_len = sizeof(bid),
 				     .segs = segs,
@@ -57,17 +66,20 @@ static struct kp_symidx *build_small(void)
 				     .sym_strings = names,
 				     .nsyms = 3,
 				     .dwarf = &flat};
+	struct kp_symidx *x = kp_symidx_build(&in);
 
-	return kp_symidx_build(&in);
+	kp_strtab_free(files);
+	return x;
 }
 
-/* The frames of file offset off as "outer;inlined;..." (innermost last). */
+/* The frames of file offset off as "outer;inlined;..." (innermost last),
+ * each inlined scope with its call site, then the address's row. */
 static void frames(const struct kp_symidx *x, uint64_t off, char *buf, size_t size)
 {
-	uint32_t chain[16];
+	uint32_t chain[16], line;
 	size_t n, len = 0;
 	uint64_t addr;
-	const char *sym;
+	const char *sym, *file;
 
 	buf[0] = '\0';
 	if (!kp_symidx_addr(x, off, &addr))
@@ -78,23 +90,38 @@ static void frames(const struct kp_symidx *x, uint64_t off, char *buf, size_t si
 	for (size_t i = n < 16 ? n : 16; i-- > 0;) {
 		char *name = kp_symidx_scope_name(x, chain[i], false);
 
+		file = kp_symidx_call_site(x, chain[i], &line);
 		if (len < size)
 			len += (size_t)snprintf(buf + len, size - len, ";%s%s", name ? name : "?",
 						kp_symidx_inlined(x, chain[i]) ? "_[i]" : "");
+		if (len < size && (file || line))
+			len += (size_t)snprintf(buf + len, size - len, "@%s:%u", file ? file : "??",
+						line);
 		free(name);
 	}
+	file = kp_symidx_line(x, addr, &line);
+	if (len < size && file)
+		snprintf(buf + len, size - len, " %s:%u", file, line);
 }
 
 static void check_small(const struct kp_symidx *x)
 {
 	static const struct {
 		uint64_t off;
-		const char *want; /* symbol, then the scopes outermost first */
+		const char *want; /* symbol, then the scopes outermost first, then the row */
 	} cases[] = {
-		{0x0, "main;main"},
-		{0x15, "main;main;ns::work_[i]"},
-		{0x25, "main;main;ns::work_[i];ns::(anonymous namespace)::W::step_[i]"},
-		{0x150, "helper;helper"},
+		{0x0, "main;main /src/main.c:10"},
+		{0x7, "main;main /src/main.c:10"},
+		{0x8, "main;main /src/main.c:11"},
+		{0x15, "main;main;ns::work_[i]@/src/main.c:11 /src/work.h:5"},
+		{0x25, "main;main;ns::work_[i]@/src/main.c:11;ns::(anonymous "
+		       "namespace)::W::step_[i]@/src/work.h:4 /src/work.h:0"},
+		{0x30, "main;main"}, /* no row */
+		{0x3f, "main;main"},
+		{0x40, "main;main /src/main.c:12"},
+		{0x150, "helper;helper /src/main.c:40"},
+		{0x17f, "helper;helper /src/main.c:40"},
+		{0x180, "-"},
 		{0x27f, "_start"}, /* sizeless: to the end of its section */
 		{0x280, "-"},
 		{0x3000, ""}, /* outside the segment */
@@ -105,6 +132,121 @@ static void check_small(const struct kp_symidx *x)
 		frames(x, cases[i].off, buf, sizeof(buf));
 		CHECK_EQ_STR(buf, cases[i].want);
 	}
+}
+
+/* The line table's encoding: random rows (small and large address and
+ * line steps, lines down as well as up, near 2^32, file changes, gaps,
+ * neighbours alike that the builder must not merge away) read back at
+ * every row's first and last address and in every gap, across block
+ * boundaries. */
+static void test_line_table(void)
+{
+	enum { NROWS = 5000 };
+	struct kp_dwflat_row *rows = calloc(NROWS, sizeof(*rows));
+	struct kp_strtab *files = kp_strtab_new();
+	struct kp_dwflat flat = {0};
+	struct kp_symidx_input in = {.build_id = bid, .build_id_len = sizeof(bid)};
+	uint64_t r = 0x2545f4914f6cdd1dULL, addr = 0x400000;
+	uint32_t line = 100;
+	size_t bad = 0;
+	struct kp_symidx *x;
+	char name[32];
+
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "/src/f%d.c", i);
+		kp_strtab_intern(files, name, strlen(name));
+	}
+	for (size_t i = 0; i < NROWS; i++) {
+		uint64_t step;
+
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		step = r % 16 == 0 ? (r >> 8) % 100000 + 1 : (r >> 8) % 40 + 1;
+		if (r % 97 == 0)
+			step += (uint64_t)1 << 33; /* a distant section */
+		if (i && r % 5 == 0)
+			addr += (r >> 20) % 64 + 1; /* a gap */
+		rows[i].lo = addr;
+		rows[i].hi = addr += step;
+		switch (r % 7) {
+		case 0:
+			line = (uint32_t)(r >> 32); /* anywhere, near 2^32 too */
+			break;
+		case 1:
+			line -= line > 50 ? (uint32_t)(r >> 40) % 50 : 0;
+			break;
+		case 2:
+			line = 0; /* a line-0 row */
+			break;
+		default:
+			line += (uint32_t)(r >> 40) % 9;
+		}
+		rows[i].line = line;
+		rows[i].file = i && r % 3 ? rows[i - 1].file : 1 + (uint32_t)(r >> 24) % 300;
+	}
+	flat.rows = rows;
+	flat.nrows = NROWS;
+	flat.files = files;
+	in.dwarf = &flat;
+	x = kp_symidx_build(&in);
+	for (size_t i = 0; i < NROWS; i++) {
+		uint64_t probe[3] = {rows[i].lo, rows[i].hi - 1,
+				     rows[i].lo + (rows[i].hi - rows[i].lo) / 2};
+
+		for (int k = 0; k < 3; k++) {
+			uint32_t got_line;
+			const char *got = kp_symidx_line(x, probe[k], &got_line);
+			const char *want = kp_strtab_str(files, rows[i].file);
+
+			if (!got || strcmp(got, want) != 0 || got_line != rows[i].line)
+				bad++;
+		}
+		if (i + 1 < NROWS && rows[i + 1].lo > rows[i].hi) {
+			uint32_t got_line;
+
+			if (kp_symidx_line(x, rows[i].hi, &got_line) ||
+			    kp_symidx_line(x, rows[i + 1].lo - 1, &got_line))
+				bad++;
+		}
+	}
+	{
+		uint32_t l;
+
+		CHECK(kp_symidx_line(x, rows[0].lo - 1, &l) == NULL);
+		CHECK(kp_symidx_line(x, rows[NROWS - 1].hi, &l) == NULL);
+		CHECK(kp_symidx_line(x, UINT64_MAX, &l) == NULL);
+	}
+	printf("line table: %d rows in %zu bytes, %zu misread\n", NROWS, kp_symidx_size(x), bad);
+	CHECK_EQ_INT(bad, 0);
+	kp_symidx_free(x);
+	/* compact: rows as a compiler makes them (small steps, lines a little
+	 * up or down, the file mostly the same) take under 3 bytes each, block
+	 * directory included, where 16-byte rows would double an index */
+	addr = 0x1000;
+	line = 1000;
+	for (size_t i = 0; i < NROWS; i++) {
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		rows[i].lo = addr;
+		rows[i].hi = addr += 1 + r % 40;
+		line += (uint32_t)(r >> 20) % 9 - 3;
+		rows[i].line = line;
+		rows[i].file = i && r % 50 ? rows[i - 1].file : 1 + (uint32_t)(r >> 24) % 300;
+	}
+	x = kp_symidx_build(&in);
+	{
+		struct kp_symidx *none;
+		size_t bytes;
+
+		flat.nrows = 0;
+		none = kp_symidx_build(&in);
+		bytes = kp_symidx_size(x) - kp_symidx_size(none);
+		printf("line table of a compiler's rows: %.2f bytes a row\n",
+		       (double)bytes / NROWS);
+		CHECK(bytes < 3 * NROWS);
+		kp_symidx_free(none);
+	}
+	kp_symidx_free(x);
+	kp_strtab_free(files);
+	free(rows);
 }
 
 static size_t file_size(const char *path)
@@ -207,6 +349,11 @@ static void use_all(const struct kp_symidx *x)
 
 	for (uint64_t off = 0; off < 0x3010; off += 3)
 		frames(x, off, buf, sizeof(buf));
+	for (uint64_t a = 0; a < 0x2000; a += 5) {
+		uint32_t line;
+
+		kp_symidx_line(x, a, &line);
+	}
 }
 
 /* Every byte changed in turn to several values: never accepted, said to
@@ -238,7 +385,7 @@ static void test_damage(const char *good, size_t len, bool resealed)
 				accepted++;
 				/* magic, version, byte order, size, build-id,
 				 * its length, the counts */
-				if (i < 52 || (i >= 96 && i < 100) || (i >= 120 && i < 160))
+				if (i < 52 || (i >= 96 && i < 100) || (i >= 120 && i < 184))
 					identity_accepted++;
 				use_all(x);
 				kp_symidx_free(x);
@@ -340,20 +487,21 @@ static void test_random_damage(const char *good, size_t len, bool resealed)
 	free(bad);
 }
 
-/* An index of the first format (version 1, no checksum) is of another
- * format: -ESTALE, and removed. */
+/* An index of an earlier format (1: no checksum; 2: no source lines) is
+ * of another format: -ESTALE, and removed. */
 static void test_old_version(const char *good, size_t len)
 {
 	char *old = malloc(len);
-	uint32_t v = 1;
 	int err;
 
-	memcpy(old, good, len);
-	memcpy(old + 8, &v, sizeof(v));
-	put_file(old, len);
-	CHECK(load_err(bid, &err) == NULL);
-	CHECK_EQ_INT(err, -ESTALE);
-	CHECK(access(index_path(), F_OK) != 0);
+	for (uint32_t v = 1; v <= 2; v++) {
+		memcpy(old, good, len);
+		memcpy(old + 8, &v, sizeof(v));
+		put_file(old, len);
+		CHECK(load_err(bid, &err) == NULL);
+		CHECK_EQ_INT(err, -ESTALE);
+		CHECK(access(index_path(), F_OK) != 0);
+	}
 	free(old);
 }
 
@@ -520,6 +668,7 @@ int main(void)
 	snprintf(top + strlen(top), sizeof(top) - strlen(top), "/cache");
 	cache = kp_cachedir_new(top, NULL, NULL);
 	symdir = kp_cachedir_sub(cache, "symbols");
+	test_line_table();
 	test_round_trip(&good, &len);
 	if (good) {
 		test_damage(good, len, false);

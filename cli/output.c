@@ -1,6 +1,8 @@
 #include "cli/output.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flamegraph/folded.h"
@@ -34,17 +36,52 @@ static int write_folded(const struct kp_output_ctx *ctx, FILE *out, struct kp_di
 	return err;
 }
 
+/* The lines under the title of a recording's flame graph, made from its
+ * metadata, so that the recorder and `kprof report` of its .kprof draw the
+ * same: the command, then the event, rate, duration, samples and lost
+ * samples. None for a profile that was not recorded (folded text). */
+static size_t run_lines(const struct kp_profile *p, char lines[2][4200])
+{
+	const char *cmd = kp_profile_meta(p, KP_META_COMMAND),
+		   *ev = kp_profile_meta(p, KP_META_EVENT),
+		   *freq = kp_profile_meta(p, KP_META_FREQUENCY),
+		   *period = kp_profile_meta(p, KP_META_PERIOD),
+		   *dur = kp_profile_meta(p, KP_META_DURATION),
+		   *samples = kp_profile_meta(p, KP_META_SAMPLES),
+		   *lost = kp_profile_meta(p, KP_META_LOST);
+
+	if (!cmd)
+		return 0;
+	snprintf(lines[0], sizeof(lines[0]), "%s", cmd);
+	if (!ev || !dur || !samples || !lost || (!freq && !period))
+		return 1;
+	snprintf(lines[1], sizeof(lines[1]), "%s %s %s %s, %.1f s, %s samples, %s lost", ev,
+		 freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events",
+		 strtod(dur, NULL), samples, lost);
+	return 2;
+}
+
 static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
 	struct kp_folded *f = fold(ctx, d);
-	struct kp_svg_opts defaults;
+	struct kp_svg_opts o;
+	static char lines[2][4200];
+	const char *info[2] = {lines[0], lines[1]};
 	int err;
 
 	if (!f)
 		return -ERANGE;
-	if (!ctx->svg)
-		kp_svg_opts_init(&defaults);
-	err = kp_svg_write(f, ctx->svg ? ctx->svg : &defaults, out, d);
+	if (ctx->svg)
+		o = *ctx->svg;
+	else
+		kp_svg_opts_init(&o);
+	if (!o.n_info_lines) {
+		o.info_lines = info;
+		o.n_info_lines = run_lines(ctx->profile, lines);
+		/* a recording with no samples still says so */
+		o.allow_empty |= o.n_info_lines > 0;
+	}
+	err = kp_svg_write(f, &o, out, d);
 	kp_folded_free(f);
 	return err;
 }

@@ -16,6 +16,7 @@
 
 #include "flamegraph/zstdio.h"
 #include "kprof.pb-c.h"
+#include "util/u64map.h"
 #include "util/xalloc.h"
 
 static const char magic[5] = {'K', 'P', 'R', 'O', 'F'};
@@ -167,25 +168,60 @@ static void col32_push(struct col32 *c, uint32_t v)
 	c->v[c->n++] = v;
 }
 
+/* A grow-only column of signed 64-bit values (the differences). */
+struct col64 {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static void col64_push(struct col64 *c, int64_t v)
+{
+	kp_xgrow(&c->v, &c->cap, c->n + 1, sizeof(*c->v));
+	c->v[c->n++] = v;
+}
+
+/* The value last kept under key (0 when none), and v kept instead. */
+static uint64_t last_swap(struct kp_u64map *m, uint64_t key, uint64_t v)
+{
+	uint64_t old = 0;
+
+	kp_u64map_get(m, key, &old);
+	kp_u64map_put(m, key, v);
+	return old;
+}
+
+static uint64_t object_key(uint32_t kind, uint32_t obj)
+{
+	return (uint64_t)kind << 32 | obj;
+}
+
 static int write_locations(struct writer *w, size_t *nframes)
 {
 	size_t n = kp_profile_nlocations(w->p);
 	uint32_t *kind = kp_xcalloc(BATCH, sizeof(*kind)), *obj = kp_xcalloc(BATCH, sizeof(*obj));
 	uint32_t *state = kp_xcalloc(BATCH, sizeof(*state)),
 		 *count = kp_xcalloc(BATCH, sizeof(*count));
-	uint64_t *addr = kp_xcalloc(BATCH, sizeof(*addr));
-	struct col32 fn = {0}, line = {0}, fkind = {0};
+	int64_t *addr = kp_xcalloc(BATCH, sizeof(*addr));
+	struct col64 fn = {0}, line = {0};
+	struct col32 fkind = {0};
 	int err = 0;
 
 	*nframes = 0;
 	for (size_t id = 0; id < n && !err;) {
 		Kprof__Locations m = KPROF__LOCATIONS__INIT;
 		Kprof__Chunk c = KPROF__CHUNK__INIT;
+		/* per chunk: the last address and function of each object, the
+		 * last line of each function */
+		struct kp_u64map last_addr, last_fn, last_line;
 		size_t k = 0;
 
+		kp_u64map_init(&last_addr);
+		kp_u64map_init(&last_fn);
+		kp_u64map_init(&last_line);
 		fn.n = line.n = fkind.n = 0;
 		for (; id < n && k < BATCH && fn.n < 4 * BATCH; id++, k++) {
 			const struct kp_loc *l = kp_profile_loc(w->p, (uint32_t)id);
+			uint64_t key = object_key(l->kind, l->obj);
 			size_t nf;
 			bool resolved;
 			const struct kp_profile_frame *fr =
@@ -193,16 +229,23 @@ static int write_locations(struct writer *w, size_t *nframes)
 
 			kind[k] = l->kind;
 			obj[k] = l->obj;
-			addr[k] = l->addr;
+			addr[k] = (int64_t)(l->addr - last_swap(&last_addr, key, l->addr));
 			state[k] = !fr ? LOC_UNNAMED : resolved ? LOC_NAMED : LOC_PLACEHOLDER;
 			count[k] = (uint32_t)nf;
 			for (size_t j = 0; j < nf; j++) {
-				col32_push(&fn, fr[j].function);
-				col32_push(&line, fr[j].line);
+				uint32_t f = fr[j].function;
+
+				col64_push(&fn, (int64_t)f - (int64_t)last_swap(&last_fn, key, f));
+				col64_push(&line,
+					   (int64_t)fr[j].line -
+						   (int64_t)last_swap(&last_line, f, fr[j].line));
 				col32_push(&fkind, fr[j].kind);
 			}
 			*nframes += nf;
 		}
+		kp_u64map_fini(&last_addr);
+		kp_u64map_fini(&last_fn);
+		kp_u64map_fini(&last_line);
 		m.n_kind = m.n_object = m.n_address = m.n_state = m.n_frames = k;
 		m.kind = kind;
 		m.object = obj;
@@ -263,54 +306,102 @@ static int write_mappings(struct writer *w)
 	return err;
 }
 
+/* The stacks of a chunk's samples as a tree of their prefixes: node ids
+ * from 1 (0 is the root, the empty prefix), children found by (node,
+ * location); each node remembers the last sample whose stack passed it. */
+struct prefixes {
+	struct kp_u64map child; /* node << 32 | location -> node */
+	struct col32 last;	/* node -> the last sample (in the chunk) through it */
+};
+
+static uint32_t prefix_child(const struct prefixes *t, uint32_t node, uint32_t loc)
+{
+	uint64_t v;
+
+	return kp_u64map_get(&t->child, (uint64_t)node << 32 | loc, &v) ? (uint32_t)v : 0;
+}
+
+/* Returns how many leading locations of stack[0..n) an earlier sample of
+ * the chunk has too, with in *back how many samples back the last such
+ * sample is (0 when none), and adds stack as the chunk's sample k. */
+static size_t prefix_add(struct prefixes *t, const uint32_t *stack, size_t n, uint32_t k,
+			 uint32_t *back)
+{
+	uint32_t node = 0, next;
+	size_t shared = 0;
+
+	while (shared < n && (next = prefix_child(t, node, stack[shared])))
+		node = next, shared++;
+	*back = shared ? k - t->last.v[node] : 0;
+	node = 0;
+	for (size_t j = 0; j < n; j++) {
+		next = j < shared ? prefix_child(t, node, stack[j]) : 0;
+		if (!next) {
+			next = (uint32_t)t->last.n;
+			kp_u64map_put(&t->child, (uint64_t)node << 32 | stack[j], next);
+			col32_push(&t->last, k);
+		}
+		node = next;
+		t->last.v[node] = k;
+	}
+	return shared;
+}
+
 static int write_samples(struct writer *w)
 {
 	size_t n = kp_profile_nsamples(w->p), nv = kp_profile_nvalues(w->p);
 	uint32_t *comm = kp_xcalloc(BATCH, sizeof(*comm)), *pid = kp_xcalloc(BATCH, sizeof(*pid));
-	uint32_t *tid = kp_xcalloc(BATCH, sizeof(*tid)),
-		 *shared = kp_xcalloc(BATCH, sizeof(*shared));
-	uint32_t *depth = kp_xcalloc(BATCH, sizeof(*depth));
+	uint32_t *tid = kp_xcalloc(BATCH, sizeof(*tid)), *back = kp_xcalloc(BATCH, sizeof(*back));
+	uint32_t *shared = kp_xcalloc(BATCH, sizeof(*shared)),
+		 *depth = kp_xcalloc(BATCH, sizeof(*depth));
 	uint64_t *lo = kp_xcalloc(BATCH * KP_PROFILE_MAX_VALUES, sizeof(*lo));
 	uint64_t *hi = kp_xcalloc(BATCH * KP_PROFILE_MAX_VALUES, sizeof(*hi));
-	struct col32 locs = {0};
+	struct col64 locs = {0};
+	struct prefixes t = {0};
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err;) {
 		Kprof__Samples m = KPROF__SAMPLES__INIT;
 		Kprof__Chunk c = KPROF__CHUNK__INIT;
-		const uint32_t *prev = NULL;
-		size_t k = 0, nprev = 0;
+		size_t k = 0;
 		bool high = false;
 
+		/* stacks of one chunk share callers: each names the earlier one it
+		 * shares most with and sends only the rest */
+		kp_u64map_init(&t.child);
+		t.last.n = 0;
+		col32_push(&t.last, 0); /* the root */
 		locs.n = 0;
 		for (; i < n && k < BATCH && locs.n < 16 * BATCH; i++, k++) {
 			struct kp_profile_root root;
 			const kp_count *values;
-			size_t len, same = 0;
+			size_t len, same;
 			const uint32_t *stack = kp_profile_sample(w->p, i, &root, &len, &values);
+			uint32_t prev;
 
-			/* stacks added one after the other often share their callers */
-			while (same < len && same < nprev && stack[same] == prev[same])
-				same++;
+			same = prefix_add(&t, stack, len, (uint32_t)k, &back[k]);
 			comm[k] = root.comm;
 			pid[k] = root.pid;
 			tid[k] = root.tid;
 			shared[k] = (uint32_t)same;
 			depth[k] = (uint32_t)(len - same);
-			for (size_t j = same; j < len; j++)
-				col32_push(&locs, stack[j]);
+			prev = same ? stack[same - 1] : 0;
+			for (size_t j = same; j < len; j++) {
+				col64_push(&locs, (int64_t)stack[j] - (int64_t)prev);
+				prev = stack[j];
+			}
 			for (size_t v = 0; v < nv; v++) {
 				lo[k * nv + v] = (uint64_t)values[v];
 				hi[k * nv + v] = (uint64_t)(values[v] >> 64);
 				high |= hi[k * nv + v] != 0;
 			}
-			prev = stack;
-			nprev = len;
 		}
-		m.n_comm = m.n_pid = m.n_tid = m.n_shared = m.n_depth = k;
+		kp_u64map_fini(&t.child);
+		m.n_comm = m.n_pid = m.n_tid = m.n_back = m.n_shared = m.n_depth = k;
 		m.comm = comm;
 		m.pid = pid;
 		m.tid = tid;
+		m.back = back;
 		m.shared = shared;
 		m.depth = depth;
 		m.n_location = locs.n;
@@ -326,11 +417,13 @@ static int write_samples(struct writer *w)
 	free(comm);
 	free(pid);
 	free(tid);
+	free(back);
 	free(shared);
 	free(depth);
 	free(lo);
 	free(hi);
 	free(locs.v);
+	free(t.last.v);
 	return err;
 }
 
@@ -579,52 +672,92 @@ static int read_functions(struct reader *r, const Kprof__Functions *m)
 static int read_locations(struct reader *r, const Kprof__Locations *m)
 {
 	size_t n = m->n_kind, f = 0;
+	struct kp_u64map last_addr, last_fn, last_line;
+	int err = 0;
 
 	if (m->n_object != n || m->n_address != n || m->n_state != n || m->n_frames != n)
 		return damaged(r, "columns of different lengths");
 	if (m->n_line != m->n_function || m->n_frame_kind != m->n_function)
 		return damaged(r, "frame columns of different lengths");
-	for (size_t i = 0; i < n; i++) {
-		struct kp_loc loc = {
-			.addr = m->address[i], .obj = m->object[i], .kind = m->kind[i]};
+	kp_u64map_init(&last_addr);
+	kp_u64map_init(&last_fn);
+	kp_u64map_init(&last_line);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct kp_loc loc = {.obj = m->object[i], .kind = m->kind[i]};
+		uint64_t key = object_key(loc.kind, loc.obj), v = 0;
 		size_t nf = m->frames[i];
 		uint32_t id;
 
-		if (loc.kind >= KP_LOC_NKINDS)
-			return damaged(r, "location %zu has kind %u", r->nlocations, loc.kind);
-		if (m->state[i] > LOC_PLACEHOLDER || (m->state[i] == LOC_UNNAMED && nf))
-			return damaged(r, "location %zu has state %u with %zu frames",
-				       r->nlocations, m->state[i], nf);
-		if (nf > m->n_function - f)
-			return damaged(r, "location %zu has %zu frames, %zu are left",
-				       r->nlocations, nf, m->n_function - f);
+		if (loc.kind >= KP_LOC_NKINDS) {
+			err = damaged(r, "location %zu has kind %u", r->nlocations, loc.kind);
+			break;
+		}
+		kp_u64map_get(&last_addr, key, &v);
+		loc.addr = v + (uint64_t)m->address[i];
+		kp_u64map_put(&last_addr, key, loc.addr);
+		if (m->state[i] > LOC_PLACEHOLDER || (m->state[i] == LOC_UNNAMED && nf)) {
+			err = damaged(r, "location %zu has state %u with %zu frames", r->nlocations,
+				      m->state[i], nf);
+			break;
+		}
+		if (nf > m->n_function - f) {
+			err = damaged(r, "location %zu has %zu frames, %zu are left", r->nlocations,
+				      nf, m->n_function - f);
+			break;
+		}
 		kp_xgrow(&r->frames, &r->frames_cap, nf ? nf : 1, sizeof(*r->frames));
-		for (size_t j = 0; j < nf; j++, f++) {
-			if (m->function[f] >= r->nfunctions)
-				return damaged(r, "location %zu names function %u of %zu",
-					       r->nlocations, m->function[f], r->nfunctions);
-			if (m->frame_kind[f] > KP_FRAME_ROOT)
-				return damaged(r, "location %zu has a frame of kind %u",
-					       r->nlocations, m->frame_kind[f]);
+		for (size_t j = 0; j < nf && !err; j++, f++) {
+			uint64_t fn = 0, line = 0;
+
+			kp_u64map_get(&last_fn, key, &fn);
+			fn += (uint64_t)m->function[f];
+			if (fn >= r->nfunctions) {
+				err = damaged(r, "location %zu names function %lld of %zu",
+					      r->nlocations, (long long)fn, r->nfunctions);
+				break;
+			}
+			kp_u64map_put(&last_fn, key, fn);
+			kp_u64map_get(&last_line, fn, &line);
+			line += (uint64_t)m->line[f];
+			if (line > UINT32_MAX) {
+				err = damaged(r, "location %zu has line %lld", r->nlocations,
+					      (long long)line);
+				break;
+			}
+			kp_u64map_put(&last_line, fn, line);
+			if (m->frame_kind[f] > KP_FRAME_ROOT) {
+				err = damaged(r, "location %zu has a frame of kind %u",
+					      r->nlocations, m->frame_kind[f]);
+				break;
+			}
 			r->frames[j] = (struct kp_profile_frame){
-				.function = m->function[f],
-				.line = m->line[f],
+				.function = (uint32_t)fn,
+				.line = (uint32_t)line,
 				.kind = (uint8_t)m->frame_kind[f],
 			};
 		}
-		if (r->nlocations >= UINT32_MAX)
-			return damaged(r, "more than 2^32 locations");
+		if (err)
+			break;
+		if (r->nlocations >= UINT32_MAX) {
+			err = damaged(r, "more than 2^32 locations");
+			break;
+		}
 		id = kp_profile_location(r->p, &loc);
-		if (id != r->nlocations)
-			return damaged(r, "location %zu repeats location %u", r->nlocations, id);
+		if (id != r->nlocations) {
+			err = damaged(r, "location %zu repeats location %u", r->nlocations, id);
+			break;
+		}
 		if (m->state[i] != LOC_UNNAMED)
 			kp_profile_set_frames(r->p, id, r->frames, nf, m->state[i] == LOC_NAMED);
 		r->nlocations++;
 		r->nframes += nf;
 	}
-	if (f != m->n_function)
-		return damaged(r, "%zu frames belong to no location", m->n_function - f);
-	return 0;
+	if (!err && f != m->n_function)
+		err = damaged(r, "%zu frames belong to no location", m->n_function - f);
+	kp_u64map_fini(&last_addr);
+	kp_u64map_fini(&last_fn);
+	kp_u64map_fini(&last_line);
+	return err;
 }
 
 static int read_mappings(struct reader *r, const Kprof__Mappings *m)
@@ -657,10 +790,10 @@ static int read_mappings(struct reader *r, const Kprof__Mappings *m)
 
 static int read_samples(struct reader *r, const Kprof__Samples *m)
 {
-	size_t n = m->n_comm, nv = kp_profile_nvalues(r->p), off = 0, len = 0;
+	size_t n = m->n_comm, nv = kp_profile_nvalues(r->p), off = 0;
 
 	r->samples = true;
-	if (m->n_pid != n || m->n_tid != n || m->n_shared != n || m->n_depth != n)
+	if (m->n_pid != n || m->n_tid != n || m->n_back != n || m->n_shared != n || m->n_depth != n)
 		return damaged(r, "columns of different lengths");
 	if (m->n_value != n * nv)
 		return damaged(r, "%zu values for %zu samples of %zu value types", m->n_value, n,
@@ -670,24 +803,36 @@ static int read_samples(struct reader *r, const Kprof__Samples *m)
 	for (size_t i = 0; i < n; i++) {
 		struct kp_profile_root root = {m->comm[i], m->pid[i], m->tid[i]};
 		kp_count values[KP_PROFILE_MAX_VALUES];
-		size_t depth = m->depth[i];
+		size_t depth = m->depth[i], len = m->shared[i], blen = 0;
+		uint64_t prev = 0;
 
 		if (!string_ok(r, root.comm))
 			return damaged(r, "sample %zu names string %u of %zu", r->nsamples,
 				       root.comm, r->nstrings);
-		if (m->shared[i] > len)
-			return damaged(r, "sample %zu shares %u locations of %zu", r->nsamples,
-				       m->shared[i], len);
+		if (m->back[i] > i || (!m->back[i] && len))
+			return damaged(r, "sample %zu: %u back, %zu shared locations", r->nsamples,
+				       m->back[i], len);
+		if (len) {
+			const uint32_t *b = kp_profile_sample(r->p, r->nsamples - m->back[i], NULL,
+							      &blen, NULL);
+
+			if (len > blen)
+				return damaged(r, "sample %zu shares %zu locations of %zu",
+					       r->nsamples, len, blen);
+			kp_xgrow(&r->stack, &r->stack_cap, len, sizeof(*r->stack));
+			memcpy(r->stack, b, len * sizeof(*b));
+			prev = b[len - 1];
+		}
 		if (depth > m->n_location - off)
 			return damaged(r, "sample %zu has %zu locations, %zu are left", r->nsamples,
 				       depth, m->n_location - off);
-		len = m->shared[i];
 		kp_xgrow(&r->stack, &r->stack_cap, len + depth + 1, sizeof(*r->stack));
 		for (size_t j = 0; j < depth; j++, off++) {
-			if (m->location[off] >= r->nlocations)
-				return damaged(r, "sample %zu names location %u of %zu",
-					       r->nsamples, m->location[off], r->nlocations);
-			r->stack[len++] = m->location[off];
+			prev += (uint64_t)m->location[off];
+			if (prev >= r->nlocations)
+				return damaged(r, "sample %zu names location %lld of %zu",
+					       r->nsamples, (long long)prev, r->nlocations);
+			r->stack[len++] = (uint32_t)prev;
 		}
 		for (size_t v = 0; v < nv; v++) {
 			values[v] = m->value[i * nv + v];

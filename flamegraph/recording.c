@@ -21,9 +21,13 @@
 
 static const char magic[5] = {'K', 'P', 'R', 'O', 'F'};
 
-/* zstd's level: 19 makes a file some 14% smaller than 9 in four times
- * the time (docs/recording-format.md) */
-#define ZSTD_LEVEL 9
+/* zstd's level: 19 makes recordings 4-6% smaller than 9 (system-wide
+ * ones; 14% for big profiles of folded text) in four to ten times the
+ * time, some 3 MB/s: spent when the data is small enough that it takes
+ * well under a second (docs/recording-format.md) */
+#define ZSTD_LEVEL_SMALL 19
+#define ZSTD_LEVEL	 9
+#define SMALL_BODY	 (2u << 20)
 /* items per chunk: big enough that the columns compress, small enough
  * that a chunk is a bounded amount of memory */
 #define BATCH	    4096
@@ -483,6 +487,28 @@ static int write_body(struct writer *w)
 	return put(w, &c);
 }
 
+/* Roughly how many bytes the decompressed body will have: a byte or two a
+ * stack location, a dozen a location, the strings. */
+static size_t body_estimate(const struct kp_profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < kp_profile_nsamples(p) && n < SMALL_BODY; i++) {
+		size_t len;
+
+		kp_profile_sample(p, i, NULL, &len, NULL);
+		n += 2 * len + 4;
+	}
+	n += 12 * kp_profile_nlocations(p) + 4 * kp_profile_nfunctions(p);
+	for (uint32_t id = 1; id <= kp_profile_nstrings(p) && n < SMALL_BODY; id++) {
+		size_t len;
+
+		kp_profile_str(p, id, &len);
+		n += len + 1;
+	}
+	return n;
+}
+
 int kp_recording_write(const struct kp_profile *p, FILE *out, struct kp_diag *d)
 {
 	const unsigned char header[KP_RECORDING_HEADER_SIZE] = {
@@ -494,7 +520,7 @@ int kp_recording_write(const struct kp_profile *p, FILE *out, struct kp_diag *d)
 
 	if (fwrite(header, 1, sizeof(header), out) != sizeof(header))
 		return kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the recording");
-	z = kp_zstd_writer_new(out, ZSTD_LEVEL);
+	z = kp_zstd_writer_new(out, body_estimate(p) < SMALL_BODY ? ZSTD_LEVEL_SMALL : ZSTD_LEVEL);
 	w.fp = kp_zstd_writer_file(z);
 	err = write_body(&w);
 	if (err) {

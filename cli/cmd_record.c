@@ -14,12 +14,12 @@
 #include "cli/output.h"
 #include "cli/svg_options.h"
 #include "flamegraph/svg.h"
+#include "profiler/evlist.h"
 #include "profiler/session.h"
 #include "symbolize/symbolize.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-#define KPROF_VERSION "0.1.0"
 
 enum {
 	OPT_PID = 2000,
@@ -356,7 +356,7 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			c->stats = true;
 			break;
 		case OPT_VERSION:
-			printf("kprof %s\n", KPROF_VERSION);
+			printf("kprof %s\n", KP_VERSION);
 			free(opts);
 			return 1;
 		case OPT_HELP:
@@ -477,7 +477,7 @@ static void describe_run(struct kp_profile *p, const struct record_cli *c, int a
 	size_t len = 0;
 	struct utsname u;
 
-	kp_profile_set_meta(p, KP_META_VERSION, "%s", KPROF_VERSION);
+	kp_profile_set_meta(p, KP_META_VERSION, "%s", KP_VERSION);
 	cmd[0] = '\0';
 	for (int i = 0; i < argc && len + 1 < sizeof(cmd); i++)
 		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",

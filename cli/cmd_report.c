@@ -22,6 +22,7 @@ enum {
 	OPT_VALUE,
 	OPT_PID,
 	OPT_TID,
+	OPT_LINES,
 };
 
 static const struct option own_opts[] = {
@@ -29,7 +30,7 @@ static const struct option own_opts[] = {
 	{"top", required_argument, NULL, OPT_TOP}, {"annotate", no_argument, NULL, OPT_ANNOTATE},
 	{"strict", no_argument, NULL, OPT_STRICT}, {"value", required_argument, NULL, OPT_VALUE},
 	{"pid", no_argument, NULL, OPT_PID},	   {"tid", no_argument, NULL, OPT_TID},
-	{"help", no_argument, NULL, 'h'},
+	{"lines", no_argument, NULL, OPT_LINES},   {"help", no_argument, NULL, 'h'},
 };
 
 static void usage(FILE *out)
@@ -48,6 +49,8 @@ static void usage(FILE *out)
 	      "      --pid, --tid    root frames comm-PID, comm-PID/TID (recordings made with\n"
 	      "                      --pid or --tid, which have them by default)\n"
 	      "      --annotate      folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
+	      "      --lines         speedscope: a frame per function and source line (default:\n"
+	      "                      per function)\n"
 	      "      --strict        folded input: fail at the first malformed line\n"
 	      "  -h, --help          this help\n"
 	      "Flame graph options (-f svg):\n",
@@ -124,6 +127,9 @@ int kp_cmd_report(int argc, char **argv)
 			continue;
 		case OPT_TID:
 			ctx.fold.root_tid = true;
+			continue;
+		case OPT_LINES:
+			ctx.per_line = true;
 			continue;
 		case 'h':
 			usage(stdout);

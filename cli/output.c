@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "flamegraph/folded.h"
+#include "flamegraph/pprof.h"
 #include "flamegraph/recording.h"
+#include "flamegraph/speedscope.h"
 #include "flamegraph/svg.h"
 
 /* The folded table the name-based writers draw from. */
@@ -110,10 +112,28 @@ static int write_kprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_dia
 	return kp_recording_write(ctx->profile, out, d);
 }
 
+static int write_pprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	/* pprof readers show the value kprof draws first */
+	struct kp_pprof_opts o = {.default_value = ctx->fold.value};
+
+	return kp_pprof_write(ctx->profile, &o, out, d);
+}
+
+static int write_speedscope(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	struct kp_speedscope_opts o = {
+		.fold = ctx->fold, .lines = ctx->per_line, .exporter = "kprof " KP_VERSION};
+
+	return kp_speedscope_write(ctx->profile, &o, out, d);
+}
+
 static const char *const svg_exts[] = {".svg", NULL};
 static const char *const folded_exts[] = {".folded", ".txt", NULL};
 static const char *const top_exts[] = {".top", NULL};
 static const char *const kprof_exts[] = {".kprof", NULL};
+static const char *const pprof_exts[] = {".pb.gz", NULL};
+static const char *const speedscope_exts[] = {".speedscope.json", NULL};
 
 static const struct kp_output_format formats[] = {
 	{.name = "svg",
@@ -134,6 +154,17 @@ static const struct kp_output_format formats[] = {
 	 .lines = true,
 	 .what = "a .kprof recording: the whole profile, zstd-compressed",
 	 .write = write_kprof},
+	{.name = "pprof",
+	 .exts = pprof_exts,
+	 .binary = true,
+	 .lines = true,
+	 .what = "gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)",
+	 .write = write_pprof},
+	{.name = "speedscope",
+	 .exts = speedscope_exts,
+	 .lines = true,
+	 .what = "speedscope JSON (speedscope.app; --lines: a frame per line)",
+	 .write = write_speedscope},
 };
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))

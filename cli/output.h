@@ -21,6 +21,7 @@ struct kp_output_ctx {
 	const struct kp_svg_opts *svg;	  /* SVG options (title, palette, ...) */
 	bool annotate;			  /* folded: _[k] _[j] _[i] suffixes */
 	size_t top;			  /* top: how many functions (default 20) */
+	bool per_line;			  /* speedscope: a frame per source line */
 };
 
 struct kp_output_format {

@@ -6,9 +6,8 @@
 
 #include "util/xalloc.h"
 
-/* The root frame's text: comm, comm-PID or comm-PID/TID. */
-static const char *root_name(const struct kp_profile *p, const struct kp_profile_root *r,
-			     const struct kp_fold_opts *o, char *buf, size_t size)
+const char *kp_fold_root_name(const struct kp_profile *p, const struct kp_profile_root *r,
+			      const struct kp_fold_opts *o, char *buf, size_t size)
 {
 	const char *comm = kp_profile_str(p, r->comm, NULL);
 
@@ -45,7 +44,8 @@ bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
 		kp_xgrow(&stack, &stack_cap, n + 1, sizeof(*stack));
 		if (root.comm || root.pid)
 			stack[nf++] = (struct kp_frame){
-				root_name(p, &root, o, rootbuf, sizeof(rootbuf)), KP_FRAME_ROOT};
+				kp_fold_root_name(p, &root, o, rootbuf, sizeof(rootbuf)),
+				KP_FRAME_ROOT};
 		for (size_t j = 0; j < n; j++) {
 			size_t nfr;
 			const struct kp_profile_frame *fr =

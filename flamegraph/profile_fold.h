@@ -25,6 +25,12 @@ struct kp_fold_opts {
 bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
 			   const struct kp_fold_opts *o);
 
+/* The root frame's text of r: comm, comm-PID or comm-PID/TID as o says;
+ * in buf (size bytes, cut if need be) or the profile's own string. Writers
+ * that draw roots as frames (folded, SVG, speedscope) name them so. */
+const char *kp_fold_root_name(const struct kp_profile *p, const struct kp_profile_root *r,
+			      const struct kp_fold_opts *o, char *buf, size_t size);
+
 /* A new profile holding f's stacks: the first frame of each stack is its
  * root (comm), unless it is empty or has a kind (_[k], _[j], _[i]: then
  * the root is empty and every frame a location); every frame is a KP_LOC_NAMED

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profiler/evlist.h"
 #include "profiler/proctab.h"
 #include "profiler/recqueue.h"
 #include "profiler/record.h"
@@ -27,22 +28,10 @@
 /* Unwind cost histogram: 100 ns buckets up to 1 ms, then one bucket. */
 #define COST_BUCKETS 10001
 
-struct cpu_ring {
-	int cpu;
-	int fd; /* the event whose ring this is */
-	struct kp_ring ring;
-};
-
 struct kp_session {
 	struct kp_session_opts opts;
-	struct perf_event_attr attr;
+	struct kp_evlist ev; /* the events, their rings, the attr as opened */
 	struct kp_record_layout layout;
-	char event_name[64];
-
-	int *fds; /* every event fd */
-	size_t nfds, fds_cap;
-	struct cpu_ring *rings;
-	size_t nrings;
 	int epfd, sigfd;
 	sigset_t oldmask;
 	bool have_target;
@@ -83,269 +72,17 @@ static void add_note(struct kp_session *s, char *note)
 	s->notes[s->nnotes++] = note;
 }
 
-int kp_cpulist_parse(const char *str, int **cpus)
-{
-	int *v = NULL;
-	size_t n = 0, cap = 0;
-	const char *p = str;
-
-	while (*p) {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-
-		if (end == p || a < 0 || a > 65535)
-			goto bad;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a || b > 65535)
-				goto bad;
-			p = end;
-		}
-		for (long c = a; c <= b; c++) {
-			kp_xgrow(&v, &cap, n + 1, sizeof(*v));
-			v[n++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			goto bad;
-		else if (*p == '\n')
-			break;
-	}
-	if (!n)
-		goto bad;
-	*cpus = v;
-	return (int)n;
-bad:
-	free(v);
-	return -EINVAL;
-}
-
-static int online_cpus(int **cpus)
-{
-	char buf[4096];
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int n;
-
-	if (f && fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return kp_cpulist_parse(buf, cpus);
-	}
-	if (f)
-		fclose(f);
-	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (n <= 0)
-		n = 1;
-	*cpus = kp_xmalloc((size_t)n * sizeof(int));
-	for (int i = 0; i < n; i++)
-		(*cpus)[i] = i;
-	return n;
-}
-
-/* "0-3,6" for the sorted list v[0..n) */
-static void format_cpulist(const int *v, int n, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < n && len + 24 < size; i++) {
-		int j = i;
-
-		while (j + 1 < n && v[j + 1] == v[j] + 1)
-			j++;
-		if (j > i)
-			len += (size_t)snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "",
-						v[i], v[j]);
-		else
-			len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? "," : "",
-						v[i]);
-		i = j;
-	}
-}
-
-/* Every CPU of -C must be online: the kernel's own answer for another one
- * (ENODEV, or EINVAL blamed on the frequency) would mislead. */
-static int check_cpus(const int *want, size_t nwant, const int *online, int nonline,
-		      struct kp_diag *d)
-{
-	for (size_t i = 0; i < nwant; i++) {
-		bool found = false;
-		char list[256];
-
-		for (int j = 0; j < nonline && !found; j++)
-			found = online[j] == want[i];
-		if (found)
-			continue;
-		format_cpulist(online, nonline, list, sizeof(list));
-		return kp_diag_set(d, -ENODEV, "-C: CPU %d %s; the online CPUs are %s", want[i],
-				   want[i] < (int)sysconf(_SC_NPROCESSORS_CONF) ? "is offline"
-										: "does not exist",
-				   list);
-	}
-	return 0;
-}
-
-static void push_fd(struct kp_session *s, int fd)
-{
-	kp_xgrow(&s->fds, &s->fds_cap, s->nfds + 1, sizeof(*s->fds));
-	s->fds[s->nfds++] = fd;
-}
-
-/* Opens one event with the fallbacks a real machine needs: no build-ids in
- * MMAP2 on kernels before 5.12. */
-static int open_one(struct kp_session *s, pid_t pid, int cpu)
-{
-	int fd = kp_perf_open(&s->attr, pid, cpu, -1);
-
-	if (fd == -EINVAL && s->attr.build_id) {
-		s->attr.build_id = 0;
-		fd = kp_perf_open(&s->attr, pid, cpu, -1);
-	}
-	return fd;
-}
-
-/* The first event decides the attr: cycles may fall back to cpu-clock, an
- * unprivileged user may fall back to user-only sampling. */
-static int open_first(struct kp_session *s, pid_t pid, int cpu, struct kp_diag *d)
-{
-	bool excluded = false;
-	int fd;
-
-	/* The kernel checks permissions and PMU support in either order, so
-	 * try the fallbacks until none applies. */
-	for (;;) {
-		fd = open_one(s, pid, cpu);
-		if (fd >= 0)
-			break;
-		if ((fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV) &&
-		    s->attr.type == PERF_TYPE_HARDWARE &&
-		    s->attr.config == PERF_COUNT_HW_CPU_CYCLES) {
-			s->attr.type = PERF_TYPE_SOFTWARE;
-			s->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-			add_note(s, kp_xasprintf("no hardware cycles event on this machine (no "
-						 "PMU): sampling cpu-clock instead"));
-			snprintf(s->event_name, sizeof(s->event_name), "cpu-clock");
-			continue;
-		}
-		if ((fd == -EACCES || fd == -EPERM) && !s->attr.exclude_kernel && pid > 0) {
-			/* paranoid 2 still lets users sample their own code */
-			s->attr.exclude_kernel = 1;
-			s->attr.exclude_callchain_kernel = 1;
-			excluded = true;
-			continue;
-		}
-		break;
-	}
-	if (fd >= 0 && excluded)
-		add_note(s, kp_xasprintf("perf_event_paranoid is %d: sampling user space only (no "
-					 "kernel frames); run as root for both",
-					 kp_perf_paranoid()));
-	if (fd < 0)
-		kp_perf_explain(d, fd, s->event_name, pid, cpu);
-	return fd;
-}
-
-static int add_ring(struct kp_session *s, int fd, int cpu, struct kp_diag *d)
-{
-	struct cpu_ring *r = &s->rings[s->nrings];
-	struct epoll_event ev = {.events = EPOLLIN};
-	int err = kp_ring_mmap(&r->ring, fd, s->opts.ring_pages);
-
-	/* unprivileged users share perf_event_mlock_kb: settle for less */
-	while ((err == -EPERM || err == -ENOMEM) && s->opts.ring_pages > 8) {
-		s->opts.ring_pages /= 2;
-		err = kp_ring_mmap(&r->ring, fd, s->opts.ring_pages);
-	}
-	if (err < 0)
-		return kp_diag_errno(d, err,
-				     "cannot map the ring buffer of CPU %d (%u pages; "
-				     "see /proc/sys/kernel/perf_event_mlock_kb)",
-				     cpu, s->opts.ring_pages);
-	r->cpu = cpu;
-	r->fd = fd;
-	ev.data.u64 = s->nrings;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-		return kp_diag_errno(d, -errno, "epoll_ctl");
-	s->nrings++;
-	return 0;
-}
-
-/* Rings big enough for half a second of samples per CPU, five rounds, so
- * a loop held up by a slow round or a loaded machine loses nothing: a
- * sample with a stack snapshot is ~9 KB, and at 999 Hz a CPU writes 9 MB/s
- * (a quarter of a second lost records on a machine with twice as many busy
- * threads as CPUs). The wakeup comes at a quarter of the ring, so the
- * 100 ms rounds rather than wakeups set the pace. Total ring memory stays
- * under 1 GiB. */
-static void size_rings(struct kp_session *s, size_t ncpus)
-{
-	uint64_t rate = s->attr.freq ? s->attr.sample_freq : 1000;
-	uint64_t rec = 128 + 8 * (uint64_t)s->attr.sample_max_stack +
-		       8 * (uint64_t)__builtin_popcountll(s->attr.sample_regs_user) +
-		       s->attr.sample_stack_user;
-	uint64_t want = rate * rec / 2 / 4096, pages = 128;
-
-	if (!s->opts.ring_pages) {
-		while (pages < want && pages < 4096 && (pages * 2) * 4096 * ncpus <= (1ULL << 30))
-			pages *= 2;
-		s->opts.ring_pages = (unsigned)pages;
-	}
-	s->attr.wakeup_watermark = (uint32_t)(s->opts.ring_pages * 4096ULL / 4);
-	if (s->attr.wakeup_watermark < 64 * 1024)
-		s->attr.wakeup_watermark = 64 * 1024;
-}
-
-/* All tasks of process pid (from /proc/PID/task), or just pid. */
-static size_t list_tasks(pid_t pid, pid_t **out)
-{
-	char path[64];
-	DIR *dir;
-	struct dirent *de;
-	pid_t *v = NULL;
-	size_t n = 0, cap = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (dir) {
-		while ((de = readdir(dir))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-
-			if (tid <= 0)
-				continue;
-			kp_xgrow(&v, &cap, n + 1, sizeof(*v));
-			v[n++] = tid;
-		}
-		closedir(dir);
-	}
-	if (!n) {
-		v = kp_xmalloc(sizeof(*v));
-		v[n++] = pid;
-	}
-	*out = v;
-	return n;
-}
-
-/* Opens the events. System-wide: one per CPU. A command or pids: one per
- * (task, CPU), the first on each CPU owning the ring and the others
- * redirected into it (PERF_EVENT_IOC_SET_OUTPUT), so there is one ring per
- * CPU whatever the number of threads. */
-static int open_events(struct kp_session *s, const int *cpus, size_t ncpus, struct kp_diag *d)
+/* What the events are opened on: every task (-1) system-wide, the held
+ * command, or the threads of -p (each process's, listed now) or -t.
+ * Returns their number, the array in *out (caller frees). */
+static size_t target_tasks(const struct kp_session *s, pid_t **out)
 {
 	pid_t *tasks = NULL;
 	size_t ntasks = 0;
-	int err = 0;
 
-	s->rings = kp_xcalloc(ncpus, sizeof(*s->rings));
-	if (s->opts.system_wide) {
-		ntasks = 1;
+	if (s->opts.system_wide || s->opts.command_is_target) {
 		tasks = kp_xmalloc(sizeof(*tasks));
-		tasks[0] = -1;
-	} else if (s->opts.command_is_target) {
-		ntasks = 1;
-		tasks = kp_xmalloc(sizeof(*tasks));
-		tasks[0] = s->target.pid;
+		tasks[ntasks++] = s->opts.system_wide ? -1 : s->target.pid;
 	} else {
 		for (size_t i = 0; i < s->opts.npids; i++) {
 			pid_t *t;
@@ -356,7 +93,7 @@ static int open_events(struct kp_session *s, const int *cpus, size_t ncpus, stru
 				t[0] = s->opts.pids[i];
 				n = 1;
 			} else {
-				n = list_tasks(s->opts.pids[i], &t);
+				n = kp_tasks_of(s->opts.pids[i], &t);
 			}
 			tasks = kp_xrealloc(tasks, (ntasks + n) * sizeof(*tasks));
 			memcpy(tasks + ntasks, t, n * sizeof(*t));
@@ -364,46 +101,15 @@ static int open_events(struct kp_session *s, const int *cpus, size_t ncpus, stru
 			free(t);
 		}
 	}
-	for (size_t c = 0; c < ncpus; c++) {
-		int leader = -1;
-
-		for (size_t t = 0; t < ntasks; t++) {
-			int fd = s->nfds == 0 ? open_first(s, tasks[t], cpus[c], d)
-					      : open_one(s, tasks[t], cpus[c]);
-
-			if (fd == -ESRCH && ntasks > 1)
-				continue; /* a thread that exited meanwhile */
-			if (fd < 0) {
-				if (s->nfds)
-					kp_perf_explain(d, fd, s->event_name, tasks[t], cpus[c]);
-				err = fd;
-				goto out;
-			}
-			push_fd(s, fd);
-			if (leader < 0) {
-				leader = fd;
-				err = add_ring(s, fd, cpus[c], d);
-				if (err < 0)
-					goto out;
-			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0) {
-				err = kp_diag_errno(d, -errno, "cannot share the ring of CPU %d",
-						    cpus[c]);
-				goto out;
-			}
-		}
-	}
-	if (!s->nrings)
-		err = kp_diag_set(d, -ESRCH, "no task left to sample");
-out:
-	free(tasks);
-	return err;
+	*out = tasks;
+	return ntasks;
 }
 
 /* The profile's value types, once the event is known (cycles may have
  * fallen back to cpu-clock): a sample, and its period in the event's unit. */
 static void start_profile(struct kp_session *s, const int *cpus, size_t ncpus)
 {
-	const char *ev = s->event_name;
+	const char *ev = s->ev.event_name;
 	bool clock = strcmp(ev, "cpu-clock") == 0 || strcmp(ev, "task-clock") == 0;
 	char list[256];
 	struct timespec now;
@@ -413,25 +119,19 @@ static void start_profile(struct kp_session *s, const int *cpus, size_t ncpus)
 	kp_profile_add_value_type(s->prof, "samples", "count", 0);
 	kp_profile_add_value_type(s->prof, clock ? "cpu" : ev, clock ? "nanoseconds" : "count", 0);
 	kp_profile_set_meta(s->prof, KP_META_EVENT, "%s", ev);
-	if (s->attr.freq)
+	if (s->ev.attr.freq)
 		kp_profile_set_meta(s->prof, KP_META_FREQUENCY, "%llu",
-				    (unsigned long long)s->attr.sample_freq);
+				    (unsigned long long)s->ev.attr.sample_freq);
 	else
 		kp_profile_set_meta(s->prof, KP_META_PERIOD, "%llu",
-				    (unsigned long long)s->attr.sample_period);
-	format_cpulist(cpus, (int)ncpus, list, sizeof(list));
+				    (unsigned long long)s->ev.attr.sample_period);
+	kp_cpulist_format(cpus, (int)ncpus, list, sizeof(list));
 	kp_profile_set_meta(s->prof, KP_META_CPUS, "%s", list);
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	kp_profile_set_meta(s->prof, KP_META_START, "%04d-%02d-%02dT%02d:%02d:%02dZ",
 			    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 			    tm.tm_sec);
-}
-
-static void enable_all(struct kp_session *s, bool on)
-{
-	for (size_t i = 0; i < s->nfds; i++)
-		ioctl(s->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
 int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, int *exit_code,
@@ -449,8 +149,12 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	s->procs = kp_proctab_new(s->strings);
 	kp_u64map_init(&s->synth_failed);
 	kp_recqueue_init(&s->queue);
-	snprintf(s->event_name, sizeof(s->event_name), "%s", opts->attr.event.name);
-	kp_perf_attr_init(&s->attr, &s->layout, &opts->attr);
+	{
+		struct perf_event_attr attr;
+
+		kp_perf_attr_init(&attr, &s->layout, &opts->attr);
+		kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
+	}
 	s->unw = kp_unwind_new(opts->sym);
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 
@@ -473,9 +177,9 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->sigfd, &ev);
 	}
 
-	ncpus = online_cpus(&cpus);
+	ncpus = kp_cpus_online(&cpus);
 	if (opts->cpus) {
-		err = check_cpus(opts->cpus, opts->ncpus, cpus, ncpus, d);
+		err = kp_cpus_check(opts->cpus, opts->ncpus, cpus, ncpus, d);
 		if (err < 0)
 			goto fail;
 		free(cpus);
@@ -487,7 +191,7 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 		err = kp_diag_set(d, -EINVAL, "no CPU to sample");
 		goto fail;
 	}
-	size_rings(s, (size_t)ncpus);
+	kp_evlist_size_rings(&s->ev, (size_t)ncpus);
 
 	if (opts->argv && opts->argv[0]) {
 		err = kp_target_fork(&s->target, opts->argv, &s->oldmask, d);
@@ -496,14 +200,22 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 		s->have_target = true;
 	}
 	if (opts->command_is_target) {
-		s->attr.inherit = 1;
-		s->attr.enable_on_exec = 1;
+		s->ev.attr.inherit = 1;
+		s->ev.attr.enable_on_exec = 1;
 	} else if (!opts->system_wide) {
-		s->attr.inherit = !opts->pids_are_tids;
+		s->ev.attr.inherit = !opts->pids_are_tids;
 	}
-	err = open_events(s, cpus, (size_t)ncpus, d);
-	if (err < 0)
-		goto fail;
+	{
+		pid_t *tasks;
+		size_t ntasks = target_tasks(s, &tasks);
+
+		err = kp_evlist_open(&s->ev, tasks, ntasks, cpus, (size_t)ncpus, s->epfd, d);
+		free(tasks);
+		for (size_t i = 0; i < s->ev.nnotes; i++)
+			add_note(s, kp_xstrdup(s->ev.notes[i]));
+		if (err < 0)
+			goto fail;
+	}
 	start_profile(s, cpus, (size_t)ncpus);
 	free(cpus);
 	cpus = NULL;
@@ -511,7 +223,7 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	/* Describe what already runs (perf's synthesized events): after the
 	 * events exist, so nothing that happens in between is missed. */
 	if (!opts->command_is_target)
-		enable_all(s, true);
+		kp_evlist_enable(&s->ev, true);
 	if (opts->system_wide) {
 		kp_proctab_synthesize_all(s->procs);
 	} else if (!opts->command_is_target) {
@@ -559,17 +271,12 @@ void kp_session_free(struct kp_session *s)
 		kill(s->target.pid, SIGKILL);
 		kp_target_reap(&s->target, true);
 	}
-	for (size_t i = 0; i < s->nrings; i++)
-		kp_ring_fini(&s->rings[i].ring);
-	for (size_t i = 0; i < s->nfds; i++)
-		close(s->fds[i]);
+	kp_evlist_fini(&s->ev);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	if (s->sigfd >= 0)
 		close(s->sigfd);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
-	free(s->fds);
-	free(s->rings);
 	kp_profile_free(s->prof);
 	kp_unwind_free(s->unw);
 	free(s->cost);
@@ -841,7 +548,7 @@ static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 		kc[nkc++] = smp->ip; /* -g dwarf asks for no user chain */
 	/* the kernel's limit counts kernel and user entries together */
 	if (smp->pid > 0)
-		nu = user_stack(s, smp, kc, nkc, nk + nkc >= s->attr.sample_max_stack, user,
+		nu = user_stack(s, smp, kc, nkc, nk + nkc >= s->ev.attr.sample_max_stack, user,
 				MAX_FRAMES - nk, &cut);
 	/* return addresses point after the call: look up the call */
 	for (size_t i = 0; i < nk; i++) {
@@ -967,8 +674,8 @@ static void read_round(struct kp_session *s, bool final)
 {
 	uint64_t start = now_ns();
 
-	for (size_t i = 0; i < s->nrings; i++) {
-		struct kp_ring *r = &s->rings[i].ring;
+	for (size_t i = 0; i < s->ev.nrings; i++) {
+		struct kp_ring *r = &s->ev.rings[i].ring;
 		const struct perf_event_header *hdr;
 
 		if (!kp_ring_read_init(r))
@@ -1061,7 +768,7 @@ int kp_session_run(struct kp_session *s,
 		}
 	}
 	s->st.seconds = elapsed(s);
-	enable_all(s, false);
+	kp_evlist_enable(&s->ev, false);
 	read_round(s, true);
 
 	/* The recording is over; a command still running (duration ended, or
@@ -1101,13 +808,13 @@ static uint64_t cost_quantile(const struct kp_session *s, double q)
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 {
 	*st = s->st;
-	st->ring_pages = s->opts.ring_pages;
+	st->ring_pages = s->ev.ring_pages;
 	st->unwind_ns_p50 = cost_quantile(s, 0.5);
 	st->unwind_ns_p99 = cost_quantile(s, 0.99);
 	kp_unwind_stats(s->unw, &st->tables);
-	st->event = s->event_name;
-	st->freq = s->attr.freq ? s->attr.sample_freq : 0;
-	st->period = s->attr.freq ? 0 : s->attr.sample_period;
+	st->event = s->ev.event_name;
+	st->freq = s->ev.attr.freq ? s->ev.attr.sample_freq : 0;
+	st->period = s->ev.attr.freq ? 0 : s->ev.attr.sample_period;
 }
 
 struct kp_profile *kp_session_profile(struct kp_session *s)

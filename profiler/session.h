@@ -91,8 +91,4 @@ int kp_session_exit_code(const struct kp_session *s);
  * exclusions). Owned by the session. */
 const char *const *kp_session_notes(const struct kp_session *s, size_t *n);
 
-/* Parses a CPU list like "0-3,6". Returns the number of CPUs (array in
- * *cpus, caller frees) or a negative errno. */
-int kp_cpulist_parse(const char *s, int **cpus);
-
 #endif

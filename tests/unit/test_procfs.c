@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "kp_test.h"
+#include "profiler/evlist.h"
 #include "profiler/procfs.h"
 #include "profiler/proctab.h"
 #include "profiler/session.h"

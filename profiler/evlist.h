@@ -1,0 +1,76 @@
+/* kp_evlist: the perf events of a recording and their rings.
+ *
+ * System-wide: one event per CPU. A command or pids: one event per (task,
+ * CPU), the first on each CPU owning the ring and the others redirected
+ * into it (PERF_EVENT_IOC_SET_OUTPUT), so there is one ring per CPU
+ * whatever the number of threads. The first event opened decides the
+ * attr, with the fallbacks a real machine needs: no PMU (cycles becomes
+ * cpu-clock), perf_event_paranoid (user space only), kernels before 5.12
+ * (no build-ids in MMAP2); each fallback taken leaves a note. Also here:
+ * the CPU lists (-C, the online CPUs) and the tasks of a process. */
+#ifndef KP_PROFILER_EVLIST_H
+#define KP_PROFILER_EVLIST_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "profiler/ring.h"
+#include "util/diag.h"
+
+struct kp_evlist_ring {
+	int cpu;
+	int fd; /* the event whose ring this is */
+	struct kp_ring ring;
+};
+
+struct kp_evlist {
+	struct perf_event_attr attr; /* as opened, after the fallbacks */
+	char event_name[64];	     /* the event sampled ("cpu-clock" after a fallback) */
+	unsigned ring_pages;	     /* data pages per ring */
+	int *fds;		     /* every event */
+	size_t nfds, fds_cap;
+	struct kp_evlist_ring *rings; /* one per CPU */
+	size_t nrings;
+	char **notes; /* the fallbacks taken, one sentence each (heap) */
+	size_t nnotes, notes_cap;
+};
+
+/* attr as kp_perf_attr_init made it; ring_pages 0: sized by
+ * kp_evlist_size_rings. */
+void kp_evlist_init(struct kp_evlist *el, const struct perf_event_attr *attr,
+		    const char *event_name, unsigned ring_pages);
+/* Unmaps the rings, closes the events, frees the notes. */
+void kp_evlist_fini(struct kp_evlist *el);
+
+/* Rings big enough for half a second of samples per CPU at the sampling
+ * rate and record size (stack snapshots included), unless ring_pages was
+ * given; the wakeup watermark a quarter of a ring. */
+void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus);
+
+/* Opens tasks[0..ntasks) (-1: every task) on cpus[0..ncpus) and adds each
+ * ring to epfd (epoll data: the ring's index). Returns 0 or a negative
+ * errno (d explains it: permissions, a missing event, perf_event_mlock_kb). */
+int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, const int *cpus,
+		   size_t ncpus, int epfd, struct kp_diag *d);
+/* Enables or disables every event. */
+void kp_evlist_enable(struct kp_evlist *el, bool on);
+
+/* Parses a CPU list like "0-3,6". Returns the number of CPUs (array in
+ * *cpus, caller frees) or a negative errno. */
+int kp_cpulist_parse(const char *s, int **cpus);
+/* "0-3,6" for the sorted list v[0..n), cut to fit buf. */
+void kp_cpulist_format(const int *v, int n, char *buf, size_t size);
+/* The online CPUs (array in *cpus, caller frees); their number. */
+int kp_cpus_online(int **cpus);
+/* 0 when every CPU of want is online; else -ENODEV and d names it ("does
+ * not exist" or "is offline") with the online list. */
+int kp_cpus_check(const int *want, size_t nwant, const int *online, int nonline,
+		  struct kp_diag *d);
+
+/* The tasks of process pid (from /proc/PID/task), or just pid: their
+ * number, the array in *out (caller frees). */
+size_t kp_tasks_of(pid_t pid, pid_t **out);
+
+#endif

@@ -516,11 +516,18 @@ int kp_recording_write(const struct kp_profile *p, FILE *out, struct kp_diag *d)
 	struct writer w = {.base = {.append = writer_append}, .p = p, .d = d};
 	struct kp_zstd_writer *z;
 	struct kp_diag zd = {{0}};
+	size_t estimate;
 	int err;
 
 	if (fwrite(header, 1, sizeof(header), out) != sizeof(header))
 		return kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the recording");
-	z = kp_zstd_writer_new(out, body_estimate(p) < SMALL_BODY ? ZSTD_LEVEL_SMALL : ZSTD_LEVEL);
+	estimate = body_estimate(p);
+	if (estimate < SMALL_BODY) {
+		z = kp_zstd_writer_new(out, ZSTD_LEVEL_SMALL);
+		kp_zstd_writer_expect(z, estimate);
+	} else {
+		z = kp_zstd_writer_new(out, ZSTD_LEVEL);
+	}
 	w.fp = kp_zstd_writer_file(z);
 	err = write_body(&w);
 	if (err) {

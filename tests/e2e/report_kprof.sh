@@ -98,6 +98,8 @@ b[len(b) // 2] ^= 0x10
 open(sys.argv[2], "wb").write(b)
 EOF
 check "a flipped bit: refused" refused "$T/flip.kprof" ".kprof recording"
+"$KPROF" report -f pprof -o "$T/rec.pb.gz" "$T/rec.kprof" 2>/dev/null
+check "a pprof file: refused" refused "$T/rec.pb.gz" "binary data"
 python3 -c 'import random, sys; r = random.Random(11); sys.stdout.buffer.write(bytes(r.randrange(256) for _ in range(4096)))' >"$T/random.kprof"
 check "random bytes: refused" refused "$T/random.kprof" ""
 finish

@@ -20,7 +20,6 @@
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-
 enum {
 	OPT_PID = 2000,
 	OPT_TID,

@@ -109,7 +109,13 @@ static int write_top(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
  * apply; `kprof report` applies them when the recording is read back. */
 static int write_kprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
-	return kp_recording_write(ctx->profile, out, d);
+	/* one location per distinct frames: every name, file and line stays,
+	 * the individual instruction addresses go (a few times smaller) */
+	struct kp_profile *merged = kp_profile_merge_locations(ctx->profile);
+	int err = kp_recording_write(merged, out, d);
+
+	kp_profile_free(merged);
+	return err;
 }
 
 static int write_pprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)

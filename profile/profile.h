@@ -145,6 +145,15 @@ void kp_profile_set_mapping(struct kp_profile *p, const struct kp_profile_mappin
 void kp_profile_set_meta(struct kp_profile *p, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A new profile equal to p but for its locations: those of one kind and
+ * mapping whose frames are the same (function, file, line and kind of
+ * each) become one, at the address of the first of them, and samples
+ * whose stacks become the same are summed. Locations never named keep
+ * their own. Every writer of names, files and lines gives the same output
+ * for it; what goes is which instruction addresses were sampled (a .kprof
+ * is kept this way: a few times smaller). The caller frees it. */
+struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p);
+
 /* ---- reading ---- */
 
 size_t kp_profile_nlocations(const struct kp_profile *p);

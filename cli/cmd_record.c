@@ -20,7 +20,6 @@
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-
 enum {
 	OPT_PID = 2000,
 	OPT_TID,
@@ -513,31 +512,6 @@ static void describe_run(struct kp_profile *p, const struct record_cli *c, int a
 	}
 }
 
-/* The lines under the title of a recorded flame graph. */
-static char **info_lines(const struct kp_session_stats *st, int argc, char **argv, size_t *n)
-{
-	char **lines = kp_xcalloc(2, sizeof(*lines));
-	size_t len = 0;
-	char cmd[512] = "";
-
-	for (int i = 0; i < argc && len < sizeof(cmd) - 1; i++)
-		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",
-					i == 0 ? "kprof" : argv[i]);
-	lines[0] = kp_xasprintf("%s", cmd);
-	if (st->freq)
-		lines[1] =
-			kp_xasprintf("%s at %llu Hz, %.1f s, %llu samples, %llu lost", st->event,
-				     (unsigned long long)st->freq, st->seconds,
-				     (unsigned long long)st->samples, (unsigned long long)st->lost);
-	else
-		lines[1] =
-			kp_xasprintf("%s every %llu events, %.1f s, %llu samples, %llu lost",
-				     st->event, (unsigned long long)st->period, st->seconds,
-				     (unsigned long long)st->samples, (unsigned long long)st->lost);
-	*n = 2;
-	return lines;
-}
-
 int kp_cmd_record(int argc, char **argv)
 {
 	struct record_cli c;
@@ -555,8 +529,6 @@ int kp_cmd_record(int argc, char **argv)
 	int first, exit_code = 0, r, status = 1;
 	char **cmd_argv;
 	bool to_terminal_report;
-	char **lines = NULL;
-	size_t nlines = 0;
 	char *cache_dir = NULL;
 
 	memset(&c, 0, sizeof(c));
@@ -664,9 +636,8 @@ int kp_cmd_record(int argc, char **argv)
 	ctx.fold.root_tid = c.sess.root_tid;
 	ctx.annotate = c.annotate;
 	ctx.svg = &c.svg;
-	lines = info_lines(&st, argc, argv, &nlines);
-	c.svg.info_lines = (const char *const *)lines;
-	c.svg.n_info_lines = nlines;
+	/* the lines under the SVG's title come from the profile's metadata
+	 * (cli/output.c), as when `kprof report` draws its .kprof */
 	c.svg.allow_empty = true; /* a run with no samples still says so */
 	for (size_t i = 0; i < nout; i++) {
 		size_t len = strlen(where);
@@ -693,9 +664,6 @@ out:
 	free(outs);
 	free(fmts);
 	free(c.outputs);
-	for (size_t i = 0; i < nlines; i++)
-		free(lines[i]);
-	free(lines);
 	kp_session_free(sess);
 	kp_sym_free(sym);
 	free(c.pids);

@@ -47,7 +47,7 @@ static void usage(FILE *out)
 	      "      --value NAME    the value to draw or count: samples (default), or another\n"
 	      "                      value type of the recording (e.g. cpu)\n"
 	      "      --pid, --tid    root frames comm-PID, comm-PID/TID (recordings made with\n"
-	      "                      --pid or --tid)\n"
+	      "                      --pid or --tid, which have them by default)\n"
 	      "      --annotate      folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
 	      "      --lines         speedscope: a frame per function and source line (default:\n"
 	      "                      per function)\n"
@@ -178,6 +178,13 @@ int kp_cmd_report(int argc, char **argv)
 		kp_warn("%s holds two counts a line (BEFORE AFTER, a differential profile): the "
 			"profile keeps AFTER (kprof flamegraph draws both)",
 			argv[optind]);
+	/* roots as the recording was made (--pid, --tid), unless told */
+	if (!ctx.fold.root_pid && !ctx.fold.root_tid) {
+		const char *roots = kp_profile_meta(p, KP_META_ROOTS);
+
+		ctx.fold.root_tid = roots && strcmp(roots, "comm-pid/tid") == 0;
+		ctx.fold.root_pid = roots && strcmp(roots, "comm-pid") == 0;
+	}
 	if (value) {
 		int v = kp_profile_find_value(p, value);
 

@@ -1,10 +1,13 @@
 #include "cli/output.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flamegraph/folded.h"
 #include "flamegraph/pprof.h"
+#include "flamegraph/recording.h"
 #include "flamegraph/speedscope.h"
 #include "flamegraph/svg.h"
 
@@ -35,17 +38,52 @@ static int write_folded(const struct kp_output_ctx *ctx, FILE *out, struct kp_di
 	return err;
 }
 
+/* The lines under the title of a recording's flame graph, made from its
+ * metadata, so that the recorder and `kprof report` of its .kprof draw the
+ * same: the command, then the event, rate, duration, samples and lost
+ * samples. None for a profile that was not recorded (folded text). */
+static size_t run_lines(const struct kp_profile *p, char lines[2][4200])
+{
+	const char *cmd = kp_profile_meta(p, KP_META_COMMAND),
+		   *ev = kp_profile_meta(p, KP_META_EVENT),
+		   *freq = kp_profile_meta(p, KP_META_FREQUENCY),
+		   *period = kp_profile_meta(p, KP_META_PERIOD),
+		   *dur = kp_profile_meta(p, KP_META_DURATION),
+		   *samples = kp_profile_meta(p, KP_META_SAMPLES),
+		   *lost = kp_profile_meta(p, KP_META_LOST);
+
+	if (!cmd)
+		return 0;
+	snprintf(lines[0], sizeof(lines[0]), "%s", cmd);
+	if (!ev || !dur || !samples || !lost || (!freq && !period))
+		return 1;
+	snprintf(lines[1], sizeof(lines[1]), "%s %s %s %s, %.1f s, %s samples, %s lost", ev,
+		 freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events",
+		 strtod(dur, NULL), samples, lost);
+	return 2;
+}
+
 static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
 	struct kp_folded *f = fold(ctx, d);
-	struct kp_svg_opts defaults;
+	struct kp_svg_opts o;
+	static char lines[2][4200];
+	const char *info[2] = {lines[0], lines[1]};
 	int err;
 
 	if (!f)
 		return -ERANGE;
-	if (!ctx->svg)
-		kp_svg_opts_init(&defaults);
-	err = kp_svg_write(f, ctx->svg ? ctx->svg : &defaults, out, d);
+	if (ctx->svg)
+		o = *ctx->svg;
+	else
+		kp_svg_opts_init(&o);
+	if (!o.n_info_lines) {
+		o.info_lines = info;
+		o.n_info_lines = run_lines(ctx->profile, lines);
+		/* a recording with no samples still says so */
+		o.allow_empty |= o.n_info_lines > 0;
+	}
+	err = kp_svg_write(f, &o, out, d);
 	kp_folded_free(f);
 	return err;
 }
@@ -64,6 +102,19 @@ static int write_top(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	if (err)
 		kp_diag_errno(d, err, "cannot write the report");
 	kp_folded_free(f);
+	return err;
+}
+
+/* The whole profile, not a fold of it: --value, --pid and --tid do not
+ * apply; `kprof report` applies them when the recording is read back. */
+static int write_kprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	/* one location per distinct frames: every name, file and line stays,
+	 * the individual instruction addresses go (a few times smaller) */
+	struct kp_profile *merged = kp_profile_merge_locations(ctx->profile);
+	int err = kp_recording_write(merged, out, d);
+
+	kp_profile_free(merged);
 	return err;
 }
 
@@ -86,6 +137,7 @@ static int write_speedscope(const struct kp_output_ctx *ctx, FILE *out, struct k
 static const char *const svg_exts[] = {".svg", NULL};
 static const char *const folded_exts[] = {".folded", ".txt", NULL};
 static const char *const top_exts[] = {".top", NULL};
+static const char *const kprof_exts[] = {".kprof", NULL};
 static const char *const pprof_exts[] = {".pb.gz", NULL};
 static const char *const speedscope_exts[] = {".speedscope.json", NULL};
 
@@ -102,6 +154,12 @@ static const struct kp_output_format formats[] = {
 	 .exts = top_exts,
 	 .what = "the functions by self and total share (--top N)",
 	 .write = write_top},
+	{.name = "kprof",
+	 .exts = kprof_exts,
+	 .binary = true,
+	 .lines = true,
+	 .what = "a .kprof recording: the whole profile, zstd-compressed",
+	 .write = write_kprof},
 	{.name = "pprof",
 	 .exts = pprof_exts,
 	 .binary = true,

@@ -8,13 +8,15 @@
 
 #include "flamegraph/folded.h"
 #include "flamegraph/profile_fold.h"
+#include "flamegraph/recording.h"
 #include "flamegraph/zstdio.h"
 #include "util/xalloc.h"
 
 /* A stream that gives back the bytes read to recognise the file, then the
- * rest of it: stdin cannot be rewound. */
+ * rest of it: stdin cannot be rewound. The head is long enough to tell
+ * binary data (a NUL byte, which folded text never has) from text. */
 struct peeked {
-	unsigned char head[16];
+	unsigned char head[4096];
 	size_t n, pos;
 	FILE *in;
 };
@@ -105,7 +107,11 @@ int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_pr
 		err = kp_diag_errno(d, -ENOMEM, "cannot read %s", name);
 		goto out_in;
 	}
-	if (kp_zstd_magic(pk.head, pk.n)) {
+	if (kp_recording_magic(pk.head, pk.n)) {
+		if (info)
+			info->format = "kprof";
+		err = kp_recording_read(fp, name, out, d);
+	} else if (kp_zstd_magic(pk.head, pk.n)) {
 		struct kp_zstd_reader *z = kp_zstd_reader_new(fp);
 
 		if (info)
@@ -117,6 +123,12 @@ int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_pr
 			err = kp_diag_set(d, -EIO, "%s: %s", name, kp_zstd_reader_error(z));
 		}
 		kp_zstd_reader_free(z);
+	} else if (memchr(pk.head, 0, pk.n)) {
+		/* a .kprof whose magic is damaged, pprof, an executable, ... */
+		err = kp_diag_set(d, -EINVAL,
+				  "%s: not a profile kprof reads (binary data, neither a .kprof "
+				  "recording nor zstd-compressed folded stacks)",
+				  name);
 	} else {
 		if (info)
 			info->format = "folded";

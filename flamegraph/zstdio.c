@@ -199,6 +199,29 @@ FILE *kp_zstd_writer_file(struct kp_zstd_writer *w)
 	return w->fp;
 }
 
+/* v within the bounds zstd gives for parameter p. */
+static int clamp_param(ZSTD_cParameter p, int v)
+{
+	ZSTD_bounds b = ZSTD_cParam_getBounds(p);
+
+	return v < b.lowerBound ? b.lowerBound : v > b.upperBound ? b.upperBound : v;
+}
+
+void kp_zstd_writer_expect(struct kp_zstd_writer *w, size_t bytes)
+{
+	int log = 10;
+
+	/* a window of twice the estimate, at most 2^27 (what decoders take
+	 * unless told otherwise); the match tables one step bigger, as zstd's
+	 * own tables for small inputs are: setting the window alone leaves
+	 * them sized for any input (~90 MB at level 19) */
+	while (log < 27 && ((size_t)1 << log) < 2 * bytes)
+		log++;
+	ZSTD_CCtx_setParameter(w->cs, ZSTD_c_windowLog, clamp_param(ZSTD_c_windowLog, log));
+	ZSTD_CCtx_setParameter(w->cs, ZSTD_c_hashLog, clamp_param(ZSTD_c_hashLog, log + 1));
+	ZSTD_CCtx_setParameter(w->cs, ZSTD_c_chainLog, clamp_param(ZSTD_c_chainLog, log + 1));
+}
+
 int kp_zstd_writer_finish(struct kp_zstd_writer *w, struct kp_diag *d)
 {
 	ZSTD_inBuffer none = {NULL, 0, 0};

@@ -32,6 +32,10 @@ void kp_zstd_reader_free(struct kp_zstd_reader *r);
  * on reading. */
 struct kp_zstd_writer *kp_zstd_writer_new(FILE *out, int level);
 FILE *kp_zstd_writer_file(struct kp_zstd_writer *w);
+/* About how many bytes will be written (before the first): zstd's window
+ * and match tables are sized for that much, not for any size: a small
+ * output at a high level needs a few MB, not a hundred. */
+void kp_zstd_writer_expect(struct kp_zstd_writer *w, size_t bytes);
 /* Ends the frame and flushes it into out. Returns 0 or a negative errno
  * (diag set). Frees w whatever happens. */
 int kp_zstd_writer_finish(struct kp_zstd_writer *w, struct kp_diag *d);

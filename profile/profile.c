@@ -113,6 +113,11 @@ const char *kp_profile_str(const struct kp_profile *p, uint32_t id, size_t *len)
 	return kp_strtab_str(p->strings, id);
 }
 
+size_t kp_profile_nstrings(const struct kp_profile *p)
+{
+	return kp_strtab_count(p->strings);
+}
+
 /* ---- value types ---- */
 
 int kp_profile_add_value_type(struct kp_profile *p, const char *type, const char *unit,
@@ -400,4 +405,106 @@ const char *kp_profile_meta(const struct kp_profile *p, const char *key)
 		if (strcmp(p->meta[i].key, key) == 0)
 			return p->meta[i].value;
 	return NULL;
+}
+
+/* ---- merging locations of the same frames ---- */
+
+/* The id in q of string id of p. */
+static uint32_t copy_str(struct kp_profile *q, const struct kp_profile *p, uint32_t id)
+{
+	size_t len;
+	const char *str = kp_profile_str(p, id, &len);
+
+	return kp_profile_intern(q, str, len);
+}
+
+/* The id in q of function fn of p. */
+static uint32_t copy_function(struct kp_profile *q, const struct kp_profile *p, uint32_t fn)
+{
+	const struct kp_profile_function *f = &p->fns[fn];
+
+	return kp_profile_function(q, copy_str(q, p, f->name), copy_str(q, p, f->file));
+}
+
+struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p)
+{
+	struct kp_profile *q = kp_profile_new();
+	size_t nlocs = kp_profile_nlocations(p);
+	uint32_t *to = kp_xmalloc((nlocs ? nlocs : 1) * sizeof(*to));
+	struct kp_seqtab keys;
+	uint32_t *key = NULL, *stack = NULL;
+	size_t key_cap = 0, stack_cap = 0;
+	struct kp_profile_frame *frames = NULL;
+	size_t frames_cap = 0, qid_cap = 0;
+	uint32_t *qid = NULL; /* key id -> location id in q */
+
+	for (size_t v = 0; v < p->ntypes; v++)
+		kp_profile_add_value_type(q, kp_profile_str(p, p->types[v].type, NULL),
+					  kp_profile_str(p, p->types[v].unit, NULL),
+					  p->types[v].decimals);
+	kp_seqtab_init(&keys);
+	for (size_t i = 0; i < nlocs; i++) {
+		const struct kp_loc *loc = &p->locs[i];
+		const struct loc_frames *lf = &p->loc_frames[i];
+		size_t n = 0, k;
+		bool added;
+
+		kp_xgrow(&key, &key_cap, 5 + 3 * (size_t)lf->n, sizeof(*key));
+		kp_xgrow(&frames, &frames_cap, lf->n ? lf->n : 1, sizeof(*frames));
+		key[n++] = loc->kind;
+		key[n++] = loc->obj;
+		if (!lf->named) {
+			/* nothing says what it is: its address stays its identity */
+			key[n++] = UINT32_MAX;
+			key[n++] = (uint32_t)loc->addr;
+			key[n++] = (uint32_t)(loc->addr >> 32);
+		} else {
+			key[n++] = lf->resolved;
+			for (uint32_t j = 0; j < lf->n; j++) {
+				const struct kp_profile_frame *f = &p->frames[lf->first + j];
+
+				frames[j] = *f;
+				frames[j].function = copy_function(q, p, f->function);
+				key[n++] = frames[j].function;
+				key[n++] = f->line;
+				key[n++] = f->kind;
+			}
+		}
+		k = kp_seqtab_intern(&keys, key, n, &added);
+		if (added) {
+			kp_xgrow(&qid, &qid_cap, k + 1, sizeof(*qid));
+			qid[k] = kp_profile_location(q, loc);
+			if (lf->named)
+				kp_profile_set_frames(q, qid[k], frames, lf->n, lf->resolved);
+		}
+		to[i] = qid[k];
+	}
+	for (size_t m = 0; m < p->nmaps; m++) {
+		struct kp_profile_mapping map = p->maps[m];
+
+		map.path = copy_str(q, p, map.path);
+		kp_profile_set_mapping(q, &map);
+	}
+	for (size_t i = 0; i < kp_profile_nsamples(p); i++) {
+		struct kp_profile_root root;
+		const kp_count *values;
+		size_t n;
+		const uint32_t *locs = kp_profile_sample(p, i, &root, &n, &values);
+
+		kp_xgrow(&stack, &stack_cap, n ? n : 1, sizeof(*stack));
+		for (size_t j = 0; j < n; j++)
+			stack[j] = to[locs[j]];
+		root.comm = copy_str(q, p, root.comm);
+		/* q's totals are p's: they fit */
+		kp_profile_add(q, &root, stack, n, values);
+	}
+	for (size_t i = 0; i < p->nmeta; i++)
+		kp_profile_set_meta(q, p->meta[i].key, "%s", p->meta[i].value);
+	kp_seqtab_fini(&keys);
+	free(key);
+	free(stack);
+	free(frames);
+	free(qid);
+	free(to);
+	return q;
 }

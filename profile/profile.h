@@ -105,6 +105,8 @@ void kp_profile_free(struct kp_profile *p);
 uint32_t kp_profile_intern(struct kp_profile *p, const char *s, size_t len);
 /* The string with id (NUL-terminated; *len, if given, its length). */
 const char *kp_profile_str(const struct kp_profile *p, uint32_t id, size_t *len);
+/* How many strings there are: ids run 1..kp_profile_nstrings (and 0, ""). */
+size_t kp_profile_nstrings(const struct kp_profile *p);
 
 /* Adds a value type; returns its index, or -1 past KP_PROFILE_MAX_VALUES.
  * Add every value type before the first sample. */
@@ -142,6 +144,15 @@ void kp_profile_set_mapping(struct kp_profile *p, const struct kp_profile_mappin
  * keys keep the order they were first set in). */
 void kp_profile_set_meta(struct kp_profile *p, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* A new profile equal to p but for its locations: those of one kind and
+ * mapping whose frames are the same (function, file, line and kind of
+ * each) become one, at the address of the first of them, and samples
+ * whose stacks become the same are summed. Locations never named keep
+ * their own. Every writer of names, files and lines gives the same output
+ * for it; what goes is which instruction addresses were sampled (a .kprof
+ * is kept this way: a few times smaller). The caller frees it. */
+struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p);
 
 /* ---- reading ---- */
 

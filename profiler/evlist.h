@@ -66,8 +66,7 @@ void kp_cpulist_format(const int *v, int n, char *buf, size_t size);
 int kp_cpus_online(int **cpus);
 /* 0 when every CPU of want is online; else -ENODEV and d names it ("does
  * not exist" or "is offline") with the online list. */
-int kp_cpus_check(const int *want, size_t nwant, const int *online, int nonline,
-		  struct kp_diag *d);
+int kp_cpus_check(const int *want, size_t nwant, const int *online, int nonline, struct kp_diag *d);
 
 /* The tasks of process pid (from /proc/PID/task), or just pid: their
  * number, the array in *out (caller frees). */

@@ -251,3 +251,45 @@ uint64_t kp_record_time(const struct kp_record_layout *layout, const struct perf
 	parse_sample_id(layout, hdr, &id);
 	return id.time;
 }
+
+/* Where the stack copy of a sample is, when some of it can go: the offset
+ * of its size field and the bytes kept of it. */
+static bool stack_to_cut(const struct kp_record_layout *l, const struct perf_event_header *hdr,
+			 size_t *size_off, size_t *keep, size_t *stack_size)
+{
+	struct kp_sample smp;
+
+	if (hdr->type != PERF_RECORD_SAMPLE || !(l->sample_type & PERF_SAMPLE_STACK_USER) ||
+	    parse_sample(l, hdr, &smp) < 0 || !smp.stack)
+		return false;
+	*keep = (size_t)((smp.stack_dyn_size + 7) & ~7ull);
+	*stack_size = (size_t)smp.stack_size;
+	*size_off = (size_t)(smp.stack - (const unsigned char *)hdr) - 8;
+	return *keep < *stack_size;
+}
+
+size_t kp_record_compact(const struct kp_record_layout *layout, const struct perf_event_header *hdr,
+			 void *dst)
+{
+	const unsigned char *src = (const unsigned char *)hdr;
+	unsigned char *out = dst;
+	size_t off, keep, size, tail;
+	uint64_t v;
+	struct perf_event_header h = *hdr;
+
+	if (!stack_to_cut(layout, hdr, &off, &keep, &size)) {
+		memcpy(dst, hdr, hdr->size);
+		return hdr->size;
+	}
+	/* header and fields, the new size, the valid bytes, then what follows
+	 * the copy (its dyn_size, and any later field) as it was */
+	tail = hdr->size - (off + 8 + size);
+	memcpy(out, src, off);
+	v = keep;
+	memcpy(out + off, &v, 8);
+	memcpy(out + off + 8, src + off + 8, keep);
+	memcpy(out + off + 8 + keep, src + off + 8 + size, tail);
+	h.size = (uint16_t)(hdr->size - (size - keep));
+	memcpy(out, &h, sizeof(h));
+	return h.size;
+}

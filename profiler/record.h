@@ -87,4 +87,11 @@ int kp_record_parse(const struct kp_record_layout *layout, const struct perf_eve
  * 0 when it has none. Cheap: used to order records before parsing. */
 uint64_t kp_record_time(const struct kp_record_layout *layout, const struct perf_event_header *hdr);
 
+/* Copies hdr into dst (hdr->size bytes of room) without the bytes of its
+ * user stack copy past dyn_size (the kernel reserves the whole requested
+ * size, 8 KiB by default, and fills what the stack used), the copy's size
+ * rounded up to 8; any other record, or one that does not parse, whole.
+ * Returns the size written. */
+size_t kp_record_compact(const struct kp_record_layout *layout, const struct perf_event_header *hdr,
+			 void *dst);
 #endif

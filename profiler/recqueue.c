@@ -18,18 +18,30 @@ void kp_recqueue_fini(struct kp_recqueue *q)
 	memset(q, 0, sizeof(*q));
 }
 
-void kp_recqueue_push(struct kp_recqueue *q, const struct perf_event_header *hdr, uint64_t time)
+void *kp_recqueue_reserve(struct kp_recqueue *q, size_t size, uint64_t time)
 {
 	struct kp_recqueue_entry *e;
+	void *at;
 
-	kp_xgrow(&q->buf, &q->cap, q->len + hdr->size, 1);
+	kp_xgrow(&q->buf, &q->cap, q->len + size, 1);
 	kp_xgrow(&q->ents, &q->ents_cap, q->n + 1, sizeof(*q->ents));
 	e = &q->ents[q->n++];
 	e->time = time;
 	e->seq = q->seq++;
 	e->off = q->len;
-	memcpy(q->buf + q->len, hdr, hdr->size);
-	q->len += hdr->size;
+	at = q->buf + q->len;
+	q->len += size;
+	return at;
+}
+
+void kp_recqueue_trim(struct kp_recqueue *q, size_t used)
+{
+	q->len = q->ents[q->n - 1].off + used;
+}
+
+void kp_recqueue_push(struct kp_recqueue *q, const struct perf_event_header *hdr, uint64_t time)
+{
+	memcpy(kp_recqueue_reserve(q, hdr->size, time), hdr, hdr->size);
 }
 
 static int cmp_entries(const void *a, const void *b)

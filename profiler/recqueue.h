@@ -30,6 +30,13 @@ void kp_recqueue_init(struct kp_recqueue *q);
 void kp_recqueue_fini(struct kp_recqueue *q);
 /* Copies the record (hdr->size bytes) in; time is its timestamp. */
 void kp_recqueue_push(struct kp_recqueue *q, const struct perf_event_header *hdr, uint64_t time);
+/* Makes room for a record of up to size bytes with timestamp time, queued
+ * in arrival order; the caller writes the record there, then says how
+ * long it is with kp_recqueue_trim, before the next call. Returns where to
+ * write. */
+void *kp_recqueue_reserve(struct kp_recqueue *q, size_t size, uint64_t time);
+/* The record just reserved holds used bytes (at most what was reserved). */
+void kp_recqueue_trim(struct kp_recqueue *q, size_t used);
 /* Calls fn for every queued record older than limit, oldest first, and
  * keeps the others. The record passed to fn lives until fn returns. */
 void kp_recqueue_flush(struct kp_recqueue *q, uint64_t limit,

@@ -680,8 +680,14 @@ static void read_round(struct kp_session *s, bool final)
 
 		if (!kp_ring_read_init(r))
 			continue;
-		while ((hdr = kp_ring_read_event(r)))
-			kp_recqueue_push(&s->queue, hdr, kp_record_time(&s->layout, hdr));
+		/* a sample's stack copy is queued only as far as it is valid:
+		 * the kernel reserves 8 KiB, a stack uses a fraction of it */
+		while ((hdr = kp_ring_read_event(r))) {
+			void *at = kp_recqueue_reserve(&s->queue, hdr->size,
+						       kp_record_time(&s->layout, hdr));
+
+			kp_recqueue_trim(&s->queue, kp_record_compact(&s->layout, hdr, at));
+		}
 		kp_ring_read_done(r);
 	}
 	flush_queue(s, final ? UINT64_MAX : s->flush_before);

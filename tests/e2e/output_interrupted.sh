@@ -8,16 +8,19 @@ out=$T/out
 mkdir -p "$out"
 no_files() { [ -z "$(ls -A "$out")" ]; }
 
-# Waits until process $1 has a file open in $out (its output being
-# written: an unnamed O_TMPFILE file shows as "$out/#NNN (deleted)").
+# Stops process $1 once it has a file open in $out (its output being
+# written: an unnamed O_TMPFILE file shows as "$out/#NNN (deleted)"),
+# looking with the process stopped, so it cannot finish in between: the
+# signal sent next finds it writing. The caller sends SIGCONT after it.
 writing() {
 	local pid=$1 i fd
-	for i in $(seq 1 2000); do
+	for i in $(seq 1 20000); do
+		kill -STOP "$pid" 2>/dev/null || return 1
 		for fd in /proc/"$pid"/fd/*; do
 			case $(readlink "$fd" 2>/dev/null) in "$out"/*) return 0 ;; esac
 		done
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.01
+		kill -CONT "$pid" 2>/dev/null
+		sleep 0.002
 	done
 	return 1
 }
@@ -37,6 +40,7 @@ for sub in flamegraph collapse; do
 		caught=no
 		writing $pid && caught=yes
 		kill -$sig $pid 2>/dev/null
+		kill -CONT $pid 2>/dev/null
 		wait $pid
 		st=$?
 		check "$sub SIG$sig: caught while writing its output" [ $caught = yes ]

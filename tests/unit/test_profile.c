@@ -202,5 +202,69 @@ static void test_many(void)
 	kp_profile_free(p);
 }
 
-KP_TEST_MAIN(test_many, test_strings_and_value_types, test_locations_and_frames,
-	     test_named_locations, test_samples_sum_per_root_and_stack, test_mappings_and_meta)
+/* Locations of the same frames become one, samples whose stacks then agree
+ * are summed; locations never named keep their own; everything else is
+ * copied. */
+static void test_merge_locations(void)
+{
+	struct kp_profile *p = kp_profile_new(), *q;
+	struct kp_loc a1 = {.addr = 0x100, .obj = 1, .kind = KP_LOC_USER};
+	struct kp_loc a2 = {.addr = 0x104, .obj = 1, .kind = KP_LOC_USER};
+	struct kp_loc b = {.addr = 0x200, .obj = 1, .kind = KP_LOC_USER};
+	struct kp_loc other_obj = {.addr = 0x104, .obj = 2, .kind = KP_LOC_USER};
+	struct kp_loc u1 = {.addr = 0x300, .obj = 1, .kind = KP_LOC_USER};
+	struct kp_loc u2 = {.addr = 0x304, .obj = 1, .kind = KP_LOC_USER};
+	uint32_t la1 = kp_profile_location(p, &a1), la2 = kp_profile_location(p, &a2),
+		 lb = kp_profile_location(p, &b), lo = kp_profile_location(p, &other_obj),
+		 lu1 = kp_profile_location(p, &u1), lu2 = kp_profile_location(p, &u2);
+	uint32_t fa = kp_profile_function(p, kp_profile_intern(p, "leaf", 4),
+					  kp_profile_intern(p, "a.c", 3));
+	struct kp_profile_frame same = {fa, 7, KP_FRAME_USER}, line8 = {fa, 8, KP_FRAME_USER};
+	struct kp_profile_root r = {kp_profile_intern(p, "x", 1), 0, 0};
+	struct kp_profile_mapping m = {
+		.kind = KP_LOC_USER, .obj = 1, .path = kp_profile_intern(p, "/bin/x", 6)};
+	uint32_t s1[2] = {lb, la1}, s2[2] = {lb, la2}, s3[2] = {lb, lo}, s4[1] = {lu1},
+		 s5[1] = {lu2};
+	kp_count v[2] = {1, 10};
+	const kp_count *vals;
+	size_t n;
+
+	kp_profile_add_value_type(p, "samples", "count", 0);
+	kp_profile_add_value_type(p, "cpu", "nanoseconds", 0);
+	kp_profile_set_frames(p, la1, &same, 1, true);
+	kp_profile_set_frames(p, la2, &same, 1, true);
+	kp_profile_set_frames(p, lb, &line8, 1, true);
+	kp_profile_set_frames(p, lo, &same, 1, true); /* same frames, another mapping */
+	kp_profile_set_mapping(p, &m);
+	kp_profile_set_meta(p, KP_META_EVENT, "cpu-clock");
+	CHECK(kp_profile_add(p, &r, s1, 2, v));
+	CHECK(kp_profile_add(p, &r, s2, 2, v));
+	CHECK(kp_profile_add(p, &r, s3, 2, v));
+	CHECK(kp_profile_add(p, &r, s4, 1, v));
+	CHECK(kp_profile_add(p, &r, s5, 1, v));
+	q = kp_profile_merge_locations(p);
+	/* a1 and a2 are one; b, the other mapping's and the two unnamed stay */
+	CHECK_EQ_INT(kp_profile_nlocations(q), 5);
+	CHECK_EQ_INT(kp_profile_nsamples(q), 4);
+	kp_profile_sample(q, 0, NULL, &n, &vals);
+	CHECK(n == 2 && vals[0] == 2 && vals[1] == 20);
+	CHECK(kp_profile_total(q, 0) == 5 && kp_profile_total(q, 1) == 50);
+	CHECK(kp_profile_mapping_of(q, KP_LOC_USER, 1) != NULL);
+	CHECK_EQ_STR(kp_profile_str(q, kp_profile_mapping_of(q, KP_LOC_USER, 1)->path, NULL),
+		     "/bin/x");
+	CHECK_EQ_STR(kp_profile_meta(q, KP_META_EVENT), "cpu-clock");
+	{
+		const struct kp_profile_frame *f = kp_profile_frames(q, 0, &n, NULL);
+		const struct kp_profile_function *fn = kp_profile_function_at(q, f->function);
+
+		CHECK(n == 1 && f->line == 7);
+		CHECK_EQ_STR(kp_profile_str(q, fn->name, NULL), "leaf");
+		CHECK_EQ_STR(kp_profile_str(q, fn->file, NULL), "a.c");
+	}
+	kp_profile_free(q);
+	kp_profile_free(p);
+}
+
+KP_TEST_MAIN(test_many, test_merge_locations, test_strings_and_value_types,
+	     test_locations_and_frames, test_named_locations, test_samples_sum_per_root_and_stack,
+	     test_mappings_and_meta)

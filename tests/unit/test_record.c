@@ -119,6 +119,58 @@ static void test_sample_regs_stack(void)
 	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
 }
 
+/* A sample's stack copy queued only as far as it is valid: the same
+ * record otherwise, parsed the same; other records copied whole. */
+static void test_compact(void)
+{
+	struct buf b = {.n = 1}, out;
+	struct kp_record rec, crec;
+	struct perf_event_header *h;
+	unsigned nregs = (unsigned)__builtin_popcountll(layout.sample_regs_user);
+	size_t n;
+
+	setup();
+	put(&b, 0x401000);
+	put(&b, 42ULL | 43ULL << 32);
+	put(&b, 5);
+	put(&b, 0);
+	put(&b, 1);
+	put(&b, 0); /* nr */
+	put(&b, PERF_SAMPLE_REGS_ABI_64);
+	for (unsigned i = 0; i < nregs; i++)
+		put(&b, 0x1000 + i);
+	put(&b, 32); /* stack size: four words */
+	put(&b, 0x1111);
+	put(&b, 0x2222);
+	put(&b, 0xdead);
+	put(&b, 0xbeef);
+	put(&b, 12); /* dyn size: a word and a half valid */
+	h = finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	n = kp_record_compact(&layout, h, out.w);
+	CHECK_EQ_INT(n, h->size - 16);
+	{
+		struct perf_event_header oh;
+
+		memcpy(&oh, out.w, sizeof(oh));
+		CHECK_EQ_INT(oh.size, n);
+	}
+	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_record_parse(&layout, (const void *)out.w, &crec), 0);
+	CHECK(crec.sample.ip == rec.sample.ip && crec.sample.pid == 42 && crec.sample.tid == 43);
+	CHECK(crec.sample.regs && memcmp(crec.sample.regs, rec.sample.regs, nregs * 8) == 0);
+	CHECK_EQ_INT(crec.sample.stack_size, 16);
+	CHECK_EQ_INT(crec.sample.stack_dyn_size, 12);
+	CHECK(memcmp(crec.sample.stack, rec.sample.stack, 16) == 0);
+	/* all of it valid: nothing to drop */
+	b.w[b.n - 1] = 32;
+	CHECK_EQ_INT(kp_record_compact(&layout, h, out.w), h->size);
+	CHECK(memcmp(out.w, h, h->size) == 0);
+	/* a record that does not parse is copied as it is */
+	b.w[b.n - 6] = 4096;
+	CHECK_EQ_INT(kp_record_compact(&layout, h, out.w), h->size);
+	CHECK(memcmp(out.w, h, h->size) == 0);
+}
+
 static void put_str(struct buf *b, const char *s)
 {
 	size_t len = strlen(s) + 1, words = (len + 7) / 8;
@@ -241,5 +293,5 @@ static void test_comm_fork_lost(void)
 	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
 }
 
-KP_TEST_MAIN(test_sample, test_sample_regs_stack, test_mmap2, test_mmap2_build_id,
+KP_TEST_MAIN(test_sample, test_sample_regs_stack, test_compact, test_mmap2, test_mmap2_build_id,
 	     test_comm_fork_lost)

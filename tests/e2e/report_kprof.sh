@@ -1,0 +1,105 @@
+# .kprof recordings through `kprof report`: every folded input (the
+# FlameGraph collapsed files, a real recording) -> -f kprof -> -f folded
+# and -f svg give the same bytes as from the input itself; the recorder's
+# own .kprof (a command, the whole machine) gives the folded text, SVG and
+# top table the recording wrote, byte for byte; -o X.kprof chooses the
+# format; stdin works; damaged recordings (truncated, another major
+# version, a flipped bit, random bytes) exit 1 with one line naming the
+# file and leave no output file.
+. "$(dirname "$0")/lib.bash"
+: "${KP_TESTS:?}"
+
+same_reports() { # input recording: folded (annotated) and SVG are the same bytes
+	local in=$1 rec=$2 fmt
+	for fmt in "folded" "folded --annotate" "svg"; do
+		# shellcheck disable=SC2086
+		"$KPROF" report -f $fmt "$in" >"$T/a" 2>"$T/err.a" || return 1
+		# shellcheck disable=SC2086
+		"$KPROF" report -f $fmt "$rec" >"$T/b" 2>"$T/err.b" || return 1
+		cmp -s "$T/a" "$T/b" || { echo "  -f $fmt differs for $in"; return 1; }
+	done
+}
+
+n=0 bad=0
+for f in "$KP_TESTS"/golden/data/collapsed/*.txt; do
+	n=$((n + 1))
+	"$KPROF" report -f kprof -o "$T/c.kprof" "$f" 2>"$T/err" || { bad=$((bad + 1)); continue; }
+	same_reports "$f" "$T/c.kprof" || bad=$((bad + 1))
+done
+check "$n FlameGraph collapsed files: folded -> .kprof -> folded/SVG unchanged ($bad differ)" \
+	[ "$n" -ge 50 -a "$bad" -eq 0 ]
+
+# the recorder's .kprof renders as the recording did, byte for byte: a
+# command (with --tid roots: report takes them from the recording) and the
+# whole machine (kernel frames, many processes, mappings, source lines)
+outputs() { # prefix: -o PREFIX.EXT for every output format
+	local ext
+	for ext in kprof folded svg top; do printf -- '-o\n%s.%s\n' "$1" "$ext"; done
+}
+same_as_recorded() { # prefix [report options]
+	local pre=$1 ext
+	shift
+	for ext in folded svg top; do
+		"$KPROF" report "$@" -o "$T/re.$ext" "$pre.kprof" 2>"$T/err.re" || return 1
+		cmp -s "$pre.$ext" "$T/re.$ext" || { echo "  $pre.$ext differs"; return 1; }
+	done
+}
+mapfile -t o < <(outputs "$T/cmd")
+"$KPROF" -F 499 --tid "${o[@]}" -- "$KP_WORKLOADS/spin_fp" 0.5 2 2>"$T/err"
+check "recorded a command into four outputs" [ -s "$T/cmd.kprof" -a -s "$T/cmd.folded" ]
+check "kprof -o X.kprof writes a recording" [ "$(head -c 5 "$T/cmd.kprof")" = KPROF ]
+check "the command's .kprof: folded, SVG and top as recorded" same_as_recorded "$T/cmd"
+mapfile -t o < <(outputs "$T/sys")
+"$KPROF" -a -F 499 "${o[@]}" -- sleep 1 2>"$T/err"
+check "the machine's .kprof: folded, SVG and top as recorded" same_as_recorded "$T/sys"
+ls -l "$T"/sys.* | awk '{ print "  " $5 " " $NF }'
+
+# a real recording's folded stacks
+"$KPROF" -F 499 -f folded -o "$T/rec.folded" -- "$KP_WORKLOADS/spin_fp" 1 2>/dev/null
+check "recorded" [ -s "$T/rec.folded" ]
+"$KPROF" report "$T/rec.folded" -o "$T/rec.kprof" 2>"$T/err"
+check "-o X.kprof writes a recording" [ "$(head -c 5 "$T/rec.kprof")" = KPROF ]
+check "recorded stacks: .kprof -> folded/SVG unchanged" same_reports "$T/rec.folded" "$T/rec.kprof"
+"$KPROF" report -f folded - <"$T/rec.kprof" >"$T/stdin.folded" 2>"$T/err"
+"$KPROF" report -f folded "$T/rec.folded" >"$T/direct.folded" 2>/dev/null
+check "a recording on stdin" cmp -s "$T/stdin.folded" "$T/direct.folded"
+"$KPROF" report -f kprof -o "$T/again.kprof" "$T/rec.kprof" 2>/dev/null
+check ".kprof -> .kprof: the same bytes" cmp -s "$T/rec.kprof" "$T/again.kprof"
+size_f=$(stat -c %s "$T/rec.folded") size_k=$(stat -c %s "$T/rec.kprof")
+echo "folded: $size_f bytes, .kprof: $size_k bytes"
+
+# damaged recordings: exit 1, one line naming the file, no output
+refused() { # file expected-text
+	rm -f "$T/out.svg"
+	"$KPROF" report -o "$T/out.svg" "$1" >"$T/stdout" 2>"$T/err"
+	local st=$?
+	[ $st -eq 1 ] || { echo "  exit $st for $1"; return 1; }
+	[ "$(wc -l <"$T/err")" -eq 1 ] || { echo "  stderr:"; cat "$T/err"; return 1; }
+	grep -q "^kprof: $1: " "$T/err" && grep -qF "$2" "$T/err" ||
+		{ echo "  stderr: $(cat "$T/err")"; return 1; }
+	[ ! -e "$T/out.svg" ] && [ ! -s "$T/stdout" ]
+}
+size=$(stat -c %s "$T/rec.kprof")
+head -c $((size - 10)) "$T/rec.kprof" >"$T/cut.kprof"
+check "truncated: refused" refused "$T/cut.kprof" "truncated .kprof recording"
+head -c 6 "$T/rec.kprof" >"$T/cut6.kprof"
+check "truncated in the header: refused" refused "$T/cut6.kprof" \
+	"truncated .kprof recording (in its header)"
+{ printf 'KPROF\003\000\000'; tail -c +9 "$T/rec.kprof"; } >"$T/v3.kprof"
+check "major version 3: refused" refused "$T/v3.kprof" \
+	"kprof recording format 3.x; this kprof reads 1.x"
+{ printf 'KPROF\001\007\000'; tail -c +9 "$T/rec.kprof"; } >"$T/v1.7.kprof"
+"$KPROF" report -f folded "$T/v1.7.kprof" >"$T/v1.7.folded" 2>"$T/err"
+check "minor version 1.7: read" cmp -s "$T/v1.7.folded" "$T/direct.folded"
+python3 - "$T/rec.kprof" "$T/flip.kprof" <<'EOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[len(b) // 2] ^= 0x10
+open(sys.argv[2], "wb").write(b)
+EOF
+check "a flipped bit: refused" refused "$T/flip.kprof" ".kprof recording"
+"$KPROF" report -f pprof -o "$T/rec.pb.gz" "$T/rec.kprof" 2>/dev/null
+check "a pprof file: refused" refused "$T/rec.pb.gz" "binary data"
+python3 -c 'import random, sys; r = random.Random(11); sys.stdout.buffer.write(bytes(r.randrange(256) for _ in range(4096)))' >"$T/random.kprof"
+check "random bytes: refused" refused "$T/random.kprof" ""
+finish

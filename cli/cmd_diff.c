@@ -249,33 +249,34 @@ static size_t count_value(const struct kp_profile *p, const char *file)
 	return 0;
 }
 
-/* The kprof command line without what only chooses outputs (-o, -f and
- * their long forms, before "--"): two recordings of the same command
- * written to different files are of the same command. Returns a new
- * string. */
+/* The command a recording profiled, from its kprof command line: the words
+ * after "--", else the line without what only chooses outputs (-o, -f and
+ * their long forms). Two recordings of one program written to different
+ * files, or at different frequencies, are of the same command. Returns a
+ * new string. */
 static char *command_of(const char *cmd)
 {
-	char *copy = kp_xstrdup(cmd), *out = kp_xmalloc(strlen(cmd) + 1), *save = NULL, *w;
-	bool skip = false, rest = false;
+	const char *dashes = strstr(cmd, " -- ");
+	char *copy, *out, *save = NULL, *w;
+	bool skip = false;
 	size_t n = 0;
 
+	if (dashes)
+		return kp_xstrdup(dashes + 4);
+	copy = kp_xstrdup(cmd);
+	out = kp_xmalloc(strlen(cmd) + 1);
 	for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		bool drop = false;
-
 		if (skip) {
 			skip = false;
 			continue;
 		}
-		if (!rest && strcmp(w, "--") == 0)
-			rest = true;
-		else if (!rest && (strcmp(w, "-o") == 0 || strcmp(w, "-f") == 0 ||
-				   strcmp(w, "--output") == 0 || strcmp(w, "--format") == 0))
-			drop = skip = true;
-		else if (!rest &&
-			 (strncmp(w, "-o", 2) == 0 || strncmp(w, "-f", 2) == 0 ||
-			  strncmp(w, "--output=", 9) == 0 || strncmp(w, "--format=", 9) == 0))
-			drop = true;
-		if (drop)
+		if (strcmp(w, "-o") == 0 || strcmp(w, "-f") == 0 || strcmp(w, "--output") == 0 ||
+		    strcmp(w, "--format") == 0) {
+			skip = true;
+			continue;
+		}
+		if (strncmp(w, "-o", 2) == 0 || strncmp(w, "-f", 2) == 0 ||
+		    strncmp(w, "--output=", 9) == 0 || strncmp(w, "--format=", 9) == 0)
 			continue;
 		n += (size_t)sprintf(out + n, "%s%s", n ? " " : "", w);
 	}

@@ -126,9 +126,10 @@ int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r,
 
 		format_count(total, decimals, num);
 		fprintf(out, "%-4s  %s: %s %s", s ? "NEW" : "BASE", r->file[s], num, r->value);
-		if (strcmp(r->value, r->counts) != 0)
-			fprintf(out, " (%s), %.0f %s", r->unit, kp_diff_total_count(df, s),
-				r->counts);
+		if (strcmp(r->value, r->counts) != 0) {
+			format_count((kp_count)llround(kp_diff_total_count(df, s)), 0, num);
+			fprintf(out, " (%s), %s %s", r->unit, num, r->counts);
+		}
 		print_run(out, r->profile[s]);
 		fputc('\n', out);
 	}

@@ -7,16 +7,20 @@
 #  - the five same-speed pairs pass --fail-above 5 (exit 0, no regression);
 #  - the slower build fails (exit 3) and names db_hash_kprof, and only it;
 #  - the other way round (a speed-up) is a significant shrink, no regression;
-#  - the text, JSON and SVG outputs say the same;
-#  - usage errors exit 2, unreadable or foreign inputs exit 1 with one line
-#    naming the file; `kprof -- diff` still profiles a program called diff.
+#  - the text, JSON and SVG outputs say the same; --value cpu (shares of the
+#    period) fails the same way, the test still on sample counts; folded
+#    text made from a recording diffs as the recording does;
+#  - different commands and events are warned about, same-build pairs not;
+#  - usage errors exit 2, unreadable, truncated or foreign inputs exit 1 with
+#    one line naming the file; `kprof -- diff` still profiles a program
+#    called diff.
 # The margins: sampling noise in a share of 25% of 2,500 samples is about
 # 0.9 points, so a same-speed difference passes 5 points about one time in
 # 20,000 per function, and the regression (+9.8 points) falls under 5
 # about one time in 10,000.
 source "$(dirname "$0")/lib.bash"
 W=$KP_WORKLOADS/diffbench_fp
-ext=folded
+ext=kprof
 
 record() { # name [diffbench args]
 	local name=$1
@@ -39,6 +43,7 @@ for i in 1 2 3 4 5; do
 		2>"$T/pair$i.err"
 	rc=$?
 	check "same-speed pair $i passes (exit $rc): $(head -c 300 "$T/pair$i.err")" [ "$rc" -eq 0 ]
+	check "same-speed pair $i: nothing to warn about" [ ! -s "$T/pair$i.err" ]
 	check "same-speed pair $i: no regression in the JSON" \
 		[ "$(json "$T/pair$i.json" 'd["gate"]["status"], len(d["gate"]["regressions"])')" = "('pass', 0)" ]
 done
@@ -48,6 +53,8 @@ rc=$?
 check "the slower build fails the gate (exit $rc)" [ "$rc" -eq 3 ]
 check "the regression is named on stderr, once: $(cat "$T/slow.err")" \
 	[ "$(grep -c 'kprof: regression: ' "$T/slow.err")" -eq 1 ]
+check "the two commands differ (hash=60), and kprof says so" \
+	grep -q "^kprof: warning: .*same0.$ext and .*slow.$ext are recordings of different commands (.*diffbench_fp 2.5', '.*diffbench_fp 2.5 hash=60')" "$T/slow.err"
 check "the regression named is db_hash_kprof" grep -q '^kprof: regression: db_hash_kprof: total share' "$T/slow.err"
 check "the text report's gate names it" grep -q 'FAIL: 1 function grew by more than 5 points' "$T/slow.txt"
 check "the text report marks its change significant" \
@@ -63,6 +70,21 @@ check "json: the other three shrank" \
 	[ "$(json "$T/slow.json" 'sorted(f["function"] for f in d["functions"] if f["function"].startswith("db_") and f["total"]["change"] < -1)')" = "['db_parse_kprof', 'db_render_kprof', 'db_sort_kprof']" ]
 check "json: counts are the sample counts" \
 	[ "$(json "$T/slow.json" 'd["test"]["counts"], d["test"]["correction"], d["value"]["type"]')" = "('samples', 'holm', 'samples')" ]
+
+# shares of cpu time (the period), the test still on sample counts
+"$KPROF" diff --fail-above 5 --value cpu -f json -o "$T/cpu.json" "$T/same0.$ext" "$T/slow.$ext" 2>/dev/null
+check "--value cpu: exit 3 too" [ $? -eq 3 ]
+check "--value cpu: shares of cpu, counts of samples, db_hash_kprof the regression" \
+	[ "$(json "$T/cpu.json" 'd["value"]["type"], d["test"]["counts"], [r["function"] for r in d["gate"]["regressions"]]')" = "('cpu', 'samples', ['db_hash_kprof'])" ]
+
+# folded text is a profile too: made from a recording (kinds kept with
+# --annotate), it diffs as the recording
+"$KPROF" report --annotate -o "$T/slow.folded" "$T/slow.$ext"
+"$KPROF" report --annotate -o "$T/same0.folded" "$T/same0.$ext"
+"$KPROF" diff --fail-above 5 -f json -o "$T/mixed.json" "$T/same0.$ext" "$T/slow.folded" 2>/dev/null
+check "recording against folded text: exit 3" [ $? -eq 3 ]
+check "recording against folded text: the same shares and tests" \
+	[ "$(json "$T/mixed.json" '[(f["function"], f["total"]) for f in d["functions"]]')" = "$(json "$T/slow.json" '[(f["function"], f["total"]) for f in d["functions"]]')" ]
 
 # the other way round db_hash_kprof got faster: a significant shrink, never
 # a regression (the other three's shares grow by 3.3 points, which sampling
@@ -86,7 +108,7 @@ check "svg: the tooltip says the change in points" \
 "$KPROF" diff --base-shape -o "$T/base.svg" "$T/same0.$ext" "$T/slow.$ext" 2>/dev/null
 "$KP_TESTS/tools/svg-frames" --fill "$T/base.svg" >"$T/base.frames"
 check "svg --base-shape: BASE's counts, db_hash_kprof still red" \
-	awk -F'\t' -v n="$(count_matching "$T/same0.$ext" '.*;db_hash_kprof')" \
+	awk -F'\t' -v n="$(count_matching "$T/same0.folded" '.*;db_hash_kprof')" \
 	'$1 == "db_hash_kprof" && $2 == n && $6 ~ /^rgb\(255,/ && $6 != "rgb(255,255,255)" { f = 1 } END { exit !f }' "$T/base.frames"
 
 # usage and bad input
@@ -98,6 +120,16 @@ check "a bad --fail-above is a usage error (exit 2)" [ $? -eq 2 ]
 check "a missing file: exit 1" [ $? -eq 1 ]
 check "a missing file: one line naming it" \
 	[ "$(wc -l <"$T/missing.err")" -eq 1 -a -n "$(grep "missing.$ext" "$T/missing.err")" ]
+# a recording of another event: warned about
+"$KPROF" -e task-clock -F 999 -o "$T/task.$ext" -- "$W" 1 2>/dev/null
+"$KPROF" diff "$T/same0.$ext" "$T/task.$ext" >/dev/null 2>"$T/event.err"
+check "different events: a warning naming both" \
+	grep -q "^kprof: warning: .*same0.$ext and .*task.$ext sampled different events (cpu-clock, task-clock)" "$T/event.err"
+head -c "$(($(stat -c %s "$T/same1.$ext") / 2))" "$T/same1.$ext" >"$T/truncated.$ext"
+"$KPROF" diff "$T/same0.$ext" "$T/truncated.$ext" 2>"$T/truncated.err"
+rc=$?
+check "a truncated recording: exit 1 ($rc), one line naming it: $(cat "$T/truncated.err")" \
+	[ $rc -eq 1 -a "$(wc -l <"$T/truncated.err")" -eq 1 -a -n "$(grep "truncated.$ext" "$T/truncated.err")" ]
 head -c 4096 /dev/urandom >"$T/garbage.bin"
 "$KPROF" diff "$T/garbage.bin" "$T/same1.$ext" 2>"$T/garbage.err"
 check "a foreign file: exit 1" [ $? -eq 1 ]

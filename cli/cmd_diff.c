@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,38 +372,6 @@ static int write_folded(const struct diff_cli *c, const struct kp_profile *const
 	return err;
 }
 
-/* One profile to load, on a thread of its own: BASE and NEW are read at
- * once (reading is most of a diff's time, and the two are independent). */
-struct load_job {
-	const char *file;
-	const struct kp_load_opts *opts;
-	struct kp_profile *p;
-	struct kp_load_info info;
-	struct kp_diag d;
-	int err;
-};
-
-static void *load_one(void *arg)
-{
-	struct load_job *j = arg;
-
-	j->err = kp_profile_load(j->file, j->opts, &j->p, &j->info, &j->d);
-	return NULL;
-}
-
-/* Loads both; BASE on a second thread when one can be made. */
-static void load_both(struct load_job jobs[2])
-{
-	pthread_t t;
-	bool threaded = pthread_create(&t, NULL, load_one, &jobs[0]) == 0;
-
-	if (!threaded)
-		load_one(&jobs[0]);
-	load_one(&jobs[1]);
-	if (threaded)
-		pthread_join(t, NULL);
-}
-
 /* Names every regression on stderr: a CI log shows them whatever the
  * output format. */
 static void report_regressions(const struct kp_diff *df, const struct diff_cli *c,
@@ -427,7 +394,7 @@ int kp_cmd_diff(int argc, char **argv)
 	struct diff_cli c = {.alpha = 0.01, .dispersion = 1, .top = 20};
 	struct kp_load_opts lo = {0};
 	struct kp_profile *p[2] = {NULL, NULL};
-	struct load_job jobs[2];
+	struct kp_load_info info[2];
 	const char *file[2];
 	struct kp_diff_opts dopts = {0};
 	struct kp_diff *df = NULL;
@@ -453,26 +420,20 @@ int kp_cmd_diff(int argc, char **argv)
 	}
 	status = 1;
 	lo.strict = c.strict;
-	for (int s = 0; s < 2; s++)
-		jobs[s] = (struct load_job){.file = file[s], .opts = &lo};
-	load_both(jobs);
-	p[0] = jobs[0].p;
-	p[1] = jobs[1].p;
 	for (int s = 0; s < 2; s++) {
-		if (jobs[s].err < 0) {
-			kp_err("%s", jobs[s].d.msg);
+		if (kp_profile_load(file[s], &lo, &p[s], &info[s], &d) < 0) {
+			kp_err("%s", d.msg);
 			goto out;
 		}
 	}
 	for (int s = 0; s < 2; s++) {
-		const struct kp_load_info *info = &jobs[s].info;
 		int v;
 
-		if (info->bad_lines)
+		if (info[s].bad_lines)
 			kp_warn("ignored %llu line%s with invalid format; the first: %s",
-				(unsigned long long)info->bad_lines,
-				info->bad_lines == 1 ? "" : "s", info->first_bad);
-		if (info->differential)
+				(unsigned long long)info[s].bad_lines,
+				info[s].bad_lines == 1 ? "" : "s", info[s].first_bad);
+		if (info[s].differential)
 			kp_warn("%s holds two counts a line (BEFORE AFTER, a differential "
 				"profile): only AFTER is compared",
 				file[s]);
@@ -490,10 +451,14 @@ int kp_cmd_diff(int argc, char **argv)
 	compare_runs((const struct kp_profile *const *)p, file);
 	dopts.alpha = c.alpha;
 	dopts.dispersion = c.dispersion;
-	df = kp_diff_new(p[0], p[1], &dopts, &d);
-	if (!df) {
-		kp_err("diff: %s", d.msg);
-		goto out;
+	/* the function table: for the reports, and for the gate whatever the
+	 * output (a picture alone needs only the folded table) */
+	if (fmt == FMT_TEXT || fmt == FMT_JSON || c.gate) {
+		df = kp_diff_new(p[0], p[1], &dopts, &d);
+		if (!df) {
+			kp_err("diff: %s", d.msg);
+			goto out;
+		}
 	}
 	if (c.gate)
 		nreg = kp_diff_regressions(df, c.fail_above, &reg);

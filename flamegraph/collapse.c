@@ -22,8 +22,11 @@
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
-/* A line longer than this is skipped (counted as bad) instead of buffered. */
+/* A line longer than this is skipped (counted as bad) instead of buffered.
+ * Overridable at build time, as the cache limits below, to test that path. */
+#ifndef MAX_LINE
 #define MAX_LINE (64u << 20)
+#endif
 /* small enough that the chunk just read is still in L2 when parsed */
 #define READ_BUF_SIZE  (256u << 10)
 #define MAX_EVENT_NAME 255

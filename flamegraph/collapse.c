@@ -860,15 +860,22 @@ static void do_line(struct kp_collapse *c, const char *s, size_t n)
 	bad_line(c);
 }
 
+/* A line over MAX_LINE: counted as bad, never processed, whether it came
+ * in one chunk or several. */
+static void long_line(struct kp_collapse *c)
+{
+	c->line_no++;
+	c->st.lines++;
+	c->st.long_lines++;
+	bad_line(c);
+}
+
 /* The line carried over from earlier input ends: a line too long to keep
  * is counted as bad, any other is processed. */
 static void finish_carried_line(struct kp_collapse *c)
 {
 	if (c->skipping) {
-		c->line_no++;
-		c->st.lines++;
-		c->st.long_lines++;
-		bad_line(c);
+		long_line(c);
 		c->skipping = false;
 	} else {
 		do_line(c, c->carry.p, c->carry.len);
@@ -907,7 +914,10 @@ void kp_collapse_feed(struct kp_collapse *c, const char *buf, size_t len)
 				bytes_put(&c->carry, p, rest);
 			break;
 		}
-		do_line(c, p, (size_t)(nl - p));
+		if ((size_t)(nl - p) > MAX_LINE)
+			long_line(c);
+		else
+			do_line(c, p, (size_t)(nl - p));
 		p = nl + 1;
 	}
 }

@@ -481,7 +481,10 @@ static bool match_frame(const char *s, size_t n, const char **pc, size_t *pcn, c
 
 static bool mem_has(const char *s, size_t n, const char *needle)
 {
-	return memmem(s, n, needle, strlen(needle)) != NULL;
+	size_t len = strlen(needle);
+
+	/* s is NULL for an empty name before the first one was built */
+	return n >= len && memmem(s, n, needle, len) != NULL;
 }
 
 /* m:/tmp/perf-\d+\.map: */

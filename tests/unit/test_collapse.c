@@ -276,6 +276,17 @@ static void test_long_line_any_chunking(void)
 	free(text);
 }
 
+/* Empty parts of an inline chain, first thing a collapser sees: the
+ * annotation checks looked for "_[i]" / "_[j]" in a NULL name (UB; found
+ * by tests/fuzz/fuzz_collapse). */
+static void test_empty_parts_first(void)
+{
+	static const struct kp_collapse_opts jit = {.jit = true};
+
+	expect("java 1 1.0: cycles:\n\t1 ->x (/tmp/perf-1.map)\n\n", &jit, "java;_[j];x_[i] 1\n");
+	expect("a1 1 1.0: cycles:\n\t1 ->->x (/x)\n\n", NULL, "a1;;_[i];x_[i] 1\n");
+}
+
 KP_TEST_MAIN(test_basic_and_sorting, test_comm_pid_tid, test_period_and_events, test_frames_tidy,
 	     test_kernel_jit, test_java, test_srcline, test_bad_lines_and_framing,
-	     test_several_inputs, test_long_line_any_chunking)
+	     test_several_inputs, test_long_line_any_chunking, test_empty_parts_first)

@@ -56,8 +56,10 @@ enum {
 };
 
 /* Writes one "a;b;c COUNT" line per stack, lines sorted bytewise (as
- * `LC_ALL=C sort`), so the same profile always prints the same bytes.
- * Returns 0 or a negative errno. */
+ * `LC_ALL=C sort`), so the same profile always prints the same bytes. A
+ * leaf whose name ends in a blank and a number (and no kind suffix) gets
+ * a ';' after it ("a;JIT code 12; 5"), so that the line reads back as one
+ * stack and one count. Returns 0 or a negative errno. */
 int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags);
 
 /* Read access for writers. Stacks are numbered 0..nstacks-1 in the order

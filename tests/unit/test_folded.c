@@ -250,6 +250,33 @@ static void test_empty_frames_follow_perl_split(void)
 	kp_folded_free(f);
 }
 
+/* A leaf whose name ends in a blank and a number is written with a ';'
+ * after it, so what the writer prints reads back as the same stack, not
+ * as a line with two counts (found by tests/fuzz/fuzz_folded). */
+static void test_leaf_like_a_count(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_frame fr[] = {{"comm", KP_FRAME_ROOT}, {"JIT code 12", KP_FRAME_USER}};
+	struct kp_frame k[] = {{"comm", KP_FRAME_ROOT}, {"irq 9", KP_FRAME_KERNEL}};
+	char *s = round_trip("81 3;;; 2\n81 3.5 x 1\n", 0), *again;
+
+	CHECK_EQ_STR(s, "81 3.5 x 1\n81 3; 2\n");
+	again = round_trip(s, 0);
+	CHECK_EQ_STR(again, s);
+	free(again);
+	free(s);
+	CHECK(kp_folded_add(f, fr, 2, 5));
+	CHECK(kp_folded_add(f, k, 2, 1));
+	s = write_text(f, KP_FOLDED_ANNOTATE_ALL);
+	/* a kind suffix ends the name already */
+	CHECK_EQ_STR(s, "comm;JIT code 12; 5\ncomm;irq 9_[k] 1\n");
+	free(s);
+	s = write_text(f, 0);
+	CHECK_EQ_STR(s, "comm;JIT code 12; 5\ncomm;irq 9; 1\n");
+	free(s);
+	kp_folded_free(f);
+}
+
 static void test_nul_and_long_line(void)
 {
 	struct kp_folded *f = kp_folded_new();
@@ -368,4 +395,5 @@ KP_TEST_MAIN(test_round_trip_sorted_merged, test_sort_is_bytewise_on_lines,
 	     test_crlf_blank_lines_and_tabs, test_decimal_counts, test_exact_counts,
 	     test_exponent_counts_refused, test_comments_and_empty_first_stack, test_suffix_kinds,
 	     test_add_sanitizes_and_merges, test_empty_frames_follow_perl_split,
-	     test_nul_and_long_line, test_bad_lines, test_sequence_mode, test_sorted_reverse)
+	     test_nul_and_long_line, test_bad_lines, test_sequence_mode, test_sorted_reverse,
+	     test_leaf_like_a_count)

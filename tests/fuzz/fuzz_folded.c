@@ -83,6 +83,29 @@ static void check_counts(const struct kp_folded *f)
 	free(seen);
 }
 
+/* Lines in bytewise order, as `LC_ALL=C sort` puts them, each once. */
+static void check_sorted(const char *text, size_t len)
+{
+	const char *prev = NULL, *p = text, *end = text + len;
+	size_t prev_len = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n;
+
+		FUZZ_CHECK(nl);
+		n = (size_t)(nl - p);
+		if (prev) {
+			int r = memcmp(prev, p, prev_len < n ? prev_len : n);
+
+			FUZZ_CHECK(r < 0 || (r == 0 && prev_len < n));
+		}
+		prev = p;
+		prev_len = n;
+		p = nl + 1;
+	}
+}
+
 static void on_start(void *arg, const XML_Char *name, const XML_Char **attrs)
 {
 	size_t *scripts = arg;
@@ -166,6 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* the round trip: written, read back, written again: the same bytes */
 	once = write_all(f, &len1);
+	check_sorted(once, len1);
 	g = read_text(once, len1, true, false, &bad2, &err2);
 	FUZZ_CHECK(err2 == 0 && bad2 == 0);
 	twice = write_all(g, &len2);

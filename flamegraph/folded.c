@@ -203,7 +203,8 @@ const struct kp_frame *kp_folded_stack(const struct kp_folded *f, size_t i, size
 	const struct kp_seqtab_entry *s = SEQ(f, i);
 
 	if (!f->view_valid) {
-		kp_xgrow(&mf->view, &mf->view_cap, f->seq.nwords, sizeof(*f->view));
+		/* + 1: never NULL, even when every stack is empty */
+		kp_xgrow(&mf->view, &mf->view_cap, f->seq.nwords + 1, sizeof(*f->view));
 		for (size_t k = 0; k < f->seq.nwords; k++) {
 			mf->view[k].name = kp_strtab_str(f->names, f->seq.words[k] >> 3);
 			mf->view[k].kind = (uint8_t)(f->seq.words[k] & 7);

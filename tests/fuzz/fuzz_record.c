@@ -9,9 +9,10 @@
  * size, so that ASan catches any read past its end. The kernel writes
  * these records, but a malformed one must never crash kprof.
  *
- * Input: byte 0 (bit 0: DWARF mode, bit 1: read in two rounds), bytes
- * 1-2 where in the ring the data starts, byte 3 the ring size (64 bytes
- * to 64 KiB), then the ring's data. */
+ * Input: byte 0 (bit 0: DWARF mode, bit 1: read in two rounds, bit 2:
+ * counters near 2^64), bytes 1-2 where in the ring the data starts
+ * (rounded down to 8 bytes), byte 3 the ring size (64 bytes to 64 KiB),
+ * then the ring's data. */
 #include <errno.h>
 #include <stdbool.h>
 
@@ -153,10 +154,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ctx c = {.layout = &layouts[how & 1], .procs = kp_proctab_new(strings)};
 	struct kp_recqueue q;
 	struct kp_ring r;
-	size_t len = in.n < ring_size ? in.n : ring_size;
+	size_t len = (in.n < ring_size ? in.n : ring_size) & ~(size_t)7;
 	int rounds = how & 2 ? 2 : 1;
 
-	/* the kernel's counters only grow: a start near 2^64 wraps them */
+	/* the kernel moves head and tail by whole (8-byte padded) records; its
+	 * counters only grow: a start near 2^64 wraps them */
+	start &= ~(uint64_t)7;
 	if (how & 4)
 		start -= 1ull << 16;
 	ctl->data_tail = ctl->data_head = start;
@@ -168,7 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct perf_event_header *h;
 
 		/* two rounds: the kernel publishes the first half, then the rest */
-		ctl->data_head = start + (round + 1 == rounds ? len : len / 2);
+		ctl->data_head = start + (round + 1 == rounds ? len : len / 2 & ~(size_t)7);
 		kp_ring_read_init(&r);
 		while ((h = kp_ring_read_event(&r))) {
 			FUZZ_CHECK(h->size >= sizeof(*h));

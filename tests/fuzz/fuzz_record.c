@@ -183,7 +183,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		kp_recqueue_flush(&q, round + 1 == rounds ? UINT64_MAX : UINT64_MAX / 2, process,
 				  &c);
 	}
-	FUZZ_CHECK(kp_recqueue_len(&q) == 0);
+	/* what the final flush keeps is only what claims the end of time */
+	for (size_t i = 0; i < kp_recqueue_len(&q); i++)
+		FUZZ_CHECK(q.ents[i].time == UINT64_MAX);
 	kp_recqueue_fini(&q);
 	kp_ring_fini(&r);
 	kp_proctab_free(c.procs);

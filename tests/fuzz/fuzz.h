@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FUZZ_CHECK(cond)                                                                      \
 	do {                                                                                  \
@@ -49,6 +50,19 @@ static inline uint64_t fuzz_u64(struct fuzz_in *in)
 	for (int i = 0; i < 8; i++)
 		v |= (uint64_t)fuzz_byte(in) << (8 * i);
 	return v;
+}
+
+/* Makes a private (0700) temporary directory named like
+ * "kprof-fuzz-NAME-XXXXXX" into buf: in /dev/shm when there is one, as a
+ * target that writes a file per input spends most of its time creating
+ * and removing inodes on a disk file system. */
+static inline void fuzz_tmpdir(char *buf, size_t size, const char *name)
+{
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+
+	snprintf(buf, size, "%s/kprof-fuzz-%s-XXXXXX", base, name);
+	if (!mkdtemp(buf))
+		abort();
 }
 
 /* A heap copy of data[0..n) with a NUL after it (caller frees). */

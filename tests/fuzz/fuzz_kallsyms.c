@@ -31,9 +31,7 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	snprintf(dir, sizeof(dir), "/tmp/kprof-fuzz-kallsyms-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
+	fuzz_tmpdir(dir, sizeof(dir), "kallsyms");
 	snprintf(path, sizeof(path), "%s/kallsyms", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	copy_fd = memfd_create("kallsyms-copy", MFD_CLOEXEC);

@@ -89,9 +89,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct stat st;
 	FILE *f;
 
-	snprintf(dir, sizeof(dir), "/tmp/kprof-fuzz-symidx-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
+	fuzz_tmpdir(dir, sizeof(dir), "symidx");
 	atexit(cleanup);
 	x = build_good();
 	if (!kp_symidx_save(x, dir))

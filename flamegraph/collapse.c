@@ -22,8 +22,11 @@
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
-/* A line longer than this is skipped (counted as bad) instead of buffered. */
+/* A line longer than this is skipped (counted as bad) instead of buffered.
+ * Overridable at build time, as the cache limits below, to test that path. */
+#ifndef MAX_LINE
 #define MAX_LINE (64u << 20)
+#endif
 /* small enough that the chunk just read is still in L2 when parsed */
 #define READ_BUF_SIZE  (256u << 10)
 #define MAX_EVENT_NAME 255
@@ -478,7 +481,10 @@ static bool match_frame(const char *s, size_t n, const char **pc, size_t *pcn, c
 
 static bool mem_has(const char *s, size_t n, const char *needle)
 {
-	return memmem(s, n, needle, strlen(needle)) != NULL;
+	size_t len = strlen(needle);
+
+	/* s is NULL for an empty name before the first one was built */
+	return n >= len && memmem(s, n, needle, len) != NULL;
 }
 
 /* m:/tmp/perf-\d+\.map: */
@@ -857,15 +863,22 @@ static void do_line(struct kp_collapse *c, const char *s, size_t n)
 	bad_line(c);
 }
 
+/* A line over MAX_LINE: counted as bad, never processed, whether it came
+ * in one chunk or several. */
+static void long_line(struct kp_collapse *c)
+{
+	c->line_no++;
+	c->st.lines++;
+	c->st.long_lines++;
+	bad_line(c);
+}
+
 /* The line carried over from earlier input ends: a line too long to keep
  * is counted as bad, any other is processed. */
 static void finish_carried_line(struct kp_collapse *c)
 {
 	if (c->skipping) {
-		c->line_no++;
-		c->st.lines++;
-		c->st.long_lines++;
-		bad_line(c);
+		long_line(c);
 		c->skipping = false;
 	} else {
 		do_line(c, c->carry.p, c->carry.len);
@@ -904,7 +917,10 @@ void kp_collapse_feed(struct kp_collapse *c, const char *buf, size_t len)
 				bytes_put(&c->carry, p, rest);
 			break;
 		}
-		do_line(c, p, (size_t)(nl - p));
+		if ((size_t)(nl - p) > MAX_LINE)
+			long_line(c);
+		else
+			do_line(c, p, (size_t)(nl - p));
 		p = nl + 1;
 	}
 }

@@ -328,7 +328,8 @@ const struct kp_frame *kp_folded_stack(const struct kp_folded *f, size_t i, size
 	const struct kp_seqtab_entry *s = SEQ(f, i);
 
 	if (!f->view_valid) {
-		kp_xgrow(&mf->view, &mf->view_cap, f->seq.nwords, sizeof(*f->view));
+		/* + 1: never NULL, even when every stack is empty */
+		kp_xgrow(&mf->view, &mf->view_cap, f->seq.nwords + 1, sizeof(*f->view));
 		for (size_t k = 0; k < f->seq.nwords; k++) {
 			mf->view[k].name = kp_strtab_str(f->names, f->seq.words[k] >> 3);
 			mf->view[k].kind = (uint8_t)(f->seq.words[k] & 7);
@@ -370,9 +371,25 @@ static const char *annotation(uint32_t fid, unsigned flags)
 	}
 }
 
+static size_t count_start(const char *s, size_t len, const char **why);
+
+/* A leaf named like "JIT code 12" (a blank and a number at its end, no
+ * kind suffix) would read back as a second count, a differential line:
+ * the writer puts a ';' after it, which keeps the line one stack and one
+ * count, and which the reader (as flamegraph.pl's split) drops again. */
+static bool needs_end_mark(const struct kp_folded *f, uint32_t leaf, unsigned flags)
+{
+	size_t len;
+	const char *name = kp_folded_frame_name(f, leaf, &len), *why;
+
+	return !*annotation(leaf, flags) && count_start(name, len, &why) != 0;
+}
+
 /* Sorting: the rendered line of a stack is the byte stream
- * name[suffix] (';' name[suffix])* ' ' count. Comparing streams lazily
- * avoids building every line (hundreds of MB for big profiles). */
+ * name[suffix] (';' name[suffix])* [';'] ' ' count, the ';' where the
+ * writer puts one after a leaf named like a count (not in reverse order).
+ * Comparing streams lazily avoids building every line (hundreds of MB for
+ * big profiles). */
 struct sort_ctx {
 	const struct kp_folded *f;
 	unsigned flags;
@@ -407,6 +424,12 @@ static void cursor_next(struct cursor *cur)
 		case 0:
 			if (cur->j >= s->n) {
 				cur->phase = 3;
+				if (!c->reverse && s->n &&
+				    needs_end_mark(c->f, frame_at(c, s, s->n - 1), c->flags)) {
+					cur->p = ";";
+					cur->len = 1;
+					return;
+				}
 				continue;
 			}
 			cur->phase = 1;
@@ -537,6 +560,8 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 			fwrite_unlocked(name, 1, len, out);
 			fputs_unlocked(annotation(fid, flags), out);
 		}
+		if (s->n && needs_end_mark(f, f->seq.words[s->off + s->n - 1], flags))
+			putc_unlocked(';', out);
 		putc_unlocked(' ', out);
 		if (f->before && f->has_before[order[i]]) {
 			kp_count_format(f->before[order[i]], f->decimals, count);

@@ -92,7 +92,9 @@ enum {
 /* Writes one "a;b;c COUNT" line per stack ("a;b;c BEFORE AFTER" for the
  * stacks of a differential table that have a BEFORE), lines sorted
  * bytewise (as `LC_ALL=C sort`), so the same profile always prints the
- * same bytes.
+ * same bytes. A leaf whose name ends in a blank and a number (and no kind
+ * suffix) gets a ';' after it ("a;JIT code 12; 5"), so that the line reads
+ * back as one stack and its counts, not as a differential line.
  * Returns 0 or a negative errno. */
 int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags);
 

@@ -63,11 +63,19 @@ void kp_proctab_free(struct kp_proctab *pt)
 	free(pt);
 }
 
+/* The map key of a pid or tid: as the kernel's u32, so that -1 (which
+ * the kernel reports for a task that is no longer alive or lives in
+ * another pid namespace) and -2 never become the map's reserved keys. */
+static uint64_t key(pid_t id)
+{
+	return (uint32_t)id;
+}
+
 static struct proc *proc_get(const struct kp_proctab *pt, pid_t pid)
 {
 	uint64_t v;
 
-	return kp_u64map_get(&pt->procs, (uint64_t)pid, &v) ? (struct proc *)(uintptr_t)v : NULL;
+	return kp_u64map_get(&pt->procs, key(pid), &v) ? (struct proc *)(uintptr_t)v : NULL;
 }
 
 /* A new process entry for pid, replacing any old one (pid reuse). */
@@ -78,14 +86,14 @@ static struct proc *proc_new(struct kp_proctab *pt, pid_t pid)
 	proc_free(old);
 	p->pid = pid;
 	p->comm = pt->unknown_comm;
-	kp_u64map_put(&pt->procs, (uint64_t)pid, (uint64_t)(uintptr_t)p);
+	kp_u64map_put(&pt->procs, key(pid), (uint64_t)(uintptr_t)p);
 	pt->nseen++;
 	return p;
 }
 
 static void thread_set(struct kp_proctab *pt, pid_t pid, pid_t tid, uint32_t comm)
 {
-	kp_u64map_put(&pt->threads, (uint64_t)tid, comm | (uint64_t)(uint32_t)pid << 32);
+	kp_u64map_put(&pt->threads, key(tid), comm | (uint64_t)(uint32_t)pid << 32);
 }
 
 bool kp_proctab_has(const struct kp_proctab *pt, pid_t pid)
@@ -113,7 +121,7 @@ void kp_proctab_fork(struct kp_proctab *pt, pid_t pid, pid_t ppid, pid_t tid, pi
 	uint32_t comm = pt->unknown_comm;
 	struct proc *parent = proc_get(pt, ppid), *p;
 
-	if (kp_u64map_get(&pt->threads, (uint64_t)ptid, &v))
+	if (kp_u64map_get(&pt->threads, key(ptid), &v))
 		comm = (uint32_t)v;
 	else if (parent)
 		comm = parent->comm;
@@ -133,11 +141,11 @@ void kp_proctab_fork(struct kp_proctab *pt, pid_t pid, pid_t ppid, pid_t tid, pi
 
 bool kp_proctab_exit(struct kp_proctab *pt, pid_t pid, pid_t tid)
 {
-	kp_u64map_del(&pt->threads, (uint64_t)tid);
+	kp_u64map_del(&pt->threads, key(tid));
 	if (pid != tid)
 		return false;
 	proc_free(proc_get(pt, pid));
-	kp_u64map_del(&pt->procs, (uint64_t)pid);
+	kp_u64map_del(&pt->procs, key(pid));
 	return true;
 }
 
@@ -226,7 +234,7 @@ uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid)
 	uint64_t v;
 	struct proc *p;
 
-	if (kp_u64map_get(&pt->threads, (uint64_t)tid, &v) && (pid_t)(v >> 32) == pid)
+	if (kp_u64map_get(&pt->threads, key(tid), &v) && (pid_t)(v >> 32) == pid)
 		return (uint32_t)v;
 	p = proc_get(pt, pid);
 	return p ? p->comm : pt->unknown_comm;

@@ -67,9 +67,10 @@ const struct perf_event_header *kp_ring_read_event(struct kp_ring *r)
 		memcpy(&hdr, r->data + off, first);
 		memcpy((unsigned char *)&hdr + first, r->data, sizeof(hdr) - first);
 	}
-	if (hdr.size < sizeof(hdr) || hdr.size > avail) {
-		/* Cannot happen with a sane kernel; never loop on it: drop what is
-		 * left of this snapshot and count it. */
+	if (hdr.size < sizeof(hdr) || hdr.size % 8 || hdr.size > avail) {
+		/* Cannot happen with a sane kernel (it pads every record to 8
+		 * bytes, so records stay aligned for the u64s in them); never
+		 * loop on it: drop what is left of this snapshot and count it. */
 		r->truncated++;
 		r->tail = r->head;
 		return NULL;

@@ -54,7 +54,9 @@ static size_t add(struct kp_seqtab *t, const uint32_t *w, size_t n, uint32_t h)
 {
 	struct kp_seqtab_entry *e;
 
-	kp_xgrow(&t->words, &t->words_cap, t->nwords + n, sizeof(*t->words));
+	/* + 1: words is never NULL, so words + off is a valid pointer for an
+	 * empty sequence too (NULL + 0 is undefined) */
+	kp_xgrow(&t->words, &t->words_cap, t->nwords + n + 1, sizeof(*t->words));
 	if (n)
 		memcpy(t->words + t->nwords, w, n * sizeof(*w));
 	kp_xgrow(&t->seqs, &t->seqs_cap, t->nseqs + 1, sizeof(*t->seqs));

@@ -250,6 +250,43 @@ static void test_several_inputs(void)
 	kp_collapse_free(c);
 }
 
+/* A line over the 64 MiB limit is skipped and counted whether it comes in
+ * one feed or in several (found by tests/fuzz/fuzz_collapse_limits: fed
+ * whole, it used to be processed as a frame). */
+static void test_long_line_any_chunking(void)
+{
+	static const char head[] = "a1 1 1.0: cycles:\n\t1 f (/x)", tail[] = "\n\t1 g (/x)\n\n";
+	size_t pad = (64u << 20) + 1, len = strlen(head) + pad + strlen(tail);
+	char *text = malloc(len + 1);
+	static const size_t chunks[] = {0, 256 << 10};
+
+	memcpy(text, head, strlen(head));
+	memset(text + strlen(head), ' ', pad);
+	memcpy(text + strlen(head) + pad, tail, strlen(tail) + 1);
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		static const struct kp_collapse_opts none;
+		char *out = fold_chunked(text, &none, chunks[i]);
+
+		CHECK_EQ_STR(out, "a1;g 1\n");
+		CHECK_EQ_INT(last_stats.long_lines, 1);
+		CHECK_EQ_INT(last_stats.bad_lines, 1);
+		CHECK_EQ_INT(last_stats.first_bad_line, 2);
+		free(out);
+	}
+	free(text);
+}
+
+/* Empty parts of an inline chain, first thing a collapser sees: the
+ * annotation checks looked for "_[i]" / "_[j]" in a NULL name (UB; found
+ * by tests/fuzz/fuzz_collapse). */
+static void test_empty_parts_first(void)
+{
+	static const struct kp_collapse_opts jit = {.jit = true};
+
+	expect("java 1 1.0: cycles:\n\t1 ->x (/tmp/perf-1.map)\n\n", &jit, "java;_[j];x_[i] 1\n");
+	expect("a1 1 1.0: cycles:\n\t1 ->->x (/x)\n\n", NULL, "a1;;_[i];x_[i] 1\n");
+}
+
 KP_TEST_MAIN(test_basic_and_sorting, test_comm_pid_tid, test_period_and_events, test_frames_tidy,
 	     test_kernel_jit, test_java, test_srcline, test_bad_lines_and_framing,
-	     test_several_inputs)
+	     test_several_inputs, test_long_line_any_chunking, test_empty_parts_first)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "flamegraph/folded.h"
+#include "flamegraph/svg.h"
 #include "kp_test.h"
 
 /* Reads text (len bytes, may hold NULs) into f; strict: fail at a bad line. */
@@ -159,6 +160,21 @@ static void test_comments_and_empty_first_stack(void)
 	kp_folded_stack_ids(f, 0, &n, NULL);
 	CHECK_EQ_INT(n, 0);
 	CHECK(kp_folded_total_exact(f) == 138);
+	/* the (empty) frames of a table of empty stacks are a pointer, not
+	 * NULL + 0 (UB that clang's UBSan reports in the SVG writer; found
+	 * by tests/fuzz/fuzz_folded) */
+	CHECK(kp_folded_stack_ids(f, 0, &n, NULL) != NULL);
+	CHECK(kp_folded_stack(f, 0, &n, NULL) != NULL);
+	{
+		struct kp_svg_opts o;
+		struct kp_diag sd;
+		FILE *out = fopen("/dev/null", "w");
+
+		kp_svg_opts_init(&o);
+		CHECK(out && kp_svg_write(f, &o, out, &sd) == 0);
+		if (out)
+			fclose(out);
+	}
 	kp_folded_free(f);
 }
 
@@ -247,6 +263,33 @@ static void test_empty_frames_follow_perl_split(void)
 	kp_folded_stack_ids(f, 2, &n, NULL);
 	CHECK_EQ_INT(n, 0);
 	CHECK(kp_folded_total(f) == 8);
+	kp_folded_free(f);
+}
+
+/* A leaf whose name ends in a blank and a number is written with a ';'
+ * after it, so what the writer prints reads back as the same stack, not
+ * as a line with two counts (found by tests/fuzz/fuzz_folded). */
+static void test_leaf_like_a_count(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_frame fr[] = {{"comm", KP_FRAME_ROOT}, {"JIT code 12", KP_FRAME_USER}};
+	struct kp_frame k[] = {{"comm", KP_FRAME_ROOT}, {"irq 9", KP_FRAME_KERNEL}};
+	char *s = round_trip("81 3;;; 2\n81 3.5 x 1\n", 0), *again;
+
+	CHECK_EQ_STR(s, "81 3.5 x 1\n81 3; 2\n");
+	again = round_trip(s, 0);
+	CHECK_EQ_STR(again, s);
+	free(again);
+	free(s);
+	CHECK(kp_folded_add(f, fr, 2, 5));
+	CHECK(kp_folded_add(f, k, 2, 1));
+	s = write_text(f, KP_FOLDED_ANNOTATE_ALL);
+	/* a kind suffix ends the name already */
+	CHECK_EQ_STR(s, "comm;JIT code 12; 5\ncomm;irq 9_[k] 1\n");
+	free(s);
+	s = write_text(f, 0);
+	CHECK_EQ_STR(s, "comm;JIT code 12; 5\ncomm;irq 9; 1\n");
+	free(s);
 	kp_folded_free(f);
 }
 
@@ -423,4 +466,4 @@ KP_TEST_MAIN(test_round_trip_sorted_merged, test_sort_is_bytewise_on_lines,
 	     test_exponent_counts_refused, test_comments_and_empty_first_stack, test_suffix_kinds,
 	     test_add_sanitizes_and_merges, test_empty_frames_follow_perl_split,
 	     test_nul_and_long_line, test_bad_lines, test_differential_lines, test_sequence_mode,
-	     test_sorted_reverse)
+	     test_sorted_reverse, test_leaf_like_a_count)

@@ -119,4 +119,25 @@ static void test_partial_and_corrupt(void)
 	kp_ring_fini(&r);
 }
 
-KP_TEST_MAIN(test_wrap, test_header_straddles, test_partial_and_corrupt)
+/* A size that is not a multiple of 8 is corrupt too: the kernel pads
+ * every record, and reading on would hand out misaligned records (UB as
+ * soon as a u64 in them is read; found by tests/fuzz/fuzz_record). */
+static void test_unpadded_size(void)
+{
+	struct kp_ring r;
+	uint64_t pos = 0;
+
+	memset(&ctl, 0, sizeof(ctl));
+	kp_ring_init_mem(&r, &ctl, data, SIZE);
+	pos = put(pos, 20, 0x44);
+	pos = put(pos, 16, 0x55);
+	ctl.data_head = pos;
+	kp_ring_read_init(&r);
+	CHECK(kp_ring_read_event(&r) == NULL);
+	CHECK_EQ_INT(r.truncated, 1);
+	CHECK_EQ_INT(r.tail, pos);
+	kp_ring_read_done(&r);
+	kp_ring_fini(&r);
+}
+
+KP_TEST_MAIN(test_wrap, test_header_straddles, test_partial_and_corrupt, test_unpadded_size)

@@ -1,0 +1,131 @@
+/* kallsyms (symbolize/kallsyms.h) read from a file, as kprof reads
+ * /proc/kallsyms or its cached copy: the input is written to a private
+ * temporary file and loaded twice, whole and for a list of wanted
+ * addresses (the "address hint": a sparse table). For every wanted
+ * address the sparse table must answer as the whole one does (name,
+ * module), and the copy written while reading must be the input.
+ *
+ * Input: byte 0 picks how it is read (bit 0 through the descriptor
+ * instead of the path, bits 1-3 the read buffer size: the default or a
+ * few bytes, so lines split across reads and over-long lines are hit,
+ * bit 4 also copy every byte read to another file), then the text. */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "symbolize/kallsyms.h"
+
+#define MAX_WANTED 64
+
+static char dir[64], path[96];
+static int fd = -1, copy_fd = -1;
+static const size_t read_sizes[8] = {0, 8, 16, 31, 64, 100, 255, 4096};
+
+static void cleanup(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fuzz_tmpdir(dir, sizeof(dir), "kallsyms");
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	copy_fd = memfd_create("kallsyms-copy", MFD_CLOEXEC);
+	if (fd < 0 || copy_fd < 0)
+		abort();
+	atexit(cleanup);
+	return 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+		return (c | 0x20) - 'a' + 10;
+	return -1;
+}
+
+static void want(uint64_t *w, size_t *n, uint64_t v)
+{
+	if (*n < MAX_WANTED)
+		w[(*n)++] = v;
+}
+
+static struct kp_kallsyms *load(uint8_t how, const uint64_t *addrs, size_t n, size_t len)
+{
+	struct kp_kallsyms_opts o = {.read_size = read_sizes[(how >> 1) & 7],
+				     .from_fd = how & 1,
+				     .fd = fd,
+				     .copy = how & 16,
+				     .copy_fd = copy_fd};
+	struct kp_kallsyms *ks = NULL;
+	bool copy_failed = false;
+	struct kp_diag d;
+
+	o.copy_failed = &copy_failed;
+	if (lseek(fd, 0, SEEK_SET) != 0 || ftruncate(copy_fd, 0) != 0 ||
+	    lseek(copy_fd, 0, SEEK_SET) != 0)
+		abort();
+	FUZZ_CHECK(kp_kallsyms_load_opts(path, addrs, n, &o, &ks, &d) == 0 && ks);
+	if (o.copy) {
+		FUZZ_CHECK(!copy_failed);
+		FUZZ_CHECK(lseek(copy_fd, 0, SEEK_END) == (off_t)len);
+	}
+	return ks;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_in in = {data, size};
+	uint8_t how = fuzz_byte(&in);
+	const char *text = (const char *)in.p, *end = text + in.n;
+	struct kp_kallsyms *full, *sparse;
+	uint64_t w[MAX_WANTED];
+	size_t nw = 0;
+
+	if (ftruncate(fd, 0) != 0 || (in.n && pwrite(fd, in.p, in.n, 0) != (ssize_t)in.n))
+		abort();
+	/* the addresses the lines name, and their neighbours */
+	for (const char *p = text; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		uint64_t v = 0;
+		int digits = 0;
+
+		while (p + digits < end && digits < 16 && hexval(p[digits]) >= 0)
+			v = v << 4 | (uint64_t)hexval(p[digits++]);
+		if (digits) {
+			want(w, &nw, v);
+			want(w, &nw, v - 1);
+			want(w, &nw, v + 1);
+			want(w, &nw, v + KP_KALLSYMS_MAX_REACH);
+		}
+		p = nl ? nl + 1 : end;
+	}
+	want(w, &nw, 0);
+	want(w, &nw, UINT64_MAX);
+
+	full = load(how, NULL, 0, in.n);
+	sparse = load(how, w, nw, in.n);
+	FUZZ_CHECK(kp_kallsyms_bad_lines(full) == kp_kallsyms_bad_lines(sparse));
+	FUZZ_CHECK(kp_kallsyms_restricted(full) == kp_kallsyms_restricted(sparse));
+	FUZZ_CHECK(kp_kallsyms_count(sparse) <= kp_kallsyms_count(full));
+	for (size_t i = 0; i < nw; i++) {
+		const char *mf = NULL, *ms = NULL;
+		const char *nf = kp_kallsyms_lookup(full, w[i], &mf);
+		const char *ns = kp_kallsyms_lookup(sparse, w[i], &ms);
+
+		FUZZ_CHECK(kp_kallsyms_covers(full, w[i]) && kp_kallsyms_covers(sparse, w[i]));
+		FUZZ_CHECK(!nf == !ns && (!nf || strcmp(nf, ns) == 0));
+		FUZZ_CHECK(!mf == !ms && (!mf || strcmp(mf, ms) == 0));
+		FUZZ_CHECK(kp_kallsyms_in_core_text(full, w[i]) ==
+			   kp_kallsyms_in_core_text(sparse, w[i]));
+	}
+	kp_kallsyms_free(full);
+	kp_kallsyms_free(sparse);
+	return 0;
+}

@@ -4,9 +4,11 @@
  * the last well-formed line covering the address. Then the name cleaner
  * (kp_sym_sanitize_name) on the input, with a buffer size from byte 0.
  *
- * map_names() is the only place that calls the reader: when it becomes a
- * stream that keeps only the entries covering wanted addresses (issue 9,
- * point 4), that function alone changes. */
+ * The map is streamed from its end through one read buffer: byte 0 odd
+ * makes that buffer 8-135 bytes (from byte 0's other bits), so lines
+ * cross buffer ends and lines too long to hold (malformed, for the stream
+ * and for the line-by-line rule alike) are common; even, the default
+ * KP_PERFMAP_READ_SIZE. */
 #include <stdbool.h>
 
 #include "fuzz.h"
@@ -21,21 +23,19 @@ struct map_stats {
 
 /* Reads text[0..len) as a map and sets names[i] to a heap copy of the
  * name covering addrs[i] (sorted, distinct), or NULL. */
-static void map_names(const char *text, size_t len, const uint64_t *addrs, size_t n, char **names,
-		      struct map_stats *st)
+static void map_names(const char *text, size_t len, const uint64_t *addrs, size_t n,
+		      size_t read_size, char **names, struct map_stats *st)
 {
 	struct kp_perfmap pm = {0};
 
-	kp_perfmap_parse(&pm, text, len);
-	for (size_t i = 0; i < pm.n; i++) {
-		const struct kp_perfmap_range *r = &pm.ranges[i];
-
-		FUZZ_CHECK(r->start < r->end);
-		FUZZ_CHECK(i == 0 || r->start >= pm.ranges[i - 1].end);
-	}
+	kp_perfmap_parse(&pm, text, len, addrs, n, read_size);
+	FUZZ_CHECK(pm.n == n);
+	for (size_t i = 0; i < pm.n; i++)
+		FUZZ_CHECK(pm.addrs[i] == addrs[i]);
 	for (size_t i = 0; i < n; i++) {
-		const char *name = kp_perfmap_lookup(&pm, addrs[i]);
+		const char *name = NULL;
 
+		FUZZ_CHECK(kp_perfmap_find(&pm, addrs[i], &name));
 		names[i] = name ? strdup(name) : NULL;
 		FUZZ_CHECK(!name || (names[i] && *name));
 	}
@@ -113,7 +113,8 @@ static void check_sanitize(const char *name, size_t len, size_t dstsize)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = {data, size};
-	size_t dstsize = 4 + fuzz_byte(&in);
+	uint8_t b0 = fuzz_byte(&in);
+	size_t dstsize = 4 + b0, read_size = b0 & 1 ? 8 + (b0 >> 1) : 0;
 	const char *text = (const char *)in.p, *end = text + in.n, *p;
 	uint64_t q[MAX_QUERIES];
 	char *names[MAX_QUERIES], *line_names[MAX_QUERIES];
@@ -149,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			k++;
 
-	map_names(text, in.n, q, nq, names, &st);
+	map_names(text, in.n, q, nq, read_size, names, &st);
 	FUZZ_CHECK(st.bad_lines + st.entries <= nlines);
 	if (nlines <= MAX_LINES) {
 		/* the rule, line by line: the last line covering an address wins */
@@ -157,7 +158,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (p = text; p < end;) {
 			const char *nl = memchr(p, '\n', (size_t)(end - p)), *eol = nl ? nl : end;
 
-			map_names(p, (size_t)(eol - p), q, nq, line_names, &one);
+			size_t n = (size_t)(eol - p);
+			/* the default buffer holds any line shorter than itself, as
+			 * one just long enough does (and is not 1 MiB a line) */
+			size_t rs = read_size || n + 1 >= KP_PERFMAP_READ_SIZE ? read_size : n + 1;
+
+			map_names(p, n, q, nq, rs, line_names, &one);
 			sum.bad_lines += one.bad_lines;
 			sum.entries += one.entries;
 			for (k = 0; k < nq; k++) {

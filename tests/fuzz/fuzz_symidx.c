@@ -6,13 +6,15 @@
  *
  * Input: byte 0 picks the mode.
  *   even: raw. Byte 1 is the build-id length - 1 (mod 64), then the
- *         build-id, then the file (the seeds are real indexes).
+ *         build-id, then the file (the seeds are real indexes); with bit
+ *         1 of byte 0 set the file's checksum is made right first, so
+ *         that damage reaches the checks behind it.
  *   odd:  a patch of a valid index built at start-up: byte 1 cuts the file
  *         (0: whole, else to byte1/256 of it), then 3-byte patches
  *         (offset low, offset high, a byte to xor in), so mutations
- *         start from a file every check accepts.
- * fix_file() is where a checksum over the file, once the format has one,
- * is recomputed so that patched files still reach the other checks. */
+ *         start from a file every check accepts; its checksum is then
+ *         made right (fix_file), so the patch reaches the other checks. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -20,15 +22,20 @@
 
 #include "fuzz.h"
 #include "symbolize/symidx.h"
+#include "util/cachefile.h"
+#include "util/checksum.h"
+#include "util/strtab.h"
 
 static char dir[64];
+static struct kp_cachedir *cache;
 static uint8_t *good; /* the valid index's file */
 static size_t good_len;
 static const uint8_t good_bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,	 2,  3,	 4,  5,	 6,
 				     7,	   8,	 9,    10,   11, 12, 13, 14, 15, 16};
 
 /* A small build: text at 0x1000, C, C++ and Rust names (mangled ones are
- * demangled at lookup), an inline chain three deep, a sizeless symbol. */
+ * demangled at lookup), an inline chain three deep with call sites, a
+ * sizeless symbol, line rows with a gap and two files. */
 static struct kp_symidx *build_good(void)
 {
 	static const char names[] = "main\0_ZN2ns6helperEv\0_start\0_RNvCs1234_4core3fmt\0";
@@ -38,15 +45,25 @@ static struct kp_symidx *build_good(void)
 						    {0x1200, 0, 0x1280, 21, 0},
 						    {0x5000, 0x40, 0, 28, 0}};
 	struct kp_dwflat_scope scopes[] = {
-		{-1, false, false, NULL, "main", NULL},
-		{0, true, false, "_ZN2ns4workEi", "work", NULL},
-		{1, true, true, NULL, "ns::(anonymous namespace)::W::step", NULL},
-		{-1, false, false, "_ZN2ns6helperEv", "helper", NULL},
-		{3, true, false, "_RNvCs1234_4core3fmt", NULL, NULL}};
+		{-1, false, false, NULL, "main", NULL, 0, 0},
+		{0, true, false, "_ZN2ns4workEi", "work", NULL, 1, 12},
+		{1, true, true, NULL, "ns::(anonymous namespace)::W::step", NULL, 2, 7},
+		{-1, false, false, "_ZN2ns6helperEv", "helper", NULL, 0, 0},
+		{3, true, false, "_RNvCs1234_4core3fmt", NULL, NULL, 2, 0}};
 	struct kp_dwflat_piece pieces[] = {{0x1000, 0x1010, 0}, {0x1010, 0x1020, 1},
 					   {0x1020, 0x1030, 2}, {0x1030, 0x1100, 0},
 					   {0x1100, 0x1140, 3}, {0x1140, 0x1180, 4}};
-	struct kp_dwflat flat = {scopes, 5, pieces, 6};
+	struct kp_dwflat_row rows[] = {{0x1000, 0x1008, 1, 10},
+				       {0x1008, 0x1010, 1, 11},
+				       {0x1010, 0x1030, 2, 3},
+				       {0x1040, 0x1100, 1, 4000000},
+				       {0x1100, 0x1180, 2, 1}};
+	struct kp_strtab *files = kp_strtab_new();
+	struct kp_dwflat flat = {scopes, 5, pieces, 6, rows, 5, files};
+	struct kp_symidx *x;
+
+	kp_strtab_intern(files, "/src/main.c", 11);
+	kp_strtab_intern(files, "/usr/include/c++/12/bits/step.h", 31);
 	struct kp_symidx_input in = {.build_id = good_bid,
 				     .build_id_len = sizeof(good_bid),
 				     .segs = segs,
@@ -56,7 +73,9 @@ static struct kp_symidx *build_good(void)
 				     .nsyms = 4,
 				     .dwarf = &flat};
 
-	return kp_symidx_build(&in);
+	x = kp_symidx_build(&in);
+	kp_strtab_free(files);
+	return x;
 }
 
 static char *index_path(const uint8_t *bid, size_t len)
@@ -80,6 +99,7 @@ static void put_file(const char *path, const uint8_t *data, size_t len)
 static void cleanup(void)
 {
 	unlink(index_path(good_bid, sizeof(good_bid)));
+	kp_cachedir_free(cache);
 	rmdir(dir);
 }
 
@@ -90,9 +110,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FILE *f;
 
 	fuzz_tmpdir(dir, sizeof(dir), "symidx");
+	cache = kp_cachedir_new(dir, NULL, NULL);
 	atexit(cleanup);
 	x = build_good();
-	if (!kp_symidx_save(x, dir))
+	if (!kp_symidx_save(x, cache))
 		abort();
 	kp_symidx_free(x);
 	f = fopen(index_path(good_bid, sizeof(good_bid)), "rb");
@@ -106,11 +127,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The format has no checksum yet: nothing to recompute. */
+/* The checksum (8 bytes at 16, over the file from its size field at 24
+ * on; symbolize/symidx.c's header) made right for file[0..len). */
 static void fix_file(uint8_t *file, size_t len)
 {
-	(void)file;
-	(void)len;
+	uint64_t sum;
+
+	if (len < 24)
+		return;
+	sum = kp_checksum(file + 24, len - 24);
+	memcpy(file + 16, &sum, 8);
 }
 
 static void ask(const struct kp_symidx *x, uint64_t addr)
@@ -119,12 +145,21 @@ static void ask(const struct kp_symidx *x, uint64_t addr)
 	size_t n = kp_symidx_chain(x, addr, chain, 16);
 	const char *sym = kp_symidx_symbol(x, addr);
 
+	uint32_t line = 0;
+	const char *file = kp_symidx_line(x, addr, &line);
+
 	if (sym)
 		FUZZ_CHECK(strlen(sym) < kp_symidx_size(x));
+	if (file)
+		FUZZ_CHECK(strlen(file) < kp_symidx_size(x));
 	for (size_t i = 0; i < n && i < 16; i++) {
 		char *a = kp_symidx_scope_name(x, chain[i], false);
 		char *b = kp_symidx_scope_name(x, chain[i], true);
 
+		const char *call = kp_symidx_call_site(x, chain[i], &line);
+
+		if (call)
+			FUZZ_CHECK(strlen(call) < kp_symidx_size(x));
 		(void)kp_symidx_inlined(x, chain[i]);
 		free(a);
 		free(b);
@@ -157,6 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kp_symidx *x;
 	uint8_t *file;
 	char *path;
+	int err;
 
 	if (mode & 1) {
 		len = b1 ? good_len * b1 / 256 : good_len;
@@ -180,10 +216,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		file = malloc(len ? len : 1);
 		if (len)
 			memcpy(file, in.p + bid_len, len);
+		if (mode & 2)
+			fix_file(file, len);
 	}
 	path = index_path(bid, bid_len);
 	put_file(path, file, len);
-	x = kp_symidx_load(dir, bid, bid_len);
+	err = kp_symidx_load(cache, bid, bid_len, &x);
+	FUZZ_CHECK(err == 0 ? x != NULL
+			    : !x && (err == -ENOENT || err == -ESTALE || err == -EBADMSG));
 	/* the valid index itself must load */
 	if ((mode & 1) && len == good_len && memcmp(file, good, len) == 0)
 		FUZZ_CHECK(x != NULL);

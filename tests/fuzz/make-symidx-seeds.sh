@@ -4,7 +4,8 @@
 #   tests/fuzz/make-symidx-seeds.sh BUILD    (a normal build, tests included)
 # kprof indexes a build the second time it reads its DWARF, so each binary
 # is symbolized twice with a fresh cache. A seed is fuzz_symidx's raw mode:
-# a 0 byte, the build-id's length - 1, the build-id, then the index file.
+# a 2 byte (raw, the checksum made right after mutation), the build-id's
+# length - 1, the build-id, then the index file.
 set -euo pipefail
 build=$(cd "${1:?usage: $0 BUILD}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +27,7 @@ for pair in "real-inline-c:$build/tests/workloads/inline_fp" "real-cxx:$tmp/cxx"
 	python3 - "$idx" "$here/corpus/symidx/$seed" <<'PY'
 import os, sys
 bid = bytes.fromhex(os.path.basename(sys.argv[1]))
-open(sys.argv[2], "wb").write(bytes([0, len(bid) - 1]) + bid + open(sys.argv[1], "rb").read())
+open(sys.argv[2], "wb").write(bytes([2, len(bid) - 1]) + bid + open(sys.argv[1], "rb").read())
 PY
 	echo "$seed: $(stat -c %s "$here/corpus/symidx/$seed") bytes"
 done

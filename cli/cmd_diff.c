@@ -384,7 +384,7 @@ static void report_regressions(const struct kp_diff *df, const struct diff_cli *
 		kp_err("regression: %.*s%s: total share %.2f%% -> %.2f%% (%+.2f points, more than "
 		       "%g; p %.2g after Holm, alpha %g)",
 		       (int)(fn->name_len > 200 ? 200 : fn->name_len), fn->name,
-		       kp_diff_kind_note(fn->kind), ch->share[0], ch->share[1], ch->change,
+		       kp_frame_kind_note(fn->kind), ch->share[0], ch->share[1], ch->change,
 		       c->fail_above, ch->p_adj, kp_diff_alpha(df));
 	}
 }

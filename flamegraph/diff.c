@@ -54,20 +54,6 @@ const char *kp_diff_kind_name(enum kp_frame_kind kind)
 	}
 }
 
-const char *kp_diff_kind_note(enum kp_frame_kind kind)
-{
-	switch (kind) {
-	case KP_FRAME_KERNEL:
-		return " [kernel]";
-	case KP_FRAME_JIT:
-		return " [jit]";
-	case KP_FRAME_INLINE:
-		return " [inlined]";
-	default:
-		return "";
-	}
-}
-
 /* The index of function (name, kind), added if new. */
 static uint32_t function_of(struct kp_diff *df, const char *name, size_t len,
 			    enum kp_frame_kind kind)

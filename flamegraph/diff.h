@@ -95,7 +95,5 @@ size_t kp_diff_regressions(const struct kp_diff *df, double points, uint32_t **o
 
 /* "user", "kernel", "jit", "inline". */
 const char *kp_diff_kind_name(enum kp_frame_kind kind);
-/* What follows a name in text: "", " [kernel]", " [jit]", " [inlined]". */
-const char *kp_diff_kind_note(enum kp_frame_kind kind);
 
 #endif

@@ -93,7 +93,7 @@ static void print_column(const struct kp_diff *df, const struct kp_diff_report *
 		fprintf(out, "  %7.2f%%  %7.2f%%  %+8.2f  %9s %s  %.*s%s%s\n", ch->share[0],
 			ch->share[1], ch->change == 0 ? 0.0 : ch->change, p,
 			ch->significant ? "*" : " ", len, fn->name,
-			len < (int)fn->name_len ? "..." : "", kp_diff_kind_note(fn->kind));
+			len < (int)fn->name_len ? "..." : "", kp_frame_kind_note(fn->kind));
 	}
 }
 
@@ -171,7 +171,7 @@ int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r,
 			format_p(ch->p_adj, pbuf, sizeof(pbuf));
 			fprintf(out, "  %.*s%s: %.2f%% -> %.2f%% (%+.2f points, p %s after Holm)\n",
 				(int)(fn->name_len > TEXT_NAME_MAX ? TEXT_NAME_MAX : fn->name_len),
-				fn->name, kp_diff_kind_note(fn->kind), ch->share[0], ch->share[1],
+				fn->name, kp_frame_kind_note(fn->kind), ch->share[0], ch->share[1],
 				ch->change, pbuf);
 		}
 		free(reg);

@@ -24,20 +24,6 @@ static int by_value_desc(const void *pa, const void *pb)
 	return a->fid < b->fid ? -1 : a->fid > b->fid;
 }
 
-static const char *kind_note(enum kp_frame_kind kind)
-{
-	switch (kind) {
-	case KP_FRAME_KERNEL:
-		return " [kernel]";
-	case KP_FRAME_JIT:
-		return " [jit]";
-	case KP_FRAME_INLINE:
-		return " [inlined]";
-	default:
-		return "";
-	}
-}
-
 static void print_table(const struct kp_folded *f, FILE *out, const char *what,
 			const kp_count *values, uint32_t limit, size_t n, const char *countname)
 {
@@ -61,7 +47,7 @@ static void print_table(const struct kp_folded *f, FILE *out, const char *what,
 		fprintf(out, "  %6.2f%%  %14s  %.*s%s\n",
 			100 * kp_count_double(e[i].value, decimals) / total, num,
 			(int)(len > 200 ? 200 : len), name,
-			kind_note(kp_folded_frame_kind(e[i].fid)));
+			kp_frame_kind_note(kp_folded_frame_kind(e[i].fid)));
 	}
 	free(e);
 }

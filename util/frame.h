@@ -20,4 +20,20 @@ struct kp_frame {
 	uint8_t kind; /* enum kp_frame_kind */
 };
 
+/* What follows a function's name in text tables (kprof report -f top,
+ * kprof diff): "", " [kernel]", " [jit]", " [inlined]". */
+static inline const char *kp_frame_kind_note(enum kp_frame_kind kind)
+{
+	switch (kind) {
+	case KP_FRAME_KERNEL:
+		return " [kernel]";
+	case KP_FRAME_JIT:
+		return " [jit]";
+	case KP_FRAME_INLINE:
+		return " [inlined]";
+	default:
+		return "";
+	}
+}
+
 #endif

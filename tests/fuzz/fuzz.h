@@ -24,6 +24,17 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* The value of hex digit c, or -1 (for picking addresses out of text
+ * inputs to ask the reader about). */
+static inline int fuzz_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+		return (c | 0x20) - 'a' + 10;
+	return -1;
+}
+
 /* Reads input bytes from the front: control bytes that choose options,
  * chunk sizes and the like. Past the end every byte reads as 0. */
 struct fuzz_in {

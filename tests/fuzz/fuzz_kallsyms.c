@@ -57,15 +57,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-		return (c | 0x20) - 'a' + 10;
-	return -1;
-}
-
 static void want(uint64_t *w, size_t *n, uint64_t v)
 {
 	if (*n < MAX_WANTED)
@@ -109,8 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t v = 0;
 		int digits = 0;
 
-		while (p + digits < end && digits < 16 && hexval(p[digits]) >= 0)
-			v = v << 4 | (uint64_t)hexval(p[digits++]);
+		while (p + digits < end && digits < 16 && fuzz_hexval(p[digits]) >= 0)
+			v = v << 4 | (uint64_t)fuzz_hexval(p[digits++]);
 		if (digits) {
 			want(w, &nw, v);
 			want(w, &nw, v - 1);

@@ -44,15 +44,6 @@ static void map_names(const char *text, size_t len, const uint64_t *addrs, size_
 	kp_perfmap_fini(&pm);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-		return (c | 0x20) - 'a' + 10;
-	return -1;
-}
-
 /* A hex number at *p (0x optional), for picking addresses to ask about. */
 static bool scan_hex(const char **p, const char *end, uint64_t *v)
 {
@@ -62,11 +53,11 @@ static bool scan_hex(const char **p, const char *end, uint64_t *v)
 		s++;
 	if (end - s >= 2 && s[0] == '0' && (s[1] | 0x20) == 'x')
 		s += 2;
-	if (s == end || hexval(*s) < 0)
+	if (s == end || fuzz_hexval(*s) < 0)
 		return false;
 	*v = 0;
-	while (s < end && hexval(*s) >= 0)
-		*v = *v << 4 | (uint64_t)hexval(*s++);
+	while (s < end && fuzz_hexval(*s) >= 0)
+		*v = *v << 4 | (uint64_t)fuzz_hexval(*s++);
 	*p = s;
 	return true;
 }

@@ -170,8 +170,11 @@ static void finish_column(struct kp_diff *df, int col)
 			ch->value[side] = s->value[col][side];
 			ch->count[side] =
 				kp_count_double(s->count[col][side], df->count_decimals[side]);
-			ch->share[side] = 100 * kp_count_double(s->value[col][side], 0) /
-					  kp_count_double(df->total[side], 0);
+			/* the ratio first: value <= total keeps it <= 1, so the
+			 * share is <= 100 (100 * value, rounded, can pass 100 *
+			 * total for counts past 2^53 / 100) */
+			ch->share[side] = 100 * (kp_count_double(s->value[col][side], 0) /
+						 kp_count_double(df->total[side], 0));
 		}
 		ch->change = ch->share[KP_DIFF_NEW] - ch->share[KP_DIFF_BASE];
 		ch->p = ch->p_adj = 1;

@@ -380,5 +380,35 @@ static void test_self_total_kinds(void)
 	kp_profile_free(b);
 }
 
+/* A function in every sample has a share of 100 %, not more, whatever
+ * the total: 100 * v / t rounds 100 * v first, and for counts past 2^53 /
+ * 100 (difffolded.pl sums of byte counts, weights) that can land above
+ * 100 * t (found by fuzzing, tests/fuzz/fuzz_diff.c). */
+static void test_share_of_everything_is_100(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_profile_root root = {.comm = kp_profile_intern(p, "p", 1)};
+	struct kp_diff_opts o = {0};
+	struct kp_diag d = {{0}};
+	struct kp_diff *df;
+	const struct kp_diff_function *fn;
+	/* 854520155250997454214805: 100 * v / v is 100.00000000000001 in doubles */
+	kp_count v = (kp_count)85452015525ULL * 10000000000000ULL + 997454214805ULL;
+	uint32_t l;
+
+	kp_profile_add_value_type(p, "samples", "count", 0);
+	l = kp_profile_named_location(p, "f", 1, KP_FRAME_USER);
+	kp_profile_add(p, &root, &l, 1, &v);
+	df = kp_diff_new(p, p, &o, &d);
+	fn = find(df, "f");
+	CHECK(fn != NULL);
+	for (int c = 0; fn && c < 2; c++)
+		for (int side = 0; side < 2; side++)
+			CHECK(fn->col[c].share[side] == 100);
+	kp_diff_free(df);
+	kp_profile_free(p);
+}
+
 KP_TEST_MAIN(test_two_proportions, test_normal_p, test_holm, test_noise_raises_no_alarm,
-	     test_real_shift_raises_its_alarm, test_counts_not_weights, test_self_total_kinds)
+	     test_real_shift_raises_its_alarm, test_counts_not_weights, test_self_total_kinds,
+	     test_share_of_everything_is_100)

@@ -96,10 +96,12 @@ check "two programs, one memfd name: inline_fp's stacks are there" \
 "$launch" "$KP_WORKLOADS/spin_fp" 3.5 &
 bg=$!
 sleep 0.3
-"$KPROF" -a -F 499 -d 2 -f folded --annotate -o "$T/all.folded" 2>"$T/err"
+# (--pid: this program's samples only, not those of another run of this
+# test on the machine, whose programs have the same name)
+"$KPROF" -a -F 499 -d 2 -f folded --annotate --pid -o "$T/all.folded" 2>"$T/err"
 check "system-wide: exit status 0" [ $? -eq 0 ]
 wait $bg
-assert_named "$T/all.folded" "$comm" "system-wide" "$stack"
+assert_named "$T/all.folded" "$comm-$bg" "system-wide" "$stack"
 
 # 6. short-lived: ten runs of 50 ms, each gone before its first sample is
 # processed (a round or two later) so its memfd is out of reach, then one

@@ -66,8 +66,12 @@ check "json: the regressions are [db_hash_kprof]" \
 	[ "$(json "$T/slow.json" '[r["function"] for r in d["gate"]["regressions"]]')" = "['db_hash_kprof']" ]
 check "json: db_hash_kprof's total share grew 5 to 15 points, significantly" \
 	[ "$(json "$T/slow.json" '[(5 < f["total"]["change"] < 15, f["total"]["significant"]) for f in d["functions"] if f["function"] == "db_hash_kprof"]')" = "[(True, True)]" ]
-check "json: the other three shrank" \
-	[ "$(json "$T/slow.json" 'sorted(f["function"] for f in d["functions"] if f["function"].startswith("db_") and f["total"]["change"] < -1)')" = "['db_parse_kprof', 'db_render_kprof', 'db_sort_kprof']" ]
+# each of the other three is expected to lose about 3.3 points, but with a
+# spread of some 1.2 points each: together they lose what db_hash_kprof
+# gained (more than 5 points, checked above), and none grows significantly
+others='[f for f in d["functions"] if f["function"] in ("db_parse_kprof", "db_render_kprof", "db_sort_kprof")]'
+check "json: the other three shrank together, none grew significantly" \
+	[ "$(json "$T/slow.json" "len($others), sum(f['total']['change'] for f in $others) < -5, any(f['total']['significant'] and f['total']['change'] > 0 for f in $others)")" = "(3, True, False)" ]
 check "json: counts are the sample counts" \
 	[ "$(json "$T/slow.json" 'd["test"]["counts"], d["test"]["correction"], d["value"]["type"]')" = "('samples', 'holm', 'samples')" ]
 
@@ -101,8 +105,11 @@ check "svg: written (exit $?)" [ -s "$T/slow.svg" ]
 "$KP_TESTS/tools/svg-frames" --fill "$T/slow.svg" >"$T/slow.frames"
 check "svg: db_hash_kprof is red" \
 	awk -F'\t' '$1 == "db_hash_kprof" && $6 ~ /^rgb\(255,[0-9]+,[0-9]+\)$/ && $6 != "rgb(255,255,255)" { f = 1 } END { exit !f }' "$T/slow.frames"
-check "svg: db_parse_kprof is blue" \
-	awk -F'\t' '$1 == "db_parse_kprof" && $6 ~ /^rgb\([0-9]+,[0-9]+,255\)$/ && $6 != "rgb(255,255,255)" { f = 1 } END { exit !f }' "$T/slow.frames"
+# (the one of the other three that lost most: each loses 3.3 points give or
+# take 1.2, so one of them may by chance not shrink at all)
+shrunk=$(json "$T/slow.json" "min($others, key=lambda f: f['total']['change'])['function']")
+check "svg: $shrunk is blue" \
+	awk -F'\t' -v fn="$shrunk" '$1 == fn && $6 ~ /^rgb\([0-9]+,[0-9]+,255\)$/ && $6 != "rgb(255,255,255)" { f = 1 } END { exit !f }' "$T/slow.frames"
 check "svg: the tooltip says the change in points" \
 	grep -Eq '<title>db_hash_kprof \([0-9,]+ samples, [0-9.]+%; self \+[0-9.]+, total \+[0-9.]+ points\)</title>' "$T/slow.svg"
 "$KPROF" diff --base-shape -o "$T/base.svg" "$T/same0.$ext" "$T/slow.$ext" 2>/dev/null

@@ -116,6 +116,7 @@ struct uctx {
 	uint64_t sp0;	      /* address of stack[0] */
 	struct aspace *space; /* the process's address space */
 	bool noinfo;	      /* the step's find_proc_info found no table */
+	bool in_search;	      /* inside find_proc_info's table search */
 	bool beyond;	      /* a read fell above the snapshot (it was too small) */
 };
 
@@ -434,9 +435,12 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 				return r > 0 ? 0 : -UNW_EINVAL;
 		}
 	}
-	/* Elsewhere in a touched object's image: what a CIE's personality
-	 * pointer leads to (its GOT entry), which unwinding never uses. */
-	for (size_t i = 0; i < c->space->nt; i++) {
+	/* Elsewhere in a touched object's image, while the table search reads
+	 * a CIE: what its personality pointer leads to (its GOT entry), which
+	 * unwinding never uses. Not for the frames' own reads: a garbage CFA
+	 * there would read zeros (an "outermost" frame) where a walk in a
+	 * fresh address space fails, depending on what earlier walks touched. */
+	for (size_t i = 0; c->in_search && i < c->space->nt; i++) {
 		uint64_t va = addr - c->space->t[i].bias;
 
 		if (va >= c->space->t[i].t->img_lo && va < c->space->t[i].t->img_hi) {
@@ -514,7 +518,9 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	di.u.rti.table_data = bias + t->table_vaddr;
 	/* in words; each entry is two 32-bit values */
 	di.u.rti.table_len = t->fde_count * 8 / sizeof(unw_word_t);
+	c->in_search = true;
 	ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	c->in_search = false;
 	if (ret == -UNW_ENOINFO)
 		goto noinfo;
 	return ret;

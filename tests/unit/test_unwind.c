@@ -354,6 +354,44 @@ static void test_unwind_ip_is_a_return_address(void)
 	}
 }
 
+/* Found by fuzzing (fuzz_unwind): a CFA read that fell in the image of an
+ * object an earlier walk had used read zeros, a return address of 0: the
+ * outermost frame, where the same sample in a fresh address space ended
+ * at a bad frame. */
+static void test_unwind_cfa_in_an_image(void)
+{
+	struct kp_unwinder *u;
+	struct kp_unwind_input in;
+	struct kp_unwind_result res;
+	uint64_t ips[128], real[17];
+	/* libc's code: inside its image, outside its tables and the copy */
+	uint64_t libc = (uint64_t)(uintptr_t)getpid;
+
+	fresh_symbolizer();
+	unw_outer_kprof(0);
+	memcpy(real, regs, sizeof(real));
+	read_maps();
+	for (int round = 0; round < 2; round++) {
+		u = kp_unwind_new(sym);
+		if (round) {
+			/* the whole walk first: libc's start is in it */
+			memcpy(regs, real, sizeof(regs));
+			in = input(snap, snap_len);
+			CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), 0);
+			CHECK_EQ_INT(res.end, KP_UNWIND_OUTERMOST);
+		}
+		/* unw_inner_kprof's CFA is bp + 16: bp into libc's code */
+		memcpy(regs, real, sizeof(regs));
+		regs[6] = libc;
+		in = input(snap, snap_len);
+		CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), 0);
+		CHECK_EQ_INT(res.n, 1);
+		CHECK_EQ_INT(res.end, KP_UNWIND_BAD_FRAME);
+		kp_unwind_free(u);
+	}
+	memcpy(regs, real, sizeof(regs));
+}
+
 /* xorshift64*: a fixed sequence, so a failure can be replayed */
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rnd(void)
@@ -496,6 +534,7 @@ static void test_all(void)
 	test_unwind_real();
 	test_unwind_garbage();
 	test_unwind_ip_is_a_return_address();
+	test_unwind_cfa_in_an_image();
 	test_unwind_cost();
 	teardown();
 }

@@ -807,18 +807,23 @@ enum dw_stop {
 	DW_NEXT, /* one step done (one): go on with CFI from c->regs */
 };
 
-/* The caller's registers, as the cursor's step found them, into c. */
+/* The caller's registers, as the cursor's step found them, into c (read
+ * whole first: the cursor reads the registers it kept through c). */
 static void cursor_regs(struct uctx *c, unw_cursor_t *cur)
 {
-	c->have = 0;
+	uint64_t regs[17] = {0};
+	uint32_t have = 0;
+
 	for (int r = 0; r <= UNW_X86_64_RIP; r++) {
 		unw_word_t v;
 
 		if (unw_get_reg(cur, r, &v) == 0) {
-			c->regs[r] = v;
-			c->have |= 1u << r;
+			regs[r] = v;
+			have |= 1u << r;
 		}
 	}
+	memcpy(c->regs, regs, sizeof(regs));
+	c->have = have;
 }
 
 /* The CFI segment from the cursor's frame on (one step only with one).

@@ -30,8 +30,9 @@
  *   bytes 7-9   registers replaced (bit i: the i-th sampled register, of
  *               17 in perf order)
  *   bytes 10-12 registers left out of the sample's mask
- *   then per replaced register a kind byte (mod 4: xor, add, set, sp +
- *   int16) and 8 value bytes; with byte 0 bit 2, 8 bytes: the frame-pointer
+ *   then per replaced register a kind byte (mod 5: xor, add, set, sp +
+ *   int16, frame u16 of the undamaged walk + int8: an ip that is a return
+ *   address) and 8 value bytes; with byte 0 bit 2, 8 bytes: the frame-pointer
  *   chain's first return address (0: the word at bp + 8 in the copy, as
  *   the kernel's chain has it); with bit 3, a u16 offset; the rest is the
  *   stack patch.
@@ -42,9 +43,10 @@
  * code is one frame ended as a bad frame; the end is a known reason; the
  * outermost stack pointer is no lower than the sampled one; the frames of
  * a copy cut short are a prefix of those of the whole copy (with the same
- * damage); a fresh address space gives the same frames twice, and the
- * long-lived one, which has seen every input before, the same frames
- * again; without damage the sample unwinds as at start-up, to its
+ * damage); a fresh address space gives the same walk twice, and the
+ * long-lived one, which has seen every input before, the same walk again
+ * (libunwind's rule cache and the objects earlier walks read change
+ * nothing). Without damage the sample unwinds as at start-up, to its
  * outermost frame. Walks that never end are caught by run-target.sh's
  * -timeout=10. Two walks that disagree are both printed;
  * KP_FUZZ_UNWIND_SHOW=1 prints every input's walk. A replayed input sees
@@ -54,7 +56,8 @@
  *
  * Seeds (corpus/unwind/) are control bytes only, written by
  * tests/fuzz/make-unwind-seeds.sh: each sample whole, cut mid-frame, with
- * its mappings JIT-like or vanished, garbage registers, leaf repair. */
+ * its mappings JIT-like or vanished, garbage registers, an ip that is a
+ * return address, leaf repair. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -329,8 +332,15 @@ static void print_walk(const char *what, const struct walk *w)
 		"%s: ret %d, %zu frames (%zu by frame pointer), end %d, last sp %#llx, leaf %#llx:",
 		what, w->ret, w->res.n, w->res.fp_frames, (int)w->res.end,
 		(unsigned long long)w->res.last_sp, (unsigned long long)w->leaf);
-	for (size_t i = 0; i < w->res.n; i++)
+	for (size_t i = 0; i < w->res.n; i++) {
 		fprintf(stderr, " %#llx", (unsigned long long)w->ips[i]);
+		/* and where in its file, for addr2line */
+		for (size_t k = 0; k < nmaps; k++)
+			if (w->ips[i] >= maps[k].start && w->ips[i] < maps[k].end)
+				fprintf(stderr, " (map %zu +%#llx)", k,
+					(unsigned long long)(w->ips[i] - maps[k].start +
+							     maps[k].pgoff));
+	}
 	fprintf(stderr, "\n");
 }
 
@@ -458,7 +468,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		kind = fuzz_byte(&fin);
 		x = fuzz_u64(&fin);
-		switch (kind % 4) {
+		switch (kind % 5) {
 		case 0:
 			regs[i] ^= x;
 			break;
@@ -468,8 +478,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 2:
 			regs[i] = x;
 			break;
-		default:
+		case 3:
 			regs[i] = s->regs[7] + (uint64_t)(int64_t)(int16_t)x;
+			break;
+		default: /* a frame of the undamaged walk, +-128 */
+			regs[i] = s->ips[(x & 0xffff) % s->res.n] +
+				  (uint64_t)(int64_t)(int8_t)(x >> 16);
 		}
 	}
 	if (leaf)

@@ -40,5 +40,8 @@ seed chain-garbage-bp 0 0xff 0xff 0 0 0 0 0x42 0 0 0 0 0 \
 	0 0x55 0x55 0x55 0x55 0 0 0 0 2 0x10 0 0 0 0 0 0 0
 seed signal-overwrite $((3 | 8)) 0xff 0xff 0 0 0 0 0 0 0 0 0 0 0x10 0 \
 	0x41 0x41 0x41 0x41 0x41 0x41 0x41 0x41
+# ip set to the walk's second frame, a return address (kind 4, frame 1)
+seed chain-ip-return-address 0 0xff 0xff 0 0 0 0 0 1 0 0 0 0 4 1 0 0 0 0 0 0 0
+seed recursion-ip-return-address 2 0xff 0xff 0 0 0 0 0 1 0 0 0 0 4 5 0 0 0 0 0 0 0
 # no sp in the mask: no registers
 seed chain-no-sp 0 0xff 0xff 0 0 0 0 0 0 0 0x80 0 0

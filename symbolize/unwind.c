@@ -86,12 +86,22 @@ struct touched {
 	uint64_t bias;
 };
 
-/* One process's libunwind address space and the objects whose tables its
+/* One process's libunwind address spaces and the objects whose tables its
  * unwinds have read: libunwind's cache keeps rules by ip, and a cached rule
  * may still read its CFA expression from the object's .eh_frame in a later
- * unwind that never asked for the object's table. */
+ * unwind that never asked for the object's table.
+ *
+ * The cache's key is the ip alone, but a return address is looked up at
+ * its byte - 1 (the call) and a sampled ip at itself: where a call's
+ * return address starts a new CFI row (after a noreturn call, before a
+ * .cfi_restore_state block), one key stands for two sets of rules, and a
+ * walk would take whichever an earlier sample cached. So the sampled
+ * frame's step, the only one whose ip is exact, caches in an address space
+ * of its own (leaf); the walk goes on from its caller in as, where every
+ * key is a return address or kprof's exact ip - 1 of one. */
 struct aspace {
 	unw_addr_space_t as;
+	unw_addr_space_t leaf;
 	struct touched t[MAX_TOUCHED];
 	size_t nt;
 };
@@ -106,6 +116,7 @@ struct uctx {
 	uint64_t sp0;	      /* address of stack[0] */
 	struct aspace *space; /* the process's address space */
 	bool noinfo;	      /* the step's find_proc_info found no table */
+	bool in_search;	      /* inside find_proc_info's table search */
 	bool beyond;	      /* a read fell above the snapshot (it was too small) */
 };
 
@@ -343,6 +354,7 @@ static void touch(struct uctx *c, struct utab *t, uint64_t bias)
 	if (a->nt == MAX_TOUCHED) {
 		/* forget the rules that may read the objects forgotten here */
 		unw_flush_cache(a->as, 0, 0);
+		unw_flush_cache(a->leaf, 0, 0);
 		a->nt = 0;
 	}
 	a->t[a->nt].t = t;
@@ -423,9 +435,12 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 				return r > 0 ? 0 : -UNW_EINVAL;
 		}
 	}
-	/* Elsewhere in a touched object's image: what a CIE's personality
-	 * pointer leads to (its GOT entry), which unwinding never uses. */
-	for (size_t i = 0; i < c->space->nt; i++) {
+	/* Elsewhere in a touched object's image, while the table search reads
+	 * a CIE: what its personality pointer leads to (its GOT entry), which
+	 * unwinding never uses. Not for the frames' own reads: a garbage CFA
+	 * there would read zeros (an "outermost" frame) where a walk in a
+	 * fresh address space fails, depending on what earlier walks touched. */
+	for (size_t i = 0; c->in_search && i < c->space->nt; i++) {
 		uint64_t va = addr - c->space->t[i].bias;
 
 		if (va >= c->space->t[i].t->img_lo && va < c->space->t[i].t->img_hi) {
@@ -503,7 +518,9 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	di.u.rti.table_data = bias + t->table_vaddr;
 	/* in words; each entry is two 32-bit values */
 	di.u.rti.table_len = t->fde_count * 8 / sizeof(unw_word_t);
+	c->in_search = true;
 	ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	c->in_search = false;
 	if (ret == -UNW_ENOINFO)
 		goto noinfo;
 	return ret;
@@ -553,7 +570,10 @@ static void space_free(struct aspace *a)
 {
 	if (!a)
 		return;
-	unw_destroy_addr_space(a->as);
+	if (a->as)
+		unw_destroy_addr_space(a->as);
+	if (a->leaf)
+		unw_destroy_addr_space(a->leaf);
 	free(a);
 }
 
@@ -603,11 +623,13 @@ static struct aspace *space_get(struct kp_unwinder *u, pid_t pid)
 		return (struct aspace *)(uintptr_t)v;
 	a = kp_xcalloc(1, sizeof(*a));
 	a->as = unw_create_addr_space(&u->acc, 0);
-	if (!a->as) {
-		free(a);
+	a->leaf = unw_create_addr_space(&u->acc, 0);
+	if (!a->as || !a->leaf) {
+		space_free(a);
 		return NULL;
 	}
 	unw_set_caching_policy(a->as, UNW_CACHE_GLOBAL);
+	unw_set_caching_policy(a->leaf, UNW_CACHE_GLOBAL);
 	kp_u64map_put(&u->spaces, (uint64_t)(uint32_t)pid, (uint64_t)(uintptr_t)a);
 	return a;
 }
@@ -620,6 +642,7 @@ void kp_unwind_flush(struct kp_unwinder *u, pid_t pid)
 		struct aspace *a = (struct aspace *)(uintptr_t)v;
 
 		unw_flush_cache(a->as, 0, 0);
+		unw_flush_cache(a->leaf, 0, 0);
 		a->nt = 0;
 	}
 }
@@ -778,10 +801,35 @@ static enum fp_stop fp_walk(struct uctx *c, struct walk *w, bool leaf, uint64_t 
 	}
 }
 
-/* The CFI segment from the cursor's frame on. Returns true to go on with
- * the frame-pointer chain from (*ip, *sp, *bp), false when the walk ended. */
-static bool dwarf_walk(struct uctx *c, unw_cursor_t *cur, struct walk *w, uint64_t *ip,
-		       uint64_t *sp, uint64_t *bp)
+enum dw_stop {
+	DW_END,	 /* the walk is over: end says why */
+	DW_FP,	 /* no table: go on with the frame-pointer chain */
+	DW_NEXT, /* one step done (one): go on with CFI from c->regs */
+};
+
+/* The caller's registers, as the cursor's step found them, into c (read
+ * whole first: the cursor reads the registers it kept through c). */
+static void cursor_regs(struct uctx *c, unw_cursor_t *cur)
+{
+	uint64_t regs[17] = {0};
+	uint32_t have = 0;
+
+	for (int r = 0; r <= UNW_X86_64_RIP; r++) {
+		unw_word_t v;
+
+		if (unw_get_reg(cur, r, &v) == 0) {
+			regs[r] = v;
+			have |= 1u << r;
+		}
+	}
+	memcpy(c->regs, regs, sizeof(regs));
+	c->have = have;
+}
+
+/* The CFI segment from the cursor's frame on (one step only with one).
+ * On DW_FP the frame-pointer chain goes on from (*ip, *sp, *bp). */
+static enum dw_stop dwarf_walk(struct uctx *c, unw_cursor_t *cur, struct walk *w, uint64_t *ip,
+			       uint64_t *sp, uint64_t *bp, bool one)
 {
 	for (;;) {
 		unw_word_t nip = 0, nsp = 0, nbp = 0;
@@ -794,14 +842,14 @@ static bool dwarf_walk(struct uctx *c, unw_cursor_t *cur, struct walk *w, uint64
 		 * return address): libunwind guessed along bp on its own; walk
 		 * it ourselves instead, validated. */
 		if (c->noinfo)
-			return true;
+			return DW_FP;
 		if (ret == 0) {
 			w->end = KP_UNWIND_OUTERMOST;
-			return false;
+			return DW_END;
 		}
 		if (ret < 0) {
 			w->end = c->beyond ? KP_UNWIND_SNAPSHOT : KP_UNWIND_BAD_FRAME;
-			return false;
+			return DW_END;
 		}
 		unw_get_reg(cur, UNW_REG_IP, &nip);
 		unw_get_reg(cur, UNW_REG_SP, &nsp);
@@ -809,30 +857,34 @@ static bool dwarf_walk(struct uctx *c, unw_cursor_t *cur, struct walk *w, uint64
 			nbp = 0;
 		if (nip == 0) {
 			w->end = KP_UNWIND_OUTERMOST;
-			return false;
+			return DW_END;
 		}
 		/* callers live higher up the stack: anything else loops */
 		if (nsp <= *sp) {
 			w->end = KP_UNWIND_BAD_FRAME;
-			return false;
+			return DW_END;
 		}
 		{
 			bool tab;
 
 			if (!is_code(c, nip, &tab)) {
 				w->end = KP_UNWIND_BAD_FRAME;
-				return false;
+				return DW_END;
 			}
 		}
 		if (w->n == w->max) {
 			w->end = KP_UNWIND_DEPTH;
-			return false;
+			return DW_END;
 		}
 		w->ips[w->n++] = nip;
 		w->sp = nsp;
 		*ip = nip;
 		*sp = nsp;
 		*bp = nbp;
+		if (one) {
+			cursor_regs(c, cur);
+			return DW_NEXT;
+		}
 	}
 }
 
@@ -860,6 +912,7 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 	for (size_t seg = 0; seg <= max; seg++) {
 		unw_cursor_t cur;
 		bool tab = false;
+		enum dw_stop r;
 
 		if (!is_code(&c, ip, &tab)) {
 			w.end = KP_UNWIND_BAD_FRAME;
@@ -879,11 +932,24 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 				c.regs[UNW_X86_64_RSP] = sp;
 				c.regs[UNW_X86_64_RBP] = bp;
 			}
-			if (unw_init_remote(&cur, a->as, &c) < 0) {
+			if (unw_init_remote(&cur, leaf ? a->leaf : a->as, &c) < 0) {
 				w.end = KP_UNWIND_BAD_FRAME;
 				break;
 			}
-			if (!dwarf_walk(&c, &cur, &w, &ip, &sp, &bp))
+			r = dwarf_walk(&c, &cur, &w, &ip, &sp, &bp, leaf);
+			if (r == DW_NEXT) {
+				/* on from the caller, its ip a return address: the
+				 * call's own byte, as when re-entering CFI (a sample
+				 * inside a signal trampoline, whose caller's ip is
+				 * exact, is looked up one byte early) */
+				c.regs[UNW_X86_64_RIP] = ip - 1;
+				if (unw_init_remote(&cur, a->as, &c) < 0) {
+					w.end = KP_UNWIND_BAD_FRAME;
+					break;
+				}
+				r = dwarf_walk(&c, &cur, &w, &ip, &sp, &bp, false);
+			}
+			if (r == DW_END)
 				break;
 		}
 		/* the prologue check is for the sampled frame alone */
@@ -912,7 +978,7 @@ uint64_t kp_unwind_leaf(struct kp_unwinder *u, const struct kp_unwind_input *in,
 	c.space = a;
 	ip = c.regs[UNW_X86_64_RIP];
 	bp = c.regs[UNW_X86_64_RBP];
-	if (!is_code(&c, ip, &tab) || !tab || unw_init_remote(&cur, a->as, &c) < 0)
+	if (!is_code(&c, ip, &tab) || !tab || unw_init_remote(&cur, a->leaf, &c) < 0)
 		return 0;
 	if (unw_step(&cur) <= 0 || c.noinfo)
 		return 0;

@@ -280,6 +280,118 @@ static void test_unwind_real(void)
 	kp_unwind_free(u);
 }
 
+/* A call whose return address starts a new CFI row: at the call the CFA
+ * is rsp + 16 (rbx pushed), at the return address the row says rsp + 8.
+ * A return address is unwound with the rules of the call (its byte - 1),
+ * a sampled ip with its own: the same address, two sets of rules. */
+__asm__(".text\n"
+	".globl kp_test_cfi_twin\n"
+	".type kp_test_cfi_twin, @function\n"
+	"kp_test_cfi_twin:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rbx, 0\n"
+	"	call *%rdi\n"
+	".globl kp_test_cfi_twin_ret\n"
+	"kp_test_cfi_twin_ret:\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_same_value %rbx\n"
+	"	pop %rbx\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size kp_test_cfi_twin, .-kp_test_cfi_twin\n");
+void kp_test_cfi_twin(void (*fn)(void));
+extern const char kp_test_cfi_twin_ret[];
+
+__attribute__((noinline)) static void twin_sample(void)
+{
+	kp_test_capture_regs(perf_regs);
+	take_sample();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Found by fuzzing (fuzz_unwind): libunwind caches rules by ip alone, so
+ * a sample whose ip is an address earlier walks had as a return address
+ * was stepped with the call's rules, not its own; the walk depended on
+ * the samples before it. */
+static void test_unwind_ip_is_a_return_address(void)
+{
+	struct kp_unwinder *u;
+	struct kp_unwind_input in;
+	struct kp_unwind_result res;
+	uint64_t ips[128], x = (uint64_t)(uintptr_t)kp_test_cfi_twin_ret;
+	uint64_t r0 = (uint64_t)(uintptr_t)unw_middle_kprof + 1;
+	uint64_t r1 = (uint64_t)(uintptr_t)unw_outer_kprof + 1, sp, word[2], twin[17];
+	bool seen = false;
+
+	fresh_symbolizer();
+	kp_test_cfi_twin(twin_sample);
+	memcpy(twin, regs, sizeof(twin));
+	read_maps();
+	/* a sample at x itself: its rules say the return address is at sp */
+	for (int round = 0; round < 2; round++) {
+		u = kp_unwind_new(sym);
+		if (round) {
+			/* a walk through the call first: x as a return address */
+			memcpy(regs, twin, sizeof(regs));
+			in = input(snap, snap_len);
+			CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), 0);
+			for (size_t i = 1; i < res.n; i++)
+				seen |= ips[i] == x;
+			CHECK(seen);
+		}
+		sp = perf_regs[KP_PERF_REG_SP];
+		word[0] = r0;
+		word[1] = r1;
+		memcpy(regs, (uint64_t[]){0, 0, 0, 0, 0, 0, 0, sp, x}, 9 * sizeof(uint64_t));
+		in = input((const unsigned char *)word, sizeof(word));
+		CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), 0);
+		CHECK(res.n >= 2);
+		CHECK_EQ_INT(ips[1], r0);
+		CHECK_EQ_INT(kp_unwind_leaf(u, &in, 1), r0);
+		kp_unwind_free(u);
+	}
+}
+
+/* Found by fuzzing (fuzz_unwind): a CFA read that fell in the image of an
+ * object an earlier walk had used read zeros, a return address of 0: the
+ * outermost frame, where the same sample in a fresh address space ended
+ * at a bad frame. */
+static void test_unwind_cfa_in_an_image(void)
+{
+	struct kp_unwinder *u;
+	struct kp_unwind_input in;
+	struct kp_unwind_result res;
+	uint64_t ips[128], real[17];
+	/* libc's code: inside its image, outside its tables and the copy */
+	uint64_t libc = (uint64_t)(uintptr_t)getpid;
+
+	fresh_symbolizer();
+	unw_outer_kprof(0);
+	memcpy(real, regs, sizeof(real));
+	read_maps();
+	for (int round = 0; round < 2; round++) {
+		u = kp_unwind_new(sym);
+		if (round) {
+			/* the whole walk first: libc's start is in it */
+			memcpy(regs, real, sizeof(regs));
+			in = input(snap, snap_len);
+			CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), 0);
+			CHECK_EQ_INT(res.end, KP_UNWIND_OUTERMOST);
+		}
+		/* unw_inner_kprof's CFA is bp + 16: bp into libc's code */
+		memcpy(regs, real, sizeof(regs));
+		regs[6] = libc;
+		in = input(snap, snap_len);
+		CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 128, &res), 0);
+		CHECK_EQ_INT(res.n, 1);
+		CHECK_EQ_INT(res.end, KP_UNWIND_BAD_FRAME);
+		kp_unwind_free(u);
+	}
+	memcpy(regs, real, sizeof(regs));
+}
+
 /* xorshift64*: a fixed sequence, so a failure can be replayed */
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rnd(void)
@@ -421,6 +533,8 @@ static void test_all(void)
 	setup();
 	test_unwind_real();
 	test_unwind_garbage();
+	test_unwind_ip_is_a_return_address();
+	test_unwind_cfa_in_an_image();
 	test_unwind_cost();
 	teardown();
 }

@@ -118,6 +118,11 @@ struct uctx {
 	bool noinfo;	      /* the step's find_proc_info found no table */
 	bool in_search;	      /* inside find_proc_info's table search */
 	bool beyond;	      /* a read fell above the snapshot (it was too small) */
+	/* the table range the last read outside the copy found (libunwind's
+	 * table search and FDE parsing read word after word from one range) */
+	struct utab *hit_t;
+	struct trange *hit_r;
+	uint64_t hit_bias;
 };
 
 /* ---- unwind tables, once per object ---- */
@@ -356,6 +361,7 @@ static void touch(struct uctx *c, struct utab *t, uint64_t bias)
 		unw_flush_cache(a->as, 0, 0);
 		unw_flush_cache(a->leaf, 0, 0);
 		a->nt = 0;
+		c->hit_r = NULL;
 	}
 	a->t[a->nt].t = t;
 	a->t[a->nt].bias = bias;
@@ -395,6 +401,15 @@ static int range_word(struct kp_unwinder *u, struct utab *t, struct trange *r, u
 
 	if (va < r->lo || va >= r->hi)
 		return 0;
+	if (r->hi - va >= 8 && (va - r->lo) % TPAGE <= TPAGE - 8) {
+		/* the common case: 8 bytes inside one page */
+		const unsigned char *pg = table_page(u, t, r, (va - r->lo) / TPAGE);
+
+		if (!pg)
+			return -1;
+		memcpy(valp, pg + (va - r->lo) % TPAGE, 8);
+		return 1;
+	}
 	n = r->hi - va < 8 ? r->hi - va : 8;
 	for (uint64_t i = 0; i < n;) {
 		uint64_t at = va + i - r->lo, p = at / TPAGE, in = TPAGE - at % TPAGE;
@@ -424,6 +439,12 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		memcpy(valp, in->stack + (addr - c->sp0), 8);
 		return 0;
 	}
+	if (c->hit_r) {
+		int r = range_word(c->u, c->hit_t, c->hit_r, addr - c->hit_bias, valp);
+
+		if (r)
+			return r > 0 ? 0 : -UNW_EINVAL;
+	}
 	for (size_t i = 0; i < c->space->nt; i++) {
 		struct utab *t = c->space->t[i].t;
 		uint64_t va = addr - c->space->t[i].bias;
@@ -431,8 +452,12 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		for (size_t k = 0; k < t->nr; k++) {
 			int r = range_word(c->u, t, &t->r[k], va, valp);
 
-			if (r)
+			if (r) {
+				c->hit_t = t;
+				c->hit_r = &t->r[k];
+				c->hit_bias = c->space->t[i].bias;
 				return r > 0 ? 0 : -UNW_EINVAL;
+			}
 		}
 	}
 	/* Elsewhere in a touched object's image, while the table search reads

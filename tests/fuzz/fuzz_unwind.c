@@ -71,36 +71,7 @@
 #error "the unwinder reads x86-64 registers only"
 #endif
 
-/* The caller's registers in perf order (24 slots), ip its return address
- * and sp its stack pointer after the return (test_unwind.c's stub). */
-__asm__(".text\n"
-	".globl fz_capture_regs\n"
-	".type fz_capture_regs, @function\n"
-	"fz_capture_regs:\n"
-	"	.cfi_startproc\n"
-	"	mov %rax, 0(%rdi)\n"
-	"	mov %rbx, 8(%rdi)\n"
-	"	mov %rcx, 16(%rdi)\n"
-	"	mov %rdx, 24(%rdi)\n"
-	"	mov %rsi, 32(%rdi)\n"
-	"	mov %rdi, 40(%rdi)\n"
-	"	mov %rbp, 48(%rdi)\n"
-	"	lea 8(%rsp), %rax\n"
-	"	mov %rax, 56(%rdi)\n"
-	"	mov (%rsp), %rax\n"
-	"	mov %rax, 64(%rdi)\n"
-	"	mov %r8, 128(%rdi)\n"
-	"	mov %r9, 136(%rdi)\n"
-	"	mov %r10, 144(%rdi)\n"
-	"	mov %r11, 152(%rdi)\n"
-	"	mov %r12, 160(%rdi)\n"
-	"	mov %r13, 168(%rdi)\n"
-	"	mov %r14, 176(%rdi)\n"
-	"	mov %r15, 184(%rdi)\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	".size fz_capture_regs, .-fz_capture_regs\n");
-void fz_capture_regs(uint64_t *regs);
+#include "tests/unit/capture_regs.h"
 
 #define NREGS	  17
 #define MAX_SNAP  32768
@@ -209,7 +180,7 @@ copy_stack(unsigned char *dst, const volatile unsigned char *src, size_t n)
 		dst[i] = src[i];
 }
 
-/* Copies the stack above the registers fz_capture_regs took in the caller
+/* Copies the stack above the registers kp_test_capture_regs took in the caller
  * (whose frame, above that sp, this call does not touch). */
 __attribute__((noinline)) static void take_sample(struct sample *s)
 {
@@ -239,7 +210,7 @@ static struct sample *sampling; /* where the signal handler samples to */
 
 __attribute__((noinline)) static void fz_inner(struct sample *s)
 {
-	fz_capture_regs(perf_regs);
+	kp_test_capture_regs(perf_regs);
 	take_sample(s);
 	__asm__ volatile("" ::"r"(s) : "memory");
 }

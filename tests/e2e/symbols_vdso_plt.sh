@@ -25,5 +25,17 @@ check "at least 100 samples ($total)" [ "$total" -ge 100 ]
 check "main;vdso_time_kprof;__vdso_time named from the vDSO (>= 5%)" at_least_pct "$vtime" "$total" 5
 check "main;vdso_coarse_kprof;clock_gettime;__vdso_clock_gettime named from the vDSO (>= 5%)" at_least_pct "$vclock" "$total" 5
 check "a PLT stub is not named _init (main never calls _init)" lacks "$f" ";main;_init( [0-9]+|;.*)$"
+# How many samples land in the two-instruction PLT stubs depends on where
+# the program and the vDSO are mapped: in about one run in six (measured,
+# also with -g fp) __vdso_time takes most of the time and the stubs get
+# none. So up to three more runs, each with a layout of its own, until one
+# samples a stub.
+for again in 1 2 3; do
+	[ "$plt" -gt 0 ] && break
+	"$KPROF" -F 499 -f folded --annotate -o "$T/$w.$again.folded" -- "$KP_WORKLOADS/$w" 1.5 2>>"$T/err"
+	plt=$(count_matching "$T/$w.$again.folded" "^$w;(.*;)?main;vdso_(time|coarse)_kprof;(time|clock_gettime)@plt\$")
+	echo "run $again more: @plt $plt"
+	check "run $again more: a PLT stub is not named _init" lacks "$T/$w.$again.folded" ";main;_init( [0-9]+|;.*)$"
+done
 check "the PLT stub is named time@plt or clock_gettime@plt, under its caller ($plt samples)" [ "$plt" -gt 0 ]
 finish

@@ -71,7 +71,7 @@
 #error "the unwinder reads x86-64 registers only"
 #endif
 
-#include "tests/unit/capture_regs.h"
+#include "tests/unit/self_sample.h"
 
 #define NREGS	  17
 #define MAX_SNAP  32768
@@ -93,46 +93,14 @@ static struct kp_unwinder *uw;
 
 /* ---- this process's executable mappings ---- */
 
-struct map {
-	uint64_t start, end, pgoff;
-	uint32_t obj;
-};
-
-static struct map maps[256];
+static struct kp_test_map maps[256];
 static size_t nmaps;
 
 static void read_maps(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[4096];
-
-	if (!f)
+	nmaps = kp_test_read_maps(sym, maps, 256);
+	if (!nmaps)
 		abort();
-	while (fgets(line, sizeof(line), f) && nmaps < 256) {
-		unsigned long long s, e, off, ino;
-		char perms[8], path[4096] = "";
-		unsigned maj, min;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &off, &maj,
-			   &min, &ino, path) < 7 ||
-		    perms[2] != 'x')
-			continue;
-		maps[nmaps] = (struct map){s, e, off, 0};
-		if (path[0] == '/' || strcmp(path, "[vdso]") == 0) {
-			struct kp_sym_mapping m = {.pid = getpid(),
-						   .path = path,
-						   .start = s,
-						   .end = e,
-						   .pgoff = off,
-						   .maj = maj,
-						   .min = min,
-						   .ino = ino};
-
-			maps[nmaps].obj = kp_sym_object_get(sym, &m);
-		}
-		nmaps++;
-	}
-	fclose(f);
 }
 
 /* What the input says of the mappings (masks by index mod 8). */

@@ -18,52 +18,17 @@
 
 #if defined(__x86_64__)
 
-#include "capture_regs.h"
+#include "self_sample.h"
 
 /* ---- this process's executable mappings, as the profiler sees them ---- */
 
-struct map {
-	uint64_t start, end, pgoff;
-	uint32_t obj;
-};
-
-static struct map maps[256];
+static struct kp_test_map maps[256];
 static size_t nmaps;
 static struct kp_symbolizer *sym;
 
 static void read_maps(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[4096];
-
-	nmaps = 0;
-	while (f && fgets(line, sizeof(line), f) && nmaps < 256) {
-		unsigned long long s, e, off;
-		char perms[8], path[4096] = "";
-		unsigned maj, min;
-		unsigned long long ino;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &s, &e, perms, &off, &maj,
-			   &min, &ino, path) < 7 ||
-		    perms[2] != 'x')
-			continue;
-		maps[nmaps] = (struct map){s, e, off, 0};
-		if (path[0] == '/' || strcmp(path, "[vdso]") == 0) {
-			struct kp_sym_mapping m = {.pid = getpid(),
-						   .path = path,
-						   .start = s,
-						   .end = e,
-						   .pgoff = off,
-						   .maj = maj,
-						   .min = min,
-						   .ino = ino};
-
-			maps[nmaps].obj = kp_sym_object_get(sym, &m);
-		}
-		nmaps++;
-	}
-	if (f)
-		fclose(f);
+	nmaps = kp_test_read_maps(sym, maps, 256);
 }
 
 static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)

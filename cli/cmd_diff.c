@@ -1,6 +1,7 @@
-/* kprof diff BASE NEW [-f text|json|svg|folded] [-o OUT] [--fail-above PCT]
- * [--alpha P] [--value NAME] [SVG options]: what changed between two
- * profiles, whether it is more than sampling noise, and a CI gate on it.
+/* kprof diff [options] BASE NEW: what changed between two builds' profiles
+ * (each one run, or a directory of runs), whether it is more than noise,
+ * and a CI gate on it. Parses, reads both sides into a diff
+ * (flamegraph/diff_input.h), writes each output, names the regressions.
  * Exit status: 0, 1 for errors, 2 for usage, 3 when the gate fails. */
 #include <errno.h>
 #include <getopt.h>
@@ -14,8 +15,7 @@
 #include "cli/svg_options.h"
 #include "flamegraph/diff.h"
 #include "flamegraph/diff_report.h"
-#include "flamegraph/profile_fold.h"
-#include "flamegraph/profile_load.h"
+#include "flamegraph/diff_input.h"
 #include "flamegraph/svg.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
@@ -30,6 +30,7 @@ enum {
 	OPT_BASE_SHAPE,
 	OPT_STRICT,
 	OPT_DISPERSION,
+	OPT_GATE_INTERRUPTS,
 };
 
 static const struct option own_opts[] = {
@@ -38,6 +39,7 @@ static const struct option own_opts[] = {
 	{"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
 	{"alpha", required_argument, NULL, OPT_ALPHA},
 	{"dispersion", required_argument, NULL, OPT_DISPERSION},
+	{"gate-interrupts", no_argument, NULL, OPT_GATE_INTERRUPTS},
 	{"value", required_argument, NULL, OPT_VALUE},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"base-shape", no_argument, NULL, OPT_BASE_SHAPE},
@@ -45,43 +47,57 @@ static const struct option own_opts[] = {
 	{"help", no_argument, NULL, 'h'},
 };
 
-enum format { FMT_TEXT, FMT_JSON, FMT_SVG, FMT_FOLDED };
+enum format { FMT_TEXT, FMT_JSON, FMT_SVG, FMT_FOLDED, FMT_MARKDOWN, FMT_JUNIT, FMT_GITHUB };
 
 static const struct {
 	const char *name, *ext;
 } formats[] = {
+	/* clang-format off */
 	[FMT_TEXT] = {"text", ".txt"},
 	[FMT_JSON] = {"json", ".json"},
 	[FMT_SVG] = {"svg", ".svg"},
 	[FMT_FOLDED] = {"folded", ".folded"},
+	[FMT_MARKDOWN] = {"markdown", ".md"},
+	[FMT_JUNIT] = {"junit", ".xml"},
+	[FMT_GITHUB] = {"github", NULL},
+	/* clang-format on */
 };
 
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
 struct diff_cli {
-	const char *opath, *format, *value;
-	bool gate, base_shape, strict;
+	const char **outputs; /* -o, repeatable; none: stdout */
+	size_t noutputs, outputs_cap;
+	const char *format, *value;
+	bool gate, base_shape, strict, gate_interrupts;
 	double fail_above, alpha, dispersion;
 	size_t top;
-	bool top_given;
 	struct kp_svg_opts svg;
 };
 
 static void usage(FILE *out)
 {
 	fputs("usage: kprof diff [options] BASE NEW\n"
-	      "Compares two profiles (.kprof recordings, folded stacks, zstd-compressed folded\n"
-	      "stacks): which functions' share of the time grew or shrank, and whether the\n"
-	      "change is more than sampling noise.\n"
+	      "Compares two builds' profiles: which functions' share of the time grew or\n"
+	      "shrank, and whether the change is more than noise. BASE and NEW are each a\n"
+	      "profile (.kprof recording, folded stacks, zstd-compressed folded stacks) or a\n"
+	      "directory of runs of one build (its *.kprof, *.folded, *.zst): with several\n"
+	      "runs a side, how much each share varies between runs is measured, not assumed.\n"
 	      "  -f, --format FMT    text (default), json, svg (a differential flame graph:\n"
 	      "                      NEW's shape, red where a share grew, blue where it shrank),\n"
-	      "                      folded (\"stack BASE NEW\" lines, as difffolded.pl); default\n"
-	      "                      by the -o extension (.txt .json .svg .folded), else text\n"
-	      "  -o, --output FILE   write here (default stdout)\n"
+	      "                      folded (\"stack BASE NEW\" lines, as difffolded.pl),\n"
+	      "                      markdown (a pull-request comment), junit (JUnit XML),\n"
+	      "                      github (GitHub Actions annotations); default by the -o\n"
+	      "                      extension (.txt .json .svg .folded .md .xml), else text\n"
+	      "  -o, --output FILE   write here (default stdout; '-': stdout); repeatable: each\n"
+	      "                      in the format of its extension, -f for the others\n"
 	      "      --fail-above PCT  exit 3 when a function's total share grew by more than\n"
 	      "                      PCT percentage points and the growth is significant\n"
 	      "      --alpha P       significance level after Holm's correction (default 0.01)\n"
-	      "      --dispersion F  counts vary F times more than independent samples would\n"
-	      "                      (clustered samples; measure F on same-build pairs, "
-	      "docs/diff.md)\n"
+	      "      --dispersion F  one run a side: counts vary F times more than independent\n"
+	      "                      samples would (clustered samples); several: at least F\n"
+	      "      --gate-interrupts  one run a side: gate interrupt work too (by default\n"
+	      "                      the gate passes over it: it lands on whatever runs)\n"
 	      "      --value NAME    the value shares are of: samples (default), or another value\n"
 	      "                      of the recordings (e.g. cpu); the test always counts samples\n"
 	      "      --top N         functions listed per column (default 20; 0: all)\n"
@@ -112,6 +128,66 @@ static int parse_number(const char *opt, const char *arg, double min, double max
 	return 0;
 }
 
+/* One option of ours (not an SVG one). Returns 1 when handled, 0 when
+ * not ours, or the exit status (>= 2 never: -2 for a usage error, -3 for
+ * --help). */
+static int own_option(int ch, struct diff_cli *c, char **argv)
+{
+	switch (ch) {
+	case 'f':
+		c->format = optarg;
+		return 1;
+	case 'o':
+		kp_xgrow(&c->outputs, &c->outputs_cap, c->noutputs + 1, sizeof(*c->outputs));
+		c->outputs[c->noutputs++] = optarg;
+		return 1;
+	case OPT_FAIL_ABOVE:
+		c->gate = true;
+		return parse_number("fail-above", optarg, 0, 100, false, &c->fail_above) < 0 ? -2
+											     : 1;
+	case OPT_ALPHA:
+		return parse_number("alpha", optarg, 0, 0.5, true, &c->alpha) < 0 ? -2 : 1;
+	case OPT_DISPERSION:
+		return parse_number("dispersion", optarg, 0, 1e6, true, &c->dispersion) < 0 ? -2
+											    : 1;
+	case OPT_GATE_INTERRUPTS:
+		c->gate_interrupts = true;
+		return 1;
+	case OPT_VALUE:
+		c->value = optarg;
+		return 1;
+	case OPT_TOP: {
+		char *end;
+		long n = strtol(optarg, &end, 10);
+
+		if (*end || end == optarg || n < 0 || n > 100000000) {
+			kp_err("diff: --top: expected a count (0: all), not '%s'", optarg);
+			return -2;
+		}
+		c->top = (size_t)n;
+		return 1;
+	}
+	case OPT_BASE_SHAPE:
+		c->base_shape = true;
+		return 1;
+	case OPT_STRICT:
+		c->strict = true;
+		return 1;
+	case 'h':
+		usage(stdout);
+		return -3;
+	case '?':
+		if (optopt > 0 && optopt < 128)
+			kp_err("diff: option -%c: unknown or missing its value", optopt);
+		else
+			kp_err("diff: unknown option or missing value: %s", argv[optind - 1]);
+		fputs("Try 'kprof diff --help'.\n", stderr);
+		return -2;
+	default:
+		return 0;
+	}
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct diff_cli *c)
 {
@@ -121,67 +197,13 @@ static int parse_args(int argc, char **argv, struct diff_cli *c)
 	optind = 1;
 	opterr = 0;
 	while (status < 0 && (ch = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
-		int r;
+		int r = own_option(ch, c, argv);
 
-		switch (ch) {
-		case 'f':
-			c->format = optarg;
-			continue;
-		case 'o':
-			c->opath = optarg;
-			continue;
-		case OPT_FAIL_ABOVE:
-			c->gate = true;
-			if (parse_number("fail-above", optarg, 0, 100, false, &c->fail_above) < 0)
-				status = 2;
-			continue;
-		case OPT_ALPHA:
-			if (parse_number("alpha", optarg, 0, 0.5, true, &c->alpha) < 0)
-				status = 2;
-			continue;
-		case OPT_DISPERSION:
-			if (parse_number("dispersion", optarg, 1, 1e6, false, &c->dispersion) < 0)
-				status = 2;
-			continue;
-		case OPT_VALUE:
-			c->value = optarg;
-			continue;
-		case OPT_TOP: {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-
-			if (*end || end == optarg || n < 0 || n > 100000000) {
-				kp_err("diff: --top: expected a count (0: all), not '%s'", optarg);
-				status = 2;
-			}
-			c->top = (size_t)n;
-			c->top_given = true;
-			continue;
-		}
-		case OPT_BASE_SHAPE:
-			c->base_shape = true;
-			continue;
-		case OPT_STRICT:
-			c->strict = true;
-			continue;
-		case 'h':
-			usage(stdout);
-			status = 0;
-			continue;
-		case '?':
-			if (optopt > 0 && optopt < 128)
-				kp_err("diff: option -%c: unknown or missing its value", optopt);
-			else
-				kp_err("diff: unknown option or missing value: %s",
-				       argv[optind - 1]);
-			fputs("Try 'kprof diff --help'.\n", stderr);
+		if (r == -2)
 			status = 2;
-			continue;
-		default:
-			break;
-		}
-		r = kp_svg_option(ch, optarg, &c->svg);
-		if (r <= 0) {
+		else if (r == -3)
+			status = 0;
+		else if (r == 0 && (r = kp_svg_option(ch, optarg, &c->svg)) <= 0) {
 			if (r == 0)
 				usage(stderr);
 			status = 2;
@@ -189,158 +211,117 @@ static int parse_args(int argc, char **argv, struct diff_cli *c)
 	}
 	free(opts);
 	if (status < 0 && optind != argc - 2) {
-		kp_err("diff: give two profiles, BASE and NEW (kprof diff --help)");
+		kp_err("diff: give two profiles or directories of runs, BASE and NEW (kprof diff "
+		       "--help)");
 		status = 2;
 	}
 	return status;
 }
 
-static int choose_format(const struct diff_cli *c)
+/* The format of output path (NULL or "-": stdout): with one output -f,
+ * else its extension; with several each its extension, -f where it has
+ * none of ours (stdout); else text. -1 for an unknown -f. */
+static int choose_format(const struct diff_cli *c, const char *path)
 {
-	size_t len = c->opath ? strlen(c->opath) : 0;
+	size_t len = path ? strlen(path) : 0;
+	int by_name = -1, by_ext = -1;
 
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-		size_t el = strlen(formats[i].ext);
+	for (size_t i = 0; i < NFORMATS; i++) {
+		size_t el = formats[i].ext ? strlen(formats[i].ext) : 0;
 
 		if (c->format && strcmp(c->format, formats[i].name) == 0)
-			return (int)i;
-		if (!c->format && len > el && strcmp(c->opath + len - el, formats[i].ext) == 0)
-			return (int)i;
+			by_name = (int)i;
+		if (el && len > el && strcmp(path + len - el, formats[i].ext) == 0)
+			by_ext = (int)i;
 	}
-	if (c->format) {
-		kp_err("diff: unknown format '%s' (text, json, svg, folded)", c->format);
+	if (c->format && by_name < 0) {
+		kp_err("diff: unknown format '%s' (text, json, svg, folded, markdown, junit, "
+		       "github)",
+		       c->format);
 		return -1;
 	}
-	return FMT_TEXT;
+	if (by_name >= 0 && (c->noutputs <= 1 || by_ext < 0))
+		return by_name;
+	return by_ext >= 0 ? by_ext : FMT_TEXT;
 }
 
-/* The value index shares are of: --value, else "samples", else the first. */
-static int share_value(const struct kp_profile *p, const char *file, const char *name)
+static void warn_cb(void *arg, const char *msg)
 {
-	int v = kp_profile_find_value(p, name ? name : "samples");
-
-	if (v < 0 && name) {
-		kp_err("diff: %s has no value '%s'", file, name);
-		return -1;
-	}
-	return v < 0 ? 0 : v;
-}
-
-/* The value the test counts: "samples", else (folded text named otherwise)
- * the first value, said so. */
-static size_t count_value(const struct kp_profile *p, const char *file)
-{
-	int v = kp_profile_find_value(p, "samples");
-	const struct kp_profile_value_type *vt;
-
-	if (v >= 0) {
-		vt = kp_profile_value_type(p, (size_t)v);
-		if (vt->decimals)
-			kp_warn("%s: its sample counts have decimals: the test takes them as "
-				"counts",
-				file);
-		return (size_t)v;
-	}
-	vt = kp_profile_value_type(p, 0);
-	kp_warn("%s has no sample counts ('samples'): the test takes its '%s' values for "
-		"counts of independent samples",
-		file, kp_profile_str(p, vt->type, NULL));
-	return 0;
-}
-
-/* The command a recording profiled, from its kprof command line: the words
- * after "--", else the line without what only chooses outputs (-o, -f and
- * their long forms). Two recordings of one program written to different
- * files, or at different frequencies, are of the same command. Returns a
- * new string. */
-static char *command_of(const char *cmd)
-{
-	const char *dashes = strstr(cmd, " -- ");
-	char *copy, *out, *save = NULL, *w;
-	bool skip = false;
-	size_t n = 0;
-
-	if (dashes)
-		return kp_xstrdup(dashes + 4);
-	copy = kp_xstrdup(cmd);
-	out = kp_xmalloc(strlen(cmd) + 1);
-	for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		if (skip) {
-			skip = false;
-			continue;
-		}
-		if (strcmp(w, "-o") == 0 || strcmp(w, "-f") == 0 || strcmp(w, "--output") == 0 ||
-		    strcmp(w, "--format") == 0) {
-			skip = true;
-			continue;
-		}
-		if (strncmp(w, "-o", 2) == 0 || strncmp(w, "-f", 2) == 0 ||
-		    strncmp(w, "--output=", 9) == 0 || strncmp(w, "--format=", 9) == 0)
-			continue;
-		n += (size_t)sprintf(out + n, "%s%s", n ? " " : "", w);
-	}
-	out[n] = '\0';
-	free(copy);
-	return out;
+	(void)arg;
+	kp_warn("%s", msg);
 }
 
 /* Warns when BASE and NEW were recorded differently enough that their
  * shares may differ for other reasons than the change. */
-static void compare_runs(const struct kp_profile *const p[2], const char *const file[2])
+static void compare_sides(const struct kp_diff_input s[2])
 {
-	const char *e0 = kp_profile_meta(p[0], KP_META_EVENT),
-		   *e1 = kp_profile_meta(p[1], KP_META_EVENT);
-	const char *c0 = kp_profile_meta(p[0], KP_META_COMMAND);
-	const char *c1 = kp_profile_meta(p[1], KP_META_COMMAND);
+	const char *e0 = kp_profile_meta(s[0].meta, KP_META_EVENT),
+		   *e1 = kp_profile_meta(s[1].meta, KP_META_EVENT);
+	const char *c0 = kp_profile_meta(s[0].meta, KP_META_COMMAND);
+	const char *c1 = kp_profile_meta(s[1].meta, KP_META_COMMAND);
 
 	if (e0 && e1 && strcmp(e0, e1) != 0)
 		kp_warn("%s and %s sampled different events (%s, %s): their shares measure "
 			"different things",
-			file[0], file[1], e0, e1);
+			s[0].path, s[1].path, e0, e1);
 	if (c0 && c1) {
-		char *n0 = command_of(c0), *n1 = command_of(c1);
+		char *n0 = kp_diff_command_of(c0), *n1 = kp_diff_command_of(c1);
 
 		if (strcmp(n0, n1) != 0)
 			kp_warn("%s and %s are recordings of different commands ('%s', '%s'): "
 				"shares may differ for other reasons than the change",
-				file[0], file[1], n0, n1);
+				s[0].path, s[1].path, n0, n1);
 		free(n0);
 		free(n1);
 	}
 }
 
-/* The differential folded table of the two profiles: AFTER from the shape
- * drawn (NEW's, or BASE's with --base-shape), BEFORE from the other. */
-static struct kp_folded *diff_table(const struct kp_profile *const p[2], const size_t value[2],
-				    bool base_shape, struct kp_diag *d)
-{
-	struct kp_folded *f = kp_folded_new();
-	int after = base_shape ? 0 : 1;
-	struct kp_fold_opts ob = {.value = value[!after], .into = KP_FOLD_BEFORE};
-	struct kp_fold_opts oa = {.value = value[after], .into = KP_FOLD_AFTER};
+/* The differential flame graph's tooltip note: the function's CPU time a
+ * run in BASE and NEW. */
+struct seconds_note {
+	const struct kp_diff *df;
+	char buf[160];
+};
 
-	if (!kp_folded_add_profile(f, p[!after], &ob) || !kp_folded_add_profile(f, p[after], &oa)) {
-		kp_diag_set(d, -ERANGE, "the profiles' values cannot be put side by side exactly");
-		kp_folded_free(f);
+static const char *seconds_note(void *arg, const char *name, size_t len, enum kp_frame_kind kind)
+{
+	struct seconds_note *sn = arg;
+	const struct kp_diff_function *fn = kp_diff_find(sn->df, name, len, kind);
+	char sec[96];
+
+	if (!fn)
 		return NULL;
+	char *paren;
+
+	kp_diff_format_seconds(&fn->col[KP_DIFF_TOTAL], sec, sizeof(sec));
+	if (!sec[0])
+		return NULL;
+	/* no parenthesis inside the title's own: viewers (and flamegraph.pl's
+	 * script) take the name as what comes before the last "(" */
+	paren = strrchr(sec, '(');
+	if (paren && paren > sec) {
+		/* "a -> b s (+30%)" -> "a -> b s, +30%" */
+		paren[-1] = ',';
+		paren[0] = ' ';
+		sec[strlen(sec) - 1] = '\0';
 	}
-	return f;
+	snprintf(sn->buf, sizeof(sn->buf), "the function: CPU a run %s", sec);
+	return sn->buf;
 }
 
-static int write_svg(const struct diff_cli *c, const struct kp_profile *const p[2],
-		     const char *const file[2], const size_t value[2], FILE *out, struct kp_diag *d)
+static int write_svg(const struct diff_cli *c, const struct kp_diff *df, const struct kp_folded *f,
+		     const struct kp_diff_input s[2], FILE *out, struct kp_diag *d)
 {
 	struct kp_svg_opts so = c->svg;
-	struct kp_folded *f = diff_table(p, value, c->base_shape, d);
+	struct seconds_note sn = {.df = df};
 	char subtitle[1024];
-	int err;
 
-	if (!f)
-		return -ERANGE;
 	so.diff_shares = true;
 	so.diff_swapped = c->base_shape;
 	/* BASE as AFTER: its deltas are BASE - NEW, so growth is negative */
 	so.negate = so.negate != c->base_shape;
+	so.frame_note = seconds_note;
+	so.frame_note_arg = &sn;
 	if (!so.title)
 		so.title = "Differential Flame Graph";
 	/* the titles count what the shares are of */
@@ -349,170 +330,189 @@ static int write_svg(const struct diff_cli *c, const struct kp_profile *const p[
 	if (!so.subtitle) {
 		snprintf(subtitle, sizeof(subtitle),
 			 "%s's shape; red: share grew from %s to %s, blue: share shrank",
-			 c->base_shape ? file[0] : file[1], file[0], file[1]);
+			 c->base_shape ? s[0].path : s[1].path, s[0].path, s[1].path);
 		so.subtitle = subtitle;
 	}
-	err = kp_svg_write(f, &so, out, d);
-	kp_folded_free(f);
-	return err;
+	return kp_svg_write(f, &so, out, d);
 }
 
-static int write_folded(const struct diff_cli *c, const struct kp_profile *const p[2],
-			const size_t value[2], FILE *out, struct kp_diag *d)
+static int write_output(const struct diff_cli *c, int fmt, const struct kp_diff *df,
+			const struct kp_folded *f, const struct kp_diff_input s[2],
+			const struct kp_diff_report *r, FILE *out, struct kp_diag *d)
 {
-	struct kp_folded *f = diff_table(p, value, c->base_shape, d);
 	int err;
 
-	if (!f)
-		return -ERANGE;
-	err = kp_folded_write(f, out, KP_FOLDED_ANNOTATE_ALL);
-	if (err)
-		kp_diag_errno(d, err, "cannot write the folded stacks");
-	kp_folded_free(f);
-	return err;
+	switch (fmt) {
+	case FMT_JSON:
+		return kp_diff_write_json(df, r, out, d);
+	case FMT_SVG:
+		return write_svg(c, df, f, s, out, d);
+	case FMT_FOLDED:
+		err = kp_folded_write(f, out, KP_FOLDED_ANNOTATE_ALL);
+		break;
+	case FMT_MARKDOWN:
+		err = kp_diff_write_markdown(df, r, out);
+		break;
+	case FMT_JUNIT:
+		err = kp_diff_write_junit(df, r, out);
+		break;
+	case FMT_GITHUB:
+		err = kp_diff_write_github(df, r, out);
+		break;
+	default:
+		err = kp_diff_write_text(df, r, out);
+		break;
+	}
+	return err ? kp_diag_errno(d, err, "cannot write the output") : 0;
 }
 
 /* Names every regression on stderr: a CI log shows them whatever the
- * output format. */
-static void report_regressions(const struct kp_diff *df, const struct diff_cli *c,
-			       const uint32_t *reg, size_t n)
+ * outputs. */
+static void report_gate(const struct kp_diff *df, const struct diff_cli *c)
 {
+	uint32_t *reg;
+	size_t n = kp_diff_regressions(df, c->fail_above, &reg);
+	char line[1024];
+
 	for (size_t i = 0; i < n; i++) {
 		const struct kp_diff_function *fn = kp_diff_function(df, reg[i]);
-		const struct kp_diff_change *ch = &fn->col[KP_DIFF_TOTAL];
 
-		kp_err("regression: %.*s%s: total share %.2f%% -> %.2f%% (%+.2f points, more than "
-		       "%g; p %.2g after Holm, alpha %g)",
-		       (int)(fn->name_len > 200 ? 200 : fn->name_len), fn->name,
-		       kp_frame_kind_note(fn->kind), ch->share[0], ch->share[1], ch->change,
-		       c->fail_above, ch->p_adj, kp_diff_alpha(df));
+		kp_diff_format_regression(df, &fn->col[KP_DIFF_TOTAL], c->fail_above, line,
+					  sizeof(line));
+		kp_err("regression: %.*s%s: %s", (int)(fn->name_len > 200 ? 200 : fn->name_len),
+		       fn->name, kp_frame_kind_note(fn->kind), line);
 	}
+	free(reg);
+}
+
+/* Warns when one run a side cannot see a growth of --fail-above. */
+static void warn_resolution(const struct kp_diff *df, const struct diff_cli *c)
+{
+	/* with several runs a side the report's note says it: the runs are
+	 * what the user can give, a warning on every CI run would be noise */
+	if (!c->gate || kp_diff_measured(df) || c->fail_above >= kp_diff_resolution(df))
+		return;
+	kp_warn("one run a side resolves growths of total share from %.2f points (in a function "
+		"holding half of the samples): --fail-above %g can pass a smaller real "
+		"regression; record longer, or several runs a side (docs/diff.md)",
+		kp_diff_resolution(df), c->fail_above);
+}
+
+/* "kprof diff ARG...": the command line for the reports. */
+static char *command_line(int argc, char **argv)
+{
+	size_t len = 6;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = kp_xmalloc(len);
+	strcpy(s, "kprof");
+	for (int i = 0; i < argc; i++) {
+		strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
 }
 
 int kp_cmd_diff(int argc, char **argv)
 {
-	struct diff_cli c = {.alpha = 0.01, .dispersion = 1, .top = 20};
-	struct kp_load_opts lo = {0};
-	struct kp_profile *p[2] = {NULL, NULL};
-	struct kp_load_info info[2];
-	const char *file[2];
-	struct kp_diff_opts dopts = {0};
+	struct diff_cli c = {.alpha = 0.01, .top = 20};
+	struct kp_diff_input side[2] = {{0}};
 	struct kp_diff *df = NULL;
-	struct kp_outfile of = {0};
+	struct kp_folded *fold = NULL;
+	struct kp_outfile *outs = NULL;
+	int *fmts = NULL, status;
+	size_t nout = 0;
 	struct kp_diag d = {{0}};
-	uint32_t *reg = NULL;
-	size_t nreg = 0;
-	int status, fmt;
+	char *cmdline = NULL;
+	const char *file[2];
 
 	kp_svg_opts_init(&c.svg);
 	c.svg.title = NULL; /* a differential title unless one is given */
 	status = parse_args(argc, argv, &c);
 	if (status >= 0)
-		return status;
-	fmt = choose_format(&c);
-	if (fmt < 0)
-		return 2;
+		goto out;
+	status = 2;
 	file[0] = argv[optind];
 	file[1] = argv[optind + 1];
 	if (strcmp(file[0], "-") == 0 && strcmp(file[1], "-") == 0) {
 		kp_err("diff: BASE and NEW cannot both be stdin");
-		return 2;
+		goto out;
+	}
+	nout = c.noutputs ? c.noutputs : 1;
+	fmts = kp_xcalloc(nout, sizeof(*fmts));
+	outs = kp_xcalloc(nout, sizeof(*outs));
+	for (size_t i = 0; i < nout; i++) {
+		fmts[i] = choose_format(&c, c.noutputs ? c.outputs[i] : NULL);
+		if (fmts[i] < 0)
+			goto out;
+		if ((fmts[i] == FMT_SVG || fmts[i] == FMT_FOLDED) && !fold)
+			fold = kp_folded_new();
 	}
 	status = 1;
-	lo.strict = c.strict;
+	/* created before the profiles are read: a bad path fails at once */
+	for (size_t i = 0; i < nout; i++)
+		if (kp_outfile_open(&outs[i], c.noutputs ? c.outputs[i] : NULL, &d) < 0) {
+			kp_err("%s", d.msg);
+			goto out;
+		}
+	df = kp_diff_new(&(struct kp_diff_opts){.alpha = c.alpha,
+						.dispersion = c.dispersion,
+						.gate_interrupts = c.gate_interrupts});
 	for (int s = 0; s < 2; s++) {
-		if (kp_profile_load(file[s], &lo, &p[s], &info[s], &d) < 0) {
+		/* the shape drawn is AFTER: NEW's, or BASE's with --base-shape */
+		bool after = (s == KP_DIFF_NEW) != c.base_shape;
+		struct kp_diff_input_opts so = {.load = {.strict = c.strict},
+						.value = c.value,
+						.fold = fold,
+						.into = after ? KP_FOLD_AFTER : KP_FOLD_BEFORE,
+						.warn = warn_cb};
+
+		if (kp_diff_input_load(df, s, file[s], &so, &side[s], &d) < 0) {
 			kp_err("%s", d.msg);
 			goto out;
 		}
 	}
-	for (int s = 0; s < 2; s++) {
-		int v;
-
-		if (info[s].bad_lines)
-			kp_warn("ignored %llu line%s with invalid format; the first: %s",
-				(unsigned long long)info[s].bad_lines,
-				info[s].bad_lines == 1 ? "" : "s", info[s].first_bad);
-		if (info[s].differential)
-			kp_warn("%s holds two counts a line (BEFORE AFTER, a differential "
-				"profile): only AFTER is compared",
-				file[s]);
-		v = share_value(p[s], file[s], c.value);
-		if (v < 0)
-			goto out;
-		dopts.value[s] = (size_t)v;
-		dopts.count[s] = count_value(p[s], file[s]);
-		if (!kp_profile_total(p[s], dopts.value[s]) ||
-		    !kp_profile_total(p[s], dopts.count[s])) {
-			kp_err("%s: every count is 0: no shares to compare", file[s]);
-			goto out;
-		}
-	}
-	compare_runs((const struct kp_profile *const *)p, file);
-	dopts.alpha = c.alpha;
-	dopts.dispersion = c.dispersion;
-	/* the function table: for the reports, and for the gate whatever the
-	 * output (a picture alone needs only the folded table) */
-	if (fmt == FMT_TEXT || fmt == FMT_JSON || c.gate) {
-		df = kp_diff_new(p[0], p[1], &dopts, &d);
-		if (!df) {
-			kp_err("diff: %s", d.msg);
-			goto out;
-		}
-	}
-	if (c.gate)
-		nreg = kp_diff_regressions(df, c.fail_above, &reg);
-	if (kp_outfile_open(&of, c.opath, &d) < 0) {
-		kp_err("%s", d.msg);
+	if (kp_diff_finish(df, &d) < 0) {
+		kp_err("diff: %s", d.msg);
 		goto out;
 	}
-	{
-		const struct kp_profile_value_type *vt =
-			kp_profile_value_type(p[1], dopts.value[1]);
-		const struct kp_profile_value_type *ct =
-			kp_profile_value_type(p[1], dopts.count[1]);
+	compare_sides(side);
+	warn_resolution(df, &c);
+	cmdline = command_line(argc, argv);
+	for (size_t i = 0; i < nout; i++) {
 		struct kp_diff_report r = {
 			.file = {file[0], file[1]},
-			.profile = {p[0], p[1]},
-			.value = kp_profile_str(p[1], vt->type, NULL),
-			.unit = kp_profile_str(p[1], vt->unit, NULL),
-			.counts = kp_profile_str(p[1], ct->type, NULL),
+			.profile = {side[0].meta, side[1].meta},
+			.value = side[1].value,
+			.unit = side[1].unit,
+			.counts = side[1].counts,
 			.top = c.top,
 			.gate = c.gate,
 			.fail_above = c.fail_above,
+			.command = cmdline,
 		};
-		int err;
 
-		switch (fmt) {
-		case FMT_JSON:
-			err = kp_diff_write_json(df, &r, of.fp, &d);
-			break;
-		case FMT_SVG:
-			err = write_svg(&c, (const struct kp_profile *const *)p, file, dopts.value,
-					of.fp, &d);
-			break;
-		case FMT_FOLDED:
-			err = write_folded(&c, (const struct kp_profile *const *)p, dopts.value,
-					   of.fp, &d);
-			break;
-		default:
-			err = kp_diff_write_text(df, &r, of.fp);
-			if (err)
-				kp_diag_errno(&d, err, "cannot write the report");
-			break;
-		}
-		if (err < 0 || kp_outfile_commit(&of, &d) < 0) {
+		if (write_output(&c, fmts[i], df, fold, side, &r, outs[i].fp, &d) < 0 ||
+		    kp_outfile_commit(&outs[i], &d) < 0) {
 			kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
 			goto out;
 		}
 	}
-	report_regressions(df, &c, reg, nreg);
-	status = nreg ? EXIT_GATE : 0;
+	if (c.gate)
+		report_gate(df, &c);
+	status = c.gate && kp_diff_regressions(df, c.fail_above, NULL) ? EXIT_GATE : 0;
 out:
-	kp_outfile_abort(&of);
-	free(reg);
+	for (size_t i = 0; outs && i < nout; i++)
+		kp_outfile_abort(&outs[i]);
+	free(outs);
+	free(fmts);
+	free(c.outputs);
+	free(cmdline);
+	kp_folded_free(fold);
 	kp_diff_free(df);
-	kp_profile_free(p[0]);
-	kp_profile_free(p[1]);
+	kp_diff_input_fini(&side[0]);
+	kp_diff_input_fini(&side[1]);
 	return status;
 }

@@ -1,8 +1,10 @@
-/* kp_diff: one pass over each profile's samples adds every sample's value
- * and count to the self column of its innermost frame and to the total
- * column of each distinct function on its stack; functions of both
- * profiles meet by (name, kind) in one table. Then each column is tested
- * and corrected (flamegraph/stats.h). */
+/* kp_diff: one pass over each run's samples adds every sample's value and
+ * count to the self column of its innermost frame and to the total
+ * column of each distinct function on its stack; functions of all runs
+ * meet by (name, kind) in one table. At the end of a run each function's
+ * count in it joins the side's sums (the count, and its square over the
+ * run's total, which is what the dispersion needs). kp_diff_finish then
+ * tests and corrects each column (flamegraph/stats.h). */
 #include "flamegraph/diff.h"
 
 #include <errno.h>
@@ -10,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/stats.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -19,10 +20,16 @@
 /* a (function, kind) pair of one profile, for its cache */
 #define KINDS 8
 
-/* Exact sums of one function: [column][side]. */
+/* The sums of one function, [column][side]. */
 struct sums {
-	kp_count value[2][2];
-	kp_count count[2][2];
+	kp_count value[2][2]; /* exact, in the side's decimals */
+	double count[2][2];   /* sum over runs of x, its count in a run */
+	double sq[2][2];      /* sum over runs of x^2 / n, n the run's total count */
+	double cpu[2][2];     /* nanoseconds */
+	double run[2];	      /* x in the current run */
+	double irq;	      /* total-column counts taken inside an interrupt */
+	uint64_t stamp;	      /* the last sample (epoch) that counted its total */
+	bool irq_entry;	      /* its frames begin an interrupt */
 };
 
 struct kp_diff {
@@ -30,14 +37,17 @@ struct kp_diff {
 	struct kp_u64map index; /* name id * KINDS + kind -> function index */
 	struct kp_diff_function *fns;
 	struct sums *sums;
-	uint64_t *stamp; /* the last sample (epoch) that counted a function's total */
 	size_t nfns, cap;
 	uint64_t epoch;
 	uint32_t *order[2];
-	kp_count total[2], count_total[2];
-	unsigned decimals[2], count_decimals[2];
+	size_t runs[2];
+	kp_count total[2]; /* the shown value over the side's runs */
+	unsigned decimals[2];
+	double count_total[2], cpu_runs[2];
 	size_t ntested[2];
-	double alpha, dispersion;
+	struct kp_stats_prior prior[2];
+	double alpha, dispersion, resolution;
+	bool gate_interrupts, finished;
 };
 
 const char *kp_diff_kind_name(enum kp_frame_kind kind)
@@ -54,6 +64,30 @@ const char *kp_diff_kind_name(enum kp_frame_kind kind)
 	}
 }
 
+/* True for a kernel function that begins the handling of a hardware or
+ * soft interrupt (x86-64 and arm64 entry points): what runs below it on
+ * a stack was not asked for by the code above it. Page faults and system
+ * calls are the program's own. */
+static bool is_interrupt_entry(const char *name, size_t len)
+{
+	static const char *const exact[] = {
+		"asm_common_interrupt", "common_interrupt", "asm_spurious_interrupt",
+		"spurious_interrupt", "asm_exc_nmi", "exc_nmi", "irq_exit_rcu", "__irq_exit_rcu",
+		"do_softirq", "__do_softirq", "handle_softirqs", "do_softirq_own_stack",
+		/* arm64 */
+		"el1h_64_irq", "el0t_64_irq", "el1h_64_fiq", "el0t_64_fiq", "el1_interrupt",
+		"el0_interrupt", "gic_handle_irq"};
+	static const char *const prefix[] = {"asm_sysvec_", "sysvec_", "__sysvec_"};
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (strlen(exact[i]) == len && memcmp(exact[i], name, len) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (len > strlen(prefix[i]) && memcmp(prefix[i], name, strlen(prefix[i])) == 0)
+			return true;
+	return false;
+}
+
 /* The index of function (name, kind), added if new. */
 static uint32_t function_of(struct kp_diff *df, const char *name, size_t len,
 			    enum kp_frame_kind kind)
@@ -65,15 +99,14 @@ static uint32_t function_of(struct kp_diff *df, const char *name, size_t len,
 	if (kp_u64map_get(&df->index, key, &idx))
 		return (uint32_t)idx;
 	if (df->nfns == df->cap) {
-		/* the arrays beside fns grow with it */
+		/* the sums beside fns grow with it */
 		kp_xgrow(&df->fns, &df->cap, df->nfns + 1, sizeof(*df->fns));
 		df->sums = kp_xrealloc(df->sums, df->cap * sizeof(*df->sums));
-		df->stamp = kp_xrealloc(df->stamp, df->cap * sizeof(*df->stamp));
 	}
 	fn = &df->fns[df->nfns];
 	memset(fn, 0, sizeof(*fn));
 	memset(&df->sums[df->nfns], 0, sizeof(*df->sums));
-	df->stamp[df->nfns] = 0;
+	df->sums[df->nfns].irq_entry = kind == KP_FRAME_KERNEL && is_interrupt_entry(name, len);
 	/* the strtab's strings live as long as the table */
 	fn->name = kp_strtab_str(df->names, id);
 	fn->name_len = len;
@@ -99,31 +132,47 @@ static uint32_t cached_function(struct kp_diff *df, const struct kp_profile *p, 
 	return *slot;
 }
 
-static void add(struct kp_diff *df, uint32_t fi, int col, int side, kp_count value, kp_count count)
+struct run {
+	int side;
+	unsigned shift; /* decimals this run's values gain to meet the side's */
+	unsigned count_decimals;
+	size_t value, count;
+	long cpu;
+};
+
+static void add(struct kp_diff *df, uint32_t fi, int col, const struct run *r,
+		const kp_count *values)
 {
-	df->sums[fi].value[col][side] += value;
-	df->sums[fi].count[col][side] += count;
+	struct sums *s = &df->sums[fi];
+	kp_count v = values[r->value];
+
+	kp_count_shift(&v, r->shift); /* checked not to overflow: check_run */
+	s->value[col][r->side] += v;
+	s->run[col] += kp_count_double(values[r->count], r->count_decimals);
+	if (r->cpu >= 0)
+		s->cpu[col][r->side] += kp_count_double(values[r->cpu], 0);
 }
 
-/* Adds every sample of p to side. */
-static void add_profile(struct kp_diff *df, const struct kp_profile *p, int side, size_t v,
-			size_t c)
+/* Adds every sample of p to its side; then each function's count in the
+ * run to the side's sums. */
+static void add_samples(struct kp_diff *df, const struct kp_profile *p, const struct run *r)
 {
 	size_t nfn = kp_profile_nfunctions(p);
 	uint32_t *cache = kp_xmalloc((nfn ? nfn : 1) * KINDS * sizeof(*cache));
 	uint32_t unknown = NONE;
+	double n = kp_count_double(kp_profile_total(p, r->count), r->count_decimals);
 
 	memset(cache, 0xff, (nfn ? nfn : 1) * KINDS * sizeof(*cache));
 	for (size_t i = 0; i < kp_profile_nsamples(p); i++) {
 		struct kp_profile_root root;
 		const kp_count *values;
-		size_t n;
-		const uint32_t *locs = kp_profile_sample(p, i, &root, &n, &values);
-		kp_count value = values[v], count = values[c];
+		size_t nloc;
+		const uint32_t *locs = kp_profile_sample(p, i, &root, &nloc, &values);
 		uint32_t leaf = NONE;
+		bool in_irq = false;
 
 		df->epoch++;
-		for (size_t j = 0; j < n; j++) {
+		for (size_t j = 0; j < nloc; j++) {
 			size_t nfr;
 			const struct kp_profile_frame *fr =
 				kp_profile_frames(p, locs[j], &nfr, NULL);
@@ -141,55 +190,233 @@ static void add_profile(struct kp_diff *df, const struct kp_profile *p, int side
 								      KP_FRAME_USER);
 					fi = unknown;
 				}
-				if (df->stamp[fi] != df->epoch) {
-					df->stamp[fi] = df->epoch;
-					add(df, fi, KP_DIFF_TOTAL, side, value, count);
+				in_irq |= df->sums[fi].irq_entry;
+				if (df->sums[fi].stamp != df->epoch) {
+					df->sums[fi].stamp = df->epoch;
+					add(df, fi, KP_DIFF_TOTAL, r, values);
+					if (in_irq)
+						df->sums[fi].irq += kp_count_double(
+							values[r->count], r->count_decimals);
 				}
 				leaf = fi;
 			}
 		}
 		if (leaf != NONE)
-			add(df, leaf, KP_DIFF_SELF, side, value, count);
+			add(df, leaf, KP_DIFF_SELF, r, values);
 	}
 	free(cache);
+	for (size_t f = 0; f < df->nfns; f++) {
+		struct sums *s = &df->sums[f];
+
+		for (int col = 0; col < 2; col++) {
+			s->count[col][r->side] += s->run[col];
+			s->sq[col][r->side] += s->run[col] * s->run[col] / n;
+			s->run[col] = 0;
+		}
+	}
 }
 
-/* The shares, tests and Holm's adjustment of one column. */
+static int check_index(const struct kp_profile *p, size_t v, const char *what, struct kp_diag *d)
+{
+	if (v >= kp_profile_nvalues(p))
+		return kp_diag_set(d, -EINVAL, "no value %zu for the %s", v, what);
+	if (kp_profile_total(p, v) == 0)
+		return kp_diag_set(d, -ENODATA, "the %s add up to 0", what);
+	return 0;
+}
+
+/* The run's values checked, and their decimals met with the side's: a run
+ * with more decimals than the runs before raises the side's (their sums
+ * shifted), one with fewer is shifted itself. */
+static int check_run(struct kp_diff *df, int side, const struct kp_profile *p,
+		     const struct kp_diff_values *v, struct run *r, struct kp_diag *d)
+{
+	unsigned dec;
+	kp_count total;
+	int err = check_index(p, v->value, "shares", d);
+
+	if (err < 0 || (err = check_index(p, v->count, "sample counts", d)) < 0)
+		return err;
+	if (v->cpu >= 0 && (size_t)v->cpu >= kp_profile_nvalues(p))
+		return kp_diag_set(d, -EINVAL, "no value %ld for the CPU time", v->cpu);
+	dec = kp_profile_value_type(p, v->value)->decimals;
+	*r = (struct run){.side = side,
+			  .count_decimals = kp_profile_value_type(p, v->count)->decimals,
+			  .value = v->value,
+			  .count = v->count,
+			  .cpu = v->cpu};
+	if (df->runs[side] && dec != df->decimals[side]) {
+		if (dec < df->decimals[side]) {
+			r->shift = df->decimals[side] - dec;
+		} else {
+			unsigned up = dec - df->decimals[side];
+			kp_count t = df->total[side];
+
+			/* the largest sum is the total: if it shifts, all do */
+			if (!kp_count_shift(&t, up))
+				return kp_diag_set(d, -ERANGE,
+						   "the values cannot be summed exactly");
+			df->total[side] = t;
+			for (size_t f = 0; f < df->nfns; f++)
+				for (int col = 0; col < 2; col++)
+					kp_count_shift(&df->sums[f].value[col][side], up);
+			df->decimals[side] = dec;
+		}
+	} else if (!df->runs[side]) {
+		df->decimals[side] = dec;
+	}
+	total = kp_profile_total(p, v->value);
+	if (!kp_count_shift(&total, r->shift) || !kp_count_add(&df->total[side], total))
+		return kp_diag_set(d, -ERANGE, "the values cannot be summed exactly");
+	return 0;
+}
+
+struct kp_diff *kp_diff_new(const struct kp_diff_opts *o)
+{
+	struct kp_diff *df = kp_xcalloc(1, sizeof(*df));
+
+	df->names = kp_strtab_new();
+	kp_u64map_init(&df->index);
+	df->alpha = o->alpha > 0 && o->alpha < 1 ? o->alpha : 0.01;
+	df->dispersion = o->dispersion > 0 && isfinite(o->dispersion) ? o->dispersion : 0;
+	df->gate_interrupts = o->gate_interrupts;
+	return df;
+}
+
+int kp_diff_add_run(struct kp_diff *df, enum kp_diff_side side, const struct kp_profile *p,
+		    const struct kp_diff_values *v, struct kp_diag *d)
+{
+	struct run r;
+	int err;
+
+	if (df->finished)
+		return kp_diag_set(d, -EINVAL, "the diff is finished");
+	err = check_run(df, side, p, v, &r, d);
+	if (err < 0)
+		return err;
+	add_samples(df, p, &r);
+	df->count_total[side] += kp_count_double(kp_profile_total(p, v->count), r.count_decimals);
+	df->cpu_runs[side] += v->cpu >= 0;
+	df->runs[side]++;
+	return 0;
+}
+
+bool kp_diff_measured(const struct kp_diff *df)
+{
+	return df->runs[0] + df->runs[1] > 2;
+}
+
+double kp_diff_residual_df(const struct kp_diff *df)
+{
+	return kp_diff_measured(df) ? (double)(df->runs[0] + df->runs[1] - 2) : 0;
+}
+
+bool kp_diff_has_seconds(const struct kp_diff *df)
+{
+	return df->cpu_runs[0] == (double)df->runs[0] && df->cpu_runs[1] == (double)df->runs[1];
+}
+
+/* The quasi-binomial dispersion of one function's column measured from
+ * the runs: Pearson's chi-square over the runs of both sides, each side
+ * around its own pooled share, over its residual degrees of freedom
+ * (*dof): the runs less one of each side where the share is neither 0 nor
+ * 1 (a side where the function is in no sample, or in all, says nothing
+ * of how its share varies). */
+static double measured_dispersion(const struct kp_diff *df, const struct sums *s, int col,
+				  double *dof)
+{
+	double chi2 = 0;
+
+	*dof = 0;
+	for (int side = 0; side < 2; side++) {
+		double x = s->count[col][side], n = df->count_total[side], pi = x / n;
+
+		/* sum (x_i - n_i pi)^2 / (n_i pi (1 - pi)), expanded */
+		if (pi > 0 && pi < 1) {
+			chi2 += fmax(0, s->sq[col][side] - x * x / n) / (pi * (1 - pi));
+			*dof += (double)df->runs[side] - 1;
+		}
+	}
+	return *dof > 0 ? chi2 / *dof : 0;
+}
+
+/* The dispersion a function's test takes, and its degrees of freedom:
+ * its own moderated toward the prior, but never below its own (the
+ * prior lends steadiness to a function whose few runs happen to look too
+ * steady; it must not hide one whose share follows the neighbours); the
+ * prior's alone when the runs say nothing of it; the binomial when
+ * nothing does. */
+static void take_dispersion(const struct kp_diff *df, struct kp_stats_prior prior, double phi,
+			    double dof, struct kp_diff_change *ch)
+{
+	double post = kp_stats_moderate(prior, phi, dof);
+
+	if (dof > 0 && phi >= post) {
+		ch->dispersion = phi;
+		ch->df = dof;
+	} else if (dof > 0 || prior.df > 0) {
+		ch->dispersion = post;
+		ch->df = dof + prior.df;
+	} else {
+		ch->dispersion = 1;
+		ch->df = HUGE_VAL;
+	}
+	if (ch->dispersion < df->dispersion)
+		ch->dispersion = df->dispersion;
+}
+
+/* The shares, seconds, tests and Holm's adjustment of one column. */
 static void finish_column(struct kp_diff *df, int col)
 {
-	double *p = kp_xmalloc((df->nfns ? df->nfns : 1) * sizeof(*p));
-	uint32_t *tested = kp_xmalloc((df->nfns ? df->nfns : 1) * sizeof(*tested));
-	size_t m = 0;
+	size_t nf = df->nfns ? df->nfns : 1, m = 0;
+	double *p = kp_xmalloc(nf * sizeof(*p)), *phi = kp_xmalloc(nf * sizeof(*phi));
+	double *dof = kp_xmalloc(nf * sizeof(*dof));
+	uint32_t *tested = kp_xmalloc(nf * sizeof(*tested));
+	double n[2] = {df->count_total[0], df->count_total[1]};
+	bool measured = kp_diff_measured(df), seconds = kp_diff_has_seconds(df);
 
 	for (size_t i = 0; i < df->nfns; i++) {
 		struct kp_diff_change *ch = &df->fns[i].col[col];
 		const struct sums *s = &df->sums[i];
-		struct kp_ztest t;
 
 		for (int side = 0; side < 2; side++) {
 			ch->value[side] = s->value[col][side];
-			ch->count[side] =
-				kp_count_double(s->count[col][side], df->count_decimals[side]);
+			ch->count[side] = s->count[col][side];
 			/* the ratio first: value <= total keeps it <= 1, so the
 			 * share is <= 100 (100 * value, rounded, can pass 100 *
 			 * total for counts past 2^53 / 100) */
 			ch->share[side] = 100 * (kp_count_double(s->value[col][side], 0) /
 						 kp_count_double(df->total[side], 0));
+			ch->seconds[side] =
+				seconds ? s->cpu[col][side] / 1e9 / (double)df->runs[side]
+					: nan("");
 		}
 		ch->change = ch->share[KP_DIFF_NEW] - ch->share[KP_DIFF_BASE];
 		ch->p = ch->p_adj = 1;
 		ch->tested = ch->count[KP_DIFF_BASE] > 0 || ch->count[KP_DIFF_NEW] > 0;
-		if (!ch->tested)
-			continue;
-		t = kp_stats_two_proportions(
-			ch->count[KP_DIFF_BASE], kp_diff_total_count(df, KP_DIFF_BASE),
-			ch->count[KP_DIFF_NEW], kp_diff_total_count(df, KP_DIFF_NEW));
-		/* with overdispersion the counts vary more than binomially:
-		 * the same difference is fewer standard errors away */
-		ch->z = t.z / sqrt(df->dispersion);
-		ch->p = df->dispersion == 1 ? t.p : kp_stats_normal_p(ch->z);
-		p[m] = ch->p;
-		tested[m++] = (uint32_t)i;
+		if (ch->tested) {
+			phi[m] = measured ? measured_dispersion(df, s, col, &dof[m]) : 0;
+			tested[m++] = (uint32_t)i;
+		}
+	}
+	df->prior[col] =
+		measured ? kp_stats_variance_prior(phi, dof, m)
+			 : (struct kp_stats_prior){df->dispersion ? df->dispersion : 1, HUGE_VAL};
+	for (size_t k = 0; k < m; k++) {
+		struct kp_diff_change *ch = &df->fns[tested[k]].col[col];
+		double q = (ch->count[0] + ch->count[1]) / (n[0] + n[1]), se;
+
+		if (measured) {
+			take_dispersion(df, df->prior[col], phi[k], dof[k], ch);
+		} else {
+			ch->dispersion = df->prior[col].var;
+			ch->df = HUGE_VAL;
+		}
+		se = sqrt(ch->dispersion * q * (1 - q) * (1 / n[0] + 1 / n[1]));
+		ch->se = 100 * se;
+		ch->z = se > 0 ? (ch->count[1] / n[1] - ch->count[0] / n[0]) / se : 0;
+		ch->p = ch->z ? kp_stats_t_p(ch->z, ch->df) : 1;
+		p[k] = ch->p;
 	}
 	kp_stats_holm(p, m, p);
 	for (size_t k = 0; k < m; k++) {
@@ -200,6 +427,8 @@ static void finish_column(struct kp_diff *df, int col)
 	}
 	df->ntested[col] = m;
 	free(p);
+	free(phi);
+	free(dof);
 	free(tested);
 }
 
@@ -229,38 +458,35 @@ static int by_change(const void *pa, const void *pb, void *arg)
 	return (int)a->kind - (int)b->kind;
 }
 
-static int check_value(const struct kp_profile *p, size_t v, const char *side, const char *what,
-		       struct kp_diag *d)
+/* What a function holding half of the samples must grow by to pass the
+ * first step of Holm's correction, with the column's typical dispersion. */
+static double resolution(const struct kp_diff *df)
 {
-	if (v >= kp_profile_nvalues(p))
-		return kp_diag_set(d, -EINVAL, "%s: no value %zu for the %s", side, v, what);
-	if (kp_profile_total(p, v) == 0)
-		return kp_diag_set(d, -ENODATA, "%s: the %s add up to 0", side, what);
-	return 0;
+	const struct kp_stats_prior *pr = &df->prior[KP_DIFF_TOTAL];
+	size_t m = df->ntested[KP_DIFF_TOTAL] ? df->ntested[KP_DIFF_TOTAL] : 1;
+	double phi = pr->var, dof = HUGE_VAL;
+
+	if (kp_diff_measured(df)) {
+		dof = kp_diff_residual_df(df) + pr->df;
+		if (phi < df->dispersion)
+			phi = df->dispersion;
+	}
+	return 100 * kp_stats_t_quantile(df->alpha / (double)m, dof) *
+	       sqrt(phi * 0.25 * (1 / df->count_total[0] + 1 / df->count_total[1]));
 }
 
-struct kp_diff *kp_diff_new(const struct kp_profile *base, const struct kp_profile *new_,
-			    const struct kp_diff_opts *o, struct kp_diag *d)
+int kp_diff_finish(struct kp_diff *df, struct kp_diag *d)
 {
-	const struct kp_profile *ps[2] = {base, new_};
-	static const char *const sides[2] = {"BASE", "NEW"};
-	struct kp_diff *df;
+	if (df->finished)
+		return 0;
+	if (!df->runs[KP_DIFF_BASE] || !df->runs[KP_DIFF_NEW])
+		return kp_diag_set(d, -ENODATA, "%s has no run",
+				   df->runs[KP_DIFF_BASE] ? "NEW" : "BASE");
+	for (size_t i = 0; i < df->nfns; i++) {
+		const struct sums *s = &df->sums[i];
+		double all = s->count[KP_DIFF_TOTAL][0] + s->count[KP_DIFF_TOTAL][1];
 
-	for (int s = 0; s < 2; s++)
-		if (check_value(ps[s], o->value[s], sides[s], "shares", d) < 0 ||
-		    check_value(ps[s], o->count[s], sides[s], "sample counts", d) < 0)
-			return NULL;
-	df = kp_xcalloc(1, sizeof(*df));
-	df->names = kp_strtab_new();
-	kp_u64map_init(&df->index);
-	df->alpha = o->alpha > 0 && o->alpha < 1 ? o->alpha : 0.01;
-	df->dispersion = o->dispersion > 0 && isfinite(o->dispersion) ? o->dispersion : 1;
-	for (int s = 0; s < 2; s++) {
-		df->total[s] = kp_profile_total(ps[s], o->value[s]);
-		df->decimals[s] = kp_profile_value_type(ps[s], o->value[s])->decimals;
-		df->count_total[s] = kp_profile_total(ps[s], o->count[s]);
-		df->count_decimals[s] = kp_profile_value_type(ps[s], o->count[s])->decimals;
-		add_profile(df, ps[s], s, o->value[s], o->count[s]);
+		df->fns[i].interrupt = all > 0 && s->irq > all / 2;
 	}
 	for (int col = 0; col < 2; col++) {
 		struct order_ctx c = {df, col};
@@ -271,6 +497,26 @@ struct kp_diff *kp_diff_new(const struct kp_profile *base, const struct kp_profi
 			df->order[col][i] = (uint32_t)i;
 		qsort_r(df->order[col], df->nfns, sizeof(uint32_t), by_change, &c);
 	}
+	df->resolution = resolution(df);
+	df->finished = true;
+	return 0;
+}
+
+struct kp_diff *kp_diff_compare(const struct kp_profile *base, const struct kp_profile *new_,
+				const struct kp_diff_values v[2], const struct kp_diff_opts *o,
+				struct kp_diag *d)
+{
+	struct kp_diff *df = kp_diff_new(o);
+	const struct kp_profile *p[2] = {base, new_};
+	struct kp_diag rd = {{0}};
+
+	for (int s = 0; s < 2; s++)
+		if (kp_diff_add_run(df, s, p[s], &v[s], &rd) < 0) {
+			kp_diag_set(d, -EINVAL, "%s: %s", s ? "NEW" : "BASE", rd.msg);
+			kp_diff_free(df);
+			return NULL;
+		}
+	kp_diff_finish(df, d);
 	return df;
 }
 
@@ -282,7 +528,6 @@ void kp_diff_free(struct kp_diff *df)
 	kp_u64map_fini(&df->index);
 	free(df->fns);
 	free(df->sums);
-	free(df->stamp);
 	free(df->order[0]);
 	free(df->order[1]);
 	free(df);
@@ -298,6 +543,21 @@ double kp_diff_dispersion(const struct kp_diff *df)
 	return df->dispersion;
 }
 
+size_t kp_diff_runs(const struct kp_diff *df, enum kp_diff_side side)
+{
+	return df->runs[side];
+}
+
+struct kp_stats_prior kp_diff_prior(const struct kp_diff *df, enum kp_diff_column col)
+{
+	return df->prior[col];
+}
+
+double kp_diff_resolution(const struct kp_diff *df)
+{
+	return df->resolution;
+}
+
 kp_count kp_diff_total(const struct kp_diff *df, enum kp_diff_side side, unsigned *decimals)
 {
 	if (decimals)
@@ -307,7 +567,7 @@ kp_count kp_diff_total(const struct kp_diff *df, enum kp_diff_side side, unsigne
 
 double kp_diff_total_count(const struct kp_diff *df, enum kp_diff_side side)
 {
-	return kp_count_double(df->count_total[side], df->count_decimals[side]);
+	return df->count_total[side];
 }
 
 size_t kp_diff_ntested(const struct kp_diff *df, enum kp_diff_column col)
@@ -325,14 +585,29 @@ const struct kp_diff_function *kp_diff_function(const struct kp_diff *df, size_t
 	return &df->fns[i];
 }
 
+const struct kp_diff_function *kp_diff_find(const struct kp_diff *df, const char *name, size_t len,
+					    enum kp_frame_kind kind)
+{
+	uint32_t id = kp_strtab_find(df->names, name, len);
+	uint64_t idx;
+
+	if (!id ||
+	    !kp_u64map_get(&df->index, (uint64_t)id * KINDS + ((unsigned)kind & (KINDS - 1)), &idx))
+		return NULL;
+	return &df->fns[idx];
+}
+
 const uint32_t *kp_diff_order(const struct kp_diff *df, enum kp_diff_column col)
 {
 	return df->order[col];
 }
 
-size_t kp_diff_regressions(const struct kp_diff *df, double points, uint32_t **out)
+/* The significant growths above points: those the gate takes (skipped
+ * false) or those it passes over as interrupt work (skipped true). */
+static size_t growths(const struct kp_diff *df, double points, bool skipped, uint32_t **out)
 {
 	uint32_t *r = kp_xmalloc((df->nfns ? df->nfns : 1) * sizeof(*r));
+	bool pass_over = !df->gate_interrupts && !kp_diff_measured(df);
 	size_t n = 0;
 
 	/* the total column's order is by |change|: the growths keep it */
@@ -340,7 +615,8 @@ size_t kp_diff_regressions(const struct kp_diff *df, double points, uint32_t **o
 		uint32_t i = df->order[KP_DIFF_TOTAL][k];
 		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
 
-		if (ch->change > points && ch->significant)
+		if (ch->change > points && ch->significant &&
+		    (pass_over && df->fns[i].interrupt) == skipped)
 			r[n++] = i;
 	}
 	if (out)
@@ -348,4 +624,14 @@ size_t kp_diff_regressions(const struct kp_diff *df, double points, uint32_t **o
 	else
 		free(r);
 	return n;
+}
+
+size_t kp_diff_regressions(const struct kp_diff *df, double points, uint32_t **out)
+{
+	return growths(df, points, false, out);
+}
+
+size_t kp_diff_skipped(const struct kp_diff *df, double points, uint32_t **out)
+{
+	return growths(df, points, true, out);
 }

@@ -1,23 +1,31 @@
-/* kp_diff: what changed between two profiles, function by function, and
- * whether the change is more than sampling noise (`kprof diff`).
+/* kp_diff: what changed between two builds' profiles, function by
+ * function, whether the change is more than noise, and the CI gate on it
+ * (`kprof diff`).
  *
+ * Each side, BASE and NEW, is one run or several runs of one build (each
+ * a profile, added one at a time: the diff keeps sums, never a profile).
  * A function is a frame name with its kind (user, kernel, JIT, inline),
  * as the flame graph and the top table show them; the root frame (the
- * comm) is not a function. For each function and each profile:
+ * comm) is not a function. For each function and each side:
  *   self   the value of the samples whose innermost frame it is;
  *   total  the value of the samples it appears in (once a sample, even
  *          when it recurses);
- * as a share of the profile's total of that value, in percent. The change
- * is NEW's share minus BASE's, in percentage points.
+ * as a share of the side's total of that value over all its runs, in
+ * percent. The change is NEW's share minus BASE's, in percentage points.
  *
- * Significance is a two-proportion z-test (flamegraph/stats.h) on sample
- * counts, not on the shown value: a period in nanoseconds is a weight,
- * and a test on weights would take every nanosecond for an independent
- * observation. The p-values of each column (self, total) are adjusted
- * with Holm's method over the functions that column tests (those with a
- * count in either profile), so that the chance of any false "significant"
- * in a column is at most alpha however many functions there are. See
- * docs/diff.md. */
+ * Significance is tested on sample counts, not on the shown value (a
+ * period in nanoseconds is a weight, not an observation):
+ *   one run a side  a two-proportion z-test (binomial counts, or F times
+ *                   their variance with a dispersion F);
+ *   several runs    a t-test of the change against a quasi-binomial
+ *                   dispersion measured from the runs, each function's
+ *                   own moderated by an empirical Bayes prior fitted to
+ *                   all functions', never below its own.
+ * The p-values of each column (self, total) are adjusted with Holm's
+ * method over the functions that column tests (those with a count in
+ * either side), so that the chance of any false "significant" in a
+ * column is at most alpha however many functions there are. See
+ * docs/diff.md and flamegraph/stats.h. */
 #ifndef KP_FLAMEGRAPH_DIFF_H
 #define KP_FLAMEGRAPH_DIFF_H
 
@@ -25,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flamegraph/stats.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 #include "util/frame.h"
@@ -35,24 +44,37 @@ enum kp_diff_side { KP_DIFF_BASE, KP_DIFF_NEW };
 enum kp_diff_column { KP_DIFF_SELF, KP_DIFF_TOTAL };
 
 struct kp_diff_opts {
-	/* per side (KP_DIFF_BASE, KP_DIFF_NEW): the value shares are of, and
-	 * the value that counts samples for the test (often the same) */
-	size_t value[2];
-	size_t count[2];
-	double alpha;	   /* 0 < alpha < 1; 0 means 0.01 */
-	double dispersion; /* quasi-binomial: the variance of a count is this
-			    * times the binomial one (clustered samples);
-			    * z is divided by its square root; 0 means 1 */
+	double alpha; /* 0 < alpha < 1; 0 means 0.01 */
+	/* One run a side: the variance of a count is this times the
+	 * binomial one (clustered samples; z is divided by its square root).
+	 * Several runs: the least dispersion a function is given. 0 means 1
+	 * with one run a side, no floor with several. */
+	double dispersion;
+	/* The gate (kp_diff_regressions) fires on interrupt work too when
+	 * the runs do not measure how it varies (one run a side). */
+	bool gate_interrupts;
+};
+
+/* Which values of a run's profile the diff reads (indexes). */
+struct kp_diff_values {
+	size_t value; /* the shares are of this value */
+	size_t count; /* the test counts this value (samples) */
+	long cpu;     /* nanoseconds of CPU, for seconds a run; -1: none */
 };
 
 /* One column (self or total) of one function. */
 struct kp_diff_change {
-	kp_count value[2];  /* the shown value, exact, in its profile's units */
-	double count[2];    /* the sample counts the test uses */
-	double share[2];    /* percent of each profile's total value */
+	kp_count value[2];  /* the shown value over the side's runs, exact */
+	double count[2];    /* the sample counts the test uses, summed */
+	double share[2];    /* percent of each side's total value */
 	double change;	    /* share[NEW] - share[BASE], percentage points */
-	double z, p, p_adj; /* the test; p_adj after Holm (1 when not tested) */
-	bool tested;	    /* a count in either profile: part of the column's family */
+	double se;	    /* the change's standard error (points) under the test's model */
+	double seconds[2];  /* CPU seconds a run (its cpu value / runs), NAN without */
+	double dispersion;  /* the count variance the test took, times the binomial one */
+	double df;	    /* the test's degrees of freedom (INFINITY: the normal) */
+	double z, p, p_adj; /* the test (z: t with several runs); p_adj after
+			     * Holm (1 when not tested) */
+	bool tested;	    /* a count in either side: part of the column's family */
 	bool significant;   /* p_adj <= alpha */
 };
 
@@ -61,20 +83,56 @@ struct kp_diff_function {
 	size_t name_len;
 	enum kp_frame_kind kind;
 	struct kp_diff_change col[2]; /* KP_DIFF_SELF, KP_DIFF_TOTAL */
+	/* most of its samples were taken inside a hardware or soft
+	 * interrupt (below an interrupt entry frame): work that lands on
+	 * whatever runs, not the program's own */
+	bool interrupt;
 };
 
-/* Compares base with new. Returns a new diff (the caller frees it; it
- * does not keep the profiles), or NULL with d set: -EINVAL for a value
- * index a profile does not have, -ENODATA when a profile's total of a
- * value or count is 0. */
-struct kp_diff *kp_diff_new(const struct kp_profile *base, const struct kp_profile *new_,
-			    const struct kp_diff_opts *o, struct kp_diag *d);
+/* A new, empty diff (the caller frees it). */
+struct kp_diff *kp_diff_new(const struct kp_diff_opts *o);
 void kp_diff_free(struct kp_diff *df);
 
+/* Adds p as one run of side; nothing of p is kept. Returns 0, or -EINVAL
+ * for an index p does not have, -ENODATA when p's total of a value is 0,
+ * -ERANGE when the exact sums would overflow (d set; the diff is then
+ * unchanged). Not after kp_diff_finish. */
+int kp_diff_add_run(struct kp_diff *df, enum kp_diff_side side, const struct kp_profile *p,
+		    const struct kp_diff_values *v, struct kp_diag *d);
+
+/* Computes the shares, the tests and the orders, once, after the last
+ * run and before anything below is asked. Returns 0, or -ENODATA (d set)
+ * when a side has no run. */
+int kp_diff_finish(struct kp_diff *df, struct kp_diag *d);
+
+/* kp_diff_new, one run of base and one of new, kp_diff_finish: NULL with
+ * d set on error. */
+struct kp_diff *kp_diff_compare(const struct kp_profile *base, const struct kp_profile *new_,
+				const struct kp_diff_values v[2], const struct kp_diff_opts *o,
+				struct kp_diag *d);
+
 double kp_diff_alpha(const struct kp_diff *df);
+/* The --dispersion given (0: none). */
 double kp_diff_dispersion(const struct kp_diff *df);
+/* Runs added to side. */
+size_t kp_diff_runs(const struct kp_diff *df, enum kp_diff_side side);
+/* True when the runs measure how shares vary (more than two runs in
+ * all): the t-test; false: the z-test on binomial counts. */
+bool kp_diff_measured(const struct kp_diff *df);
+/* The residual degrees of freedom of each function's dispersion (runs
+ * minus 2) and the prior fitted to the column's dispersions (df 0: none;
+ * INFINITY: every function took the prior's). */
+double kp_diff_residual_df(const struct kp_diff *df);
+struct kp_stats_prior kp_diff_prior(const struct kp_diff *df, enum kp_diff_column col);
+/* The smallest growth of total share, in points, that the test can find
+ * significant in a function holding half of the samples (the most
+ * variable share), with the first step of Holm's correction: a
+ * --fail-above below it passes regressions it cannot see. */
+double kp_diff_resolution(const struct kp_diff *df);
+/* True when every run had CPU nanoseconds: the changes have seconds. */
+bool kp_diff_has_seconds(const struct kp_diff *df);
 /* The total of the shown value (exact, with its decimals) and of the
- * counts, per side. */
+ * counts, per side, over its runs. */
 kp_count kp_diff_total(const struct kp_diff *df, enum kp_diff_side side, unsigned *decimals);
 double kp_diff_total_count(const struct kp_diff *df, enum kp_diff_side side);
 /* How many functions the column tested (the size of Holm's family). */
@@ -82,16 +140,23 @@ size_t kp_diff_ntested(const struct kp_diff *df, enum kp_diff_column col);
 
 size_t kp_diff_nfunctions(const struct kp_diff *df);
 const struct kp_diff_function *kp_diff_function(const struct kp_diff *df, size_t i);
+/* The function (name, kind), or NULL. */
+const struct kp_diff_function *kp_diff_find(const struct kp_diff *df, const char *name, size_t len,
+					    enum kp_frame_kind kind);
 /* Function indexes by the size of their change in column col, largest
  * |change| first (ties: the smaller p, then the name). kp_diff_nfunctions
  * entries, owned by the diff. */
 const uint32_t *kp_diff_order(const struct kp_diff *df, enum kp_diff_column col);
 
 /* The regressions a CI gate fails on: functions whose total share grew by
- * more than points AND whose growth is significant, largest growth first.
- * Returns how many; *out (may be NULL) gets a new array of their indexes
- * that the caller frees. */
+ * more than points AND whose growth is significant, largest growth first;
+ * with one run a side, interrupt work only with gate_interrupts. Returns
+ * how many; *out (may be NULL) gets a new array of their indexes that the
+ * caller frees. */
 size_t kp_diff_regressions(const struct kp_diff *df, double points, uint32_t **out);
+/* The interrupt work that would have been a regression but that the gate
+ * passed over (one run a side, no gate_interrupts); as above. */
+size_t kp_diff_skipped(const struct kp_diff *df, double points, uint32_t **out);
 
 /* "user", "kernel", "jit", "inline". */
 const char *kp_diff_kind_name(enum kp_frame_kind kind);

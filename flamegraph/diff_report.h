@@ -1,13 +1,20 @@
-/* The outputs of `kprof diff` besides the flame graph: a text table for
- * people and JSON for bots (written with jansson), both listing the
- * functions whose self and total share changed most, with both shares,
- * the change in points, the test and the gate's verdict. The JSON schema
- * is in docs/diff.md. */
+/* The outputs of `kprof diff` besides the flame graph, each listing the
+ * functions whose share changed most with both shares, the change in
+ * points, its standard error, the test, the CPU time a run, and the
+ * gate's verdict:
+ *   text      for people and job logs          (diff_text.c)
+ *   markdown  a pull-request comment           (diff_text.c)
+ *   github    GitHub Actions annotations       (diff_text.c)
+ *   json      for bots, written with jansson   (diff_json.c)
+ *   junit     JUnit XML for CI test reports    (diff_junit.c)
+ * The JSON schema is in docs/diff.md. This file's helpers are what the
+ * writers share. */
 #ifndef KP_FLAMEGRAPH_DIFF_REPORT_H
 #define KP_FLAMEGRAPH_DIFF_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "flamegraph/diff.h"
@@ -15,19 +22,31 @@
 #include "util/diag.h"
 
 struct kp_diff_report {
-	const char *file[2];		     /* BASE's and NEW's file names, as given */
-	const struct kp_profile *profile[2]; /* for their metadata (may be NULL) */
-	const char *value, *unit;	     /* what the shares are of: "samples", "count" */
-	const char *counts;		     /* the value the test counts: "samples" */
-	size_t top;			     /* functions a column lists; 0: all */
-	bool gate;			     /* --fail-above was given */
-	double fail_above;		     /* its points */
+	const char *file[2]; /* BASE's and NEW's paths as given: a file or a directory */
+	/* each side's first run, for its metadata (may be NULL) */
+	const struct kp_profile *profile[2];
+	const char *value, *unit; /* what the shares are of: "samples", "count" */
+	const char *counts;	  /* the value the test counts: "samples" */
+	size_t top;		  /* functions a column lists; 0: all */
+	bool gate;		  /* --fail-above was given */
+	double fail_above;	  /* its points */
+	const char *command;	  /* the kprof diff command line (markdown, junit); may be NULL */
 };
 
-/* The table: for total and for self share, the top functions by the size
- * of their change, then the gate's verdict when there is one. Returns 0
- * or -EIO. */
+/* The table: the method, then for total and for self share the top
+ * functions by the size of their change, then the gate's verdict when
+ * there is one. Returns 0 or -EIO. */
 int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
+
+/* A pull-request comment: the verdict first, the regressions, a table of
+ * the significant changes of total share (at most top), the method and
+ * the command line. Returns 0 or -EIO. */
+int kp_diff_write_markdown(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
+
+/* GitHub Actions workflow commands: an ::error:: line per regression, a
+ * ::warning:: for interrupt work not gated and for a --fail-above below
+ * the resolution, a ::notice:: with the verdict. Returns 0 or -EIO. */
+int kp_diff_write_github(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
 
 /* The JSON document (docs/diff.md): the union of each column's top
  * functions and every regression, largest total change first. Names are
@@ -35,5 +54,31 @@ int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r,
  * errno (d set). */
 int kp_diff_write_json(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out,
 		       struct kp_diag *d);
+
+/* JUnit XML: one test case a listed function (the union as for JSON),
+ * failed when it is a regression. Returns 0 or -EIO. */
+int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
+
+/* ---- shared by the writers ---- */
+
+/* The functions a report lists: the top of each column and every
+ * regression, each once, ordered by the size of the total change. Returns
+ * a new array (the caller frees it) of *n indexes. */
+uint32_t *kp_diff_report_listed(const struct kp_diff *df, const struct kp_diff_report *r,
+				size_t *n);
+
+/* A p-value in a few characters: 0.034, 1.2e-45, <1e-300. */
+void kp_diff_format_p(double p, char *buf, size_t size);
+
+/* CPU seconds a run, BASE and NEW in one unit with the relative change:
+ * "0.182 -> 0.238 s (+30%)", "12.1 -> 9.4 ms (-22%)", "0 -> 3.1 ms
+ * (new)". Empty when the change has no seconds. */
+void kp_diff_format_seconds(const struct kp_diff_change *ch, char *buf, size_t size);
+
+/* The regression's line after its name: "total share 15.81% -> 19.52%
+ * (+3.71 points, more than 2; p 1.2e-12 after Holm, alpha 0.01); CPU a
+ * run 0.182 -> 0.238 s (+30%)" (what stderr, the text and GitHub say). */
+void kp_diff_format_regression(const struct kp_diff *df, const struct kp_diff_change *ch,
+			       double fail_above, char *buf, size_t size);
 
 #endif

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "flamegraph/folded.h"
 #include "flamegraph/profile_fold.h"
@@ -74,15 +76,51 @@ static int load_folded(FILE *in, const char *name, const struct kp_load_opts *o,
 	return err;
 }
 
+/* path opened for reading; with regular_only never through a link and
+ * only when it is a regular file (O_NONBLOCK: a FIFO does not block the
+ * open). NULL with errno and d set. */
+static FILE *open_input(const char *path, bool regular_only, struct kp_diag *d)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NOFOLLOW | O_NONBLOCK : 0));
+	struct stat st;
+	FILE *in;
+
+	if (fd < 0) {
+		int err = errno;
+
+		kp_diag_errno(d, -err,
+			      err == ELOOP && regular_only ? "cannot open %s (a symbolic link)"
+							   : "cannot open %s",
+			      path);
+		errno = err;
+		return NULL;
+	}
+	if (regular_only && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		kp_diag_set(d, -EINVAL, "cannot read %s: not a regular file", path);
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	in = fdopen(fd, "r");
+	if (!in) {
+		int err = errno;
+
+		kp_diag_errno(d, -err, "cannot open %s", path);
+		close(fd);
+		errno = err;
+	}
+	return in;
+}
+
 int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_profile **out,
 		    struct kp_load_info *info, struct kp_diag *d)
 {
 	static const struct kp_load_opts defaults = {0};
 	bool is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? "stdin" : path;
-	FILE *in = is_stdin ? stdin : fopen(path, "re"), *fp;
+	FILE *in, *fp;
 	cookie_io_functions_t io = {.read = peeked_read, .close = peeked_close};
-	struct peeked pk = {.in = in};
+	struct peeked pk;
 	struct stat st;
 	int err;
 
@@ -91,8 +129,10 @@ int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_pr
 		o = &defaults;
 	if (info)
 		memset(info, 0, sizeof(*info));
+	in = is_stdin ? stdin : open_input(path, o->regular_only, d);
 	if (!in)
-		return kp_diag_errno(d, -errno, "cannot open %s", name);
+		return -errno;
+	pk = (struct peeked){.in = in};
 	if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
 		err = kp_diag_set(d, -EISDIR, "cannot read %s: it is a directory", name);
 		goto out_in;

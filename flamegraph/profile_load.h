@@ -12,6 +12,8 @@
 
 struct kp_load_opts {
 	bool strict;	       /* folded text: fail at the first bad line */
+	bool regular_only;     /* a regular file, never through a symbolic link
+				* (a FIFO or device is refused, not opened) */
 	const char *countname; /* folded text: the value's name (default "samples") */
 };
 
@@ -26,8 +28,8 @@ struct kp_load_info {
 /* Reads path ("-": stdin) into a new profile (*out, the caller frees).
  * Returns 0, or a negative errno with a one-line message naming the file
  * in d: unreadable, a directory, damaged or truncated compressed data, no
- * valid stack. Bad lines of folded text are skipped and described in info
- * (may be NULL). */
+ * valid stack, a link or no regular file with regular_only. Bad lines of folded text are skipped
+ * and described in info (may be NULL). */
 int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_profile **out,
 		    struct kp_load_info *info, struct kp_diag *d);
 

@@ -598,6 +598,15 @@ static void write_frame(struct svg *g, const struct layout *l, const struct node
 		put(out, buf);
 		if (n->has_delta)
 			put_delta(g, n);
+		if (o->frame_note) {
+			const char *note = o->frame_note(o->frame_note_arg, name, nlen,
+							 kp_folded_frame_kind(n->fid));
+
+			if (note) {
+				put(out, "; ");
+				kp_xml_escape(out, note, strlen(note));
+			}
+		}
 		put(out, ")</title>");
 	} else {
 		put(out, ", 100%)</title>");

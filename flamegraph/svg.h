@@ -36,6 +36,11 @@ struct kp_svg_opts {
 			    * scaled to AFTER's total, titles say points */
 	bool diff_swapped; /* diff_shares: AFTER holds BASE (kprof diff
 			    * --base-shape): titles still say NEW - BASE */
+	/* More for a frame's title, after its counts: kprof diff gives a
+	 * function's CPU time a run. Returns text (escaped here), or NULL
+	 * for nothing; it must live until the next call. */
+	const char *(*frame_note)(void *arg, const char *name, size_t len, enum kp_frame_kind kind);
+	void *frame_note_arg;
 };
 
 void kp_svg_opts_init(struct kp_svg_opts *o);

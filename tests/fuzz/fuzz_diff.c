@@ -1,8 +1,9 @@
 /* `kprof diff` (flamegraph/diff.h, stats.h, diff_report.h): two folded
  * texts, BASE and NEW, read into profiles as the loader reads folded text,
  * then what cli/cmd_diff.c does with them: the function table (without
- * and with --dispersion), the --fail-above gate, the text and JSON
- * reports and the differential flame graph.
+ * and with --dispersion, and with each profile as two runs of its side,
+ * which measures the dispersion), the --fail-above gate, the text, JSON,
+ * Markdown, JUnit and GitHub reports and the differential flame graph.
  *
  * Checks: the diff is refused exactly when a profile's total is 0; every
  * share is finite and in 0..100 %, every z finite, every p-value and
@@ -13,7 +14,9 @@
  * exactly when its adjusted p-value is at most alpha; self <= total (value,
  * count and share); the values add up to each side's exact total; the
  * order is a permutation by |change|; a dispersion F divides every z by
- * sqrt F and never makes a change more significant; the gate's
+ * sqrt F and never makes a change more significant; with runs, every
+ * dispersion is finite and >= 0, every df > 0, the standard errors
+ * finite; the gate's
  * regressions are exactly the functions whose total share grew by more
  * than PCT significantly, and the text report's and the JSON's verdicts
  * (parsed back with jansson) say the same; BASE against itself changes
@@ -41,6 +44,8 @@
 #include "profile/profile.h"
 
 static const double alphas[4] = {0.01, 0.05, 1e-6, 0.5};
+/* shares and counts of the first value, no CPU time (folded text) */
+static const struct kp_diff_values samples[2] = {{0, 0, -1}, {0, 0, -1}};
 static const size_t tops[4] = {0, 1, 3, 20};
 static FILE *devnull;
 
@@ -121,6 +126,9 @@ static void check_diff(const struct kp_diff *df)
 				FUZZ_CHECK(ch->value[side] <= total[side]);
 			}
 			FUZZ_CHECK(isfinite(ch->change) && isfinite(ch->z));
+			FUZZ_CHECK(isfinite(ch->se) && ch->se >= 0);
+			FUZZ_CHECK(!ch->tested ||
+				   (isfinite(ch->dispersion) && ch->dispersion >= 0 && ch->df > 0));
 			FUZZ_CHECK(close_to(ch->change, ch->share[1] - ch->share[0]));
 			FUZZ_CHECK(in_01(ch->p) && in_01(ch->p_adj));
 			FUZZ_CHECK(ch->p_adj >= ch->p);
@@ -279,6 +287,58 @@ static void check_reports(const struct kp_diff *df, const struct kp_diff_report 
 	free(buf);
 }
 
+/* The reports without a JSON parser: each written whole. */
+static void check_other_reports(const struct kp_diff *df, const struct kp_diff_report *r)
+{
+	struct fuzz_out out;
+	char *buf;
+	size_t len;
+
+	fuzz_out_open(&out);
+	FUZZ_CHECK(kp_diff_write_markdown(df, r, out.f) == 0);
+	buf = fuzz_out_close(&out, &len);
+	FUZZ_CHECK(strncmp(buf, "### kprof diff", 14) == 0);
+	free(buf);
+	fuzz_out_open(&out);
+	FUZZ_CHECK(kp_diff_write_github(df, r, out.f) == 0);
+	buf = fuzz_out_close(&out, &len);
+	/* every line a workflow command: no name breaks one */
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		FUZZ_CHECK(strncmp(line, "::", 2) == 0);
+	free(buf);
+	fuzz_out_open(&out);
+	FUZZ_CHECK(kp_diff_write_junit(df, r, out.f) == 0);
+	buf = fuzz_out_close(&out, &len);
+	FUZZ_CHECK(strstr(buf, "</testsuites>\n") != NULL);
+	free(buf);
+}
+
+/* Each profile as two runs of its side: the dispersion is measured (it
+ * is 0 for identical runs), the columns keep their invariants, the gate
+ * and every report hold. */
+static void check_runs(struct kp_profile *const p[2], const struct kp_diff_opts *o,
+		       const struct kp_diff_report *r)
+{
+	struct kp_diff *df = kp_diff_new(o);
+	struct kp_diag d;
+	uint32_t *reg = NULL;
+	size_t nreg;
+
+	for (int run = 0; run < 2; run++)
+		for (int s = 0; s < 2; s++)
+			FUZZ_CHECK(kp_diff_add_run(df, s, p[s], &samples[s], &d) == 0);
+	FUZZ_CHECK(kp_diff_finish(df, &d) == 0);
+	FUZZ_CHECK(kp_diff_measured(df) && kp_diff_runs(df, KP_DIFF_NEW) == 2);
+	check_diff(df);
+	FUZZ_CHECK(isfinite(kp_diff_resolution(df)) || kp_diff_ntested(df, KP_DIFF_TOTAL) == 0);
+	nreg = check_gate(df, r->fail_above, &reg);
+	check_reports(df, r, nreg);
+	check_other_reports(df, r);
+	free(reg);
+	kp_diff_free(df);
+}
+
 /* The differential flame graph as cmd_diff draws it. */
 static void write_svg(const struct kp_profile *const p[2], bool base_shape, bool negate)
 {
@@ -322,17 +382,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out_profiles;
 
 	empty = !kp_profile_total(p[0], 0) || !kp_profile_total(p[1], 0);
-	df = kp_diff_new(p[0], p[1], &o, &d);
+	df = kp_diff_compare(p[0], p[1], samples, &o, &d);
 	FUZZ_CHECK(!df == empty);
 	if (!df)
 		goto out_profiles;
 	check_diff(df);
-	FUZZ_CHECK(kp_diff_dispersion(df) == 1);
+	FUZZ_CHECK(kp_diff_dispersion(df) == 0 && !kp_diff_measured(df));
 	nreg = check_gate(df, pct, &reg);
 
 	/* --dispersion F: z over sqrt F, nothing more significant */
 	o.dispersion = 1 + disp_b;
-	dd = kp_diff_new(p[0], p[1], &o, &d);
+	dd = kp_diff_compare(p[0], p[1], samples, &o, &d);
 	FUZZ_CHECK(dd != NULL && kp_diff_nfunctions(dd) == kp_diff_nfunctions(df));
 	check_diff(dd);
 	for (size_t i = 0; i < kp_diff_nfunctions(df); i++)
@@ -362,12 +422,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		check_reports(df, &r, nreg);
 		check_reports(dd, &r, nreg_d);
+		check_runs(p, &o, &r);
 	}
 	write_svg((const struct kp_profile *const *)p, opt & 16, opt & 32);
 
 	/* BASE against itself: no change, nothing significant, the gate passes */
 	o.dispersion = 0;
-	self = kp_diff_new(p[0], p[0], &o, &d);
+	self = kp_diff_compare(p[0], p[0], samples, &o, &d);
 	FUZZ_CHECK(self != NULL);
 	for (size_t i = 0; i < kp_diff_nfunctions(self); i++)
 		for (int c = 0; c < 2; c++) {

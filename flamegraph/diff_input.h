@@ -1,0 +1,62 @@
+/* kp_diff_input: one side of `kprof diff` (BASE or NEW) read into a diff:
+ * a profile file, or a directory holding several runs of one build
+ * (every *.kprof, *.folded, *.zst in it). Runs are read one at a time and
+ * freed once added, so a directory of a hundred recordings costs the
+ * memory of its largest, beside the diff's sums and the folded table of
+ * the differential flame graph. */
+#ifndef KP_FLAMEGRAPH_DIFF_INPUT_H
+#define KP_FLAMEGRAPH_DIFF_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "flamegraph/diff.h"
+#include "flamegraph/folded.h"
+#include "flamegraph/profile_fold.h"
+#include "flamegraph/profile_load.h"
+#include "profile/profile.h"
+#include "util/diag.h"
+
+struct kp_diff_input_opts {
+	struct kp_load_opts load;
+	const char *value; /* the value shares are of (--value); NULL: samples */
+	/* When set, every run's stacks are added to this differential table
+	 * as into says (KP_FOLD_BEFORE or KP_FOLD_AFTER), with the value. */
+	struct kp_folded *fold;
+	enum kp_fold_into into;
+	/* Called with each warning (a line without "kprof: warning: "). */
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
+};
+
+/* What was read of a side. */
+struct kp_diff_input {
+	const char *path; /* as given */
+	size_t runs;
+	bool directory;
+	/* a profile holding only the first run's metadata; value, unit and
+	 * counts are the names of the values read (strings of meta) */
+	struct kp_profile *meta;
+	const char *value, *unit, *counts;
+};
+
+/* Adds the runs at path ("-": stdin; a directory: its profiles in
+ * version order of their names, never through a symbolic link, hidden
+ * files and other names left out) to side of df. Returns 0, or a negative
+ * errno with a one-line message naming the file in d: unreadable,
+ * damaged, a directory with no profile, a run lacking the value, runs of
+ * different events or commands in one directory. s is filled either way;
+ * free it with kp_diff_input_fini. */
+int kp_diff_input_load(struct kp_diff *df, enum kp_diff_side side, const char *path,
+		       const struct kp_diff_input_opts *o, struct kp_diff_input *s,
+		       struct kp_diag *d);
+void kp_diff_input_fini(struct kp_diff_input *s);
+
+/* The command a recording profiled, from its kprof command line: the words
+ * after "--", else the line without what only chooses outputs (-o, -f and
+ * their long forms). Two recordings of one program written to different
+ * files, or at different frequencies, are of the same command. Returns a
+ * new string (the caller frees it). */
+char *kp_diff_command_of(const char *cmdline);
+
+#endif

@@ -1,0 +1,98 @@
+/* kprof diff as JUnit XML, the test report every CI system shows: a test
+ * case a listed function (kp_diff_report_listed), failed when the gate
+ * names it, skipped when the gate passed over it as interrupt work. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph/diff_report.h"
+#include "flamegraph/xmlout.h"
+#include "util/xalloc.h"
+
+static void xml_str(FILE *out, const char *s)
+{
+	kp_xml_escape(out, s, strlen(s));
+}
+
+/* The change of total share, for a passing case's output. */
+static void change_line(const struct kp_diff_change *ch, char *buf, size_t size)
+{
+	char p[32], sec[96];
+
+	kp_diff_format_p(ch->p_adj, p, sizeof(p));
+	kp_diff_format_seconds(ch, sec, sizeof(sec));
+	snprintf(buf, size, "total share %.2f%% -> %.2f%% (%+.2f points, p %s after Holm%s)%s%s",
+		 ch->share[0], ch->share[1], ch->change, p, ch->significant ? ", significant" : "",
+		 sec[0] ? "; CPU a run " : "", sec);
+}
+
+int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+{
+	size_t n, nfail = 0, nskip = 0;
+	uint32_t *list = kp_diff_report_listed(df, r, &n), *reg = NULL, *skip = NULL;
+	size_t nreg = r->gate ? kp_diff_regressions(df, r->fail_above, &reg) : 0;
+	size_t nskipped = r->gate ? kp_diff_skipped(df, r->fail_above, &skip) : 0;
+	uint8_t *state = kp_xcalloc(kp_diff_nfunctions(df) ? kp_diff_nfunctions(df) : 1, 1);
+	char line[1024];
+
+	for (size_t i = 0; i < nreg; i++)
+		state[reg[i]] = 1;
+	for (size_t i = 0; i < nskipped; i++)
+		state[skip[i]] = 2;
+	for (size_t i = 0; i < n; i++) {
+		nfail += state[list[i]] == 1;
+		nskip += state[list[i]] == 2;
+	}
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+	fprintf(out,
+		"<testsuites name=\"kprof diff\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
+		n, nfail, nskip);
+	fputs("<testsuite name=\"kprof diff ", out);
+	xml_str(out, r->file[0]);
+	fputc(' ', out);
+	xml_str(out, r->file[1]);
+	fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\">\n", n, nfail,
+		nskip);
+	fputs("<properties>\n", out);
+	if (r->command) {
+		fputs("<property name=\"command\" value=\"", out);
+		xml_str(out, r->command);
+		fputs("\"/>\n", out);
+	}
+	fprintf(out, "<property name=\"runs\" value=\"%zu + %zu\"/>\n",
+		kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
+	if (r->gate)
+		fprintf(out, "<property name=\"fail_above\" value=\"%g\"/>\n", r->fail_above);
+	fputs("</properties>\n", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, list[i]);
+		const struct kp_diff_change *ch = &fn->col[KP_DIFF_TOTAL];
+		const char *note = kp_frame_kind_note(fn->kind);
+
+		fputs("<testcase classname=\"kprof.diff\" name=\"", out);
+		kp_xml_escape(out, fn->name, fn->name_len);
+		xml_str(out, note);
+		fputs("\" time=\"0\">", out);
+		if (state[list[i]]) {
+			kp_diff_format_regression(df, ch, r->fail_above, line, sizeof(line));
+			fputs(state[list[i]] == 1
+				      ? "<failure type=\"regression\" message=\""
+				      : "<skipped message=\"interrupt work, not gated: ",
+			      out);
+			xml_str(out, line);
+			fputs("\"/>", out);
+		} else {
+			change_line(ch, line, sizeof(line));
+			fputs("<system-out>", out);
+			xml_str(out, line);
+			fputs("</system-out>", out);
+		}
+		fputs("</testcase>\n", out);
+	}
+	fputs("</testsuite>\n</testsuites>\n", out);
+	free(state);
+	free(list);
+	free(reg);
+	free(skip);
+	return ferror(out) ? -EIO : 0;
+}

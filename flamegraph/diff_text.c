@@ -1,0 +1,487 @@
+/* kprof diff's reports in text: the table for people and job logs, the
+ * Markdown comment for a pull request, and GitHub Actions annotations. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph/diff_report.h"
+#include "util/count.h"
+#include "util/frame.h"
+
+/* Names longer than this are cut in tables (not in JSON). */
+#define NAME_MAX_BYTES 200
+#define WRAP	       78
+
+/* An exact count with thousands separators: 12,345 or 1,234.5. */
+static void format_count(kp_count v, unsigned decimals, char *buf)
+{
+	char digits[KP_COUNT_BUF];
+	size_t len = kp_count_format(v, decimals, digits), intlen, k = 0;
+	const char *dot = memchr(digits, '.', len);
+
+	intlen = dot ? (size_t)(dot - digits) : len;
+	for (size_t i = 0; i < len; i++) {
+		buf[k++] = digits[i];
+		if (i + 1 < intlen && (intlen - i - 1) % 3 == 0)
+			buf[k++] = ',';
+	}
+	buf[k] = '\0';
+}
+
+static int name_len(const struct kp_diff_function *fn)
+{
+	return fn->name_len > NAME_MAX_BYTES ? NAME_MAX_BYTES : (int)fn->name_len;
+}
+
+/* "5 runs, " for a side of several runs. */
+static const char *runs_of(const struct kp_diff *df, int side, char *buf, size_t size)
+{
+	size_t n = kp_diff_runs(df, side);
+
+	if (n == 1)
+		return "";
+	snprintf(buf, size, "%zu runs, ", n);
+	return buf;
+}
+
+/* What a recording says of its run: "; cpu-clock, 2.51 s: kprof -F 999 --
+ * ./bench" (nothing for folded text). */
+static void print_run(FILE *out, const struct kp_profile *p)
+{
+	const char *event = p ? kp_profile_meta(p, KP_META_EVENT) : NULL;
+	const char *duration = p ? kp_profile_meta(p, KP_META_DURATION) : NULL;
+	const char *command = p ? kp_profile_meta(p, KP_META_COMMAND) : NULL;
+
+	if (!event && !duration && !command)
+		return;
+	fputs(";", out);
+	if (event)
+		fprintf(out, " %s", event);
+	if (duration)
+		fprintf(out, "%s %s s", event ? "," : "", duration);
+	if (command)
+		fprintf(out, ": %.200s", command);
+}
+
+/* The method in a paragraph (no line breaks): the test, its model, the
+ * correction and the resolution. */
+static void method(const struct kp_diff *df, const struct kp_diff_report *r, char *buf, size_t size)
+{
+	size_t n = 0;
+	struct kp_stats_prior prior = kp_diff_prior(df, KP_DIFF_TOTAL);
+	bool other_counts = strcmp(r->value, r->counts) != 0;
+
+#define ADD(...) (n += (size_t)snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__))
+	ADD("Shares of %s", r->value);
+	if (other_counts)
+		ADD(", tested on the counts of %s", r->counts);
+	ADD(". Significant (*): p <= %g ", kp_diff_alpha(df));
+	if (kp_diff_measured(df)) {
+		ADD("in a t-test of each change against how much the function's share varied "
+		    "between the %zu + %zu runs (a quasi-binomial dispersion",
+		    kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
+		if (isinf(prior.df))
+			ADD(": all functions' %.3g where a function's own is not larger",
+			    prior.var);
+		else if (prior.df > 0)
+			ADD(", each function's own moderated toward all functions' %.3g on %.1f "
+			    "degrees of freedom, never below its own",
+			    prior.var, prior.df);
+		ADD(")");
+		if (kp_diff_dispersion(df))
+			ADD(", at least %g times the binomial variance (--dispersion)",
+			    kp_diff_dispersion(df));
+	} else {
+		ADD("in a two-proportion z-test on the counts of %s", r->counts);
+	}
+	ADD(", after Holm's correction over the functions compared (%zu for total share, %zu "
+	    "for self share).",
+	    kp_diff_ntested(df, KP_DIFF_TOTAL), kp_diff_ntested(df, KP_DIFF_SELF));
+	if (!kp_diff_measured(df)) {
+		ADD(" One run a side: how much shares vary between runs was not measured, only "
+		    "sampling noise");
+		if (kp_diff_dispersion(df) && kp_diff_dispersion(df) != 1)
+			ADD(", counts taken to vary %g times as much as independent samples would "
+			    "(--dispersion)",
+			    kp_diff_dispersion(df));
+		ADD("; record several runs a side to measure it.");
+	}
+	ADD(" A function holding half of the samples is significant from a change of %.2f "
+	    "points of total share.",
+	    kp_diff_resolution(df));
+#undef ADD
+}
+
+/* s as lines of at most width columns (words are never cut). */
+static void put_wrapped(FILE *out, const char *s, int width)
+{
+	while (*s) {
+		int len = (int)strlen(s), cut = len;
+
+		if (len > width) {
+			cut = width;
+			while (cut > 0 && s[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = (int)(strchr(s, ' ') ? strchr(s, ' ') - s : len);
+		}
+		fprintf(out, "%.*s\n", cut, s);
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
+}
+
+static void print_column(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out,
+			 enum kp_diff_column col)
+{
+	size_t nfn = kp_diff_nfunctions(df), top = r->top && r->top < nfn ? r->top : nfn;
+	bool seconds = kp_diff_has_seconds(df);
+	char p[32], sec[96];
+
+	fprintf(out, "%s share (%s), largest changes first:\n",
+		col == KP_DIFF_TOTAL ? "Total" : "Self",
+		col == KP_DIFF_TOTAL ? "the function and what it calls" : "the function alone");
+	fprintf(out, "  %8s  %8s  %8s  %6s  %9s    ", "base", "new", "change", "+- se", "p (Holm)");
+	if (seconds)
+		fprintf(out, "%-27s  ", "CPU a run");
+	fputs("function\n", out);
+	for (size_t i = 0, shown = 0; i < nfn && shown < top; i++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, kp_diff_order(df, col)[i]);
+		const struct kp_diff_change *ch = &fn->col[col];
+
+		/* never in the column in either profile (a caller's self) */
+		if (!ch->tested)
+			continue;
+		shown++;
+		kp_diff_format_p(ch->p_adj, p, sizeof(p));
+		fprintf(out, "  %7.2f%%  %7.2f%%  %+8.2f  %6.2f  %9s %s  ", ch->share[0],
+			ch->share[1], ch->change == 0 ? 0.0 : ch->change, ch->se, p,
+			ch->significant ? "*" : " ");
+		if (seconds) {
+			kp_diff_format_seconds(ch, sec, sizeof(sec));
+			fprintf(out, "%-27s  ", sec);
+		}
+		fprintf(out, "%.*s%s%s\n", name_len(fn), fn->name,
+			name_len(fn) < (int)fn->name_len ? "..." : "",
+			kp_frame_kind_note(fn->kind));
+	}
+}
+
+static void print_gate(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+{
+	uint32_t *reg, *skip;
+	size_t n = kp_diff_regressions(df, r->fail_above, &reg);
+	size_t ns = kp_diff_skipped(df, r->fail_above, &skip);
+	char line[1024];
+
+	fprintf(out, "\nGate (--fail-above %g): ", r->fail_above);
+	if (!n)
+		fprintf(out,
+			"pass: no function's total share grew by more than %g points "
+			"significantly.\n",
+			r->fail_above);
+	else
+		fprintf(out,
+			"FAIL: %zu function%s grew by more than %g points of total share, "
+			"significantly:\n",
+			n, n == 1 ? "" : "s", r->fail_above);
+	for (size_t i = 0; i < n; i++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, reg[i]);
+
+		kp_diff_format_regression(df, &fn->col[KP_DIFF_TOTAL], r->fail_above, line,
+					  sizeof(line));
+		fprintf(out, "  %.*s%s: %s\n", name_len(fn), fn->name, kp_frame_kind_note(fn->kind),
+			line);
+	}
+	if (ns)
+		fprintf(out,
+			"Not gated: interrupt work, which lands on whatever runs (one run a side "
+			"cannot tell it from noise; --gate-interrupts gates it):\n");
+	for (size_t i = 0; i < ns; i++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, skip[i]);
+
+		kp_diff_format_regression(df, &fn->col[KP_DIFF_TOTAL], r->fail_above, line,
+					  sizeof(line));
+		fprintf(out, "  %.*s%s: %s\n", name_len(fn), fn->name, kp_frame_kind_note(fn->kind),
+			line);
+	}
+	if (r->fail_above < kp_diff_resolution(df))
+		fprintf(out,
+			"Note: --fail-above %g is below the %.2f points a function holding half of "
+			"the samples must grow by to be significant here: a smaller real "
+			"regression "
+			"of such a function passes (record longer, or more runs a side).\n",
+			r->fail_above, kp_diff_resolution(df));
+	free(reg);
+	free(skip);
+}
+
+int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+{
+	char num[KP_COUNT_BUF * 2], runs[32], para[2048];
+
+	for (int s = 0; s < 2; s++) {
+		unsigned decimals;
+		kp_count total = kp_diff_total(df, s, &decimals);
+
+		format_count(total, decimals, num);
+		fprintf(out, "%-4s  %s: %s%s %s", s ? "NEW" : "BASE", r->file[s],
+			runs_of(df, s, runs, sizeof(runs)), num, r->value);
+		if (strcmp(r->value, r->counts) != 0) {
+			format_count((kp_count)llround(kp_diff_total_count(df, s)), 0, num);
+			fprintf(out, " (%s), %s %s", r->unit, num, r->counts);
+		}
+		print_run(out, r->profile[s]);
+		fputc('\n', out);
+	}
+	method(df, r, para, sizeof(para));
+	put_wrapped(out, para, WRAP);
+	fputc('\n', out);
+	print_column(df, r, out, KP_DIFF_TOTAL);
+	fputc('\n', out);
+	print_column(df, r, out, KP_DIFF_SELF);
+	if (r->gate)
+		print_gate(df, r, out);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* Markdown. */
+
+/* A function name as inline code in a table cell: HTML, so that no byte
+ * of it is Markdown (a '|' would end the cell, a '`' the code span). */
+static void md_name(FILE *out, const struct kp_diff_function *fn)
+{
+	fputs("<code>", out);
+	for (int i = 0; i < name_len(fn); i++) {
+		unsigned char c = (unsigned char)fn->name[i];
+
+		switch (c) {
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '|':
+			fputs("&#124;", out);
+			break;
+		case '\\':
+			fputs("&#92;", out);
+			break;
+		default:
+			/* control characters would break the line */
+			fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+		}
+	}
+	fprintf(out, "</code>%s", kp_frame_kind_note(fn->kind));
+}
+
+/* Text of ours (paths, the command line) in a code span: backticks go. */
+static void md_code(FILE *out, const char *s)
+{
+	fputc('`', out);
+	for (; *s; s++)
+		fputc(*s == '`' || *s == '\n' ? '\'' : *s, out);
+	fputc('`', out);
+}
+
+static void md_row(FILE *out, const struct kp_diff_function *fn, bool seconds)
+{
+	const struct kp_diff_change *ch = &fn->col[KP_DIFF_TOTAL];
+	char p[32], sec[96];
+
+	kp_diff_format_p(ch->p_adj, p, sizeof(p));
+	fputs("| ", out);
+	md_name(out, fn);
+	fprintf(out, " | %.2f%% | %.2f%% | %s%+.2f%s | %.2f | %s |", ch->share[0], ch->share[1],
+		ch->change > 0 ? "**" : "", ch->change, ch->change > 0 ? "**" : "", ch->se, p);
+	if (seconds) {
+		kp_diff_format_seconds(ch, sec, sizeof(sec));
+		fprintf(out, " %s |", sec);
+	}
+	fputc('\n', out);
+}
+
+static void md_table_head(FILE *out, bool seconds)
+{
+	fprintf(out, "| function | base | new | change (points) | +- se | p (Holm) |%s\n",
+		seconds ? " CPU a run |" : "");
+	fprintf(out, "| --- | ---: | ---: | ---: | ---: | ---: |%s\n", seconds ? " ---: |" : "");
+}
+
+int kp_diff_write_markdown(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+{
+	uint32_t *reg = NULL, *skip = NULL;
+	size_t nreg = r->gate ? kp_diff_regressions(df, r->fail_above, &reg) : 0;
+	size_t nskip = r->gate ? kp_diff_skipped(df, r->fail_above, &skip) : 0;
+	size_t nfn = kp_diff_nfunctions(df), top = r->top ? r->top : nfn, shown = 0;
+	bool seconds = kp_diff_has_seconds(df);
+	char para[2048], runs[32];
+
+	if (!r->gate)
+		fputs("### kprof diff\n\n", out);
+	else if (nreg)
+		fprintf(out, "### kprof diff: FAIL, %zu regression%s\n\n", nreg,
+			nreg == 1 ? "" : "s");
+	else
+		fputs("### kprof diff: pass\n\n", out);
+	if (r->gate) {
+		fprintf(out,
+			"%s function's total share grew by more than %g points significantly.\n\n",
+			nreg ? (nreg == 1 ? "One" : "These") : "No", r->fail_above);
+		if (nreg) {
+			md_table_head(out, seconds);
+			for (size_t i = 0; i < nreg; i++)
+				md_row(out, kp_diff_function(df, reg[i]), seconds);
+			fputc('\n', out);
+		}
+		if (nskip) {
+			fputs("Not gated, as interrupt work that lands on whatever runs (one run a "
+			      "side; `--gate-interrupts` gates it):\n\n",
+			      out);
+			md_table_head(out, seconds);
+			for (size_t i = 0; i < nskip; i++)
+				md_row(out, kp_diff_function(df, skip[i]), seconds);
+			fputc('\n', out);
+		}
+		if (r->fail_above < kp_diff_resolution(df))
+			fprintf(out,
+				"**Note:** `--fail-above %g` is below the %.2f points a function "
+				"holding half of the samples must grow by to be significant here: "
+				"record longer, or more runs a side.\n\n",
+				r->fail_above, kp_diff_resolution(df));
+	}
+	for (size_t i = 0; i < nfn && shown < top; i++) {
+		uint32_t fi = kp_diff_order(df, KP_DIFF_TOTAL)[i];
+		const struct kp_diff_function *fn = kp_diff_function(df, fi);
+		bool listed = false;
+
+		for (size_t k = 0; k < nreg; k++)
+			listed |= reg[k] == fi;
+		if (!fn->col[KP_DIFF_TOTAL].significant || listed)
+			continue;
+		if (!shown++) {
+			fprintf(out,
+				"%s significant changes of total share (the function and what it "
+				"calls), largest first:\n\n",
+				nreg ? "Other" : "The");
+			md_table_head(out, seconds);
+		}
+		md_row(out, fn, seconds);
+	}
+	if (shown)
+		fputc('\n', out);
+	else if (!nreg)
+		fputs("No significant change of total share.\n\n", out);
+	fputs("<details><summary>How this was compared</summary>\n\n", out);
+	for (int s = 0; s < 2; s++) {
+		char num[KP_COUNT_BUF * 2];
+
+		format_count((kp_count)llround(kp_diff_total_count(df, s)), 0, num);
+		fprintf(out, "%s ", s ? "NEW" : "BASE");
+		md_code(out, r->file[s]);
+		fprintf(out, ": %s%s %s.%s\n", runs_of(df, s, runs, sizeof(runs)), num, r->counts,
+			s ? "\n" : "");
+	}
+	method(df, r, para, sizeof(para));
+	fprintf(out, "%s\n\n", para);
+	if (r->command) {
+		md_code(out, r->command);
+		fputs("\n\n", out);
+	}
+	fputs("</details>\n", out);
+	free(reg);
+	free(skip);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* GitHub Actions. */
+
+/* s as a workflow command's data (property: also its ':' and ','). */
+static void gh_escape(FILE *out, const char *s, size_t len, bool property)
+{
+	for (size_t i = 0; i < len; i++) {
+		switch (s[i]) {
+		case '%':
+			fputs("%25", out);
+			break;
+		case '\r':
+			fputs("%0D", out);
+			break;
+		case '\n':
+			fputs("%0A", out);
+			break;
+		case ':':
+			fputs(property ? "%3A" : ":", out);
+			break;
+		case ',':
+			fputs(property ? "%2C" : ",", out);
+			break;
+		default:
+			fputc(s[i], out);
+		}
+	}
+}
+
+static void gh_function(FILE *out, const char *level, const char *title, const struct kp_diff *df,
+			const struct kp_diff_report *r, const struct kp_diff_function *fn)
+{
+	char line[1024];
+	const char *note = kp_frame_kind_note(fn->kind);
+
+	kp_diff_format_regression(df, &fn->col[KP_DIFF_TOTAL], r->fail_above, line, sizeof(line));
+	fprintf(out, "::%s title=", level);
+	gh_escape(out, title, strlen(title), true);
+	fputs("::", out);
+	gh_escape(out, fn->name, (size_t)name_len(fn), false);
+	gh_escape(out, note, strlen(note), false);
+	fputs(": ", out);
+	gh_escape(out, line, strlen(line), false);
+	fputc('\n', out);
+}
+
+int kp_diff_write_github(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+{
+	uint32_t *reg = NULL, *skip = NULL;
+	size_t nreg = r->gate ? kp_diff_regressions(df, r->fail_above, &reg) : 0;
+	size_t nskip = r->gate ? kp_diff_skipped(df, r->fail_above, &skip) : 0;
+	char msg[512];
+
+	for (size_t i = 0; i < nreg; i++)
+		gh_function(out, "error", "kprof diff: regression", df, r,
+			    kp_diff_function(df, reg[i]));
+	for (size_t i = 0; i < nskip; i++)
+		gh_function(out, "warning", "kprof diff: interrupt work, not gated", df, r,
+			    kp_diff_function(df, skip[i]));
+	if (r->gate && !kp_diff_measured(df) && r->fail_above < kp_diff_resolution(df)) {
+		snprintf(msg, sizeof(msg),
+			 "one run a side: --fail-above %g is below the %.2f points a function "
+			 "holding "
+			 "half of the samples must grow by to be significant: record longer, or "
+			 "several runs a side",
+			 r->fail_above, kp_diff_resolution(df));
+		fputs("::warning title=kprof diff::", out);
+		gh_escape(out, msg, strlen(msg), false);
+		fputc('\n', out);
+	}
+	if (r->gate)
+		snprintf(msg, sizeof(msg),
+			 "%s: %zu function%s grew by more than %g points of total share "
+			 "significantly (%zu + %zu runs)",
+			 nreg ? "FAIL" : "pass", nreg, nreg == 1 ? "" : "s", r->fail_above,
+			 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
+	else
+		snprintf(msg, sizeof(msg), "compared %zu + %zu runs (no gate: --fail-above)",
+			 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
+	fputs("::notice title=kprof diff::", out);
+	gh_escape(out, msg, strlen(msg), false);
+	fputc('\n', out);
+	free(reg);
+	free(skip);
+	return ferror(out) ? -EIO : 0;
+}

@@ -368,34 +368,30 @@ static int write_output(const struct diff_cli *c, int fmt, const struct kp_diff 
 
 /* Names every regression on stderr: a CI log shows them whatever the
  * outputs. */
-static void report_gate(const struct kp_diff *df, const struct diff_cli *c)
+static void report_gate(const struct kp_diff *df, const struct kp_diff_gate *g)
 {
-	uint32_t *reg;
-	size_t n = kp_diff_regressions(df, c->fail_above, &reg);
 	char line[1024];
 
-	for (size_t i = 0; i < n; i++) {
-		const struct kp_diff_function *fn = kp_diff_function(df, reg[i]);
+	for (size_t k = 0; k < g->n; k++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 
-		kp_diff_format_regression(df, &fn->col[KP_DIFF_TOTAL], c->fail_above, line,
-					  sizeof(line));
+		kp_diff_format_regression(df, g, k, line, sizeof(line));
 		kp_err("regression: %.*s%s: %s", (int)(fn->name_len > 200 ? 200 : fn->name_len),
 		       fn->name, kp_frame_kind_note(fn->kind), line);
 	}
-	free(reg);
 }
 
 /* Warns when one run a side cannot see a growth of --fail-above. */
-static void warn_resolution(const struct kp_diff *df, const struct diff_cli *c)
+static void warn_resolution(const struct kp_diff *df, const struct kp_diff_gate *g)
 {
 	/* with several runs a side the report's note says it: the runs are
 	 * what the user can give, a warning on every CI run would be noise */
-	if (!c->gate || kp_diff_measured(df) || c->fail_above >= kp_diff_resolution(df))
+	if (kp_diff_measured(df) || g->points >= g->resolution)
 		return;
 	kp_warn("one run a side resolves growths of total share from %.2f points (in a function "
 		"holding half of the samples): --fail-above %g can pass a smaller real "
 		"regression; record longer, or several runs a side (docs/diff.md)",
-		kp_diff_resolution(df), c->fail_above);
+		g->resolution, g->points);
 }
 
 /* "kprof diff ARG...": the command line for the reports. */
@@ -420,6 +416,7 @@ int kp_cmd_diff(int argc, char **argv)
 	struct diff_cli c = {.alpha = 0.01, .top = 20};
 	struct kp_diff_input side[2] = {{0}};
 	struct kp_diff *df = NULL;
+	struct kp_diff_gate gate = {0};
 	struct kp_folded *fold = NULL;
 	struct kp_outfile *outs = NULL;
 	int *fmts = NULL, status;
@@ -479,7 +476,10 @@ int kp_cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	compare_sides(side);
-	warn_resolution(df, &c);
+	if (c.gate) {
+		kp_diff_gate(df, c.fail_above, &gate);
+		warn_resolution(df, &gate);
+	}
 	cmdline = command_line(argc, argv);
 	for (size_t i = 0; i < nout; i++) {
 		struct kp_diff_report r = {
@@ -489,8 +489,7 @@ int kp_cmd_diff(int argc, char **argv)
 			.unit = side[1].unit,
 			.counts = side[1].counts,
 			.top = c.top,
-			.gate = c.gate,
-			.fail_above = c.fail_above,
+			.gate = c.gate ? &gate : NULL,
 			.command = cmdline,
 		};
 
@@ -501,8 +500,8 @@ int kp_cmd_diff(int argc, char **argv)
 		}
 	}
 	if (c.gate)
-		report_gate(df, &c);
-	status = c.gate && kp_diff_regressions(df, c.fail_above, NULL) ? EXIT_GATE : 0;
+		report_gate(df, &gate);
+	status = c.gate && gate.n ? EXIT_GATE : 0;
 out:
 	for (size_t i = 0; outs && i < nout; i++)
 		kp_outfile_abort(&outs[i]);
@@ -510,6 +509,7 @@ out:
 	free(fmts);
 	free(c.outputs);
 	free(cmdline);
+	kp_diff_gate_fini(&gate);
 	kp_folded_free(fold);
 	kp_diff_free(df);
 	kp_diff_input_fini(&side[0]);

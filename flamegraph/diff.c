@@ -20,23 +20,33 @@
 /* a (function, kind) pair of one profile, for its cache */
 #define KINDS 8
 
-/* The sums of one function, [column][side]. */
+/* What one side's samples add to one function, exact (128-bit): a run
+ * adds to its side's alone, and an add touches one or two cache lines. */
+struct side_sums {
+	kp_count value[2]; /* [column], in the side's decimals */
+	kp_count cpu[2];   /* [column], nanoseconds */
+	kp_count run[2];   /* [column]: x, the count in the current run */
+	kp_count irq;	   /* the run's total-column counts taken inside an interrupt */
+};
+
+/* What a function's runs give the test, as doubles made once a run:
+ * [column][side]. */
 struct sums {
-	kp_count value[2][2]; /* exact, in the side's decimals */
-	double count[2][2];   /* sum over runs of x, its count in a run */
-	double sq[2][2];      /* sum over runs of x^2 / n, n the run's total count */
-	double cpu[2][2];     /* nanoseconds */
-	double run[2];	      /* x in the current run */
-	double irq;	      /* total-column counts taken inside an interrupt */
-	uint64_t stamp;	      /* the last sample (epoch) that counted its total */
-	bool irq_entry;	      /* its frames begin an interrupt */
+	double count[2][2]; /* sum over runs of x */
+	double sq[2][2];    /* sum over runs of x^2 / n, n the run's total count */
+	double irq;	    /* counts inside an interrupt, both sides */
 };
 
 struct kp_diff {
 	struct kp_strtab *names;
 	struct kp_u64map index; /* name id * KINDS + kind -> function index */
 	struct kp_diff_function *fns;
+	struct side_sums *side[2];
 	struct sums *sums;
+	/* beside fns, what every frame of every sample reads: kept apart
+	 * from the sums so that they stay in the caches */
+	uint64_t *stamp;    /* the last sample (epoch) that counted its total */
+	uint8_t *irq_entry; /* its frames begin an interrupt */
 	size_t nfns, cap;
 	uint64_t epoch;
 	uint32_t *order[2];
@@ -46,7 +56,7 @@ struct kp_diff {
 	double count_total[2], cpu_runs[2];
 	size_t ntested[2];
 	struct kp_stats_prior prior[2];
-	double alpha, dispersion, resolution;
+	double alpha, dispersion;
 	bool gate_interrupts, finished;
 };
 
@@ -102,11 +112,19 @@ static uint32_t function_of(struct kp_diff *df, const char *name, size_t len,
 		/* the sums beside fns grow with it */
 		kp_xgrow(&df->fns, &df->cap, df->nfns + 1, sizeof(*df->fns));
 		df->sums = kp_xrealloc(df->sums, df->cap * sizeof(*df->sums));
+		for (int side = 0; side < 2; side++)
+			df->side[side] =
+				kp_xrealloc(df->side[side], df->cap * sizeof(*df->side[side]));
+		df->stamp = kp_xrealloc(df->stamp, df->cap * sizeof(*df->stamp));
+		df->irq_entry = kp_xrealloc(df->irq_entry, df->cap * sizeof(*df->irq_entry));
 	}
 	fn = &df->fns[df->nfns];
 	memset(fn, 0, sizeof(*fn));
 	memset(&df->sums[df->nfns], 0, sizeof(*df->sums));
-	df->sums[df->nfns].irq_entry = kind == KP_FRAME_KERNEL && is_interrupt_entry(name, len);
+	memset(&df->side[0][df->nfns], 0, sizeof(*df->side[0]));
+	memset(&df->side[1][df->nfns], 0, sizeof(*df->side[1]));
+	df->stamp[df->nfns] = 0;
+	df->irq_entry[df->nfns] = kind == KP_FRAME_KERNEL && is_interrupt_entry(name, len);
 	/* the strtab's strings live as long as the table */
 	fn->name = kp_strtab_str(df->names, id);
 	fn->name_len = len;
@@ -143,14 +161,15 @@ struct run {
 static void add(struct kp_diff *df, uint32_t fi, int col, const struct run *r,
 		const kp_count *values)
 {
-	struct sums *s = &df->sums[fi];
+	struct side_sums *s = &df->side[r->side][fi];
 	kp_count v = values[r->value];
 
-	kp_count_shift(&v, r->shift); /* checked not to overflow: check_run */
-	s->value[col][r->side] += v;
-	s->run[col] += kp_count_double(values[r->count], r->count_decimals);
+	if (r->shift)
+		kp_count_shift(&v, r->shift); /* checked not to overflow: check_run */
+	s->value[col] += v;
+	s->run[col] += values[r->count];
 	if (r->cpu >= 0)
-		s->cpu[col][r->side] += kp_count_double(values[r->cpu], 0);
+		s->cpu[col] += values[r->cpu];
 }
 
 /* Adds every sample of p to its side; then each function's count in the
@@ -190,13 +209,12 @@ static void add_samples(struct kp_diff *df, const struct kp_profile *p, const st
 								      KP_FRAME_USER);
 					fi = unknown;
 				}
-				in_irq |= df->sums[fi].irq_entry;
-				if (df->sums[fi].stamp != df->epoch) {
-					df->sums[fi].stamp = df->epoch;
+				in_irq |= df->irq_entry[fi];
+				if (df->stamp[fi] != df->epoch) {
+					df->stamp[fi] = df->epoch;
 					add(df, fi, KP_DIFF_TOTAL, r, values);
 					if (in_irq)
-						df->sums[fi].irq += kp_count_double(
-							values[r->count], r->count_decimals);
+						df->side[r->side][fi].irq += values[r->count];
 				}
 				leaf = fi;
 			}
@@ -206,13 +224,18 @@ static void add_samples(struct kp_diff *df, const struct kp_profile *p, const st
 	}
 	free(cache);
 	for (size_t f = 0; f < df->nfns; f++) {
+		struct side_sums *ss = &df->side[r->side][f];
 		struct sums *s = &df->sums[f];
 
 		for (int col = 0; col < 2; col++) {
-			s->count[col][r->side] += s->run[col];
-			s->sq[col][r->side] += s->run[col] * s->run[col] / n;
-			s->run[col] = 0;
+			double x = kp_count_double(ss->run[col], r->count_decimals);
+
+			s->count[col][r->side] += x;
+			s->sq[col][r->side] += x * x / n;
+			ss->run[col] = 0;
 		}
+		s->irq += kp_count_double(ss->irq, r->count_decimals);
+		ss->irq = 0;
 	}
 }
 
@@ -259,7 +282,7 @@ static int check_run(struct kp_diff *df, int side, const struct kp_profile *p,
 			df->total[side] = t;
 			for (size_t f = 0; f < df->nfns; f++)
 				for (int col = 0; col < 2; col++)
-					kp_count_shift(&df->sums[f].value[col][side], up);
+					kp_count_shift(&df->side[side][f].value[col], up);
 			df->decimals[side] = dec;
 		}
 	} else if (!df->runs[side]) {
@@ -341,21 +364,19 @@ static double measured_dispersion(const struct kp_diff *df, const struct sums *s
 }
 
 /* The dispersion a function's test takes, and its degrees of freedom:
- * its own moderated toward the prior, but never below its own (the
- * prior lends steadiness to a function whose few runs happen to look too
- * steady; it must not hide one whose share follows the neighbours); the
- * prior's alone when the runs say nothing of it; the binomial when
- * nothing does. */
+ * its own moderated toward the prior (the posterior of limma's moderated
+ * t, on the prior's degrees of freedom and its own), but never below its
+ * own: the prior lends steadiness to a function whose few runs happen to
+ * look too steady; it must not hide one whose share follows the
+ * neighbours more than the others'. The prior's alone when the runs say
+ * nothing of the function; the binomial when nothing does. */
 static void take_dispersion(const struct kp_diff *df, struct kp_stats_prior prior, double phi,
 			    double dof, struct kp_diff_change *ch)
 {
 	double post = kp_stats_moderate(prior, phi, dof);
 
-	if (dof > 0 && phi >= post) {
-		ch->dispersion = phi;
-		ch->df = dof;
-	} else if (dof > 0 || prior.df > 0) {
-		ch->dispersion = post;
+	if (dof > 0 || prior.df > 0) {
+		ch->dispersion = phi > post ? phi : post;
 		ch->df = dof + prior.df;
 	} else {
 		ch->dispersion = 1;
@@ -380,15 +401,16 @@ static void finish_column(struct kp_diff *df, int col)
 		const struct sums *s = &df->sums[i];
 
 		for (int side = 0; side < 2; side++) {
-			ch->value[side] = s->value[col][side];
+			ch->value[side] = df->side[side][i].value[col];
 			ch->count[side] = s->count[col][side];
 			/* the ratio first: value <= total keeps it <= 1, so the
 			 * share is <= 100 (100 * value, rounded, can pass 100 *
 			 * total for counts past 2^53 / 100) */
-			ch->share[side] = 100 * (kp_count_double(s->value[col][side], 0) /
+			ch->share[side] = 100 * (kp_count_double(df->side[side][i].value[col], 0) /
 						 kp_count_double(df->total[side], 0));
 			ch->seconds[side] =
-				seconds ? s->cpu[col][side] / 1e9 / (double)df->runs[side]
+				seconds ? kp_count_double(df->side[side][i].cpu[col], 0) / 1e9 /
+						  (double)df->runs[side]
 					: nan("");
 		}
 		ch->change = ch->share[KP_DIFF_NEW] - ch->share[KP_DIFF_BASE];
@@ -459,11 +481,11 @@ static int by_change(const void *pa, const void *pb, void *arg)
 }
 
 /* What a function holding half of the samples must grow by to pass the
- * first step of Holm's correction, with the column's typical dispersion. */
-static double resolution(const struct kp_diff *df)
+ * first step of Holm's correction over m tests, with the total column's
+ * typical dispersion. */
+static double resolution(const struct kp_diff *df, size_t m)
 {
 	const struct kp_stats_prior *pr = &df->prior[KP_DIFF_TOTAL];
-	size_t m = df->ntested[KP_DIFF_TOTAL] ? df->ntested[KP_DIFF_TOTAL] : 1;
 	double phi = pr->var, dof = HUGE_VAL;
 
 	if (kp_diff_measured(df)) {
@@ -471,7 +493,7 @@ static double resolution(const struct kp_diff *df)
 		if (phi < df->dispersion)
 			phi = df->dispersion;
 	}
-	return 100 * kp_stats_t_quantile(df->alpha / (double)m, dof) *
+	return 100 * kp_stats_t_quantile(df->alpha / (double)(m ? m : 1), dof) *
 	       sqrt(phi * 0.25 * (1 / df->count_total[0] + 1 / df->count_total[1]));
 }
 
@@ -497,7 +519,6 @@ int kp_diff_finish(struct kp_diff *df, struct kp_diag *d)
 			df->order[col][i] = (uint32_t)i;
 		qsort_r(df->order[col], df->nfns, sizeof(uint32_t), by_change, &c);
 	}
-	df->resolution = resolution(df);
 	df->finished = true;
 	return 0;
 }
@@ -528,6 +549,10 @@ void kp_diff_free(struct kp_diff *df)
 	kp_u64map_fini(&df->index);
 	free(df->fns);
 	free(df->sums);
+	free(df->side[0]);
+	free(df->side[1]);
+	free(df->stamp);
+	free(df->irq_entry);
 	free(df->order[0]);
 	free(df->order[1]);
 	free(df);
@@ -551,11 +576,6 @@ size_t kp_diff_runs(const struct kp_diff *df, enum kp_diff_side side)
 struct kp_stats_prior kp_diff_prior(const struct kp_diff *df, enum kp_diff_column col)
 {
 	return df->prior[col];
-}
-
-double kp_diff_resolution(const struct kp_diff *df)
-{
-	return df->resolution;
 }
 
 kp_count kp_diff_total(const struct kp_diff *df, enum kp_diff_side side, unsigned *decimals)
@@ -602,36 +622,60 @@ const uint32_t *kp_diff_order(const struct kp_diff *df, enum kp_diff_column col)
 	return df->order[col];
 }
 
-/* The significant growths above points: those the gate takes (skipped
- * false) or those it passes over as interrupt work (skipped true). */
-static size_t growths(const struct kp_diff *df, double points, bool skipped, uint32_t **out)
+void kp_diff_gate(const struct kp_diff *df, double points, struct kp_diff_gate *g)
 {
-	uint32_t *r = kp_xmalloc((df->nfns ? df->nfns : 1) * sizeof(*r));
+	size_t nf = df->nfns ? df->nfns : 1, m = 0;
+	double *p = kp_xmalloc(nf * sizeof(*p));
+	uint32_t *member = kp_xmalloc(nf * sizeof(*member)); /* family position + 1, 0: out */
 	bool pass_over = !df->gate_interrupts && !kp_diff_measured(df);
-	size_t n = 0;
 
-	/* the total column's order is by |change|: the growths keep it */
-	for (size_t k = 0; k < df->nfns; k++) {
-		uint32_t i = df->order[KP_DIFF_TOTAL][k];
+	memset(g, 0, sizeof(*g));
+	g->points = points;
+	g->fn = kp_xmalloc(nf * sizeof(*g->fn));
+	g->p = kp_xmalloc(nf * sizeof(*g->p));
+	for (size_t i = 0; i < df->nfns; i++) {
 		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
 
-		if (ch->change > points && ch->significant &&
-		    (pass_over && df->fns[i].interrupt) == skipped)
-			r[n++] = i;
+		/* the mean of the two shares: a growth above points leaves NEW's
+		 * share above points, and so the mean above points / 2. With one
+		 * run a side the family stays the whole column: the binomial
+		 * model cannot be checked against runs, and a function that
+		 * varies more than it says gets through a small family more
+		 * often (bench-gate: 6.5% false alarms against 2.5%) */
+		member[i] = 0;
+		if (ch->tested &&
+		    (!kp_diff_measured(df) || (ch->share[0] + ch->share[1]) / 2 > points / 2)) {
+			p[m++] = ch->p;
+			member[i] = (uint32_t)m;
+		}
 	}
-	if (out)
-		*out = r;
-	else
-		free(r);
-	return n;
+	kp_stats_holm(p, m, p);
+	g->family = m;
+	g->resolution = resolution(df, m);
+	/* regressions first, then what is passed over, each in the total
+	 * column's order (by |change|: the growths keep it) */
+	for (int skipped = 0; skipped < 2; skipped++)
+		for (size_t k = 0; k < df->nfns; k++) {
+			uint32_t i = df->order[KP_DIFF_TOTAL][k];
+			double adj = member[i] ? p[member[i] - 1] : 1;
+
+			if (!(df->fns[i].col[KP_DIFF_TOTAL].change > points) || adj > df->alpha ||
+			    (pass_over && df->fns[i].interrupt) != (skipped == 1))
+				continue;
+			g->fn[g->n + g->nskipped] = i;
+			g->p[g->n + g->nskipped] = adj;
+			if (skipped)
+				g->nskipped++;
+			else
+				g->n++;
+		}
+	free(p);
+	free(member);
 }
 
-size_t kp_diff_regressions(const struct kp_diff *df, double points, uint32_t **out)
+void kp_diff_gate_fini(struct kp_diff_gate *g)
 {
-	return growths(df, points, false, out);
-}
-
-size_t kp_diff_skipped(const struct kp_diff *df, double points, uint32_t **out)
-{
-	return growths(df, points, true, out);
+	free(g->fn);
+	free(g->p);
+	memset(g, 0, sizeof(*g));
 }

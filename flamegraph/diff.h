@@ -50,8 +50,8 @@ struct kp_diff_opts {
 	 * Several runs: the least dispersion a function is given. 0 means 1
 	 * with one run a side, no floor with several. */
 	double dispersion;
-	/* The gate (kp_diff_regressions) fires on interrupt work too when
-	 * the runs do not measure how it varies (one run a side). */
+	/* The gate (kp_diff_gate) fires on interrupt work too when the runs
+	 * do not measure how it varies (one run a side). */
 	bool gate_interrupts;
 };
 
@@ -124,11 +124,6 @@ bool kp_diff_measured(const struct kp_diff *df);
  * INFINITY: every function took the prior's). */
 double kp_diff_residual_df(const struct kp_diff *df);
 struct kp_stats_prior kp_diff_prior(const struct kp_diff *df, enum kp_diff_column col);
-/* The smallest growth of total share, in points, that the test can find
- * significant in a function holding half of the samples (the most
- * variable share), with the first step of Holm's correction: a
- * --fail-above below it passes regressions it cannot see. */
-double kp_diff_resolution(const struct kp_diff *df);
 /* True when every run had CPU nanoseconds: the changes have seconds. */
 bool kp_diff_has_seconds(const struct kp_diff *df);
 /* The total of the shown value (exact, with its decimals) and of the
@@ -148,15 +143,33 @@ const struct kp_diff_function *kp_diff_find(const struct kp_diff *df, const char
  * entries, owned by the diff. */
 const uint32_t *kp_diff_order(const struct kp_diff *df, enum kp_diff_column col);
 
-/* The regressions a CI gate fails on: functions whose total share grew by
- * more than points AND whose growth is significant, largest growth first;
- * with one run a side, interrupt work only with gate_interrupts. Returns
- * how many; *out (may be NULL) gets a new array of their indexes that the
- * caller frees. */
-size_t kp_diff_regressions(const struct kp_diff *df, double points, uint32_t **out);
-/* The interrupt work that would have been a regression but that the gate
- * passed over (one run a side, no gate_interrupts); as above. */
-size_t kp_diff_skipped(const struct kp_diff *df, double points, uint32_t **out);
+/* The CI gate at points (--fail-above): the functions whose total share
+ * grew by more than points AND whose growth is significant, largest
+ * growth first. With several runs a side, significant here is after
+ * Holm's correction over the gate's own family: the functions whose mean
+ * share (of BASE's and NEW's) is above points / 2, the least that can
+ * hold a growth of points. No function the gate could name is left out,
+ * the mean share says nothing of the direction of a change (independent
+ * filtering), and the family is tens of functions where the column's is
+ * hundreds. With one run a side the family is the column's, and interrupt
+ * work is passed over unless gate_interrupts. */
+struct kp_diff_gate {
+	double points;
+	size_t family;	 /* the functions Holm's correction is over */
+	size_t n;	 /* regressions: fn[0..n) */
+	size_t nskipped; /* interrupt work passed over: fn[n..n + nskipped) */
+	uint32_t *fn;	 /* function indexes */
+	double *p;	 /* beside fn: each one's p-value after Holm over the family */
+	/* the smallest growth the test can find significant in a function
+	 * holding half of the samples (the most variable share), with the
+	 * column's typical dispersion and the first step of Holm's
+	 * correction: a points below it passes regressions it cannot see */
+	double resolution;
+};
+
+/* Fills g; free it with kp_diff_gate_fini. */
+void kp_diff_gate(const struct kp_diff *df, double points, struct kp_diff_gate *g);
+void kp_diff_gate_fini(struct kp_diff_gate *g);
 
 /* "user", "kernel", "jit", "inline". */
 const char *kp_diff_kind_name(enum kp_frame_kind kind);

@@ -196,29 +196,28 @@ int kp_diff_write_json(const struct kp_diff *df, const struct kp_diff_report *r,
 		json_object_set_new(priors, c ? "total" : "self", prior);
 	}
 	json_object_set_new(test, "prior", priors);
-	json_object_set_new(test, "resolution", jreal(kp_diff_resolution(df)));
 	json_object_set_new(tested, "self", json_integer((json_int_t)kp_diff_ntested(df, 0)));
 	json_object_set_new(tested, "total", json_integer((json_int_t)kp_diff_ntested(df, 1)));
 	json_object_set_new(test, "tested", tested);
 	json_object_set_new(root, "test", test);
 	if (r->gate) {
+		const struct kp_diff_gate *g = r->gate;
 		json_t *gate = json_object(), *regs = json_array(), *skipped = json_array();
-		uint32_t *reg, *skip;
-		size_t nreg = kp_diff_regressions(df, r->fail_above, &reg);
 
-		json_object_set_new(gate, "fail_above", jreal(r->fail_above));
-		json_object_set_new(gate, "status", jcstr(nreg ? "fail" : "pass"));
-		for (size_t i = 0; i < nreg; i++)
-			json_array_append_new(regs, function(df, reg[i], false));
+		json_object_set_new(gate, "fail_above", jreal(g->points));
+		json_object_set_new(gate, "status", jcstr(g->n ? "fail" : "pass"));
+		for (size_t k = 0; k < g->n + g->nskipped; k++) {
+			json_t *f = function(df, g->fn[k], false);
+
+			/* after Holm over the gate's family, not the column's */
+			json_object_set_new(f, "p_adjusted", jreal(g->p[k]));
+			json_array_append_new(k < g->n ? regs : skipped, f);
+		}
 		json_object_set_new(gate, "regressions", regs);
-		nreg = kp_diff_skipped(df, r->fail_above, &skip);
-		for (size_t i = 0; i < nreg; i++)
-			json_array_append_new(skipped, function(df, skip[i], false));
 		json_object_set_new(gate, "skipped", skipped);
-		json_object_set_new(gate, "resolution", jreal(kp_diff_resolution(df)));
+		json_object_set_new(gate, "family", json_integer((json_int_t)g->family));
+		json_object_set_new(gate, "resolution", jreal(g->resolution));
 		json_object_set_new(root, "gate", gate);
-		free(reg);
-		free(skip);
 	} else {
 		json_object_set_new(root, "gate", json_null());
 	}

@@ -28,20 +28,19 @@ static void change_line(const struct kp_diff_change *ch, char *buf, size_t size)
 
 int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
+	const struct kp_diff_gate *g = r->gate;
 	size_t n, nfail = 0, nskip = 0;
-	uint32_t *list = kp_diff_report_listed(df, r, &n), *reg = NULL, *skip = NULL;
-	size_t nreg = r->gate ? kp_diff_regressions(df, r->fail_above, &reg) : 0;
-	size_t nskipped = r->gate ? kp_diff_skipped(df, r->fail_above, &skip) : 0;
-	uint8_t *state = kp_xcalloc(kp_diff_nfunctions(df) ? kp_diff_nfunctions(df) : 1, 1);
+	uint32_t *list = kp_diff_report_listed(df, r, &n);
+	/* per function: its place in the gate's list + 1, 0: not there */
+	uint32_t *gated =
+		kp_xcalloc(kp_diff_nfunctions(df) ? kp_diff_nfunctions(df) : 1, sizeof(*gated));
 	char line[1024];
 
-	for (size_t i = 0; i < nreg; i++)
-		state[reg[i]] = 1;
-	for (size_t i = 0; i < nskipped; i++)
-		state[skip[i]] = 2;
+	for (size_t k = 0; g && k < g->n + g->nskipped; k++)
+		gated[g->fn[k]] = (uint32_t)k + 1;
 	for (size_t i = 0; i < n; i++) {
-		nfail += state[list[i]] == 1;
-		nskip += state[list[i]] == 2;
+		nfail += gated[list[i]] && gated[list[i]] <= g->n;
+		nskip += gated[list[i]] && gated[list[i]] > g->n;
 	}
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
 	fprintf(out,
@@ -61,28 +60,27 @@ int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r
 	}
 	fprintf(out, "<property name=\"runs\" value=\"%zu + %zu\"/>\n",
 		kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
-	if (r->gate)
-		fprintf(out, "<property name=\"fail_above\" value=\"%g\"/>\n", r->fail_above);
+	if (g)
+		fprintf(out, "<property name=\"fail_above\" value=\"%g\"/>\n", g->points);
 	fputs("</properties>\n", out);
 	for (size_t i = 0; i < n; i++) {
 		const struct kp_diff_function *fn = kp_diff_function(df, list[i]);
-		const struct kp_diff_change *ch = &fn->col[KP_DIFF_TOTAL];
 		const char *note = kp_frame_kind_note(fn->kind);
+		uint32_t k = gated[list[i]];
 
 		fputs("<testcase classname=\"kprof.diff\" name=\"", out);
 		kp_xml_escape(out, fn->name, fn->name_len);
 		xml_str(out, note);
 		fputs("\" time=\"0\">", out);
-		if (state[list[i]]) {
-			kp_diff_format_regression(df, ch, r->fail_above, line, sizeof(line));
-			fputs(state[list[i]] == 1
-				      ? "<failure type=\"regression\" message=\""
-				      : "<skipped message=\"interrupt work, not gated: ",
+		if (k) {
+			kp_diff_format_regression(df, g, k - 1, line, sizeof(line));
+			fputs(k <= g->n ? "<failure type=\"regression\" message=\""
+					: "<skipped message=\"interrupt work, not gated: ",
 			      out);
 			xml_str(out, line);
 			fputs("\"/>", out);
 		} else {
-			change_line(ch, line, sizeof(line));
+			change_line(&fn->col[KP_DIFF_TOTAL], line, sizeof(line));
 			fputs("<system-out>", out);
 			xml_str(out, line);
 			fputs("</system-out>", out);
@@ -90,9 +88,7 @@ int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r
 		fputs("</testcase>\n", out);
 	}
 	fputs("</testsuite>\n</testsuites>\n", out);
-	free(state);
+	free(gated);
 	free(list);
-	free(reg);
-	free(skip);
 	return ferror(out) ? -EIO : 0;
 }

@@ -12,14 +12,13 @@ uint32_t *kp_diff_report_listed(const struct kp_diff *df, const struct kp_diff_r
 {
 	size_t nfn = kp_diff_nfunctions(df), top = r->top && r->top < nfn ? r->top : nfn, k = 0;
 	uint8_t *take = kp_xcalloc(nfn ? nfn : 1, 1);
-	uint32_t *out = kp_xmalloc((nfn ? nfn : 1) * sizeof(*out)), *reg = NULL;
-	size_t nreg = r->gate ? kp_diff_regressions(df, r->fail_above, &reg) : 0;
+	uint32_t *out = kp_xmalloc((nfn ? nfn : 1) * sizeof(*out));
 
 	for (int col = 0; col < 2; col++)
 		for (size_t i = 0; i < top; i++)
 			take[kp_diff_order(df, col)[i]] = 1;
-	for (size_t i = 0; i < nreg; i++)
-		take[reg[i]] = 1;
+	for (size_t i = 0; r->gate && i < r->gate->n + r->gate->nskipped; i++)
+		take[r->gate->fn[i]] = 1;
 	for (size_t i = 0; i < nfn; i++) {
 		uint32_t fi = kp_diff_order(df, KP_DIFF_TOTAL)[i];
 
@@ -27,7 +26,6 @@ uint32_t *kp_diff_report_listed(const struct kp_diff *df, const struct kp_diff_r
 			out[k++] = fi;
 	}
 	free(take);
-	free(reg);
 	*n = k;
 	return out;
 }
@@ -74,17 +72,20 @@ void kp_diff_format_seconds(const struct kp_diff_change *ch, char *buf, size_t s
 		 rel);
 }
 
-void kp_diff_format_regression(const struct kp_diff *df, const struct kp_diff_change *ch,
-			       double fail_above, char *buf, size_t size)
+void kp_diff_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g, size_t k,
+			       char *buf, size_t size)
 {
+	const struct kp_diff_change *ch = &kp_diff_function(df, g->fn[k])->col[KP_DIFF_TOTAL];
 	char p[32], sec[96];
 	size_t len;
 
-	kp_diff_format_p(ch->p_adj, p, sizeof(p));
+	kp_diff_format_p(g->p[k], p, sizeof(p));
 	snprintf(buf, size,
-		 "total share %.2f%% -> %.2f%% (%+.2f points, more than %g; p %s after Holm, alpha "
-		 "%g)",
-		 ch->share[0], ch->share[1], ch->change, fail_above, p, kp_diff_alpha(df));
+		 "total share %.2f%% -> %.2f%% (%+.2f points, more than %g; p %s after Holm over "
+		 "%zu "
+		 "function%s, alpha %g)",
+		 ch->share[0], ch->share[1], ch->change, g->points, p, g->family,
+		 g->family == 1 ? "" : "s", kp_diff_alpha(df));
 	kp_diff_format_seconds(ch, sec, sizeof(sec));
 	len = strlen(buf);
 	if (sec[0] && len < size)

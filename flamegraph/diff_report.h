@@ -25,12 +25,11 @@ struct kp_diff_report {
 	const char *file[2]; /* BASE's and NEW's paths as given: a file or a directory */
 	/* each side's first run, for its metadata (may be NULL) */
 	const struct kp_profile *profile[2];
-	const char *value, *unit; /* what the shares are of: "samples", "count" */
-	const char *counts;	  /* the value the test counts: "samples" */
-	size_t top;		  /* functions a column lists; 0: all */
-	bool gate;		  /* --fail-above was given */
-	double fail_above;	  /* its points */
-	const char *command;	  /* the kprof diff command line (markdown, junit); may be NULL */
+	const char *value, *unit;	 /* what the shares are of: "samples", "count" */
+	const char *counts;		 /* the value the test counts: "samples" */
+	size_t top;			 /* functions a column lists; 0: all */
+	const struct kp_diff_gate *gate; /* --fail-above's verdict; NULL: none */
+	const char *command; /* the kprof diff command line (markdown, junit); may be NULL */
 };
 
 /* The table: the method, then for total and for self share the top
@@ -75,10 +74,12 @@ void kp_diff_format_p(double p, char *buf, size_t size);
  * (new)". Empty when the change has no seconds. */
 void kp_diff_format_seconds(const struct kp_diff_change *ch, char *buf, size_t size);
 
-/* The regression's line after its name: "total share 15.81% -> 19.52%
- * (+3.71 points, more than 2; p 1.2e-12 after Holm, alpha 0.01); CPU a
- * run 0.182 -> 0.238 s (+30%)" (what stderr, the text and GitHub say). */
-void kp_diff_format_regression(const struct kp_diff *df, const struct kp_diff_change *ch,
-			       double fail_above, char *buf, size_t size);
+/* The line after the name of the gate's k-th function (a regression or
+ * interrupt work passed over): "total share 15.81% -> 19.52% (+3.71
+ * points, more than 2; p 1.2e-12 after Holm over 14 functions, alpha
+ * 0.01); CPU a run 0.182 -> 0.238 s (+30%)" (what stderr, the text and
+ * GitHub say). */
+void kp_diff_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g, size_t k,
+			       char *buf, size_t size);
 
 #endif

@@ -107,9 +107,6 @@ static void method(const struct kp_diff *df, const struct kp_diff_report *r, cha
 			    kp_diff_dispersion(df));
 		ADD("; record several runs a side to measure it.");
 	}
-	ADD(" A function holding half of the samples is significant from a change of %.2f "
-	    "points of total share.",
-	    kp_diff_resolution(df));
 #undef ADD
 }
 
@@ -169,53 +166,48 @@ static void print_column(const struct kp_diff *df, const struct kp_diff_report *
 	}
 }
 
-static void print_gate(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+/* The gate's k-th function: "  NAME [kernel]: total share ..." */
+static void print_gated(const struct kp_diff *df, const struct kp_diff_gate *g, size_t k, FILE *out)
 {
-	uint32_t *reg, *skip;
-	size_t n = kp_diff_regressions(df, r->fail_above, &reg);
-	size_t ns = kp_diff_skipped(df, r->fail_above, &skip);
+	const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 	char line[1024];
 
-	fprintf(out, "\nGate (--fail-above %g): ", r->fail_above);
-	if (!n)
+	kp_diff_format_regression(df, g, k, line, sizeof(line));
+	fprintf(out, "  %.*s%s: %s\n", name_len(fn), fn->name, kp_frame_kind_note(fn->kind), line);
+}
+
+static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, FILE *out)
+{
+	fprintf(out, "\nGate (--fail-above %g): ", g->points);
+	if (!g->n)
 		fprintf(out,
 			"pass: no function's total share grew by more than %g points "
 			"significantly.\n",
-			r->fail_above);
+			g->points);
 	else
 		fprintf(out,
 			"FAIL: %zu function%s grew by more than %g points of total share, "
 			"significantly:\n",
-			n, n == 1 ? "" : "s", r->fail_above);
-	for (size_t i = 0; i < n; i++) {
-		const struct kp_diff_function *fn = kp_diff_function(df, reg[i]);
-
-		kp_diff_format_regression(df, &fn->col[KP_DIFF_TOTAL], r->fail_above, line,
-					  sizeof(line));
-		fprintf(out, "  %.*s%s: %s\n", name_len(fn), fn->name, kp_frame_kind_note(fn->kind),
-			line);
-	}
-	if (ns)
+			g->n, g->n == 1 ? "" : "s", g->points);
+	for (size_t k = 0; k < g->n; k++)
+		print_gated(df, g, k, out);
+	if (g->nskipped)
 		fprintf(out,
 			"Not gated: interrupt work, which lands on whatever runs (one run a side "
 			"cannot tell it from noise; --gate-interrupts gates it):\n");
-	for (size_t i = 0; i < ns; i++) {
-		const struct kp_diff_function *fn = kp_diff_function(df, skip[i]);
-
-		kp_diff_format_regression(df, &fn->col[KP_DIFF_TOTAL], r->fail_above, line,
-					  sizeof(line));
-		fprintf(out, "  %.*s%s: %s\n", name_len(fn), fn->name, kp_frame_kind_note(fn->kind),
-			line);
-	}
-	if (r->fail_above < kp_diff_resolution(df))
+	for (size_t k = g->n; k < g->n + g->nskipped; k++)
+		print_gated(df, g, k, out);
+	fprintf(out,
+		"(Holm's correction over the %zu function%s whose shares could hold such a "
+		"growth.)\n",
+		g->family, g->family == 1 ? "" : "s");
+	if (g->points < g->resolution)
 		fprintf(out,
 			"Note: --fail-above %g is below the %.2f points a function holding half of "
 			"the samples must grow by to be significant here: a smaller real "
 			"regression "
 			"of such a function passes (record longer, or more runs a side).\n",
-			r->fail_above, kp_diff_resolution(df));
-	free(reg);
-	free(skip);
+			g->points, g->resolution);
 }
 
 int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
@@ -243,7 +235,7 @@ int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r,
 	fputc('\n', out);
 	print_column(df, r, out, KP_DIFF_SELF);
 	if (r->gate)
-		print_gate(df, r, out);
+		print_gate(df, r->gate, out);
 	return ferror(out) ? -EIO : 0;
 }
 
@@ -316,45 +308,44 @@ static void md_table_head(FILE *out, bool seconds)
 
 int kp_diff_write_markdown(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
-	uint32_t *reg = NULL, *skip = NULL;
-	size_t nreg = r->gate ? kp_diff_regressions(df, r->fail_above, &reg) : 0;
-	size_t nskip = r->gate ? kp_diff_skipped(df, r->fail_above, &skip) : 0;
-	size_t nfn = kp_diff_nfunctions(df), top = r->top ? r->top : nfn, shown = 0;
+	const struct kp_diff_gate *g = r->gate;
+	size_t nreg = g ? g->n : 0, nfn = kp_diff_nfunctions(df), top = r->top ? r->top : nfn;
+	size_t shown = 0;
 	bool seconds = kp_diff_has_seconds(df);
 	char para[2048], runs[32];
 
-	if (!r->gate)
+	if (!g)
 		fputs("### kprof diff\n\n", out);
 	else if (nreg)
 		fprintf(out, "### kprof diff: FAIL, %zu regression%s\n\n", nreg,
 			nreg == 1 ? "" : "s");
 	else
 		fputs("### kprof diff: pass\n\n", out);
-	if (r->gate) {
+	if (g) {
 		fprintf(out,
 			"%s function's total share grew by more than %g points significantly.\n\n",
-			nreg ? (nreg == 1 ? "One" : "These") : "No", r->fail_above);
+			nreg ? (nreg == 1 ? "One" : "These") : "No", g->points);
 		if (nreg) {
 			md_table_head(out, seconds);
 			for (size_t i = 0; i < nreg; i++)
-				md_row(out, kp_diff_function(df, reg[i]), seconds);
+				md_row(out, kp_diff_function(df, g->fn[i]), seconds);
 			fputc('\n', out);
 		}
-		if (nskip) {
+		if (g->nskipped) {
 			fputs("Not gated, as interrupt work that lands on whatever runs (one run a "
 			      "side; `--gate-interrupts` gates it):\n\n",
 			      out);
 			md_table_head(out, seconds);
-			for (size_t i = 0; i < nskip; i++)
-				md_row(out, kp_diff_function(df, skip[i]), seconds);
+			for (size_t i = nreg; i < nreg + g->nskipped; i++)
+				md_row(out, kp_diff_function(df, g->fn[i]), seconds);
 			fputc('\n', out);
 		}
-		if (r->fail_above < kp_diff_resolution(df))
+		if (g->points < g->resolution)
 			fprintf(out,
 				"**Note:** `--fail-above %g` is below the %.2f points a function "
 				"holding half of the samples must grow by to be significant here: "
 				"record longer, or more runs a side.\n\n",
-				r->fail_above, kp_diff_resolution(df));
+				g->points, g->resolution);
 	}
 	for (size_t i = 0; i < nfn && shown < top; i++) {
 		uint32_t fi = kp_diff_order(df, KP_DIFF_TOTAL)[i];
@@ -362,7 +353,7 @@ int kp_diff_write_markdown(const struct kp_diff *df, const struct kp_diff_report
 		bool listed = false;
 
 		for (size_t k = 0; k < nreg; k++)
-			listed |= reg[k] == fi;
+			listed |= g->fn[k] == fi;
 		if (!fn->col[KP_DIFF_TOTAL].significant || listed)
 			continue;
 		if (!shown++) {
@@ -389,14 +380,18 @@ int kp_diff_write_markdown(const struct kp_diff *df, const struct kp_diff_report
 			s ? "\n" : "");
 	}
 	method(df, r, para, sizeof(para));
-	fprintf(out, "%s\n\n", para);
+	fprintf(out, "%s", para);
+	if (g)
+		fprintf(out,
+			" The gate's p-values are corrected over the %zu function%s whose shares "
+			"could hold a growth of %g points.",
+			g->family, g->family == 1 ? "" : "s", g->points);
+	fputs("\n\n", out);
 	if (r->command) {
 		md_code(out, r->command);
 		fputs("\n\n", out);
 	}
 	fputs("</details>\n", out);
-	free(reg);
-	free(skip);
 	return ferror(out) ? -EIO : 0;
 }
 
@@ -429,12 +424,13 @@ static void gh_escape(FILE *out, const char *s, size_t len, bool property)
 }
 
 static void gh_function(FILE *out, const char *level, const char *title, const struct kp_diff *df,
-			const struct kp_diff_report *r, const struct kp_diff_function *fn)
+			const struct kp_diff_gate *g, size_t k)
 {
-	char line[1024];
+	const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 	const char *note = kp_frame_kind_note(fn->kind);
+	char line[1024];
 
-	kp_diff_format_regression(df, &fn->col[KP_DIFF_TOTAL], r->fail_above, line, sizeof(line));
+	kp_diff_format_regression(df, g, k, line, sizeof(line));
 	fprintf(out, "::%s title=", level);
 	gh_escape(out, title, strlen(title), true);
 	fputs("::", out);
@@ -447,33 +443,30 @@ static void gh_function(FILE *out, const char *level, const char *title, const s
 
 int kp_diff_write_github(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
-	uint32_t *reg = NULL, *skip = NULL;
-	size_t nreg = r->gate ? kp_diff_regressions(df, r->fail_above, &reg) : 0;
-	size_t nskip = r->gate ? kp_diff_skipped(df, r->fail_above, &skip) : 0;
+	const struct kp_diff_gate *g = r->gate;
 	char msg[512];
 
-	for (size_t i = 0; i < nreg; i++)
-		gh_function(out, "error", "kprof diff: regression", df, r,
-			    kp_diff_function(df, reg[i]));
-	for (size_t i = 0; i < nskip; i++)
-		gh_function(out, "warning", "kprof diff: interrupt work, not gated", df, r,
-			    kp_diff_function(df, skip[i]));
-	if (r->gate && !kp_diff_measured(df) && r->fail_above < kp_diff_resolution(df)) {
+	for (size_t k = 0; g && k < g->n; k++)
+		gh_function(out, "error", "kprof diff: regression", df, g, k);
+	for (size_t k = g ? g->n : 0; g && k < g->n + g->nskipped; k++)
+		gh_function(out, "warning", "kprof diff: interrupt work, not gated", df, g, k);
+	if (g && !kp_diff_measured(df) && g->points < g->resolution) {
 		snprintf(msg, sizeof(msg),
 			 "one run a side: --fail-above %g is below the %.2f points a function "
 			 "holding "
 			 "half of the samples must grow by to be significant: record longer, or "
 			 "several runs a side",
-			 r->fail_above, kp_diff_resolution(df));
+			 g->points, g->resolution);
 		fputs("::warning title=kprof diff::", out);
 		gh_escape(out, msg, strlen(msg), false);
 		fputc('\n', out);
 	}
-	if (r->gate)
+	if (g)
 		snprintf(msg, sizeof(msg),
 			 "%s: %zu function%s grew by more than %g points of total share "
-			 "significantly (%zu + %zu runs)",
-			 nreg ? "FAIL" : "pass", nreg, nreg == 1 ? "" : "s", r->fail_above,
+			 "significantly "
+			 "(%zu + %zu runs)",
+			 g->n ? "FAIL" : "pass", g->n, g->n == 1 ? "" : "s", g->points,
 			 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
 	else
 		snprintf(msg, sizeof(msg), "compared %zu + %zu runs (no gate: --fail-above)",
@@ -481,7 +474,5 @@ int kp_diff_write_github(const struct kp_diff *df, const struct kp_diff_report *
 	fputs("::notice title=kprof diff::", out);
 	gh_escape(out, msg, strlen(msg), false);
 	fputc('\n', out);
-	free(reg);
-	free(skip);
 	return ferror(out) ? -EIO : 0;
 }

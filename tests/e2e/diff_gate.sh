@@ -19,9 +19,10 @@
 #    events, with a link planted in it; a directory of 100 runs read in
 #    about the memory of one.
 # The margins: with five runs a side the checksum's share moves about 0.6
-# points from run to run, its growth here is some 7 points (t about 20,
-# where Holm's first step needs about 6), and a same-build pair needs a
-# function to move more than 2 points and 6 of its own standard errors.
+# points from run to run, its growth here is some 7 points (t about 15 to
+# 20, where Holm's first step over the gate's family needs about 3.5); a
+# same-build pair at alpha 1e-4 needs a function to move more than 2
+# points and some 5 of its standard errors.
 source "$(dirname "$0")/lib.bash"
 W=$KP_WORKLOADS/cibench_fp
 
@@ -43,8 +44,11 @@ for i in 1 2 3 4 5; do
 	record "$T/same/run$i.kprof"
 done
 
-# the gate on five runs a side of the same build
-"$KPROF" diff --fail-above 2 -f json -o "$T/same.json" "$T/base" "$T/same" 2>"$T/same.err"
+# the gate on five runs a side of the same build: it may fire falsely in
+# alpha of the comparisons by design (docs/diff.md), so the test asks for
+# alpha 1e-4 (a flaky test blocks every landing); the slower build's growth
+# below needs nothing near that
+"$KPROF" diff --fail-above 2 --alpha 0.0001 -f json -o "$T/same.json" "$T/base" "$T/same" 2>"$T/same.err"
 rc=$?
 check "same build, 5 + 5 runs: the gate passes (exit $rc): $(head -c 400 "$T/same.err")" [ "$rc" -eq 0 ]
 check "same build: nothing to warn about" [ ! -s "$T/same.err" ]

@@ -39,6 +39,7 @@
 #include "flamegraph/diff_report.h"
 #include "flamegraph/folded.h"
 #include "flamegraph/profile_fold.h"
+#include "flamegraph/stats.h"
 #include "flamegraph/svg.h"
 #include "fuzz.h"
 #include "profile/profile.h"
@@ -184,28 +185,61 @@ static void check_diff(const struct kp_diff *df)
 	free((void *)tested);
 }
 
-/* The regressions at pct: exactly the significant growths above it,
- * largest first. Returns how many; *out their indexes (caller frees). */
-static size_t check_gate(const struct kp_diff *df, double pct, uint32_t **out)
+/* The gate at pct, worked out again: its family is every tested function
+ * (with several runs a side: whose mean share is above pct / 2), its p-values Holm's over that
+ * family, at most the column's; its regressions exactly the growths above
+ * pct significant in that family (interrupt work apart when one run a
+ * side passes over it), largest first. Fills g (the caller finis it);
+ * returns the number of regressions. */
+static size_t check_gate(const struct kp_diff *df, double pct, bool pass_over,
+			 struct kp_diff_gate *g)
 {
-	size_t n = kp_diff_regressions(df, pct, out), want = 0;
+	size_t nf = kp_diff_nfunctions(df), m = 0, want[2] = {0, 0};
+	double *p = malloc((nf ? nf : 1) * sizeof(*p)), *adj = malloc((nf ? nf : 1) * sizeof(*adj));
+	uint32_t *member = calloc(nf ? nf : 1, sizeof(*member));
+	double alpha = kp_diff_alpha(df);
 
-	for (size_t i = 0; i < kp_diff_nfunctions(df); i++) {
+	FUZZ_CHECK(p && adj && member);
+	kp_diff_gate(df, pct, g);
+	for (size_t i = 0; i < nf; i++) {
 		const struct kp_diff_change *t = &kp_diff_function(df, i)->col[KP_DIFF_TOTAL];
 
-		want += t->change > pct && t->significant;
+		if (t->tested &&
+		    (!kp_diff_measured(df) || (t->share[0] + t->share[1]) / 2 > pct / 2)) {
+			p[m++] = t->p;
+			member[i] = (uint32_t)m;
+		}
 	}
-	FUZZ_CHECK(n == want);
-	for (size_t k = 0; k < n; k++) {
-		const struct kp_diff_change *t =
-			&kp_diff_function(df, (*out)[k])->col[KP_DIFF_TOTAL];
+	FUZZ_CHECK(g->family == m);
+	kp_stats_holm(p, m, adj);
+	for (size_t i = 0; i < nf; i++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, i);
+		const struct kp_diff_change *t = &fn->col[KP_DIFF_TOTAL];
 
-		FUZZ_CHECK(t->change > pct && t->significant);
-		FUZZ_CHECK(k == 0 ||
-			   t->change <=
-				   kp_diff_function(df, (*out)[k - 1])->col[KP_DIFF_TOTAL].change);
+		if (member[i] && t->change > pct && adj[member[i] - 1] <= alpha)
+			want[pass_over && fn->interrupt]++;
+		/* a growth the column calls significant the gate does too */
+		if (t->significant && t->change > pct)
+			FUZZ_CHECK(member[i] && adj[member[i] - 1] <= t->p_adj * (1 + 1e-12));
 	}
-	return n;
+	FUZZ_CHECK(g->n == want[0] && g->nskipped == want[1]);
+	for (size_t k = 0; k < g->n + g->nskipped; k++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
+		const struct kp_diff_change *t = &fn->col[KP_DIFF_TOTAL];
+
+		FUZZ_CHECK(t->change > pct && member[g->fn[k]]);
+		FUZZ_CHECK(close_to(g->p[k], adj[member[g->fn[k]] - 1]) && g->p[k] <= alpha);
+		FUZZ_CHECK(g->p[k] >= t->p && g->p[k] <= t->p_adj * (1 + 1e-12));
+		FUZZ_CHECK((k >= g->n) == (pass_over && fn->interrupt));
+		FUZZ_CHECK(k == 0 || k == g->n ||
+			   t->change <=
+				   kp_diff_function(df, g->fn[k - 1])->col[KP_DIFF_TOTAL].change);
+	}
+	FUZZ_CHECK(isfinite(g->resolution) || m == 0);
+	free(p);
+	free(adj);
+	free(member);
+	return g->n;
 }
 
 static double jnum(json_t *o, const char *key)
@@ -270,7 +304,7 @@ static void check_reports(const struct kp_diff *df, const struct kp_diff_report 
 	for (size_t i = 0; i < nreg; i++) {
 		json_t *e = json_array_get(reg, i);
 
-		FUZZ_CHECK(jnum(e, "change") >= r->fail_above * (1 - 1e-8) - 1e-8);
+		FUZZ_CHECK(jnum(e, "change") >= r->gate->points * (1 - 1e-8) - 1e-8);
 		FUZZ_CHECK(jnum(e, "p_adjusted") <= alpha * (1 + 1e-8));
 	}
 	fns = json_object_get(root, "functions");
@@ -321,8 +355,9 @@ static void check_runs(struct kp_profile *const p[2], const struct kp_diff_opts 
 		       const struct kp_diff_report *r)
 {
 	struct kp_diff *df = kp_diff_new(o);
+	struct kp_diff_report rr = *r;
+	struct kp_diff_gate g;
 	struct kp_diag d;
-	uint32_t *reg = NULL;
 	size_t nreg;
 
 	for (int run = 0; run < 2; run++)
@@ -331,11 +366,12 @@ static void check_runs(struct kp_profile *const p[2], const struct kp_diff_opts 
 	FUZZ_CHECK(kp_diff_finish(df, &d) == 0);
 	FUZZ_CHECK(kp_diff_measured(df) && kp_diff_runs(df, KP_DIFF_NEW) == 2);
 	check_diff(df);
-	FUZZ_CHECK(isfinite(kp_diff_resolution(df)) || kp_diff_ntested(df, KP_DIFF_TOTAL) == 0);
-	nreg = check_gate(df, r->fail_above, &reg);
-	check_reports(df, r, nreg);
-	check_other_reports(df, r);
-	free(reg);
+	/* measured: nothing is passed over */
+	nreg = check_gate(df, r->gate->points, false, &g);
+	rr.gate = &g;
+	check_reports(df, &rr, nreg);
+	check_other_reports(df, &rr);
+	kp_diff_gate_fini(&g);
 	kp_diff_free(df);
 }
 
@@ -369,7 +405,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kp_profile *p[2];
 	struct kp_diff *df, *dd, *self;
 	struct kp_diag d;
-	uint32_t *reg = NULL, *reg_d = NULL, *reg_self = NULL;
+	struct kp_diff_gate gate, gate_d, gate_self;
 	size_t nreg, nreg_d;
 	bool empty;
 
@@ -388,7 +424,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out_profiles;
 	check_diff(df);
 	FUZZ_CHECK(kp_diff_dispersion(df) == 0 && !kp_diff_measured(df));
-	nreg = check_gate(df, pct, &reg);
+	nreg = check_gate(df, pct, true, &gate);
 
 	/* --dispersion F: z over sqrt F, nothing more significant */
 	o.dispersion = 1 + disp_b;
@@ -404,7 +440,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(b->p >= a->p && b->p_adj >= a->p_adj);
 			FUZZ_CHECK(!b->significant || a->significant);
 		}
-	nreg_d = check_gate(dd, pct, &reg_d);
+	nreg_d = check_gate(dd, pct, true, &gate_d);
 	FUZZ_CHECK(nreg_d <= nreg);
 
 	{
@@ -416,12 +452,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.unit = kp_profile_str(p[1], vt->unit, NULL),
 			.counts = kp_profile_str(p[1], vt->type, NULL),
 			.top = tops[(opt >> 2) & 3],
-			.gate = true,
-			.fail_above = pct,
+			.gate = &gate,
 		};
 
 		check_reports(df, &r, nreg);
+		r.gate = &gate_d;
 		check_reports(dd, &r, nreg_d);
+		r.gate = &gate;
 		check_runs(p, &o, &r);
 	}
 	write_svg((const struct kp_profile *const *)p, opt & 16, opt & 32);
@@ -436,12 +473,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			FUZZ_CHECK(ch->change == 0 && !ch->significant);
 		}
-	FUZZ_CHECK(kp_diff_regressions(self, 0, &reg_self) == 0);
-	free(reg_self);
+	kp_diff_gate(self, 0, &gate_self);
+	FUZZ_CHECK(gate_self.n == 0 && gate_self.nskipped == 0);
+	kp_diff_gate_fini(&gate_self);
 	kp_diff_free(self);
 
-	free(reg_d);
-	free(reg);
+	kp_diff_gate_fini(&gate_d);
+	kp_diff_gate_fini(&gate);
 	kp_diff_free(dd);
 	kp_diff_free(df);
 out_profiles:

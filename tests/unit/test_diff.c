@@ -186,6 +186,18 @@ static struct kp_profile *draw(const double *weights, size_t nfn, size_t nsample
 	return p;
 }
 
+/* How many regressions the gate at points names. */
+static size_t nregressions(const struct kp_diff *df, double points)
+{
+	struct kp_diff_gate g;
+	size_t n;
+
+	kp_diff_gate(df, points, &g);
+	n = g.n;
+	kp_diff_gate_fini(&g);
+	return n;
+}
+
 static const struct kp_diff_function *find(const struct kp_diff *df, const char *name)
 {
 	for (size_t i = 0; i < kp_diff_nfunctions(df); i++)
@@ -232,7 +244,7 @@ static void test_noise_raises_no_alarm(void)
 	fprintf(stderr, "noise: %zu raw p <= 0.01 of %zu tests\n", raw,
 		kp_diff_ntested(df, 0) + kp_diff_ntested(df, 1));
 	CHECK_EQ_INT(sig, 0);
-	CHECK_EQ_INT(kp_diff_regressions(df, 0, NULL), 0);
+	CHECK_EQ_INT(nregressions(df, 0), 0);
 	kp_diff_free(df);
 	kp_profile_free(a);
 	kp_profile_free(b);
@@ -250,8 +262,7 @@ static void test_real_shift_raises_its_alarm(void)
 	struct kp_profile *a, *b;
 	struct kp_diff *df;
 	const struct kp_diff_function *fn;
-	uint32_t *reg;
-	size_t nreg;
+	struct kp_diff_gate gate;
 
 	for (size_t i = 0; i < NFN; i++)
 		sum += w[i] = 1.0 / (double)(i + 10);
@@ -272,19 +283,22 @@ static void test_real_shift_raises_its_alarm(void)
 		   100 * fn->col[KP_DIFF_TOTAL].count[0] / kp_diff_total_count(df, 0), 1e-12));
 	/* the gate: fn_7 and its caller group_7 (whose total holds fn_7's) grew
 	 * by more than 5 points, the largest growth first */
-	nreg = kp_diff_regressions(df, 5, &reg);
-	CHECK_EQ_INT(nreg, 2);
-	if (nreg == 2) {
-		const struct kp_diff_function *r0 = kp_diff_function(df, reg[0]);
-		const struct kp_diff_function *r1 = kp_diff_function(df, reg[1]);
+	kp_diff_gate(df, 5, &gate);
+	CHECK_EQ_INT(gate.n, 2);
+	if (gate.n == 2) {
+		const struct kp_diff_function *r0 = kp_diff_function(df, gate.fn[0]);
+		const struct kp_diff_function *r1 = kp_diff_function(df, gate.fn[1]);
 
 		CHECK((strcmp(r0->name, "fn_7") == 0 && strcmp(r1->name, "group_7") == 0) ||
 		      (strcmp(r0->name, "group_7") == 0 && strcmp(r1->name, "fn_7") == 0));
 		CHECK(r0->col[KP_DIFF_TOTAL].change >= r1->col[KP_DIFF_TOTAL].change);
+		/* one run a side: Holm over the whole column, as the stars */
+		CHECK(gate.family == kp_diff_ntested(df, KP_DIFF_TOTAL));
+		CHECK(gate.p[0] == r0->col[KP_DIFF_TOTAL].p_adj);
 	}
-	free(reg);
+	kp_diff_gate_fini(&gate);
 	/* above the shift, nothing fails */
-	CHECK_EQ_INT(kp_diff_regressions(df, 15, NULL), 0);
+	CHECK_EQ_INT(nregressions(df, 15), 0);
 	/* the largest change first */
 	CHECK_EQ_STR(kp_diff_function(df, kp_diff_order(df, KP_DIFF_SELF)[0])->name, "fn_7");
 	/* main is in every sample of both: 100% each, not tested as a change */
@@ -306,7 +320,7 @@ static void test_real_shift_raises_its_alarm(void)
 	kp_diff_free(d4);
 	o.dispersion = z1 * z1 / 4; /* z 2: not significant after Holm */
 	d4 = kp_diff_compare(a, b, v, &o, &d);
-	CHECK_EQ_INT(kp_diff_regressions(d4, 5, NULL), 0);
+	CHECK_EQ_INT(nregressions(d4, 5), 0);
 	kp_diff_free(d4);
 	kp_diff_free(df);
 	kp_profile_free(a);
@@ -339,7 +353,7 @@ static void test_counts_not_weights(void)
 	CHECK(fn && fn->col[KP_DIFF_SELF].count[0] == fn->col[KP_DIFF_SELF].count[1]);
 	CHECK(fn && fn->col[KP_DIFF_SELF].z == 0 && !fn->col[KP_DIFF_SELF].significant);
 	CHECK(fn && fn->col[KP_DIFF_SELF].value[1] == 10 * fn->col[KP_DIFF_SELF].value[0]);
-	CHECK_EQ_INT(kp_diff_regressions(df, 1, NULL), 0);
+	CHECK_EQ_INT(nregressions(df, 1), 0);
 	kp_diff_free(df);
 	/* a value index a profile lacks, a total of 0 */
 	v[1].value = 2;
@@ -517,9 +531,10 @@ static struct kp_profile *run_of(double x, double y, double n, unsigned decimals
  *           control = glm.control(epsilon = 1e-15, maxit = 100)))$dispersion
  *   phi <- c(qb(x), qb(y), qb(n - x - y))    # f, g, h (main: in every sample, no estimate)
  *   sv <- limma::squeezeVar(phi, df = 4)
- *   # f: var.post above its own, on 4 + df.prior; g and h: their own, on 4
+ *   # each takes max(its own, var.post) on 4 + df.prior: f var.post, g and
+ *   # h their own
  *   NA <- sum(n[1:3]); NB <- sum(n[4:6]); q <- sum(x) / (NA + NB)
- *   se <- sqrt(sv$var.post[1] * q * (1 - q) * (1 / NA + 1 / NB))
+ *   se <- sqrt(max(phi[1], sv$var.post[1]) * q * (1 - q) * (1 / NA + 1 / NB))
  *   t <- (sum(x[4:6]) / NB - sum(x[1:3]) / NA) / se; p <- 2 * pt(-abs(t), 4 + sv$df.prior)
  *   p.adjust(c(p, p_g, p_h, 1), "holm")      # main's p is 1 */
 static void test_runs_measured(void)
@@ -560,9 +575,9 @@ static void test_runs_measured(void)
 	CHECK(near(f->col[KP_DIFF_TOTAL].p_adj, 0.033142445905, 1e-8));
 	CHECK(!f->col[KP_DIFF_TOTAL].significant);
 	CHECK(near(g->col[KP_DIFF_TOTAL].dispersion, 3.41679839512, 1e-9));
-	CHECK(g->col[KP_DIFF_TOTAL].df == 4);
+	CHECK(near(g->col[KP_DIFF_TOTAL].df, 9.03666585874, 1e-9));
 	CHECK(near(g->col[KP_DIFF_TOTAL].z, 0.0454399448465, 1e-8));
-	CHECK(near(g->col[KP_DIFF_TOTAL].p, 0.96593469340491, 1e-9));
+	CHECK(near(g->col[KP_DIFF_TOTAL].p, 0.9647449538924, 1e-9));
 	/* main is in every sample: tested (p 1), no estimate of its own */
 	CHECK(main_->col[KP_DIFF_TOTAL].tested && main_->col[KP_DIFF_TOTAL].p == 1);
 	/* the shares pool the runs; the values were summed exactly */
@@ -682,13 +697,13 @@ static void test_runs_noise_and_slowdown(void)
 	for (int trial = 0; trial < 10; trial++) {
 		struct kp_diff *same = kp_diff_new(&o), *slow = kp_diff_new(&o);
 		const struct kp_diff_function *fn;
-		uint32_t *reg = NULL;
+		struct kp_diff_gate gate;
 		bool star = false;
 
 		add_runs(same, KP_DIFF_BASE, 5, 1, &rng);
 		add_runs(same, KP_DIFF_NEW, 5, 1, &rng);
 		CHECK(kp_diff_finish(same, &d) == 0);
-		false_gate += kp_diff_regressions(same, 2, NULL) > 0;
+		false_gate += nregressions(same, 2) > 0;
 		for (size_t i = 0; i < kp_diff_nfunctions(same); i++)
 			for (int c = 0; c < 2; c++)
 				star |= kp_diff_function(same, i)->col[c].significant;
@@ -701,9 +716,10 @@ static void test_runs_noise_and_slowdown(void)
 		add_runs(slow, KP_DIFF_BASE, 5, 1, &rng);
 		add_runs(slow, KP_DIFF_NEW, 5, 1.3, &rng);
 		CHECK(kp_diff_finish(slow, &d) == 0);
-		if (kp_diff_regressions(slow, 2, &reg) == 1)
-			caught += strcmp(kp_diff_function(slow, reg[0])->name, "fn_0") == 0;
-		free(reg);
+		kp_diff_gate(slow, 2, &gate);
+		if (gate.n == 1)
+			caught += strcmp(kp_diff_function(slow, gate.fn[0])->name, "fn_0") == 0;
+		kp_diff_gate_fini(&gate);
 		kp_diff_free(same);
 		kp_diff_free(slow);
 	}
@@ -720,12 +736,15 @@ static void test_runs_noise_and_slowdown(void)
 	/* one run a side: the same slowdown is below what one run resolves */
 	{
 		struct kp_diff *one = kp_diff_new(&o);
+		struct kp_diff_gate gate;
 
 		add_runs(one, KP_DIFF_BASE, 1, 1, &rng);
 		add_runs(one, KP_DIFF_NEW, 1, 1.3, &rng);
 		CHECK(kp_diff_finish(one, &d) == 0);
 		CHECK(!kp_diff_measured(one) && kp_diff_residual_df(one) == 0);
-		CHECK(kp_diff_resolution(one) > 5);
+		kp_diff_gate(one, 2, &gate);
+		CHECK(gate.resolution > 5);
+		kp_diff_gate_fini(&gate);
 		kp_diff_free(one);
 	}
 }
@@ -777,7 +796,7 @@ static void test_interrupts(void)
 	struct kp_diag d;
 	struct kp_diff *df = kp_diff_compare(a, b, samples, &o, &d);
 	const struct kp_diff_function *irq, *handler, *clear;
-	uint32_t *skip;
+	struct kp_diff_gate gate;
 
 	irq = kp_diff_find(df, "asm_common_interrupt", 20, KP_FRAME_KERNEL);
 	handler = kp_diff_find(df, "handle_irq", 10, KP_FRAME_KERNEL);
@@ -787,14 +806,17 @@ static void test_interrupts(void)
 	CHECK(handler && handler->interrupt);
 	CHECK(clear && !clear->interrupt);
 	CHECK(!kp_diff_find(df, "work", 4, KP_FRAME_USER)->interrupt);
-	CHECK_EQ_INT(kp_diff_regressions(df, 5, NULL), 0);
-	CHECK_EQ_INT(kp_diff_skipped(df, 5, &skip), 2);
-	free(skip);
+	kp_diff_gate(df, 5, &gate);
+	CHECK_EQ_INT(gate.n, 0);
+	CHECK_EQ_INT(gate.nskipped, 2);
+	kp_diff_gate_fini(&gate);
 	kp_diff_free(df);
 	o.gate_interrupts = true;
 	df = kp_diff_compare(a, b, samples, &o, &d);
-	CHECK_EQ_INT(kp_diff_regressions(df, 5, NULL), 2);
-	CHECK_EQ_INT(kp_diff_skipped(df, 5, NULL), 0);
+	kp_diff_gate(df, 5, &gate);
+	CHECK_EQ_INT(gate.n, 2);
+	CHECK_EQ_INT(gate.nskipped, 0);
+	kp_diff_gate_fini(&gate);
 	kp_diff_free(df);
 	/* two runs a side: measured, nothing passed over */
 	o.gate_interrupts = false;
@@ -804,14 +826,17 @@ static void test_interrupts(void)
 		kp_diff_add_run(df, KP_DIFF_NEW, b, &samples[0], &d);
 	}
 	kp_diff_finish(df, &d);
-	CHECK_EQ_INT(kp_diff_skipped(df, 5, NULL), 0);
+	kp_diff_gate(df, 5, &gate);
+	CHECK_EQ_INT(gate.nskipped, 0);
+	kp_diff_gate_fini(&gate);
 	kp_diff_free(df);
 	kp_profile_free(a);
 	kp_profile_free(b);
 }
 
 /* One run a side: the resolution is the normal quantile of Holm's first
- * step times a binomial standard error at a share of 1/2. R:
+ * step over the gate's family times a binomial standard error at a share
+ * of 1/2. R:
  *   100 * qnorm(1 - 0.01 / 40 / 2) * sqrt(0.25 * (1 / 1200 + 1 / 1100)) */
 static void test_resolution(void)
 {
@@ -821,6 +846,7 @@ static void test_resolution(void)
 	struct kp_diff_opts o = {0};
 	struct kp_diag d;
 	struct kp_diff *df;
+	struct kp_diff_gate g;
 
 	for (size_t i = 0; i < 40; i++)
 		w[i] = 1;
@@ -829,12 +855,44 @@ static void test_resolution(void)
 	b = draw(w, 40, 1100, &rng, 40, 0);
 	df = kp_diff_compare(a, b, samples, &o, &d);
 	CHECK_EQ_INT(kp_diff_ntested(df, KP_DIFF_TOTAL), 61);
-	CHECK(near(kp_diff_resolution(df),
-		   100 * kp_stats_t_quantile(0.01 / 61, INFINITY) *
+	/* one run a side: every function is in the family, whatever points */
+	kp_diff_gate(df, 6, &g);
+	CHECK_EQ_INT(g.family, 61);
+	kp_diff_gate_fini(&g);
+	/* at 0 points every function is in the family */
+	kp_diff_gate(df, 0, &g);
+	CHECK_EQ_INT(g.family, 61);
+	CHECK(near(g.resolution,
+		   100 * kp_stats_t_quantile(0.01 / 61, HUGE_VAL) *
 			   sqrt(0.25 * (1.0 / 1200 + 1.0 / 1100)),
 		   1e-12));
+	kp_diff_gate_fini(&g);
+	kp_diff_free(df);
+	/* two runs a side, at 6 points: those whose mean share is above 3,
+	 * main and the 20 groups (5% each), not the functions (2.5% each,
+	 * but for the few drawn heavier) */
+	df = kp_diff_new(&o);
+	for (int run = 0; run < 2; run++) {
+		kp_diff_add_run(df, KP_DIFF_BASE, a, &samples[0], &d);
+		kp_diff_add_run(df, KP_DIFF_NEW, b, &samples[0], &d);
+	}
+	kp_diff_finish(df, &d);
+	kp_diff_gate(df, 6, &g);
+	{
+		size_t above = 0;
+
+		for (size_t i = 0; i < kp_diff_nfunctions(df); i++) {
+			const struct kp_diff_change *ch =
+				&kp_diff_function(df, i)->col[KP_DIFF_TOTAL];
+
+			above += (ch->share[0] + ch->share[1]) / 2 > 3;
+		}
+		CHECK_EQ_INT(g.family, above);
+		CHECK(above >= 21 && above < 30);
+	}
+	kp_diff_gate_fini(&g);
 	/* and with m = 40, R's number */
-	CHECK(near(100 * kp_stats_t_quantile(0.01 / 40, INFINITY) *
+	CHECK(near(100 * kp_stats_t_quantile(0.01 / 40, HUGE_VAL) *
 			   sqrt(0.25 * (1.0 / 1200 + 1.0 / 1100)),
 		   7.64356779785, 1e-9));
 	kp_diff_free(df);
@@ -852,19 +910,20 @@ static void test_report_escaping(void)
 	struct kp_diff_opts o = {0};
 	struct kp_diag d;
 	struct kp_diff *df = kp_diff_compare(a, b, samples, &o, &d);
+	struct kp_diff_gate g;
 	struct kp_diff_report r = {.file = {"base|`x", "new"},
 				   .value = "samples",
 				   .unit = "count",
 				   .counts = "samples",
 				   .top = 20,
-				   .gate = true,
-				   .fail_above = 5,
+				   .gate = &g,
 				   .command = "kprof diff `x`"};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out;
 
-	CHECK_EQ_INT(kp_diff_regressions(df, 5, NULL), 1);
+	kp_diff_gate(df, 5, &g);
+	CHECK_EQ_INT(g.n, 1);
 	out = open_memstream(&buf, &len);
 	CHECK(kp_diff_write_markdown(df, &r, out) == 0);
 	fclose(out);
@@ -889,6 +948,7 @@ static void test_report_escaping(void)
 		     "<failure type=\"regression\" message=\"total share 10.00% -&gt; 40.00%") !=
 	      NULL);
 	free(buf);
+	kp_diff_gate_fini(&g);
 	kp_diff_free(df);
 	kp_profile_free(a);
 	kp_profile_free(b);

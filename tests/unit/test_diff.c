@@ -777,6 +777,21 @@ static struct kp_profile *stacks(const char *const *lines, const unsigned *count
 	return p;
 }
 
+/* A diff of a and b as two runs a side each (the dispersion measured). */
+static struct kp_diff *twice(const struct kp_profile *a, const struct kp_profile *b,
+			     const struct kp_diff_opts *o)
+{
+	struct kp_diff *df = kp_diff_new(o);
+	struct kp_diag d;
+
+	for (int run = 0; run < 2; run++) {
+		CHECK(kp_diff_add_run(df, KP_DIFF_BASE, a, &samples[0], &d) == 0);
+		CHECK(kp_diff_add_run(df, KP_DIFF_NEW, b, &samples[0], &d) == 0);
+	}
+	CHECK(kp_diff_finish(df, &d) == 0);
+	return df;
+}
+
 /* Interrupt work (below asm_common_interrupt) that grows by 6 points: one
  * run a side cannot tell it from the neighbours, so the gate passes over
  * it unless --gate-interrupts; a kernel function mostly outside
@@ -820,12 +835,7 @@ static void test_interrupts(void)
 	kp_diff_free(df);
 	/* two runs a side: measured, nothing passed over */
 	o.gate_interrupts = false;
-	df = kp_diff_new(&o);
-	for (int i = 0; i < 2; i++) {
-		kp_diff_add_run(df, KP_DIFF_BASE, a, &samples[0], &d);
-		kp_diff_add_run(df, KP_DIFF_NEW, b, &samples[0], &d);
-	}
-	kp_diff_finish(df, &d);
+	df = twice(a, b, &o);
 	kp_diff_gate(df, 5, &gate);
 	CHECK_EQ_INT(gate.nskipped, 0);
 	kp_diff_gate_fini(&gate);
@@ -871,12 +881,7 @@ static void test_resolution(void)
 	/* two runs a side, at 6 points: those whose mean share is above 3,
 	 * main and the 20 groups (5% each), not the functions (2.5% each,
 	 * but for the few drawn heavier) */
-	df = kp_diff_new(&o);
-	for (int run = 0; run < 2; run++) {
-		kp_diff_add_run(df, KP_DIFF_BASE, a, &samples[0], &d);
-		kp_diff_add_run(df, KP_DIFF_NEW, b, &samples[0], &d);
-	}
-	kp_diff_finish(df, &d);
+	df = twice(a, b, &o);
 	kp_diff_gate(df, 6, &g);
 	{
 		size_t above = 0;

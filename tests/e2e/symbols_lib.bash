@@ -45,11 +45,6 @@ frames_unknown() { # file comm_regex
 	} END { print unknown + 0, total + 0 }' "$1"
 }
 
-# The "N% of frames unresolved" figure of kprof's summary line.
-summary_unresolved_pct() { # stderr file
-	sed -n 's/.* \([0-9.]*\)% of frames unresolved.*/\1/p' "$1" | tail -1
-}
-
 # Lines of a folded file whose frames match a regex anywhere: prints them
 # for the log (at most n).
 show_matching() { # file regex [n]

@@ -1,8 +1,9 @@
 # 150 processes of about 20 ms each, run one after the other by a shell,
 # each spending its time in a function of a shared library: each is gone
 # long before the end of the run, yet under 5% of their frames may stay
-# unresolved, and the library's functions (one exported, one static) are
-# named under main.
+# unresolved, the library's functions (one exported, one static) are
+# named under main, and the summary counts the unresolved frames the
+# profile holds.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 
@@ -34,7 +35,14 @@ show_top "$f" 4
 check "the short processes are sampled ($total >= 300 samples)" [ "$total" -ge 300 ]
 check "main;kpshort_lib_kprof;kpshort_lib_leaf_kprof carries >= 60%" at_least_pct "$lib" "$total" 60
 check "under 5% of the short processes' frames are [unknown]" [ "$((unk * 20))" -lt "$frames" ]
-pct=$(summary_unresolved_pct "$T/err")
-check "the summary line says under 5% of frames unresolved (${pct:-none}%)" \
-	awk -v p="${pct:-100}" 'BEGIN { exit !(p < 5) }'
+# the summary counts what the profile holds: its unresolved frames are the
+# [unknown] frames of every process, the shell's too (dash is stripped:
+# its static functions are unknown, and how many of its samples there are
+# depends on how long fork and exec take, 0.3% to 8.6% of the frames;
+# only the short processes' share is bounded, above)
+read -r unk_all _ <<<"$(frames_unknown "$f" '.')"
+counted=$(sed -n 's/.*% of frames unresolved (kernel \([0-9]*\), user \([0-9]*\), JIT \([0-9]*\), other \([0-9]*\)).*/\1 \2 \3 \4/p' "$T/err" |
+	awk '{ print $1 + $2 + $3 + $4 }')
+check "the summary's unresolved frames are the profile's [unknown] frames (${counted:-none}, $unk_all)" \
+	[ "${counted:-x}" = "$unk_all" ]
 finish

@@ -2,10 +2,10 @@
 # kprof diff as a CI gate, the way the README's recipe runs it: a benchmark
 # of fixed work (tests/workloads/cibench.c: parsing, a hash table bigger
 # than the caches, a checksum at about 15% of the time, qsort, fsync'd
-# writes; about 1,100 samples a run at 999 Hz) recorded ten times at the
-# same speed and five times with the checksum doing 60% more work,
-# interleaved, so that whatever else the machine does (the rest of the
-# suite) hits both alike:
+# writes; half its usual rounds here: about 550 samples a run at 999 Hz)
+# recorded ten times at the same speed and five times with the checksum
+# doing 60% more work, interleaved, so that whatever else the machine does
+# (the rest of the suite) hits both alike:
 #  - five runs against five of the same build pass --fail-above 2 (exit 0);
 #  - five against five of the slower build fail (exit 3) naming
 #    ci_checksum_kprof and nothing else, in one kprof diff that writes the
@@ -18,9 +18,9 @@
 #    before; a directory with no profile, with runs of other commands or
 #    events, with a link planted in it; a directory of 100 runs read in
 #    about the memory of one.
-# The margins: with five runs a side the checksum's share moves about 0.6
-# points from run to run, its growth here is some 7 points (t about 15 to
-# 20, where Holm's first step over the gate's family needs about 3.5); a
+# The margins: with five runs a side the checksum's share moves about 0.8
+# points from run to run, its growth here is some 7 points (t about 10 to
+# 15, where Holm's first step over the gate's family needs about 3.5); a
 # same-build pair at alpha 1e-4 needs a function to move more than 2
 # points and some 5 of its standard errors.
 source "$(dirname "$0")/lib.bash"
@@ -29,7 +29,7 @@ W=$KP_WORKLOADS/cibench_fp
 record() { # path [cibench args]
 	local path=$1
 	shift
-	"$KPROF" -F 999 -o "$path" -- "$W" dir="$T" "$@" 2>"$T/rec.err" ||
+	"$KPROF" -F 999 -o "$path" -- "$W" rounds=20 dir="$T" "$@" 2>"$T/rec.err" ||
 		fail "recording $path: $(cat "$T/rec.err")"
 }
 # the field of the JSON document a python expression names

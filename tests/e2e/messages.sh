@@ -1,5 +1,8 @@
 # What kprof says when a run cannot do what was asked, or did nothing: each
 # message names the real cause.
+#
+# kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
+# runs beside it; tests/CMakeLists.txt)
 . "$(dirname "$0")/lib.bash"
 
 online=$(cat /sys/devices/system/cpu/online)

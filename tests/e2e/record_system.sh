@@ -1,5 +1,10 @@
-# A system-wide recording sees a busy background process, and a
-# syscall-heavy command shows its kernel frames.
+# A system-wide recording sees a busy background process, and its .kprof
+# renders as the recording did, byte for byte (kernel frames, many
+# processes, mappings, source lines); a syscall-heavy command shows its
+# kernel frames.
+#
+# kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
+# runs beside it; tests/CMakeLists.txt)
 . "$(dirname "$0")/lib.bash"
 
 "$KP_WORKLOADS/spin_fp" 4 &
@@ -15,6 +20,11 @@ echo "system-wide: $total samples, $busy in the background spinner"
 # 2-CPU machine; less when other work competes)
 check "the background spinner is seen" [ "$busy" -ge 100 ]
 check "summary counts processes" grep -qE '[0-9]+ processes' "$T/err"
+
+mapfile -t o < <(record_outputs "$T/sys")
+"$KPROF" -a -F 499 "${o[@]}" -- sleep 1 2>"$T/err"
+check "the machine's .kprof: folded, SVG and top as recorded" same_as_recorded "$T/sys"
+ls -l "$T"/sys.* | awk '{ print "  " $5 " " $NF }'
 
 "$KPROF" -F 499 -f folded --annotate -o "$T/k.folded" -- "$KP_WORKLOADS/syscalls_fp" 1.5 2>/dev/null
 total=$(count_matching "$T/k.folded" '^syscalls_fp;')

@@ -1,8 +1,9 @@
 # .kprof recordings through `kprof report`: every folded input (the
 # FlameGraph collapsed files, a real recording) -> -f kprof -> -f folded
 # and -f svg give the same bytes as from the input itself; the recorder's
-# own .kprof (a command, the whole machine) gives the folded text, SVG and
-# top table the recording wrote, byte for byte; -o X.kprof chooses the
+# own .kprof (a command's; the whole machine's is e2e/record_system's)
+# gives the folded text, SVG and top table the recording wrote, byte for
+# byte; -o X.kprof chooses the
 # format; stdin works; damaged recordings (truncated, another major
 # version, a flipped bit, random bytes) exit 1 with one line naming the
 # file and leave no output file.
@@ -30,29 +31,13 @@ check "$n FlameGraph collapsed files: folded -> .kprof -> folded/SVG unchanged (
 	[ "$n" -ge 50 -a "$bad" -eq 0 ]
 
 # the recorder's .kprof renders as the recording did, byte for byte: a
-# command (with --tid roots: report takes them from the recording) and the
-# whole machine (kernel frames, many processes, mappings, source lines)
-outputs() { # prefix: -o PREFIX.EXT for every output format
-	local ext
-	for ext in kprof folded svg top; do printf -- '-o\n%s.%s\n' "$1" "$ext"; done
-}
-same_as_recorded() { # prefix [report options]
-	local pre=$1 ext
-	shift
-	for ext in folded svg top; do
-		"$KPROF" report "$@" -o "$T/re.$ext" "$pre.kprof" 2>"$T/err.re" || return 1
-		cmp -s "$pre.$ext" "$T/re.$ext" || { echo "  $pre.$ext differs"; return 1; }
-	done
-}
-mapfile -t o < <(outputs "$T/cmd")
+# command (with --tid roots: report takes them from the recording; the
+# whole machine's: e2e/record_system)
+mapfile -t o < <(record_outputs "$T/cmd")
 "$KPROF" -F 499 --tid "${o[@]}" -- "$KP_WORKLOADS/spin_fp" 0.5 2 2>"$T/err"
 check "recorded a command into four outputs" [ -s "$T/cmd.kprof" -a -s "$T/cmd.folded" ]
 check "kprof -o X.kprof writes a recording" [ "$(head -c 5 "$T/cmd.kprof")" = KPROF ]
 check "the command's .kprof: folded, SVG and top as recorded" same_as_recorded "$T/cmd"
-mapfile -t o < <(outputs "$T/sys")
-"$KPROF" -a -F 499 "${o[@]}" -- sleep 1 2>"$T/err"
-check "the machine's .kprof: folded, SVG and top as recorded" same_as_recorded "$T/sys"
-ls -l "$T"/sys.* | awk '{ print "  " $5 " " $NF }'
 
 # a real recording's folded stacks
 "$KPROF" -F 499 -f folded -o "$T/rec.folded" -- "$KP_WORKLOADS/spin_fp" 1 2>/dev/null

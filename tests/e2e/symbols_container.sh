@@ -4,6 +4,9 @@
 # name its native function (binary opened through /proc/PID/root: the path
 # in its MMAP2 records does not exist outside) and its JIT code (the map
 # found under the pid the process sees itself as).
+#
+# kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
+# runs beside it; tests/CMakeLists.txt)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 

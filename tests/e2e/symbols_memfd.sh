@@ -5,6 +5,9 @@
 # names it from its own symbols and DWARF, and counts it as user code, not
 # JIT. A memfd that holds JIT code (not ELF) stays JIT code, named by the
 # process's perf map.
+#
+# kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
+# runs beside it; tests/CMakeLists.txt)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 

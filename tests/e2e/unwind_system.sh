@@ -2,6 +2,9 @@
 # built without frame pointers, so the kernel's frame-pointer walk gives
 # towers of [unknown] up to the depth limit; the default mode unwinds it
 # with CFI to its outermost frame, at a sane depth.
+#
+# kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
+# runs beside it; tests/CMakeLists.txt)
 . "$(dirname "$0")/lib.bash"
 
 bash -c 'f() { : $((i++)); }; while :; do f; done' &

@@ -7,7 +7,14 @@
  * SIGKILL), no file is left behind, not even an empty one. Where the file
  * system has no O_TMPFILE, a named temporary FILE.tmp.XXXXXX is used
  * instead and removed on failure and on SIGINT, SIGTERM and SIGHUP (the
- * only case where SIGKILL can leave one). */
+ * only case where SIGKILL can leave one).
+ *
+ * kprof runs as root in folders other users can write (/tmp): nothing
+ * found at the name is followed or opened for writing unless only root or
+ * we could have put it there. A link or a regular file is replaced (never
+ * written through); a FIFO or a device is written in place only when
+ * trusted (outfile.c: trusted_in), else refused; /dev/stdout, /dev/fd/N
+ * and /proc/self/fd/N are our own descriptors. docs/security.md. */
 #ifndef KP_UTIL_OUTFILE_H
 #define KP_UTIL_OUTFILE_H
 
@@ -22,6 +29,7 @@ struct kp_outfile {
 	char *tmp;   /* named temporary (fallback only), NULL otherwise */
 	bool direct; /* path is not a regular file (/dev/null, FIFO): written in place */
 	int slot;    /* the fallback's signal-cleanup slot + 1, 0: none */
+	int dirfd;   /* the path's folder (O_PATH): every step after the first is relative to it */
 };
 
 enum {

@@ -46,3 +46,30 @@ same_as_recorded() { # prefix [report options]
 		cmp -s "$pre.$ext" "$T/re.$ext" || { echo "  $pre.$ext differs"; return 1; }
 	done
 }
+
+# Runs CMD at the end of the test, after those registered before it.
+at_exit() { # cmd
+	KP_AT_EXIT="${KP_AT_EXIT:-}$1;"
+	trap "$KP_AT_EXIT" EXIT
+}
+
+# A user of its own for a test that plays another user of the machine (root
+# only): a uid no account has, picked from the process id so that tests
+# running at once differ, with no home, no groups and no entry in
+# /etc/passwd (nothing to lock or to leave behind). as_user CMD... runs CMD
+# as it. The kernel's own guards against planted links, FIFOs and files
+# (fs.protected_*) are switched off for the test where they can be, as on
+# hosts and containers without systemd's defaults, so that kprof is tested
+# alone; they are restored at exit (the script says '# kp-e2e: kernel-guards':
+# tests/CMakeLists.txt runs two such tests one after the other).
+make_other_user() {
+	local uid=$((60000 + $$ % 5000)) g
+	while getent passwd "$uid" >/dev/null || getent group "$uid" >/dev/null; do uid=$((uid + 1)); done
+	OTHER_UID=$uid
+	for g in protected_symlinks protected_fifos protected_regular; do
+		[ -w "/proc/sys/fs/$g" ] || continue
+		at_exit "echo $(cat "/proc/sys/fs/$g") > /proc/sys/fs/$g"
+		echo 0 >"/proc/sys/fs/$g"
+	done
+}
+as_user() { setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups "$@"; }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "flamegraph/collapse.h"
 #include "util/outfile.h"
 
@@ -164,7 +165,8 @@ int kp_cmd_collapse(int argc, char **argv)
 			       "itself");
 			return 2;
 		case 'o':
-			output = optarg;
+			if (kp_output_once(&output, optarg, "collapse"))
+				return 2;
 			break;
 		case 'h':
 			print_help();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/svg_options.h"
 #include "flamegraph/folded.h"
 #include "flamegraph/svg.h"
@@ -100,7 +101,10 @@ int kp_cmd_flamegraph(int argc, char **argv)
 
 		switch (c) {
 		case 'o':
-			opath = optarg;
+			if (kp_output_once(&opath, optarg, "flamegraph")) {
+				status = 2;
+				goto out;
+			}
 			continue;
 		case 'h':
 			usage(stdout);

@@ -517,18 +517,15 @@ int kp_cmd_record(int argc, char **argv)
 	struct record_cli c;
 	struct kp_session *sess = NULL;
 	struct kp_symbolizer *sym = NULL;
-	const struct kp_output_format **fmts = NULL;
 	struct kp_output_ctx ctx = {0};
 	struct kp_profile *prof;
 	struct frame_counts fc;
-	struct kp_outfile *outs = NULL;
-	size_t nout = 0;
+	struct kp_outputs outs = {0};
 	char where[1024] = "";
 	struct kp_diag d = {""};
 	struct kp_session_stats st;
 	int first, exit_code = 0, r, status = 1;
 	char **cmd_argv;
-	bool to_terminal_report;
 	char *cache_dir = NULL;
 
 	memset(&c, 0, sizeof(c));
@@ -565,36 +562,20 @@ int kp_cmd_record(int argc, char **argv)
 	}
 
 	/* each output's format: -f, else the -o extension, else an SVG (the
-	 * top functions when it would go to a terminal); none: stdout */
-	nout = c.noutputs ? c.noutputs : 1;
-	outs = kp_xcalloc(nout, sizeof(*outs));
-	fmts = kp_xcalloc(nout, sizeof(*fmts));
-	to_terminal_report = !c.format && !c.noutputs && isatty(STDOUT_FILENO);
-	for (size_t i = 0; i < nout; i++) {
-		const char *path = c.noutputs ? c.outputs[i] : NULL;
-
-		fmts[i] = c.format ? kp_output_by_name(c.format) : kp_output_by_path(path);
-		if (!fmts[i])
-			fmts[i] = kp_output_by_name(to_terminal_report ? "top" : "svg");
-		if (fmts[i]->binary && !path && isatty(STDOUT_FILENO)) {
-			kp_err("-f %s is binary: give -o FILE or redirect stdout", fmts[i]->name);
-			status = 2;
-			goto out;
-		}
-		/* created before recording: a bad path fails at once */
-		if (kp_outfile_open(&outs[i], path, &d) < 0) {
-			kp_err("%s", d.msg);
-			goto out;
-		}
-	}
+	 * top functions when it would go to a terminal); none: stdout. The
+	 * files are created before recording: a bad path fails at once. */
+	status = kp_outputs_open(&outs, c.format, c.outputs, c.noutputs, "");
+	if (status)
+		goto out;
+	status = 1;
 
 	c.sym.debuginfo_dirs = c.dirs;
 	c.sym.n_debuginfo_dirs = c.ndirs;
 	/* folded text, SVG and the top table name functions only: line tables
 	 * are read only for the outputs that keep lines */
 	c.sym.no_lines = true;
-	for (size_t i = 0; i < nout; i++)
-		if (fmts[i]->lines)
+	for (size_t i = 0; i < outs.n; i++)
+		if (outs.fmt[i]->lines)
 			c.sym.no_lines = false;
 	if (!c.no_cache)
 		c.sym.cache_dir = cache_dir = kp_default_cache_dir();
@@ -639,18 +620,9 @@ int kp_cmd_record(int argc, char **argv)
 	/* the lines under the SVG's title come from the profile's metadata
 	 * (cli/output.c), as when `kprof report` draws its .kprof */
 	c.svg.allow_empty = true; /* a run with no samples still says so */
-	for (size_t i = 0; i < nout; i++) {
-		size_t len = strlen(where);
-
-		if (kp_output_write(fmts[i], &ctx, outs[i].fp, &d) < 0 ||
-		    kp_outfile_commit(&outs[i], &d) < 0) {
-			kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
-			goto out;
-		}
-		snprintf(where + len, sizeof(where) - len, "%s%s", i ? ", " : "",
-			 kp_outfile_name(&outs[i]));
-	}
-	if (to_terminal_report) {
+	if (kp_outputs_write(&outs, &ctx, where, sizeof(where)))
+		goto out;
+	if (outs.terminal_top) {
 		fprintf(stdout, "\n(stdout is a terminal: for the flame graph use -o FILE.svg or "
 				"redirect stdout; -f folded for folded stacks)\n");
 		print_summary(&c, &st, &fc, "the report above");
@@ -659,10 +631,7 @@ int kp_cmd_record(int argc, char **argv)
 	}
 	status = kp_session_exit_code(sess);
 out:
-	for (size_t i = 0; outs && i < nout; i++)
-		kp_outfile_abort(&outs[i]);
-	free(outs);
-	free(fmts);
+	kp_outputs_free(&outs);
 	free(c.outputs);
 	kp_session_free(sess);
 	kp_sym_free(sym);

@@ -42,7 +42,8 @@ static void usage(FILE *out)
 	      "                      top on a terminal):\n",
 	      out);
 	kp_output_help(out);
-	fputs("  -o, --output FILE   write here (default stdout)\n"
+	fputs("  -o, --output FILE   write here, in the format of its extension (repeatable;\n"
+	      "                      default stdout)\n"
 	      "      --top N         how many functions -f top lists (default 20)\n"
 	      "      --value NAME    the value to draw or count: samples (default), or another\n"
 	      "                      value type of the recording (e.g. cpu)\n"
@@ -58,23 +59,6 @@ static void usage(FILE *out)
 	kp_svg_options_help(out);
 }
 
-/* The format: -f, else the -o extension, else svg (top on a terminal). */
-static const struct kp_output_format *choose_format(const char *name, const char *opath)
-{
-	const struct kp_output_format *f;
-
-	if (name) {
-		f = kp_output_by_name(name);
-		if (!f)
-			kp_err("report: unknown format '%s' (%s)", name, kp_output_names());
-		return f;
-	}
-	f = opath ? kp_output_by_path(opath) : NULL;
-	if (f)
-		return f;
-	return kp_output_by_name(!opath && isatty(STDOUT_FILENO) ? "top" : "svg");
-}
-
 int kp_cmd_report(int argc, char **argv)
 {
 	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
@@ -83,10 +67,10 @@ int kp_cmd_report(int argc, char **argv)
 	struct kp_load_opts lo = {0};
 	struct kp_load_info info;
 	struct kp_profile *p = NULL;
-	struct kp_outfile of = {0};
+	struct kp_outputs outs = {0};
 	struct kp_diag d = {{0}};
-	const struct kp_output_format *fmt;
-	const char *opath = NULL, *fname = NULL, *value = NULL;
+	const char **opaths = NULL, *fname = NULL, *value = NULL;
+	size_t nopaths = 0, opaths_cap = 0;
 	int c, status = 1;
 
 	kp_svg_opts_init(&so);
@@ -100,7 +84,8 @@ int kp_cmd_report(int argc, char **argv)
 			fname = optarg;
 			continue;
 		case 'o':
-			opath = optarg;
+			kp_xgrow(&opaths, &opaths_cap, nopaths + 1, sizeof(*opaths));
+			opaths[nopaths++] = optarg;
 			continue;
 		case OPT_TOP: {
 			char *end;
@@ -160,11 +145,12 @@ int kp_cmd_report(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	fmt = choose_format(fname, opath);
-	if (!fmt) {
-		status = 2;
+	/* the outputs are created before the profile is read: a bad path or
+	 * format fails at once */
+	status = kp_outputs_open(&outs, fname, opaths, nopaths, "report: ");
+	if (status)
 		goto out;
-	}
+	status = 1;
 	lo.countname = so.countname;
 	if (kp_profile_load(argv[optind], &lo, &p, &info, &d) < 0) {
 		kp_err("%s", d.msg);
@@ -194,23 +180,14 @@ int kp_cmd_report(int argc, char **argv)
 		}
 		ctx.fold.value = (size_t)v;
 	}
-	if (fmt->binary && !opath && isatty(STDOUT_FILENO)) {
-		kp_err("report: -f %s is binary: give -o FILE or redirect stdout", fmt->name);
-		goto out;
-	}
 	ctx.profile = p;
 	ctx.svg = &so;
-	if (kp_outfile_open(&of, opath, &d) < 0) {
-		kp_err("%s", d.msg);
+	if (kp_outputs_write(&outs, &ctx, NULL, 0))
 		goto out;
-	}
-	if (kp_output_write(fmt, &ctx, of.fp, &d) < 0 || kp_outfile_commit(&of, &d) < 0) {
-		kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
-		goto out;
-	}
 	status = 0;
 out:
-	kp_outfile_abort(&of);
+	kp_outputs_free(&outs);
+	free(opaths);
 	kp_profile_free(p);
 	free(opts);
 	return status;

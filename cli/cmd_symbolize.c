@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "symbolize/symbolize.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
@@ -142,7 +143,8 @@ int kp_cmd_symbolize(int argc, char **argv)
 			lines = true;
 			break;
 		case 'o':
-			output = optarg;
+			if (kp_output_once(&output, optarg, "symbolize"))
+				return 2;
 			break;
 		case OPT_NO_INLINE:
 			opts.no_inline = true;

@@ -4,12 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cli/commands.h"
 #include "flamegraph/folded.h"
 #include "flamegraph/pprof.h"
 #include "flamegraph/recording.h"
 #include "flamegraph/speedscope.h"
 #include "flamegraph/svg.h"
+#include "util/xalloc.h"
 
 /* The folded table the name-based writers draw from. */
 static struct kp_folded *fold(const struct kp_output_ctx *ctx, struct kp_diag *d)
@@ -232,4 +235,92 @@ int kp_output_write(const struct kp_output_format *fmt, const struct kp_output_c
 		    struct kp_diag *d)
 {
 	return fmt->write(ctx, out, d);
+}
+
+int kp_outputs_open(struct kp_outputs *o, const char *fname, const char *const *paths,
+		    size_t npaths, const char *cmd)
+{
+	const struct kp_output_format *named = NULL;
+	struct kp_diag d = {{0}};
+
+	memset(o, 0, sizeof(*o));
+	if (fname) {
+		named = kp_output_by_name(fname);
+		if (!named) {
+			kp_err("%sunknown format '%s' (%s)", cmd, fname, kp_output_names());
+			return 2;
+		}
+	}
+	o->n = npaths ? npaths : 1;
+	o->fmt = kp_xcalloc(o->n, sizeof(*o->fmt));
+	o->file = kp_xcalloc(o->n, sizeof(*o->file));
+	o->terminal_top = !fname && !npaths && isatty(STDOUT_FILENO);
+	for (size_t i = 0; i < o->n; i++) {
+		const char *path = npaths ? paths[i] : NULL;
+
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(paths[j], path) == 0) {
+				kp_err("%s-o %s is given twice", cmd, path);
+				return 2;
+			}
+		}
+		o->fmt[i] = named ? named : kp_output_by_path(path);
+		if (!o->fmt[i])
+			o->fmt[i] = kp_output_by_name(o->terminal_top ? "top" : "svg");
+		if (o->fmt[i]->binary && (!path || strcmp(path, "-") == 0) &&
+		    isatty(STDOUT_FILENO)) {
+			kp_err("%s-f %s is binary: give -o FILE or redirect stdout", cmd,
+			       o->fmt[i]->name);
+			return 2;
+		}
+		if (kp_outfile_open(&o->file[i], path, &d) < 0) {
+			kp_err("%s", d.msg);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
+		     size_t wsize)
+{
+	struct kp_diag d = {{0}};
+
+	if (where && wsize)
+		where[0] = '\0';
+	for (size_t i = 0; i < o->n; i++) {
+		if (kp_output_write(o->fmt[i], ctx, o->file[i].fp, &d) < 0 ||
+		    kp_outfile_commit(&o->file[i], &d) < 0) {
+			kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
+			return 1;
+		}
+		if (where && wsize) {
+			size_t len = strlen(where);
+
+			snprintf(where + len, wsize - len, "%s%s", i ? ", " : "",
+				 kp_outfile_name(&o->file[i]));
+		}
+	}
+	return 0;
+}
+
+void kp_outputs_free(struct kp_outputs *o)
+{
+	for (size_t i = 0; o->file && i < o->n; i++)
+		kp_outfile_abort(&o->file[i]);
+	free(o->file);
+	free(o->fmt);
+	memset(o, 0, sizeof(*o));
+}
+
+int kp_output_once(const char **path, const char *arg, const char *cmd)
+{
+	if (*path) {
+		kp_err("%s: -o given twice (%s, %s): it writes one output; kprof report writes "
+		       "several formats from one profile",
+		       cmd, *path, arg);
+		return 2;
+	}
+	*path = arg;
+	return 0;
 }

@@ -13,6 +13,7 @@
 #include "flamegraph/svg.h"
 #include "profile/profile.h"
 #include "util/diag.h"
+#include "util/outfile.h"
 
 /* What a writer may need besides the profile. */
 struct kp_output_ctx {
@@ -45,5 +46,33 @@ void kp_output_help(FILE *out);
 /* Writes ctx->profile in fmt to out. Returns 0 or a negative errno (d). */
 int kp_output_write(const struct kp_output_format *fmt, const struct kp_output_ctx *ctx, FILE *out,
 		    struct kp_diag *d);
+
+/* The outputs one command writes: one per -o (repeatable), or stdout. */
+struct kp_outputs {
+	size_t n;
+	const struct kp_output_format **fmt; /* n, static */
+	struct kp_outfile *file;	     /* n */
+	bool terminal_top;		     /* no -f, no -o, stdout a terminal: the top table */
+};
+
+/* Chooses each output's format (fname given by -f, else the -o path's
+ * extension, else svg; the top table when neither -f nor -o is given and
+ * stdout is a terminal) and creates the files, before any work: a bad path
+ * or format fails at once. cmd names the command in messages ("report: ",
+ * "" for the recording). Returns 0, or the exit status after printing why
+ * (2: usage, 1: a path). Free with kp_outputs_free in every case. */
+int kp_outputs_open(struct kp_outputs *o, const char *fname, const char *const *paths,
+		    size_t npaths, const char *cmd);
+/* Writes ctx to every output and puts each in place under its name; on
+ * failure prints why. where (may be NULL) receives "a.svg, b.folded".
+ * Returns 0 or 1. */
+int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
+		     size_t wsize);
+/* Takes -o arg for a command that writes one output (cmd: "flamegraph"):
+ * a second -o is refused rather than silently winning. Returns 0, or 2
+ * after saying why. */
+int kp_output_once(const char **path, const char *arg, const char *cmd);
+/* Discards what was not committed and frees. Safe on a zeroed struct. */
+void kp_outputs_free(struct kp_outputs *o);
 
 #endif

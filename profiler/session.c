@@ -134,6 +134,29 @@ static void start_profile(struct kp_session *s, const int *cpus, size_t ncpus)
 			    tm.tm_sec);
 }
 
+/* The signals whose default action ends a process, but for those that
+ * report its own faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS,
+ * SIGABRT): sent to a recording kprof, each stops the recording, is passed
+ * on to the command and the profile is written, as for SIGINT. A signal
+ * ignored when kprof starts (nohup's SIGHUP) stays ignored. */
+static void stop_signals(sigset_t *mask)
+{
+	static const int ends[] = {SIGINT,  SIGTERM,   SIGHUP,	SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+				   SIGPIPE, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGIO};
+
+	sigemptyset(mask);
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		sigaddset(mask, ends[i]);
+#ifdef SIGPWR
+	sigaddset(mask, SIGPWR);
+#endif
+#ifdef SIGSTKFLT /* not on every architecture */
+	sigaddset(mask, SIGSTKFLT);
+#endif
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(mask, sig);
+}
+
 int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, int *exit_code,
 		   struct kp_diag *d)
 {
@@ -158,11 +181,9 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	s->unw = kp_unwind_new(opts->sym);
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 
-	/* signals arrive through the epoll loop, not as interruptions */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
+	/* signals arrive through the epoll loop, not as interruptions: every
+	 * one that would end kprof ends the recording instead (stop_signals) */
+	stop_signals(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &s->oldmask);
 	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -730,8 +751,9 @@ static void handle_signals(struct kp_session *s)
 				s->stop = true;
 			continue;
 		}
-		/* SIGINT, SIGTERM, SIGHUP: stop, and pass it on */
-		forward_signal(s, (int)si.ssi_signo);
+		/* SIGINT, SIGTERM, ... (stop_signals): stop, and pass it on;
+		 * SIGPIPE is about kprof's own output: the command gets SIGTERM */
+		forward_signal(s, si.ssi_signo == SIGPIPE ? SIGTERM : (int)si.ssi_signo);
 		s->stop = true;
 	}
 }

@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,7 +12,7 @@ int kp_target_fork(struct kp_target *t, char *const argv[], const sigset_t *sigm
 		   struct kp_diag *d)
 {
 	int go[2], errp[2];
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	memset(t, 0, sizeof(*t));
 	t->go_fd = t->err_fd = -1;
@@ -39,6 +41,11 @@ int kp_target_fork(struct kp_target *t, char *const argv[], const sigset_t *sigm
 
 		close(go[1]);
 		close(errp[0]);
+		/* the command does not outlive kprof: were kprof killed (SIGKILL,
+		 * which it cannot catch), the command would run on unobserved
+		 * under init. The kernel drops this for a set-user-ID program. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(127);
 		sigprocmask(SIG_SETMASK, sigmask, NULL);
 		/* wait until kprof's events are attached to us */
 		if (read(go[0], &c, 1) != 1)

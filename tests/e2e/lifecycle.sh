@@ -29,25 +29,55 @@ check "unwritable output -> 1" [ $? -eq 1 ]
 check "names the output" grep -q "/nonexistent-dir/out" "$T/err"
 check "--help lists options" sh -c "'$KPROF' --help | grep -q -- '--freq'"
 
-# SIGINT and SIGTERM stop the recording, reach the command and still write
-# the profile. Job control (set -m) keeps SIGINT at its default in the
-# background job, as it is for a command typed at a terminal.
-for sig in INT TERM; do
+# SIGINT and SIGTERM, and every other signal that would end kprof, stop the
+# recording, reach the command (SIGPIPE, about kprof's own output, reaches
+# it as SIGTERM) and still write the profile. Job control (set -m) keeps
+# SIGINT at its default in the background job, as it is for a command typed
+# at a terminal. ulimit -c 0: SIGQUIT's core dump would be slow.
+for sig in INT TERM QUIT USR1 ALRM PIPE; do
 	set -m
-	"$KPROF" -F 499 -f folded -o "$T/$sig.folded" -- "$KP_WORKLOADS/spin_fp" 30 2>/dev/null &
+	(ulimit -c 0 && exec "$KPROF" -F 499 -f folded -o "$T/$sig.folded" -- "$KP_WORKLOADS/spin_fp" 30 2>/dev/null) &
 	kp=$!
 	set +m
-	sleep 1.5
+	case $sig in INT | TERM) sleep 1.5 ;; *) sleep 0.7 ;; esac
 	kill -$sig $kp
 	start=$(date +%s)
 	wait $kp
 	st=$?
 	want=$((128 + $(kill -l $sig)))
+	[ $sig = PIPE ] && want=143
 	check "SIG$sig: exit status of the interrupted command ($want), got $st" [ $st -eq $want ]
 	check "SIG$sig: stopped promptly" [ $(($(date +%s) - start)) -le 3 ]
 	check "SIG$sig: complete profile written" grep -q 'spin_leaf' "$T/$sig.folded"
 	check "SIG$sig: no temporary file left" sh -c "! ls '$T'/$sig.folded.tmp.* 2>/dev/null"
 done
+
+# kprof killed (SIGKILL, which it cannot catch): its command does not run on
+"$KPROF" -F 99 -f folded -o "$T/KILL.folded" -- sleep 30 2>/dev/null &
+kp=$!
+sleep 0.5
+child=$(pgrep -P $kp)
+kill -KILL $kp
+wait $kp 2>/dev/null
+gone() { [ ! -e "/proc/$child" ] || [ "$(awk '{ print $3 }' "/proc/$child/stat" 2>/dev/null)" = Z ]; }
+for _ in 1 2 3 4 5 6 7 8 9 10; do gone && break; sleep 0.1; done
+check "SIGKILL: the command ($child) ends with kprof" gone
+check "SIGKILL: no output, not even a partial one" [ ! -e "$T/KILL.folded" ]
+
+# stderr closed (2>&-): the output does not become fd 2 and take kprof's
+# messages (the summary, warnings)
+"$KPROF" -F 499 -f folded -o "$T/closed.folded" -- "$KP_WORKLOADS/spin_fp" 0.3 2>&- >&-
+check "stderr and stdout closed: exit 0" [ $? -eq 0 ]
+check "stderr and stdout closed: only folded lines in the output" \
+	sh -c "grep -q spin_leaf '$T/closed.folded' && ! grep -v -q -E '^[^ ].* [0-9]+$' '$T/closed.folded'"
+
+# -o twice: report writes each in its format, the one-output commands refuse
+"$KPROF" report "$T/INT.folded" -o "$T/two.folded" -o "$T/two.svg" 2>"$T/two.err"
+check "report -o twice: both written" sh -c "grep -q spin_leaf '$T/two.folded' && grep -q '</svg>' '$T/two.svg'"
+"$KPROF" flamegraph "$T/INT.folded" -o "$T/a.svg" -o "$T/b.svg" 2>"$T/two.err"
+check "flamegraph -o twice: usage error" [ $? -eq 2 ]
+check "flamegraph -o twice: says so" grep -q -- "-o given twice" "$T/two.err"
+check "flamegraph -o twice: nothing written" sh -c "[ ! -e '$T/a.svg' ] && [ ! -e '$T/b.svg' ]"
 
 # attach to a running process for a duration, and to one thread
 "$KP_WORKLOADS/spin_fp" 8 1 &

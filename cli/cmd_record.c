@@ -310,8 +310,17 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 		case 'g':
 			/* perf's -g takes no mode; kprof's takes one when the next
 			 * word is one, so `-g cmd` and `-g -- cmd` still work */
-			if (optind < argc && parse_callgraph(argv[optind], &c->sess.attr) == 0)
+			if (optind >= argc)
+				break;
+			r = parse_callgraph(argv[optind], &c->sess.attr);
+			if (r == 0)
 				optind++;
+			/* a mode with a bad size (dwarf,0) is not a command */
+			if (r == -ERANGE) {
+				kp_err("-g: the stack copy size must be 64 to %d bytes, got '%s'",
+				       KP_STACK_DUMP_MAX, argv[optind]);
+				goto usage;
+			}
 			break;
 		case OPT_CALL_GRAPH:
 			r = parse_callgraph(optarg, &c->sess.attr);
@@ -386,7 +395,13 @@ static void warn_no_samples(const struct record_cli *c, const struct kp_session_
 {
 	const char *period = st->freq ? "1/F seconds" : "-c events";
 
-	if (c->sess.command_is_target)
+	/* then it was not too short: the rings could not hold a sample */
+	if (st->lost)
+		kp_warn("no samples were recorded: all %llu were lost, the rings (%u page%s per "
+			"CPU) too small for a sample and its stack copy; give a larger -m",
+			(unsigned long long)st->lost, st->ring_pages,
+			st->ring_pages == 1 ? "" : "s");
+	else if (c->sess.command_is_target)
 		kp_warn("no samples were recorded: the command ran for less than one sampling "
 			"period (%s), or slept all the time",
 			period);

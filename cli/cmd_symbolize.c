@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -126,6 +127,7 @@ int kp_cmd_symbolize(int argc, char **argv)
 	struct kp_diag d = {{0}};
 	struct addrs a = {0};
 	const char *exe = NULL, *output = NULL, **dirs = NULL;
+	struct stat st = {0};
 	char *cache_dir = NULL, *abs = NULL;
 	bool annotate = false, no_cache = false, lines = false;
 	struct kp_symbolizer *sym = NULL;
@@ -187,21 +189,23 @@ int kp_cmd_symbolize(int argc, char **argv)
 		}
 		add_addr(&a, addr);
 	}
-	if (optind == argc && read_stdin(&a) != 0)
-		goto out;
-	/* the symbolizer takes a mapping's absolute path, as a process maps it */
+	/* the symbolizer takes a mapping's absolute path, as a process maps
+	 * it; a FIFO or device is refused without waiting on it */
 	abs = realpath(exe, NULL);
-	fd = abs ? open(abs, O_RDONLY | O_CLOEXEC) : -1;
+	fd = abs ? open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
 	if (fd < 0) {
 		kp_err("%s: %s", exe, strerror(errno));
 		goto out;
 	}
-	is_elf = kp_sym_is_elf(fd);
+	is_elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && kp_sym_is_elf(fd);
 	close(fd);
 	if (!is_elf) {
-		kp_err("%s: not an ELF file (of this machine's byte order)", exe);
+		kp_err("%s: not an ELF file (%s)", exe,
+		       S_ISREG(st.st_mode) ? "of this machine's byte order" : "not a regular file");
 		goto out;
 	}
+	if (optind == argc && read_stdin(&a) != 0)
+		goto out;
 	if (kp_outfile_open(&out, output, &d) != 0) {
 		kp_err("%s", d.msg);
 		goto out;

@@ -54,6 +54,7 @@ struct pp {
 	struct map_seen *seen;
 	size_t nmaps;
 	struct kp_u64map map_of; /* kind << 32 | obj -> mapping index + 1 */
+	size_t *map_order;	 /* mapping index -> the profile's mapping */
 	size_t kernel_map;	 /* index + 1, 0: none */
 	size_t other_map;	 /* index + 1 of the one without a module, 0: none */
 
@@ -84,6 +85,7 @@ static void pp_fini(struct pp *b)
 	free(b->fns);
 	free(b->fnp);
 	free(b->maps);
+	free(b->map_order);
 	free(b->mapp);
 	free(b->seen);
 	kp_u64map_fini(&b->map_of);
@@ -227,15 +229,71 @@ static int64_t build_id_str(struct pp *b, const struct kp_profile_mapping *pm)
  * folded text, unknown addresses): without it pprof would invent one that
  * it then fails to symbolize ("Main binary filename not available."). Their
  * address ranges and has_* come with the locations. */
+/* Does the file path run as the task comm (its name cut to 15 bytes)? */
+static bool runs_as(const char *path, const char *comm)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t len = strlen(comm);
+
+	/* python3 runs /usr/bin/python3.11; a comm of 15 is a cut name */
+	return len && strncmp(base, comm, len) == 0;
+}
+
+/* The profiled program: pprof takes the first mapping for the main binary
+ * ("File:" in its header). It is the file of the user mappings that runs
+ * as the tasks holding the most samples; n when none does. */
+static size_t main_mapping(const struct pp *b)
+{
+	size_t n = kp_profile_nmappings(b->p), ns = kp_profile_nsamples(b->p), best = n;
+	struct kp_u64map by_comm; /* comm string id -> samples */
+	kp_count best_w = 0;
+
+	kp_u64map_init(&by_comm);
+	for (size_t i = 0; i < ns; i++) {
+		struct kp_profile_root root;
+		const kp_count *v;
+		size_t depth;
+		uint64_t w = 0;
+
+		kp_profile_sample(b->p, i, &root, &depth, &v);
+		kp_u64map_get(&by_comm, root.comm, &w);
+		kp_u64map_put(&by_comm, root.comm, w + (uint64_t)v[0]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct kp_profile_mapping *pm = kp_profile_mapping_at(b->p, i);
+		const char *path = kp_profile_str(b->p, pm->path, NULL);
+		kp_count w = 0;
+		uint64_t comm, samples;
+		size_t pos = 0;
+
+		if (pm->kind != KP_LOC_USER)
+			continue;
+		while (kp_u64map_next(&by_comm, &pos, &comm, &samples))
+			if (runs_as(path, kp_profile_str(b->p, (uint32_t)comm, NULL)))
+				w += (kp_count)samples;
+		if (w > best_w) {
+			best_w = w;
+			best = i;
+		}
+	}
+	kp_u64map_fini(&by_comm);
+	return best;
+}
+
 static void add_mappings(struct pp *b)
 {
 	size_t n = kp_profile_nmappings(b->p), nloc = kp_profile_nlocations(b->p);
+	size_t first = main_mapping(b);
 	bool kernel = false, other = false;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct kp_profile_mapping *pm = kp_profile_mapping_at(b->p, i);
+	/* the main binary first, the others in the profile's order after it */
+	b->map_order = kp_xcalloc(n ? n : 1, sizeof(*b->map_order));
+	for (size_t i = 0, k = first < n; i < n; i++)
+		b->map_order[i == first ? 0 : k++] = i;
+	for (size_t k = 0; k < n; k++) {
+		const struct kp_profile_mapping *pm = kp_profile_mapping_at(b->p, b->map_order[k]);
 
-		kp_u64map_put(&b->map_of, map_key(pm->kind, pm->obj), i + 1);
+		kp_u64map_put(&b->map_of, map_key(pm->kind, pm->obj), k + 1);
 	}
 	for (size_t l = 0; l < nloc; l++) {
 		const struct kp_loc *loc = kp_profile_loc(b->p, (uint32_t)l);
@@ -256,7 +314,7 @@ static void add_mappings(struct pp *b)
 		b->mapp[i] = &b->maps[i];
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct kp_profile_mapping *pm = kp_profile_mapping_at(b->p, i);
+		const struct kp_profile_mapping *pm = kp_profile_mapping_at(b->p, b->map_order[i]);
 
 		b->maps[i].filename = pstr(b, pm->path);
 		b->maps[i].build_id = build_id_str(b, pm);

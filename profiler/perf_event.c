@@ -1,8 +1,10 @@
 #include "profiler/perf_event.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,6 +153,16 @@ int kp_perf_paranoid(void)
 	return v;
 }
 
+/* Is process pid ours (the same real user)? True when unknown. */
+static bool same_owner(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) != 0 || geteuid() == 0 || st.st_uid == getuid();
+}
+
 void kp_perf_explain(struct kp_diag *d, int err, const char *event, pid_t pid, int cpu)
 {
 	char where[64];
@@ -162,6 +174,15 @@ void kp_perf_explain(struct kp_diag *d, int err, const char *event, pid_t pid, i
 	switch (-err) {
 	case EACCES:
 	case EPERM:
+		if (pid > 0 && !same_owner(pid)) {
+			kp_diag_set(
+				d, err,
+				"not allowed to sample %s: it is another user's, and the kernel "
+				"lets a user sample only processes it may trace (its own); run "
+				"as root or give kprof CAP_PERFMON",
+				where);
+			break;
+		}
 		kp_diag_set(
 			d, err,
 			"not allowed to sample %s with %s: /proc/sys/kernel/perf_event_paranoid "

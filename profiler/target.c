@@ -3,10 +3,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "util/xalloc.h"
 
 int kp_target_fork(struct kp_target *t, char *const argv[], const sigset_t *sigmask,
 		   struct kp_diag *d)
@@ -64,6 +69,55 @@ int kp_target_fork(struct kp_target *t, char *const argv[], const sigset_t *sigm
 	return 0;
 }
 
+/* The file execvp would have run for cmd: cmd itself when it holds a '/',
+ * else the first regular file of that name in $PATH. Heap, or NULL. */
+static char *file_of_command(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	struct stat st;
+
+	if (strchr(cmd, '/'))
+		return stat(cmd, &st) == 0 && S_ISREG(st.st_mode) ? kp_xstrdup(cmd) : NULL;
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t len = strcspn(p, ":");
+		char *f = kp_xasprintf("%.*s%s%s", (int)len, p, len ? "/" : "", cmd);
+
+		if (stat(f, &st) == 0 && S_ISREG(st.st_mode))
+			return f;
+		free(f);
+		p += len + (p[len] == ':');
+	}
+	return NULL;
+}
+
+/* exec's ENOENT: the command, or the interpreter that runs it, is missing. */
+static int why_not_found(const char *cmd, struct kp_diag *d)
+{
+	char *file = file_of_command(cmd), line[256] = "";
+	FILE *f = file ? fopen(file, "re") : NULL;
+	int err = -ENOENT;
+
+	if (!file)
+		return kp_diag_set(d, err, "%s: command not found", cmd);
+	if (f && fgets(line, sizeof(line), f) && strncmp(line, "#!", 2) == 0) {
+		char *interp = line + 2;
+
+		interp += strspn(interp, " \t");
+		interp[strcspn(interp, " \t\r\n")] = '\0';
+		kp_diag_set(d, err, "%s: its interpreter %s (the script's #! line) is not found",
+			    cmd, interp);
+	} else {
+		kp_diag_set(d, err,
+			    "%s: cannot execute: its program interpreter (the dynamic loader it "
+			    "names) is not found",
+			    cmd);
+	}
+	if (f)
+		fclose(f);
+	free(file);
+	return err;
+}
+
 int kp_target_start(struct kp_target *t, const char *cmd, struct kp_diag *d)
 {
 	int e = 0;
@@ -86,7 +140,7 @@ int kp_target_start(struct kp_target *t, const char *cmd, struct kp_diag *d)
 	if (n == (ssize_t)sizeof(e)) {
 		kp_target_reap(t, true);
 		if (e == ENOENT)
-			return kp_diag_set(d, -e, "%s: command not found", cmd);
+			return why_not_found(cmd, d);
 		return kp_diag_errno(d, -e, "%s: cannot execute", cmd);
 	}
 	return 0;

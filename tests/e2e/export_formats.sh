@@ -53,6 +53,9 @@ row() { awk -v name="$1" '{ line = $0; sub(/^ *[0-9.]+[a-z]* +[0-9.]+% +[0-9.]+%
 inner=$(row "inl_inner_kprof (inline)")
 single=$(row "inl_single_kprof (inline)")
 check "go tool pprof -top: $total samples, >= 100" [ "${total:-0}" -ge 100 ]
+# pprof takes the first mapping for the main binary: the program, not
+# ld.so or libc
+check "-top: the header's File is the program ($(grep '^File:' "$T/top"))" grep -qx "File: inline_fp" "$T/top"
 check "-top: the first two rows are the inlined leaves" \
 	sh -c "sed -n '/flat%/{n;N;p;q}' '$T/top' | grep -c -E ' inl_(inner|single)_kprof \\(inline\\)\$' | grep -qx 2"
 check "-top: inl_inner_kprof (inline) has >= 25% flat (${inner:-0})" at_least_pct "${inner:-0}" "$total" 25

@@ -24,4 +24,46 @@ check "-p idle: nothing about a command" sh -c "! grep -q 'command' '$T/err'"
 check "-p idle: one process, not '1 processes'" grep -q ' 0 lost, 1 process, ' "$T/err"
 kill $idle
 wait $idle 2>/dev/null
+
+# -g takes a mode when the next word is one: a mode with a bad size is that
+# mode's error, not a command to run
+"$KPROF" -g dwarf,0 true 2>"$T/err"
+check "-g dwarf,0: usage error (exit $?)" [ $? -eq 2 ]
+check "-g dwarf,0: the size is named ($(head -1 "$T/err"))" grep -q "^kprof: -g: the stack copy size must be 64 to [0-9]* bytes, got 'dwarf,0'" "$T/err"
+
+# a script whose interpreter is missing: the interpreter is named
+printf '#!/usr/bin/kprof-no-such-interpreter -x\necho\n' >"$T/script.sh"
+chmod +x "$T/script.sh"
+"$KPROF" -f folded -o "$T/s.folded" -- "$T/script.sh" 2>"$T/err"
+check "missing interpreter: exit 127 ($?)" [ $? -eq 127 ]
+check "missing interpreter: named ($(cat "$T/err"))" grep -q "script.sh: its interpreter /usr/bin/kprof-no-such-interpreter (the script's #! line) is not found" "$T/err"
+
+# rings too small for one sample: the records lost are the reason, not the
+# length of the run
+"$KPROF" -m 1 -F 999 -f folded -o "$T/m.folded" -- "$KP_WORKLOADS/spin_fp" 0.3 2>"$T/err"
+check "-m 1: says every sample was lost to the small rings ($(grep 'no samples' "$T/err"))" \
+	grep -q "no samples were recorded: all [0-9]* were lost, the rings (1 page per CPU) too small" "$T/err"
+check "-m 1: not 'ran for less than one sampling period'" sh -c "! grep -q 'less than one sampling' '$T/err'"
+
+# another user's process as a user, where the paranoid level allows it all:
+# the reason is the ptrace rule, not the paranoid level
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && [ -w /proc/sys/kernel/perf_event_paranoid ]; then
+	para=$(cat /proc/sys/kernel/perf_event_paranoid)
+	u=$(mktemp -d /tmp/kprof-msg.XXXXXX)
+	cp "$KPROF" "$u/kprof" && chmod 755 "$u" "$u/kprof"
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	(cd "$u" && setpriv --reuid=65534 --regid=65534 --clear-groups ./kprof -p 1 -d 0.2 -f folded -o /dev/null 2>"$u/err")
+	st=$?
+	echo "$para" >/proc/sys/kernel/perf_event_paranoid
+	check "-p 1 as a user, paranoid -1: exit 1 ($st)" [ $st -eq 1 ]
+	check "-p 1 as a user: another user's process, not the paranoid level ($(cat "$u/err"))" \
+		sh -c "grep -q \"another user's\" '$u/err' && ! grep -q paranoid '$u/err'"
+	rm -rf "$u"
+fi
+
+# symbolize -e of a FIFO: refused, not waited on
+mkfifo "$T/fifo"
+timeout 20 "$KPROF" symbolize -e "$T/fifo" 0x1000 2>"$T/err"
+check "symbolize -e FIFO: exit 1, at once ($?)" [ $? -eq 1 ]
+check "symbolize -e FIFO: not a regular file" grep -q "not a regular file" "$T/err"
 finish

@@ -701,12 +701,6 @@ static enum kp_frame_kind strip_suffix(const char *name, size_t *len)
 	return KP_FRAME_USER;
 }
 
-/* One frame of the line being read: its field in the line and its id. */
-struct field {
-	size_t off, len; /* raw text, suffix included */
-	uint32_t fid;
-};
-
 /* Describes the first bad line in d. */
 static void note_bad_line(struct kp_diag *d, uint64_t *nbad, const char *name, uint64_t lineno,
 			  const char *why)
@@ -716,25 +710,176 @@ static void note_bad_line(struct kp_diag *d, uint64_t *nbad, const char *name, u
 			    (unsigned long long)lineno, why);
 }
 
+/* Lines of the input, read in chunks into one buffer: a line is returned
+ * in place, and is never buffered past KP_FOLDED_MAX_LINE bytes. Each
+ * chunk is looked at once for a NUL byte as it comes in. */
+#define READ_CHUNK (64u << 10)
+
+struct line_reader {
+	FILE *in;
+	char *buf;
+	size_t cap, start, end; /* buf[start..end): read in, not yet returned */
+	size_t scan;		/* buf[start..scan) holds no newline */
+	size_t nul;		/* the first NUL in buf[start..end), or SIZE_MAX */
+	bool eof;
+	int read_errno; /* after LINE_READ_ERROR */
+};
+
+enum {
+	LINE_EOF = 0,
+	LINE_OK = 1,
+	LINE_NUL = -1,	      /* the next line holds a NUL byte */
+	LINE_LONG = -2,	      /* the next line is longer than KP_FOLDED_MAX_LINE */
+	LINE_READ_ERROR = -3, /* reading the next line failed */
+	LINE_NOMEM = -4,      /* no memory to buffer the next line */
+};
+
+/* Reads more input behind what is buffered. Returns 0 (r->eof set at the
+ * end) or LINE_READ_ERROR or LINE_NOMEM. */
+static int refill(struct line_reader *r)
+{
+	size_t n, limit = (size_t)KP_FOLDED_MAX_LINE + 1; /* a line too long, and no newline */
+
+	if (r->start) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->scan -= r->start;
+		if (r->nul != SIZE_MAX)
+			r->nul -= r->start;
+		r->start = 0;
+	}
+	if (r->end == r->cap) {
+		size_t ncap = r->cap ? 2 * r->cap : 2 * READ_CHUNK;
+		char *p;
+
+		ncap = ncap < limit ? ncap : limit;
+		p = realloc(r->buf, ncap);
+		if (!p)
+			return LINE_NOMEM;
+		r->buf = p;
+		r->cap = ncap;
+	}
+	errno = 0;
+	n = fread(r->buf + r->end, 1, r->cap - r->end, r->in);
+	if (n == 0) {
+		if (ferror(r->in)) {
+			r->read_errno = errno ? errno : EIO;
+			return LINE_READ_ERROR;
+		}
+		r->eof = true;
+		return 0;
+	}
+	if (r->nul == SIZE_MAX) {
+		const char *z = memchr(r->buf + r->end, 0, n);
+
+		if (z)
+			r->nul = (size_t)(z - r->buf);
+	}
+	r->end += n;
+	return 0;
+}
+
+/* The next line, without its newline, in *line (valid until the next
+ * call) and *len. Returns LINE_OK, LINE_EOF, or why the next line cannot
+ * be had (nothing is read after that). */
+static int next_line(struct line_reader *r, const char **line, size_t *len)
+{
+	for (;;) {
+		const char *nl =
+			r->scan < r->end ? memchr(r->buf + r->scan, '\n', r->end - r->scan) : NULL;
+		size_t stop = nl ? (size_t)(nl - r->buf) : r->end;
+		int err;
+
+		if (r->nul < stop)
+			return LINE_NUL;
+		if (stop - r->start > KP_FOLDED_MAX_LINE)
+			return LINE_LONG;
+		if (nl || (r->eof && r->start < r->end)) {
+			*line = r->buf + r->start;
+			*len = stop - r->start;
+			r->start = r->scan = nl ? stop + 1 : stop;
+			return LINE_OK;
+		}
+		if (r->eof)
+			return LINE_EOF;
+		r->scan = r->end;
+		err = refill(r);
+		if (err)
+			return err;
+	}
+}
+
+/* A line the reader could not return (err: LINE_*), described in d as
+ * the line lineno of name. Returns the negative errno. */
+static int line_failed(const struct line_reader *r, int err, const char *name, uint64_t lineno,
+		       const struct kp_folded_read_opts *opts, struct kp_diag *d)
+{
+	unsigned long long l = (unsigned long long)lineno;
+	const char *why = NULL;
+
+	switch (err) {
+	case LINE_NUL:
+		return kp_diag_set(
+			d, -EINVAL,
+			"%s:%llu: a NUL byte: binary data, not folded text (\"frame;frame;... "
+			"COUNT\" lines)",
+			name, l);
+	case LINE_LONG:
+		if (KP_FOLDED_MAX_LINE % (1u << 20)) /* a cap for tests */
+			return kp_diag_set(d, -E2BIG, "%s:%llu: a line longer than %u bytes", name,
+					   l, (unsigned)KP_FOLDED_MAX_LINE);
+		return kp_diag_set(
+			d, -E2BIG,
+			"%s:%llu: a line longer than %u MiB: not folded text (a stack is "
+			"far shorter)",
+			name, l, (unsigned)(KP_FOLDED_MAX_LINE >> 20));
+	case LINE_NOMEM:
+		return kp_diag_set(d, -ENOMEM, "%s:%llu: out of memory (a line of %zu bytes)", name,
+				   l, r->end - r->start);
+	default:
+		if (opts && opts->read_error)
+			why = opts->read_error(opts->read_error_arg);
+		return kp_diag_set(d, -EIO, "%s:%llu: read error: %s", name, l,
+				   why ? why : strerror(r->read_errno));
+	}
+}
+
+/* The line before is kept, for its frames' ids, when it has at most this
+ * many frames. */
+#define PREV_FRAMES (1u << 16)
+
+static void swap_ids(uint32_t **a, size_t *acap, uint32_t **b, size_t *bcap)
+{
+	uint32_t *p = *a;
+	size_t cap = *acap;
+
+	*a = *b;
+	*acap = *bcap;
+	*b = p;
+	*bcap = cap;
+}
+
 int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 		   const struct kp_folded_read_opts *opts, uint64_t *bad_lines, struct kp_diag *d)
 {
-	char *line = NULL, *prev = NULL;
-	size_t cap = 0, prev_cap = 0, nprev = 0, fields_cap = 0, prev_fields_cap = 0;
-	struct field *fields = NULL, *prev_fields = NULL;
+	struct line_reader r = {.in = in, .nul = SIZE_MAX};
+	const char *line;
+	char *prev = NULL;
+	size_t len, prev_cap = 0, nprev = 0;
+	/* where each frame's text ends in the line, and its id: of this line
+	 * and of the last one added (prev, whose frames are reused) */
+	uint32_t *ends = NULL, *ids = NULL, *prev_ends = NULL, *prev_ids = NULL;
+	size_t ends_cap = 0, ids_cap = 0, prev_ends_cap = 0, prev_ids_cap = 0;
 	uint64_t lineno = 0, nbad = bad_lines ? *bad_lines : 0;
 	bool strict = opts && opts->strict;
-	ssize_t got;
-	int err = 0;
+	int got, err = 0;
 
-	while ((got = getdelim(&line, &cap, '\n', in)) >= 0) {
-		size_t len = (size_t)got, stack_len = 0, n = 0, i, begin;
+	while ((got = next_line(&r, &line, &len)) == LINE_OK) {
+		size_t stack_len = 0, n = 0, i, begin, stop, end;
 		struct line_counts lc = {0};
 		const char *why;
 
 		lineno++;
-		if (len && line[len - 1] == '\n')
-			len--;
 		if (len && line[len - 1] == '\r')
 			len--;
 		for (i = 0; i < len && is_space((unsigned char)line[i]); i++)
@@ -755,37 +900,40 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 			err = -EINVAL;
 			break;
 		}
-		/* split on ';' keeping empty fields except trailing ones (Perl's split) */
-		begin = 0;
-		for (i = 0; i <= stack_len; i++) {
-			if (i < stack_len && line[i] != ';')
-				continue;
-			kp_xgrow(&fields, &fields_cap, n + 1, sizeof(*fields));
-			fields[n].off = begin;
-			fields[n].len = i - begin;
-			n++;
-			begin = i + 1;
-		}
-		while (n && fields[n - 1].len == 0)
-			n--;
-		kp_xgrow(&f->idbuf, &f->idbuf_cap, n, sizeof(*f->idbuf));
-		for (i = 0; i < n; i++) {
-			struct field *fl = &fields[i];
-			size_t flen = fl->len;
-			enum kp_frame_kind kind;
+		/* split on ';' keeping empty fields except trailing ones (Perl's
+		 * split): a stack that is only ';'s has no frame */
+		end = stack_len;
+		while (end && line[end - 1] == ';')
+			end--;
+		for (begin = 0; end;) {
+			const char *semi = memchr(line + begin, ';', end - begin);
+			size_t flen, pbegin = n && n <= nprev ? prev_ends[n - 1] + 1 : 0;
+			uint32_t fid;
 
+			stop = semi ? (size_t)(semi - line) : end;
+			flen = stop - begin;
 			/* folded files are mostly sorted: a frame equal to the one
 			 * of the line before at the same depth has its id */
-			if (i < nprev && prev_fields[i].len == flen &&
-			    memcmp(prev + prev_fields[i].off, line + fl->off, flen) == 0) {
-				fl->fid = prev_fields[i].fid;
+			if (n < nprev && prev_ends[n] - pbegin == flen &&
+			    memcmp(prev + pbegin, line + begin, flen) == 0) {
+				fid = prev_ids[n];
 			} else {
-				kind = strip_suffix(line + fl->off, &flen);
-				fl->fid = intern_name(f, line + fl->off, flen) * 8u + kind;
+				enum kp_frame_kind kind = strip_suffix(line + begin, &flen);
+
+				fid = intern_name(f, line + begin, flen) * 8u + kind;
 			}
-			f->idbuf[i] = fl->fid;
+			kp_xgrow(&ids, &ids_cap, n + 1, sizeof(*ids));
+			ids[n] = fid;
+			if (n < PREV_FRAMES) {
+				kp_xgrow(&ends, &ends_cap, n + 1, sizeof(*ends));
+				ends[n] = (uint32_t)stop;
+			}
+			n++;
+			if (!semi)
+				break;
+			begin = stop + 1;
 		}
-		if (!add_ids(f, f->idbuf, n, lc.after, lc.differential ? &lc.before : NULL)) {
+		if (!add_ids(f, ids, n, lc.after, lc.differential ? &lc.before : NULL)) {
 			note_bad_line(d, &nbad, name, lineno,
 				      "count too large: the sum of the counts would pass 2^128");
 			if (!strict)
@@ -793,20 +941,26 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 			err = -EINVAL;
 			break;
 		}
-		/* keep this line for the next one */
-		kp_xgrow(&prev, &prev_cap, stack_len + 1, 1);
-		memcpy(prev, line, stack_len);
-		kp_xgrow(&prev_fields, &prev_fields_cap, n + 1, sizeof(*prev_fields));
-		memcpy(prev_fields, fields, n * sizeof(*fields));
+		/* keep this line for the next one (not one of endless frames:
+		 * nothing else is 8 bytes a frame for it) */
+		nprev = 0;
+		if (n > PREV_FRAMES)
+			continue;
+		kp_xgrow(&prev, &prev_cap, end + 1, 1);
+		memcpy(prev, line, end);
+		swap_ids(&ids, &ids_cap, &prev_ids, &prev_ids_cap);
+		swap_ids(&ends, &ends_cap, &prev_ends, &prev_ends_cap);
 		nprev = n;
 	}
-	if (!err && ferror(in))
-		err = kp_diag_errno(d, -EIO, "%s: read error", name);
+	if (!err && got < 0)
+		err = line_failed(&r, got, name, lineno + 1, opts, d);
 	if (bad_lines)
 		*bad_lines = nbad;
-	free(fields);
-	free(prev_fields);
+	free(ends);
+	free(ids);
+	free(prev_ends);
+	free(prev_ids);
 	free(prev);
-	free(line);
+	free(r.buf);
 	return err;
 }

@@ -46,12 +46,21 @@ static int peeked_close(void *cookie)
 	return 0;
 }
 
-/* Folded text from in into a new profile. */
-static int load_folded(FILE *in, const char *name, const struct kp_load_opts *o,
-		       struct kp_profile **out, struct kp_load_info *info, struct kp_diag *d)
+/* Why reading the zstd reader arg's stream failed, for kp_folded_read. */
+static const char *zstd_error(const void *arg)
+{
+	return kp_zstd_reader_error(arg);
+}
+
+/* Folded text from in (decompressed by z when not NULL) into a new
+ * profile. */
+static int load_folded(FILE *in, struct kp_zstd_reader *z, const char *name,
+		       const struct kp_load_opts *o, struct kp_profile **out,
+		       struct kp_load_info *info, struct kp_diag *d)
 {
 	struct kp_folded *f = kp_folded_new();
-	struct kp_folded_read_opts ro = {.strict = o->strict};
+	struct kp_folded_read_opts ro = {
+		.strict = o->strict, .read_error = z ? zstd_error : NULL, .read_error_arg = z};
 	struct kp_diag rd = {{0}};
 	uint64_t bad = 0;
 	int err = kp_folded_read(f, in, name, &ro, &bad, &rd);
@@ -156,12 +165,9 @@ int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_pr
 
 		if (info)
 			info->format = "folded (zstd)";
-		err = load_folded(kp_zstd_reader_file(z), name, o, out, info, d);
-		if (kp_zstd_reader_error(z)) {
-			kp_profile_free(*out);
-			*out = NULL;
-			err = kp_diag_set(d, -EIO, "%s: %s", name, kp_zstd_reader_error(z));
-		}
+		/* a damaged stream is a read error of the folded reader, which
+		 * names the line; nothing is taken for the end of the input */
+		err = load_folded(kp_zstd_reader_file(z), z, name, o, out, info, d);
 		kp_zstd_reader_free(z);
 	} else if (memchr(pk.head, 0, pk.n)) {
 		/* a .kprof whose magic is damaged, pprof, an executable, ... */
@@ -172,7 +178,7 @@ int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_pr
 	} else {
 		if (info)
 			info->format = "folded";
-		err = load_folded(fp, name, o, out, info, d);
+		err = load_folded(fp, NULL, name, o, out, info, d);
 	}
 	fclose(fp);
 out_in:

@@ -45,31 +45,31 @@ struct ss {
 };
 
 /* jansson returns NULL or -1 only when malloc fails (strings are valid
- * UTF-8 by then): kprof aborts then, as util/xalloc.h does. */
+ * UTF-8 by then): kprof ends then, as util/xalloc.h does. */
 static json_t *need(json_t *j)
 {
 	if (!j)
-		abort();
+		kp_oom(0);
 	return j;
 }
 
 static void put(json_t *obj, const char *key, json_t *v)
 {
 	if (json_object_set_new(obj, key, v) < 0)
-		abort();
+		kp_oom(0);
 }
 
 static void push(json_t *arr, json_t *v)
 {
 	if (json_array_append_new(arr, v) < 0)
-		abort();
+		kp_oom(0);
 }
 
 /* Appends a reference to v, which stays shared. */
 static void push_ref(json_t *arr, json_t *v)
 {
 	if (json_array_append(arr, v) < 0)
-		abort();
+		kp_oom(0);
 }
 
 static json_t *text(struct ss *w, const char *s, size_t len)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "util/xalloc.h"
 
@@ -58,6 +59,9 @@ static ssize_t reader_read(void *cookie, char *buf, size_t size)
 			r->ib = (ZSTD_inBuffer){r->inbuf, n, 0};
 		}
 		ret = ZSTD_decompressStream(r->ds, &ob, &r->ib);
+		/* no memory for the frame's window: as util/xalloc.h does */
+		if (ZSTD_isError(ret) && ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
+			kp_oom(0);
 		if (ZSTD_isError(ret)) {
 			snprintf(r->errbuf, sizeof(r->errbuf), "not valid zstd data (%s)",
 				 ZSTD_getErrorName(ret));
@@ -89,10 +93,8 @@ struct kp_zstd_reader *kp_zstd_reader_new(FILE *in)
 	r->inbuf_size = ZSTD_DStreamInSize();
 	r->inbuf = kp_xmalloc(r->inbuf_size);
 	r->fp = fopencookie(r, "r", io);
-	if (!r->ds || !r->fp) {
-		fprintf(stderr, "kprof: out of memory\n");
-		abort();
-	}
+	if (!r->ds || !r->fp)
+		kp_oom(0);
 	ZSTD_initDStream(r->ds);
 	return r;
 }
@@ -183,10 +185,8 @@ struct kp_zstd_writer *kp_zstd_writer_new(FILE *out, int level)
 	w->outbuf_size = ZSTD_CStreamOutSize();
 	w->outbuf = kp_xmalloc(w->outbuf_size);
 	w->fp = fopencookie(w, "w", io);
-	if (!w->cs || !w->fp) {
-		fprintf(stderr, "kprof: out of memory\n");
-		abort();
-	}
+	if (!w->cs || !w->fp)
+		kp_oom(0);
 	ZSTD_CCtx_setParameter(w->cs, ZSTD_c_compressionLevel, level);
 	ZSTD_CCtx_setParameter(w->cs, ZSTD_c_checksumFlag, 1);
 	/* the cookie stream buffers too: give it a big buffer, fewer calls */

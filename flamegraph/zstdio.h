@@ -18,7 +18,9 @@ struct kp_zstd_writer;
 bool kp_zstd_magic(const void *buf, size_t len);
 
 /* Decompresses everything read from in (not owned, left open) as one or
- * more concatenated frames. Returns NULL only when out of memory (aborts). */
+ * more concatenated frames. Never NULL: out of memory, here or for a
+ * frame's window while reading (at most 128 MiB, zstd's default limit),
+ * ends the process as util/xalloc.h does. */
 struct kp_zstd_reader *kp_zstd_reader_new(FILE *in);
 /* The decompressed stream; owned by r (do not fclose it). */
 FILE *kp_zstd_reader_file(struct kp_zstd_reader *r);

@@ -20,7 +20,7 @@ struct kp_checksum_stream *kp_checksum_stream_new(void)
 
 	s->state = XXH3_createState();
 	if (!s->state) /* malloc failed: as kp_xmalloc does */
-		abort();
+		kp_oom(0);
 	XXH3_64bits_reset(s->state);
 	return s;
 }

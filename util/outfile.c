@@ -20,7 +20,8 @@
  * Only the fallback has a name to remove. The handler unlinks every
  * registered name, then dies of the signal as if it had not been caught.
  * Processes that block these signals (the recorder reads them from a
- * signalfd) never run it: they commit or abort in order. */
+ * signalfd) never run it: they commit or abort in order. Running out of
+ * memory (util/xalloc.h: _exit(1), no atexit handler) unlinks them too. */
 
 #define CLEANUP_SLOTS 8
 
@@ -28,7 +29,7 @@ static char *volatile cleanup_paths[CLEANUP_SLOTS];
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
 static bool cleanup_installed;
 
-static void cleanup_on_signal(int sig)
+static void remove_temporaries(void)
 {
 	for (int i = 0; i < CLEANUP_SLOTS; i++) {
 		char *p = cleanup_paths[i];
@@ -36,6 +37,11 @@ static void cleanup_on_signal(int sig)
 		if (p)
 			unlink(p);
 	}
+}
+
+static void cleanup_on_signal(int sig)
+{
+	remove_temporaries();
 	/* SA_RESETHAND restored the default: this ends the process */
 	raise(sig);
 }
@@ -45,6 +51,7 @@ static void install_cleanup(void)
 	if (cleanup_installed)
 		return;
 	cleanup_installed = true;
+	kp_set_oom_hook(remove_temporaries);
 	for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++) {
 		struct sigaction old, sa = {.sa_handler = cleanup_on_signal,
 					    .sa_flags = SA_RESETHAND | SA_NODEFER};

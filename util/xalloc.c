@@ -1,19 +1,36 @@
 #include "util/xalloc.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static void *oom(size_t n)
+static void (*volatile oom_hook)(void);
+
+void kp_set_oom_hook(void (*hook)(void))
+{
+	oom_hook = hook;
+}
+
+_Noreturn void kp_oom(size_t n)
 {
 	char buf[96];
-	int len = snprintf(buf, sizeof(buf), "kprof: out of memory (%zu bytes)\n", n);
+	int len = n ? snprintf(buf, sizeof(buf), "kprof: out of memory (%zu bytes)\n", n)
+		    : snprintf(buf, sizeof(buf), "kprof: out of memory\n");
+	void (*hook)(void) = oom_hook;
 
-	if (len > 0 && write(2, buf, (size_t)len) < 0)
-		abort();
-	abort();
+	if (len > 0)
+		(void)!write(2, buf, (size_t)len);
+	if (hook)
+		hook();
+	_exit(1);
+}
+
+static void *oom(size_t n)
+{
+	kp_oom(n);
 }
 
 void *kp_xmalloc(size_t n)
@@ -27,7 +44,7 @@ void *kp_xcalloc(size_t nmemb, size_t size)
 {
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
 
-	return p ? p : oom(nmemb * size);
+	return p ? p : oom(size && nmemb > SIZE_MAX / size ? SIZE_MAX : nmemb * size);
 }
 
 void *kp_xrealloc(void *p, size_t n)

@@ -10,7 +10,16 @@
  * chart: sequence mode, 2 --inverted, 3 --reverse, 4 --hash, 5 --negate,
  * 6 minwidth in percent, 7 --total above the sum), byte 1 the palette (low
  * 4 bits), the background (bits 4-5) and the width (bits 6-7), then the
- * folded text. */
+ * folded text.
+ *
+ * Text that is not folded text fails the read at its first such line,
+ * strict or not, after the lines before it: a NUL byte among the line's
+ * first KP_FOLDED_MAX_LINE + 1 bytes (what the reader buffers of a line),
+ * else a line longer than KP_FOLDED_MAX_LINE; the message names that line.
+ * The target folded_limits is this one with folded.c compiled in with a
+ * cap of 40 bytes (tests/fuzz/CMakeLists.txt), so that small inputs reach
+ * the cap; there, text the table writes may have longer lines, and reads
+ * back refused at the first of them. */
 #include <errno.h>
 #include <expat.h>
 #include <stdbool.h>
@@ -46,11 +55,10 @@ static char *write_all(const struct kp_folded *f, size_t *len)
 }
 
 static struct kp_folded *read_text(const char *text, size_t len, bool strict, bool sequence,
-				   uint64_t *bad, int *err)
+				   uint64_t *bad, int *err, struct kp_diag *d)
 {
 	struct kp_folded *f = kp_folded_new();
 	struct kp_folded_read_opts ro = {.strict = strict};
-	struct kp_diag d;
 	FILE *in;
 
 	kp_folded_set_sequence(f, sequence);
@@ -61,9 +69,48 @@ static struct kp_folded *read_text(const char *text, size_t len, bool strict, bo
 	in = fmemopen((void *)text, len, "r");
 	if (!in)
 		abort();
-	*err = kp_folded_read(f, in, "fuzz", &ro, bad, &d);
+	*err = kp_folded_read(f, in, "fuzz", &ro, bad, d);
 	fclose(in);
 	return f;
+}
+
+/* The first line of text[0..len) that is not folded text (1-based, 0:
+ * none) and the error the reader gives it (-EINVAL: a NUL byte, -E2BIG:
+ * too long). Returns the longest line's length. */
+static size_t first_refused(const char *text, size_t len, uint64_t *line, int *err)
+{
+	const char *p = text, *end = text + len;
+	size_t longest = 0;
+	uint64_t no = 0;
+
+	*line = 0;
+	*err = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t seen =
+			n < (size_t)KP_FOLDED_MAX_LINE + 1 ? n : (size_t)KP_FOLDED_MAX_LINE + 1;
+
+		no++;
+		longest = n > longest ? n : longest;
+		if (!*line && memchr(p, 0, seen)) {
+			*line = no;
+			*err = -EINVAL;
+		} else if (!*line && n > KP_FOLDED_MAX_LINE) {
+			*line = no;
+			*err = -E2BIG;
+		}
+		p += n + 1;
+	}
+	return longest;
+}
+
+/* The line number d's message names ("fuzz:LINE: ..."), or 0. */
+static uint64_t msg_line(const struct kp_diag *d)
+{
+	unsigned long long l = 0;
+
+	return sscanf(d->msg, "fuzz:%llu:", &l) == 1 ? l : 0;
 }
 
 static void check_counts(const struct kp_folded *f)
@@ -176,21 +223,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz_in in = {data, size};
 	uint8_t a = fuzz_byte(&in), b = fuzz_byte(&in);
 	struct kp_folded *f, *g;
-	uint64_t bad, bad2;
+	struct kp_diag d = {{0}};
+	uint64_t bad, bad2, refused_line;
 	char *once, *twice;
 	size_t len1, len2;
-	int err, err2;
+	int err, err2, refused_err;
 	kp_count total;
 
-	f = read_text((const char *)in.p, in.n, a & 1, a & 2, &bad, &err);
-	FUZZ_CHECK(err == 0 || (err == -EINVAL && (a & 1) && bad == 1));
+	first_refused((const char *)in.p, in.n, &refused_line, &refused_err);
+	f = read_text((const char *)in.p, in.n, a & 1, a & 2, &bad, &err, &d);
+	if (err == -EINVAL && (a & 1) && bad == 1) {
+		/* strict: a bad line, before any line refused */
+		FUZZ_CHECK(!refused_line || msg_line(&d) < refused_line);
+	} else if (refused_line) {
+		FUZZ_CHECK(err == refused_err && msg_line(&d) == refused_line);
+	} else {
+		FUZZ_CHECK(err == 0);
+	}
 	check_counts(f);
 	draw(f, a, b);
 
-	/* the round trip: written, read back, written again: the same bytes */
+	/* the round trip: written, read back, written again: the same bytes
+	 * (where lines may be longer than the cap, the first of them is
+	 * refused: folded_limits) */
 	once = write_all(f, &len1);
 	check_sorted(once, len1);
-	g = read_text(once, len1, true, false, &bad2, &err2);
+	g = read_text(once, len1, true, false, &bad2, &err2, &d);
+	if (first_refused(once, len1, &refused_line, &refused_err) > KP_FOLDED_MAX_LINE) {
+		FUZZ_CHECK(err2 == -E2BIG && refused_err == -E2BIG && msg_line(&d) == refused_line);
+		free(once);
+		kp_folded_free(g);
+		kp_folded_free(f);
+		return 0;
+	}
 	FUZZ_CHECK(err2 == 0 && bad2 == 0);
 	twice = write_all(g, &len2);
 	FUZZ_CHECK(len1 == len2 && memcmp(once, twice, len1) == 0);

@@ -297,21 +297,16 @@ static void test_nul_and_long_line(void)
 {
 	struct kp_folded *f = kp_folded_new();
 	struct kp_diag d = {{0}};
-	static const char text[] = "a\0b;c 1\n";
 	size_t big = 10 * 1024 * 1024, n;
 	char *line = malloc(big + 8);
 	const uint32_t *ids;
 
-	CHECK_EQ_INT(read_text(f, text, sizeof(text) - 1, false, NULL, &d), 0);
-	ids = kp_folded_stack_ids(f, 0, &n, NULL);
-	CHECK_EQ_INT(n, 2);
-	CHECK_EQ_STR(kp_folded_frame_name(f, ids[0], NULL), "a?b");
 	/* a 10 MB frame is just a long name */
 	memset(line, 'x', big);
 	memcpy(line + big, " 7\n", 4);
 	CHECK_EQ_INT(read_text(f, line, big + 3, false, NULL, &d), 0);
-	CHECK_EQ_INT(kp_folded_nstacks(f), 2);
-	ids = kp_folded_stack_ids(f, 1, &n, NULL);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 1);
+	ids = kp_folded_stack_ids(f, 0, &n, NULL);
 	CHECK_EQ_INT(n, 1);
 	CHECK_EQ_INT(strlen(kp_folded_frame_name(f, ids[0], NULL)), big);
 	/* and without a count it is one bad line, not a crash */
@@ -319,6 +314,198 @@ static void test_nul_and_long_line(void)
 	CHECK_EQ_INT(read_text(f, line, big + 1, true, NULL, &d), -EINVAL);
 	CHECK(strstr(d.msg, "in.folded:1: no count") != NULL);
 	free(line);
+	kp_folded_free(f);
+}
+
+/* A NUL byte is binary data, never folded text: the read fails at its
+ * line, strict or not, after the lines before it. */
+static void test_nul_refused(void)
+{
+	static const char text[] = "a;b 1\nc 2\nd\0e 3\nf 4\n";
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	uint64_t bad = 0;
+	char *zeros = calloc(1, 1 << 20);
+
+	CHECK_EQ_INT(read_text(f, "a\0b;c 1\n", 8, false, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:1: a NUL byte: binary data") != NULL);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 0);
+	CHECK_EQ_INT(read_text(f, text, sizeof(text) - 1, false, &bad, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:3: a NUL byte") != NULL);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 2);
+	CHECK_EQ_INT(bad, 0);
+	kp_folded_free(f);
+	/* strict: a bad line before it fails first */
+	f = kp_folded_new();
+	CHECK_EQ_INT(read_text(f, "x\ny\0 1\n", 7, true, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:1: no count") != NULL);
+	/* not strict: the bad line is counted, the NUL fails the read */
+	bad = 0;
+	CHECK_EQ_INT(read_text(f, "x\ny\0 1\n", 7, false, &bad, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:2: a NUL byte") != NULL);
+	CHECK_EQ_INT(bad, 1);
+	/* a megabyte of zeros, no newline: refused at once, line 1 */
+	CHECK_EQ_INT(read_text(f, zeros, 1 << 20, false, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:1: a NUL byte") != NULL);
+	/* a NUL far into a long line, and past the first chunks */
+	memset(zeros, 'a', (1 << 20) - 1);
+	memcpy(zeros, "ok 1\n", 5);
+	CHECK_EQ_INT(read_text(f, zeros, 1 << 20, false, NULL, &d), -EINVAL);
+	CHECK(strstr(d.msg, "in.folded:2: a NUL byte") != NULL);
+	free(zeros);
+	kp_folded_free(f);
+}
+
+/* A line of KP_FOLDED_MAX_LINE bytes is read; one byte more is refused,
+ * naming its line, with or without a newline after it, whatever the
+ * line before it. */
+static void test_line_cap(void)
+{
+	size_t max = KP_FOLDED_MAX_LINE, n;
+	char *text = malloc(max + 64);
+	struct kp_folded *f;
+	struct kp_diag d = {{0}};
+	const uint32_t *ids;
+	size_t head = 7; /* the first line, "main 1\n" */
+
+	memcpy(text, "main 1\n", head);
+	memset(text + head, 'y', max - 2);
+	memcpy(text + head + max - 2, " 5\nz 1\n", 7);
+	f = kp_folded_new();
+	CHECK_EQ_INT(read_text(f, text, head + max + 5, true, NULL, &d), 0);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 3);
+	ids = kp_folded_stack_ids(f, 1, &n, NULL);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(strlen(kp_folded_frame_name(f, ids[0], NULL)), max - 2);
+	kp_folded_free(f);
+	/* with a CR before the newline it is one byte too long */
+	memcpy(text + head + max - 2, " 5\r\nz 1\n", 8);
+	f = kp_folded_new();
+	CHECK_EQ_INT(read_text(f, text, head + max + 6, false, NULL, &d), -E2BIG);
+	CHECK(strstr(d.msg, "in.folded:2: a line longer than 16 MiB") != NULL);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 1);
+	kp_folded_free(f);
+	/* one byte more, and no newline at the end */
+	memset(text + head, 'y', max + 1);
+	f = kp_folded_new();
+	CHECK_EQ_INT(read_text(f, text, head + max + 1, false, NULL, &d), -E2BIG);
+	CHECK(strstr(d.msg, "in.folded:2: a line longer") != NULL);
+	kp_folded_free(f);
+	free(text);
+}
+
+/* Lines of every length across the reader's chunks (64 KiB) read as
+ * lines do one by one: none lost, split or joined at a chunk's end. */
+static void test_lines_across_chunks(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	size_t cap = 4 << 20, len = 0, lines = 0, n;
+	char *text = malloc(cap);
+
+	while (len < cap - 4096) {
+		size_t k = 1 + lines * 7 % 3000;
+
+		len += (size_t)sprintf(text + len, "r;f%zu;", lines);
+		memset(text + len, 'a' + lines % 26, k);
+		len += k;
+		len += (size_t)sprintf(text + len, " %zu%s", lines + 1, lines % 5 ? "\n" : "\r\n");
+		lines++;
+	}
+	CHECK_EQ_INT(read_text(f, text, len - 1, true, NULL, &d), 0); /* no newline at the end */
+	CHECK_EQ_INT(kp_folded_nstacks(f), lines);
+	CHECK_EQ_INT(kp_folded_total_exact(f), (kp_count)lines * (lines + 1) / 2);
+	for (size_t i = 0; i < lines; i += 97) {
+		const uint32_t *ids = kp_folded_stack_ids(f, i, &n, NULL);
+		size_t flen;
+		char name[32];
+
+		CHECK_EQ_INT(n, 3);
+		snprintf(name, sizeof(name), "f%zu", i);
+		CHECK_EQ_STR(kp_folded_frame_name(f, ids[1], NULL), name);
+		kp_folded_frame_name(f, ids[2], &flen);
+		CHECK_EQ_INT(flen, 1 + i * 7 % 3000);
+	}
+	free(text);
+	kp_folded_free(f);
+}
+
+/* A line of many frames, most of them empty (kept, as Perl's split keeps
+ * them), and the lines after it: its frames are not taken as the line
+ * before's for the next one. */
+static void test_many_frames(void)
+{
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	size_t nsemi = 300000, len = 0, n;
+	char *text = malloc(nsemi + 64);
+	const uint32_t *ids;
+
+	memset(text, ';', nsemi);
+	len = nsemi;
+	len += (size_t)sprintf(text + len, "a 1\n;b 2\n;b;c 3\n");
+	CHECK_EQ_INT(read_text(f, text, len, true, NULL, &d), 0);
+	CHECK_EQ_INT(kp_folded_nstacks(f), 3);
+	ids = kp_folded_stack_ids(f, 0, &n, NULL);
+	CHECK_EQ_INT(n, nsemi + 1);
+	CHECK_EQ_STR(kp_folded_frame_name(f, ids[0], NULL), "");
+	CHECK_EQ_STR(kp_folded_frame_name(f, ids[nsemi], NULL), "a");
+	ids = kp_folded_stack_ids(f, 2, &n, NULL);
+	CHECK_EQ_INT(n, 3);
+	CHECK_EQ_STR(kp_folded_frame_name(f, ids[1], NULL), "b");
+	CHECK_EQ_STR(kp_folded_frame_name(f, ids[2], NULL), "c");
+	free(text);
+	kp_folded_free(f);
+}
+
+/* A stream that gives the first bytes of a text, then fails. */
+struct failing {
+	const char *text;
+	size_t len, pos;
+};
+
+static ssize_t failing_read(void *cookie, char *buf, size_t size)
+{
+	struct failing *s = cookie;
+	size_t k = s->len - s->pos < size ? s->len - s->pos : size;
+
+	if (!k) {
+		errno = EIO;
+		return -1;
+	}
+	memcpy(buf, s->text + s->pos, k);
+	s->pos += k;
+	return (ssize_t)k;
+}
+
+static const char *failing_why(const void *arg)
+{
+	return arg;
+}
+
+/* An error reading is an error, naming the line being read, never the
+ * end of the input; the reader behind the stream may say why. */
+static void test_read_error(void)
+{
+	struct failing s = {"a;b 1\nc 2\nd", 11, 0};
+	cookie_io_functions_t io = {.read = failing_read};
+	struct kp_folded_read_opts o = {0};
+	struct kp_folded *f = kp_folded_new();
+	struct kp_diag d = {{0}};
+	FILE *in = fopencookie(&s, "r", io);
+
+	CHECK_EQ_INT(kp_folded_read(f, in, "in.folded", &o, NULL, &d), -EIO);
+	CHECK_EQ_STR(d.msg, "in.folded:3: read error: Input/output error");
+	CHECK_EQ_INT(kp_folded_nstacks(f), 2);
+	fclose(in);
+	s.pos = 0;
+	o.read_error = failing_why;
+	o.read_error_arg = "truncated (the compressed data ends inside a frame)";
+	in = fopencookie(&s, "r", io);
+	CHECK_EQ_INT(kp_folded_read(f, in, "in.zst", &o, NULL, &d), -EIO);
+	CHECK_EQ_STR(d.msg,
+		     "in.zst:3: read error: truncated (the compressed data ends inside a frame)");
+	fclose(in);
 	kp_folded_free(f);
 }
 
@@ -465,5 +652,6 @@ KP_TEST_MAIN(test_round_trip_sorted_merged, test_sort_is_bytewise_on_lines,
 	     test_crlf_blank_lines_and_tabs, test_decimal_counts, test_exact_counts,
 	     test_exponent_counts_refused, test_comments_and_empty_first_stack, test_suffix_kinds,
 	     test_add_sanitizes_and_merges, test_empty_frames_follow_perl_split,
-	     test_nul_and_long_line, test_bad_lines, test_differential_lines, test_sequence_mode,
-	     test_sorted_reverse, test_leaf_like_a_count)
+	     test_nul_and_long_line, test_nul_refused, test_line_cap, test_lines_across_chunks,
+	     test_many_frames, test_read_error, test_bad_lines, test_differential_lines,
+	     test_sequence_mode, test_sorted_reverse, test_leaf_like_a_count)

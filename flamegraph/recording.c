@@ -29,9 +29,23 @@ static const char magic[5] = {'K', 'P', 'R', 'O', 'F'};
 #define ZSTD_LEVEL	 9
 #define SMALL_BODY	 (2u << 20)
 /* items per chunk: big enough that the columns compress, small enough
- * that a chunk is a bounded amount of memory */
-#define BATCH	    4096
-#define BATCH_BYTES (1u << 20)
+ * that a chunk is a bounded amount of memory. A chunk takes entries while
+ * it holds fewer than BATCH of them and fewer than BATCH_BYTES string
+ * bytes, BATCH_FRAMES frames (locations) or BATCH_LOCS own stack
+ * locations (samples); the reader holds the writer to it. */
+#define BATCH	     4096
+#define BATCH_BYTES  (1u << 20)
+#define BATCH_FRAMES (4 * BATCH)
+#define BATCH_LOCS   (16 * BATCH)
+/* What the samples may unfold to, so that reading a recording (and drawing
+ * it: every frame of every stack) takes memory linear in its size: after
+ * each sample, the frames of all stacks so far (those of each location, one
+ * for a location not named) are at most UNFOLD_PER_ITEM for each location,
+ * frame, sample and own stack location sent so far, plus UNFOLD_FREE.
+ * Shared prefixes cost nothing to send, so the writer sends more of a
+ * stack's locations itself where sharing would break this. */
+#define UNFOLD_PER_ITEM 32
+#define UNFOLD_FREE	(1u << 20)
 /* the longest chunk read (a damaged length must not allocate gigabytes);
  * the writer checks every chunk against it */
 #define MAX_CHUNK (16u << 20)
@@ -223,7 +237,7 @@ static int write_locations(struct writer *w, size_t *nframes)
 		kp_u64map_init(&last_fn);
 		kp_u64map_init(&last_line);
 		fn.n = line.n = fkind.n = 0;
-		for (; id < n && k < BATCH && fn.n < 4 * BATCH; id++, k++) {
+		for (; id < n && k < BATCH && fn.n < BATCH_FRAMES; id++, k++) {
 			const struct kp_loc *l = kp_profile_loc(w->p, (uint32_t)id);
 			uint64_t key = object_key(l->kind, l->obj);
 			size_t nf;
@@ -351,9 +365,70 @@ static size_t prefix_add(struct prefixes *t, const uint32_t *stack, size_t n, ui
 	return shared;
 }
 
-static int write_samples(struct writer *w)
+/* The frames stack[0..n) unfolds to when it is drawn: those of each
+ * location, one for a location not named. */
+static uint64_t unfold_frames(const struct kp_profile *p, const uint32_t *stack, size_t n)
+{
+	uint64_t e = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		size_t nf;
+
+		kp_profile_frames(p, stack[j], &nf, NULL);
+		e += nf ? nf : 1;
+	}
+	return e;
+}
+
+/* The plan that keeps the samples within what they may unfold to
+ * (UNFOLD_PER_ITEM): need[i], the least UNFOLD_PER_ITEM times the own
+ * locations of samples 0..i (all chunks) that keeps sample i and every
+ * later one within it, the later ones sent whole if need be:
+ *   D(j) = unfold(0..j) - UNFOLD_PER_ITEM * (sent + j + 1) - UNFOLD_FREE
+ *   need[i] = max(D(i), need[i + 1] - UNFOLD_PER_ITEM * len(i + 1))
+ * (sent: the locations and frames sent before the samples). Returns NULL
+ * with d set when no plan does: even every stack sent whole unfolds to
+ * too many frames (its locations have more than UNFOLD_PER_ITEM frames
+ * each, on average). */
+static int64_t *unfold_plan(struct writer *w, uint64_t sent)
+{
+	size_t n = kp_profile_nsamples(w->p);
+	int64_t *need = kp_xmalloc((n ? n : 1) * sizeof(*need));
+	uint64_t e = 0, whole = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+		const uint32_t *stack = kp_profile_sample(w->p, i, NULL, &len, NULL);
+		uint64_t room = UNFOLD_PER_ITEM * (sent + i + 1) + UNFOLD_FREE;
+
+		e += unfold_frames(w->p, stack, len);
+		whole += len;
+		if (e > UNFOLD_PER_ITEM * whole + room) {
+			free(need);
+			kp_diag_set(w->d, -EFBIG,
+				    "cannot write the recording: its first %zu stacks unfold to "
+				    "%llu frames, more than a recording may hold (%d for each "
+				    "location, frame, sample and stack location it sends, plus %u)",
+				    i + 1, (unsigned long long)e, UNFOLD_PER_ITEM, UNFOLD_FREE);
+			return NULL;
+		}
+		/* at most UNFOLD_PER_ITEM * whole: it fits */
+		need[i] = (int64_t)e - (int64_t)room;
+	}
+	for (size_t i = n; i-- > 1;) {
+		size_t len;
+
+		kp_profile_sample(w->p, i, NULL, &len, NULL);
+		if (need[i] - UNFOLD_PER_ITEM * (int64_t)len > need[i - 1])
+			need[i - 1] = need[i] - UNFOLD_PER_ITEM * (int64_t)len;
+	}
+	return need;
+}
+
+static int write_samples(struct writer *w, uint64_t sent)
 {
 	size_t n = kp_profile_nsamples(w->p), nv = kp_profile_nvalues(w->p);
+	int64_t *need = unfold_plan(w, sent), own = 0;
 	uint32_t *comm = kp_xcalloc(BATCH, sizeof(*comm)), *pid = kp_xcalloc(BATCH, sizeof(*pid));
 	uint32_t *tid = kp_xcalloc(BATCH, sizeof(*tid)), *back = kp_xcalloc(BATCH, sizeof(*back));
 	uint32_t *shared = kp_xcalloc(BATCH, sizeof(*shared)),
@@ -362,7 +437,7 @@ static int write_samples(struct writer *w)
 	uint64_t *hi = kp_xcalloc(BATCH * KP_PROFILE_MAX_VALUES, sizeof(*hi));
 	struct col64 locs = {0};
 	struct prefixes t = {0};
-	int err = 0;
+	int err = need ? 0 : -EFBIG;
 
 	for (size_t i = 0; i < n && !err;) {
 		Kprof__Samples m = KPROF__SAMPLES__INIT;
@@ -376,7 +451,7 @@ static int write_samples(struct writer *w)
 		t.last.n = 0;
 		col32_push(&t.last, 0); /* the root */
 		locs.n = 0;
-		for (; i < n && k < BATCH && locs.n < 16 * BATCH; i++, k++) {
+		for (; i < n && k < BATCH && locs.n < BATCH_LOCS; i++, k++) {
 			struct kp_profile_root root;
 			const kp_count *values;
 			size_t len, same;
@@ -384,6 +459,16 @@ static int write_samples(struct writer *w)
 			uint32_t prev;
 
 			same = prefix_add(&t, stack, len, (uint32_t)k, &back[k]);
+			/* sharing less than it could where the plan needs more own
+			 * locations (need[i - 1] <= own makes it at most len) */
+			if (need[i] > UNFOLD_PER_ITEM * (own + (int64_t)(len - same))) {
+				same = len - (size_t)((need[i] - UNFOLD_PER_ITEM * own +
+						       UNFOLD_PER_ITEM - 1) /
+						      UNFOLD_PER_ITEM);
+				if (!same)
+					back[k] = 0;
+			}
+			own += (int64_t)(len - same);
 			comm[k] = root.comm;
 			pid[k] = root.pid;
 			tid[k] = root.tid;
@@ -428,6 +513,7 @@ static int write_samples(struct writer *w)
 	free(hi);
 	free(locs.v);
 	free(t.last.v);
+	free(need);
 	return err;
 }
 
@@ -472,7 +558,9 @@ static int write_body(struct writer *w)
 
 	if ((err = write_strings(w)) || (err = write_value_types(w)) ||
 	    (err = write_functions(w)) || (err = write_locations(w, &nframes)) ||
-	    (err = write_mappings(w)) || (err = write_samples(w)) || (err = write_metadata(w)))
+	    (err = write_mappings(w)) ||
+	    (err = write_samples(w, kp_profile_nlocations(w->p) + nframes)) ||
+	    (err = write_metadata(w)))
 		return err;
 	end.strings = kp_profile_nstrings(w->p);
 	end.value_types = kp_profile_nvalues(w->p);
@@ -551,12 +639,20 @@ struct reader {
 
 	uint8_t *buf; /* the chunk being read */
 	size_t buf_cap;
-	uint64_t chunk; /* its index, for messages */
+	uint64_t chunk;	 /* its index, for messages */
+	uint64_t offset; /* where it starts in the decompressed stream */
+	uint64_t read;	 /* bytes of the decompressed stream read */
 	const char *what;
 
 	/* what was read so far: the ids later chunks may use */
 	size_t nstrings, nfunctions, nlocations, nframes, nmappings, nsamples, nmeta;
 	bool value_types, samples, ended;
+	/* what the samples may unfold to (UNFOLD_PER_ITEM): what they unfold
+	 * to, and the locations, frames, samples and own stack locations sent */
+	uint64_t unfolded, sent;
+	uint32_t *unfold; /* by location: the frames it unfolds to */
+	size_t unfold_cap;
+	uint32_t unfold_max; /* the most of a location (1: a stack's are its length) */
 
 	uint32_t *stack; /* the sample being read */
 	size_t stack_cap;
@@ -575,11 +671,11 @@ static int damaged(struct reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	if (!r->what)
-		return kp_diag_set(r->d, -EINVAL, "%s: damaged .kprof recording: chunk %llu: %s",
-				   r->name, (unsigned long long)r->chunk, why);
-	return kp_diag_set(r->d, -EINVAL, "%s: damaged .kprof recording: chunk %llu (%s): %s",
-			   r->name, (unsigned long long)r->chunk, r->what, why);
+	return kp_diag_set(r->d, -EINVAL,
+			   "%s: damaged .kprof recording: chunk %llu (%s%sat decompressed byte "
+			   "%llu): %s",
+			   r->name, (unsigned long long)r->chunk, r->what ? r->what : "",
+			   r->what ? ", " : "", (unsigned long long)r->offset, why);
 }
 
 /* Why the decompressed stream ended or failed early: zstd's reason, else
@@ -588,12 +684,28 @@ static int stream_failed(struct reader *r, const char *where)
 {
 	const char *zerr = kp_zstd_reader_error(r->z);
 
-	if (zerr && strncmp(zerr, "truncated", 9) == 0)
-		return kp_diag_set(r->d, -EINVAL, "%s: truncated .kprof recording (%s)", r->name,
-				   zerr + 9 + (zerr[9] == ' '));
+	if (zerr && strncmp(zerr, "truncated", 9) == 0) {
+		/* zstd's "truncated (why)" says why inside the parentheses
+		 * this message puts around it */
+		const char *why = zerr + 9;
+		size_t len;
+
+		while (*why == ' ')
+			why++;
+		len = strlen(why);
+		if (len >= 2 && why[0] == '(' && why[len - 1] == ')')
+			why++, len -= 2;
+		if (!len)
+			return kp_diag_set(r->d, -EINVAL, "%s: truncated .kprof recording",
+					   r->name);
+		return kp_diag_set(r->d, -EINVAL, "%s: truncated .kprof recording (%.*s)", r->name,
+				   (int)len, why);
+	}
 	if (zerr)
 		return kp_diag_set(r->d, -EINVAL, "%s: damaged .kprof recording: %s", r->name,
 				   zerr);
+	if (!*where)
+		return kp_diag_set(r->d, -EINVAL, "%s: truncated .kprof recording", r->name);
 	return kp_diag_set(r->d, -EINVAL, "%s: truncated .kprof recording (it ends %s)", r->name,
 			   where);
 }
@@ -607,6 +719,7 @@ static int next_chunk(struct reader *r, size_t *len)
 	char where[64];
 
 	r->what = NULL;
+	r->offset = r->read;
 	if (c == EOF) {
 		if (ferror(r->in) || kp_zstd_reader_error(r->z))
 			return stream_failed(r, "");
@@ -621,8 +734,10 @@ static int next_chunk(struct reader *r, size_t *len)
 		if (c == EOF)
 			return stream_failed(r, where);
 		v |= (uint64_t)(c & 0x7f) << (7 * i);
-		if (!(c & 0x80))
+		if (!(c & 0x80)) {
+			r->read += 2 + i; /* the tag and the length */
 			break;
+		}
 		if (i == 4)
 			return damaged(r, "a chunk length longer than five bytes");
 	}
@@ -632,6 +747,7 @@ static int next_chunk(struct reader *r, size_t *len)
 	kp_xgrow(&r->buf, &r->buf_cap, v ? v : 1, 1);
 	if (fread(r->buf, 1, v, r->in) != v)
 		return stream_failed(r, where);
+	r->read += v;
 	*len = v;
 	return 0;
 }
@@ -642,14 +758,29 @@ static bool string_ok(const struct reader *r, uint64_t id)
 	return id <= r->nstrings;
 }
 
+/* A chunk of more entries than the writer puts in one. */
+static int too_many(struct reader *r, size_t n)
+{
+	return damaged(r, "%zu entries (at most %d a chunk)", n, BATCH);
+}
+
 static int read_strings(struct reader *r, const Kprof__Strings *m)
 {
+	size_t bytes = 0;
+
+	if (m->n_string > BATCH)
+		return too_many(r, m->n_string);
 	for (size_t i = 0; i < m->n_string; i++) {
 		const ProtobufCBinaryData *s = &m->string[i];
 		uint32_t id;
 
 		if (!s->len)
 			return damaged(r, "string %zu is empty", r->nstrings + 1);
+		if (bytes >= BATCH_BYTES)
+			return damaged(
+				r, "string %zu follows %zu bytes of strings (at most %u a chunk)",
+				r->nstrings + 1, bytes, BATCH_BYTES);
+		bytes += s->len;
 		if (r->nstrings >= UINT32_MAX - 1)
 			return damaged(r, "more than 2^32 strings");
 		id = kp_profile_intern(r->p, (const char *)s->data, s->len);
@@ -687,6 +818,8 @@ static int read_functions(struct reader *r, const Kprof__Functions *m)
 {
 	if (m->n_file != m->n_name)
 		return damaged(r, "%zu names for %zu files", m->n_name, m->n_file);
+	if (m->n_name > BATCH)
+		return too_many(r, m->n_name);
 	for (size_t i = 0; i < m->n_name; i++) {
 		uint32_t id;
 
@@ -712,6 +845,9 @@ static int read_locations(struct reader *r, const Kprof__Locations *m)
 		return damaged(r, "columns of different lengths");
 	if (m->n_line != m->n_function || m->n_frame_kind != m->n_function)
 		return damaged(r, "frame columns of different lengths");
+	if (n > BATCH)
+		return too_many(r, n);
+	kp_xgrow(&r->unfold, &r->unfold_cap, r->nlocations + n + 1, sizeof(*r->unfold));
 	kp_u64map_init(&last_addr);
 	kp_u64map_init(&last_fn);
 	kp_u64map_init(&last_line);
@@ -723,6 +859,11 @@ static int read_locations(struct reader *r, const Kprof__Locations *m)
 
 		if (loc.kind >= KP_LOC_NKINDS) {
 			err = damaged(r, "location %zu has kind %u", r->nlocations, loc.kind);
+			break;
+		}
+		if (f >= BATCH_FRAMES) {
+			err = damaged(r, "location %zu follows %zu frames (at most %d a chunk)",
+				      r->nlocations, f, BATCH_FRAMES);
 			break;
 		}
 		kp_u64map_get(&last_addr, key, &v);
@@ -782,8 +923,12 @@ static int read_locations(struct reader *r, const Kprof__Locations *m)
 		}
 		if (m->state[i] != LOC_UNNAMED)
 			kp_profile_set_frames(r->p, id, r->frames, nf, m->state[i] == LOC_NAMED);
+		r->unfold[r->nlocations] = nf ? (uint32_t)nf : 1;
+		if (r->unfold[r->nlocations] > r->unfold_max)
+			r->unfold_max = r->unfold[r->nlocations];
 		r->nlocations++;
 		r->nframes += nf;
+		r->sent += 1 + nf;
 	}
 	if (!err && f != m->n_function)
 		err = damaged(r, "%zu frames belong to no location", m->n_function - f);
@@ -795,6 +940,8 @@ static int read_locations(struct reader *r, const Kprof__Locations *m)
 
 static int read_mappings(struct reader *r, const Kprof__Mappings *m)
 {
+	if (m->n_mapping > BATCH)
+		return too_many(r, m->n_mapping);
 	for (size_t i = 0; i < m->n_mapping; i++) {
 		const Kprof__Mapping *pm = m->mapping[i];
 		struct kp_profile_mapping map = {.kind = pm->kind,
@@ -833,11 +980,13 @@ static int read_samples(struct reader *r, const Kprof__Samples *m)
 			       nv);
 	if (m->n_value_high && m->n_value_high != m->n_value)
 		return damaged(r, "%zu high words for %zu values", m->n_value_high, m->n_value);
+	if (n > BATCH)
+		return too_many(r, n);
 	for (size_t i = 0; i < n; i++) {
 		struct kp_profile_root root = {m->comm[i], m->pid[i], m->tid[i]};
 		kp_count values[KP_PROFILE_MAX_VALUES];
 		size_t depth = m->depth[i], len = m->shared[i], blen = 0;
-		uint64_t prev = 0;
+		uint64_t prev = 0, unfold = 0;
 
 		if (!string_ok(r, root.comm))
 			return damaged(r, "sample %zu names string %u of %zu", r->nsamples,
@@ -859,6 +1008,10 @@ static int read_samples(struct reader *r, const Kprof__Samples *m)
 		if (depth > m->n_location - off)
 			return damaged(r, "sample %zu has %zu locations, %zu are left", r->nsamples,
 				       depth, m->n_location - off);
+		if (off >= BATCH_LOCS)
+			return damaged(
+				r, "sample %zu follows %zu stack locations (at most %d a chunk)",
+				r->nsamples, off, BATCH_LOCS);
 		kp_xgrow(&r->stack, &r->stack_cap, len + depth + 1, sizeof(*r->stack));
 		for (size_t j = 0; j < depth; j++, off++) {
 			prev += (uint64_t)m->location[off];
@@ -867,6 +1020,23 @@ static int read_samples(struct reader *r, const Kprof__Samples *m)
 					       r->nsamples, (long long)prev, r->nlocations);
 			r->stack[len++] = (uint32_t)prev;
 		}
+		/* before the profile takes it: memory stays linear in the data */
+		if (r->unfold_max <= 1)
+			unfold = len;
+		else
+			for (size_t j = 0; j < len; j++)
+				unfold += r->unfold[r->stack[j]];
+		r->unfolded += unfold;
+		r->sent += 1 + depth;
+		if (r->unfolded > UNFOLD_PER_ITEM * r->sent + UNFOLD_FREE)
+			return damaged(
+				r,
+				"sample %zu: the stacks so far unfold to %llu frames, past "
+				"the %llu allowed (%d for each of the %llu locations, frames, "
+				"samples and stack locations sent, plus %u)",
+				r->nsamples, (unsigned long long)r->unfolded,
+				(unsigned long long)(UNFOLD_PER_ITEM * r->sent + UNFOLD_FREE),
+				UNFOLD_PER_ITEM, (unsigned long long)r->sent, UNFOLD_FREE);
 		for (size_t v = 0; v < nv; v++) {
 			values[v] = m->value[i * nv + v];
 			if (m->n_value_high)
@@ -886,10 +1056,22 @@ static int read_samples(struct reader *r, const Kprof__Samples *m)
 
 static int read_metadata(struct reader *r, const Kprof__Metadata *m)
 {
+	size_t bytes = 0;
+
 	if (m->n_value != m->n_key)
 		return damaged(r, "%zu keys for %zu values", m->n_key, m->n_value);
+	if (m->n_key > BATCH)
+		return too_many(r, m->n_key);
 	for (size_t i = 0; i < m->n_key; i++) {
 		const ProtobufCBinaryData *k = &m->key[i], *v = &m->value[i];
+
+		if (bytes >= BATCH_BYTES)
+			return damaged(
+				r,
+				"metadata entry %zu follows %zu bytes of entries (at most %u "
+				"a chunk)",
+				r->nmeta, bytes, BATCH_BYTES);
+		bytes += k->len + v->len;
 
 		if (!k->len || memchr(k->data, 0, k->len) || (v->len && memchr(v->data, 0, v->len)))
 			return damaged(r, "metadata entry %zu: an empty key or a NUL byte",
@@ -1022,5 +1204,6 @@ int kp_recording_read(FILE *in, const char *name, struct kp_profile **out, struc
 	free(r.stack);
 	free(r.frames);
 	free(r.text);
+	free(r.unfold);
 	return err;
 }

@@ -6,6 +6,11 @@
  * profile whose every id is in range (folding it and writing it again touch
  * them all), and written again and read back: the same profile, and the
  * same bytes again (a recording is a fixed point of write . read).
+ * Reading and folding take memory linear in the decompressed size (the
+ * limits the reader holds, docs/recording-format.md): at most MEM_PER_BYTE
+ * bytes a byte of it, MEM_FREE more and what zstd's window takes (as its
+ * frame headers ask), counted by the allocator's hooks from before the read
+ * to after the fold.
  *
  * Input: byte 0 chooses the mode (bit 0: the rest is the whole file as is,
  * header included, for the header and zstd paths; else the body), byte 1
@@ -16,10 +21,20 @@
  * (tests/golden/data/collapsed: java all, mirageos tid, dd kernel,
  * cycles-instructions jit) and of a recording of tests/workloads/spin
  * (--tid), behind the control bytes 0 0; and that recording whole behind
- * 1 0. In tests/fuzz/CMakeLists.txt: kp_fuzz_target(recording
- * fuzz_recording.c), with KP_FUZZ_RUNS_recording 8000 (about 5 s: some
- * 1500 inputs a second under ASan+UBSan; 300 000 found nothing). */
+ * 1 0. And issue 16's hostile shape, whole behind 1 0
+ * (tests/fuzz/make-recording-seeds.py makes them): one location, each
+ * sample sharing the previous one's whole stack and adding a location,
+ * 5000 samples in one chunk (hostile-chunk: past the 4096 a chunk the
+ * writer holds) and 8 chunks of 4096 (hostile-unfold: within every
+ * per-chunk limit, 270 MB of stacks for 270 KB). Before the reader held
+ * the limits, these took 170 and 810 MB here (3,800 and 2,700 bytes a
+ * byte); now 1 and 14 MB. In tests/fuzz/CMakeLists.txt:
+ * kp_fuzz_target(recording fuzz_recording.c), with KP_FUZZ_RUNS_recording
+ * (docs/fuzzing.md has its time). */
+#include <sanitizer/allocator_interface.h>
 #include <stdbool.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader */
+#include <zstd.h>
 
 #include "flamegraph/folded.h"
 #include "flamegraph/profile_fold.h"
@@ -27,6 +42,90 @@
 #include "flamegraph/zstdio.h"
 #include "fuzz.h"
 #include "profile/profile.h"
+
+/* Bytes a decompressed byte, and more, that reading and folding may take:
+ * the stacks are at most some 32 unfolded frames a byte (the reader's
+ * limit), 4 bytes each in the profile and again in the folded table, each
+ * table in arrays that double. */
+#define MEM_PER_BYTE 512
+#define MEM_FREE     (32u << 20)
+
+/* ---- what the allocator gives while measuring ---- */
+
+static bool measuring;
+static long long live, peak;
+
+static void on_malloc(const volatile void *p, size_t size)
+{
+	(void)p;
+	if (measuring && (live += (long long)size) > peak)
+		peak = live;
+}
+
+static void on_free(const volatile void *p)
+{
+	if (measuring && p)
+		live -= (long long)__sanitizer_get_allocated_size(p);
+}
+
+static void measure_start(void)
+{
+	static bool hooked;
+
+	if (!hooked)
+		__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+	hooked = true;
+	live = peak = 0;
+	measuring = true;
+}
+
+/* The largest window the zstd frames of file (after the header) ask for:
+ * what zstd's streaming decoder allocates, whatever the data. */
+static size_t zstd_window(const char *file, size_t len)
+{
+	size_t pos = KP_RECORDING_HEADER_SIZE, window = 0;
+
+	while (pos < len) {
+		ZSTD_frameHeader h;
+		size_t size;
+
+		if (ZSTD_getFrameHeader(&h, file + pos, len - pos) != 0)
+			break; /* damaged, or cut inside the header */
+		if (h.frameType == ZSTD_frame && h.windowSize > window)
+			window = (size_t)h.windowSize;
+		size = ZSTD_findFrameCompressedSize(file + pos, len - pos);
+		if (ZSTD_isError(size))
+			break;
+		pos += size;
+	}
+	return window;
+}
+
+/* How many bytes the zstd frames of file (after the header) decompress
+ * to, up to the first error, as the reader's stream gives them. One
+ * decoder for every input: a new one is an mmap under ASan. */
+static size_t decompressed_size(const char *file, size_t len)
+{
+	static ZSTD_DStream *ds;
+	static char buf[1 << 16];
+	ZSTD_inBuffer in = {file + KP_RECORDING_HEADER_SIZE, len - KP_RECORDING_HEADER_SIZE, 0};
+	size_t n = 0;
+
+	if (len <= KP_RECORDING_HEADER_SIZE)
+		return 0;
+	if (!ds)
+		ds = ZSTD_createDStream();
+	FUZZ_CHECK(ds != NULL);
+	ZSTD_DCtx_reset(ds, ZSTD_reset_session_only);
+	for (;;) {
+		ZSTD_outBuffer out = {buf, sizeof(buf), 0};
+		size_t ret = ZSTD_decompressStream(ds, &out, &in);
+
+		n += out.pos;
+		if (ZSTD_isError(ret) || (in.pos == in.size && out.pos < out.size))
+			return n;
+	}
+}
 
 /* The header and a zstd frame around body[0..n) (caller frees). */
 static char *wrap(const uint8_t *body, size_t n, uint8_t minor, size_t *len)
@@ -132,7 +231,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz_in in = {data, size};
 	uint8_t mode = fuzz_byte(&in), minor = fuzz_byte(&in);
 	char *file, *again, *third;
-	size_t len, alen, tlen;
+	size_t len, alen, tlen, body, window;
+	long long allowed;
 	struct kp_profile *p, *q;
 	struct kp_diag d;
 	int err;
@@ -146,8 +246,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		file = wrap(in.p, in.n, minor, &len);
 	}
+	/* the body, or as much as the file's frames give */
+	body = mode & 1 ? decompressed_size(file, len) : in.n;
+	window = zstd_window(file, len);
+	/* zstd's window and tables come from the frame header, not the data */
+	allowed = MEM_PER_BYTE * (long long)body + MEM_FREE + 2 * (long long)window;
+	measure_start();
 	p = read_rec(file, len, &err, &d);
+	if (!err)
+		fold_all(p);
+	measuring = false;
 	free(file);
+	if (peak > allowed)
+		fprintf(stderr, "read and fold: %lld bytes for %zu decompressed (window %zu)\n",
+			peak, body, window);
+	FUZZ_CHECK(peak <= allowed);
 	if (err) {
 		/* refused: one line that names the file, and no profile */
 		FUZZ_CHECK(p == NULL);
@@ -156,7 +269,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(p != NULL);
-	fold_all(p);
 	again = write_rec(p, &alen);
 	q = read_rec(again, alen, &err, &d);
 	FUZZ_CHECK(err == 0 && q != NULL);

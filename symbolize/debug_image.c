@@ -6,6 +6,7 @@
 #include <gelf.h>
 #include <libdeflate.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -164,13 +165,79 @@ static size_t align_up(size_t v, size_t a)
 	return (v + a - 1) / a * a;
 }
 
+uint64_t kp_inflate_limit(uint64_t file_size)
+{
+	uint64_t by_size = file_size > KP_INFLATE_MAX / KP_INFLATE_RATIO
+				   ? KP_INFLATE_MAX
+				   : file_size * KP_INFLATE_RATIO;
+
+	if (by_size < KP_INFLATE_FLOOR)
+		by_size = KP_INFLATE_FLOOR;
+	return by_size < KP_INFLATE_MAX ? by_size : KP_INFLATE_MAX;
+}
+
+uint64_t kp_debug_image_stated(Elf *elf, const char *const *skip, size_t nskip)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		char plain[256];
+		uint64_t size = 0;
+
+		/* the sections kp_debug_image_open takes, by the same names */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (strncmp(name, ".zdebug_", 8) == 0)
+			snprintf(plain, sizeof(plain), ".%s", name + 2);
+		else if (strncmp(name, ".debug_", 7) == 0 || strcmp(name, ".gnu_debugaltlink") == 0)
+			snprintf(plain, sizeof(plain), "%s", name);
+		else
+			continue;
+		if (skipped(plain, skip, nskip))
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			GElf_Chdr ch;
+
+			if (!gelf_getchdr(scn, &ch))
+				continue;
+			size = ch.ch_size;
+		} else if (name[1] == 'z') {
+			Elf_Data *raw = elf_rawdata(scn, NULL);
+			const unsigned char *p = raw ? raw->d_buf : NULL;
+
+			if (!p || raw->d_size < 12 || memcmp(p, "ZLIB", 4) != 0)
+				continue;
+			for (int i = 4; i < 12; i++)
+				size = size << 8 | p[i];
+		} else {
+			continue;
+		}
+		sum = size > UINT64_MAX - sum ? UINT64_MAX : sum + size;
+	}
+	return sum;
+}
+
 Elf *kp_debug_image_open(Elf *elf, const char *const *skip, size_t nskip,
 			 struct kp_debug_image **out)
+{
+	return kp_debug_image_open_limit(elf, skip, nskip, (uint64_t)1 << 32, out);
+}
+
+Elf *kp_debug_image_open_limit(Elf *elf, const char *const *skip, size_t nskip, uint64_t limit,
+			       struct kp_debug_image **out)
 {
 	struct kp_debug_image *img = NULL;
 	struct libdeflate_decompressor *z = NULL;
 	struct kept *kept = NULL;
 	size_t nkept = 0, cap = 0, shstrndx, off, names_off, names_len = 1, shoff, total;
+	uint64_t taken = 0;
 	bool packed = false;
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
@@ -216,6 +283,15 @@ Elf *kp_debug_image_open(Elf *elf, const char *const *skip, size_t nskip,
 	}
 	if (!packed)
 		goto fail;
+
+	/* what the kept sections take, inflated or copied, before anything
+	 * is allocated (copies count too: section headers of a hostile file
+	 * may all cover the same bytes) */
+	for (size_t i = 0; i < nkept; i++) {
+		if (kept[i].out_len > limit - taken)
+			goto fail;
+		taken += kept[i].out_len;
+	}
 
 	/* layout: header, sections, names (".shstrtab" last), headers */
 	off = sizeof(Elf64_Ehdr);

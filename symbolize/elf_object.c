@@ -6,6 +6,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolize/debug_image.h"
@@ -52,10 +54,21 @@ struct kp_elfobj {
 	bool dw_tried;
 	Dwarf *dw;	    /* from libdw's module, or ours below */
 	Dwarf_Addr dw_bias; /* module address - DWARF address */
-	Dwarf *own_dw;	    /* a separate debug file opened by us */
+	Dwarf *own_dw;	    /* the DWARF opened by us (of the file or its debug file) */
 	Elf *own_elf;
 	int own_fd;
 	struct kp_debug_image *image; /* what own_dw reads, when inflated by us */
+	Dwarf *alt_dw;		      /* its dwz file (.gnu_debugaltlink), opened by us */
+	Elf *alt_elf;
+	int alt_fd;
+	struct kp_debug_image *alt_image;
+	int file_fd;	    /* the file again, while libdw has it: for own_dw */
+	uint64_t file_size; /* its size (st_size) */
+	/* The file is one kprof trusts (kp_elf_file_trusted): its build's index
+	 * may be read and written, and its debug files must be trusted too. */
+	bool trusted;
+	bool refused_debug;	/* find_debuginfo refused a debug file: no other */
+	struct kp_elf_ctx *ctx; /* for find_debuginfo, while loaded */
 };
 
 static void libelf_init(void)
@@ -65,6 +78,148 @@ static void libelf_init(void)
 	if (!done) {
 		elf_version(EV_CURRENT);
 		done = true;
+	}
+}
+
+/* Is fd a memfd (memfd_create)? Its link in /proc/self/fd reads
+ * "/memfd:NAME (deleted)", and it takes seals. */
+static bool is_memfd(int fd, const struct stat *st)
+{
+	char link[64], target[16];
+	ssize_t n;
+
+	if (st->st_nlink != 0 || fcntl(fd, F_GET_SEALS) < 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target));
+	return n >= 7 && memcmp(target, "/memfd:", 7) == 0;
+}
+
+bool kp_elf_file_trusted(int fd)
+{
+	struct stat st;
+	int seals;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()))
+		return false;
+	if (!(st.st_mode & (S_IWGRP | S_IWOTH)))
+		return true;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals >= 0 && (seals & F_SEAL_WRITE))
+		return true;
+	/* A memfd is mode 0777 whoever made it, and no path leads to it: only
+	 * its holders' descriptors (and /proc/PID/fd of a holder, which takes
+	 * the right to trace it) reach it, so its owner says who can write it */
+	return is_memfd(fd, &st);
+}
+
+/* Does the file start as an ELF file does? libdwfl opens a file packed
+ * whole with gzip, bzip2, xz or zstd by inflating all of it, without a
+ * bound (debug_image.h): such a file is never handed to it. */
+static bool has_elf_magic(int fd)
+{
+	unsigned char magic[SELFMAG];
+
+	return pread(fd, magic, SELFMAG, 0) == SELFMAG && memcmp(magic, ELFMAG, SELFMAG) == 0;
+}
+
+static void note_refused_debug(struct kp_elfobj *o, const char *path, int fd);
+static bool admit(struct kp_elfobj *o, uint64_t need, uint64_t size, uint64_t *budget);
+
+/* One LEB128-like xz number of p[*at..n), false past the end or 63 bits. */
+static bool xz_number(const uint8_t *p, size_t n, size_t *at, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; shift < 63 && *at < n; shift += 7) {
+		uint8_t b = p[(*at)++];
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* What the xz stream p[0..n) says it inflates to (its index: one stream,
+ * stream padding allowed), or UINT64_MAX when it is not one such stream. */
+static uint64_t xz_stated(const uint8_t *p, size_t n)
+{
+	static const uint8_t magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0};
+	uint64_t records, sum = 0, blocks = 0, back;
+	size_t at, index_at;
+	uint32_t v;
+
+	while (n >= 4 && !memcmp(p + n - 4, "\0\0\0\0", 4))
+		n -= 4; /* stream padding */
+	if (n < 24 || memcmp(p, magic, 6) != 0 || memcmp(p + n - 2, "YZ", 2) != 0)
+		return UINT64_MAX;
+	memcpy(&v, p + n - 8, 4); /* backward size, little-endian */
+	back = ((uint64_t)le32toh(v) + 1) * 4;
+	if (back > n - 24)
+		return UINT64_MAX;
+	index_at = n - 12 - (size_t)back;
+	at = index_at;
+	if (p[at++] != 0 || !xz_number(p, n - 12, &at, &records) || records > n)
+		return UINT64_MAX;
+	for (uint64_t i = 0; i < records; i++) {
+		uint64_t unpadded, size;
+
+		if (!xz_number(p, n - 12, &at, &unpadded) || !xz_number(p, n - 12, &at, &size) ||
+		    unpadded > n)
+			return UINT64_MAX;
+		blocks += (unpadded + 3) & ~(uint64_t)3;
+		sum = size > UINT64_MAX - 1 - sum ? UINT64_MAX - 1 : sum + size;
+	}
+	/* the blocks must fill the stream between its header and its index */
+	return 12 + blocks == index_at ? sum : UINT64_MAX;
+}
+
+/* May libdwfl inflate the MiniDebugInfo (.gnu_debugdata, xz) of the
+ * object's file? libdwfl decodes it without a bound, so only a trusted
+ * file's, and only when its xz index states no more than the object may
+ * inflate (an index that lies is found out only after decoding: a
+ * trusted file is root's or the user's own). */
+static bool minidebuginfo_fits(struct kp_elfobj *o, Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		Elf_Data *raw;
+		uint64_t need;
+
+		if (!name || strcmp(name, ".gnu_debugdata") != 0)
+			continue;
+		if (!o->trusted || !(raw = elf_rawdata(scn, NULL)) || !raw->d_buf)
+			return false;
+		need = xz_stated(raw->d_buf, raw->d_size);
+		return need != UINT64_MAX && admit(o, need, o->file_size, NULL);
+	}
+	return true;
+}
+
+/* Renames section want of elf (in libelf's copy of the headers, never in
+ * the file) to "", so libdw does not find it. */
+static void hide_section_name(Elf *elf, const char *want)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (name && strcmp(name, want) == 0) {
+			sh->sh_name += (GElf_Word)strlen(want); /* its own NUL */
+			gelf_update_shdr(scn, sh);
+		}
 	}
 }
 
@@ -168,20 +323,40 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	/* load() leaves the module's context in its userdata */
-	const struct kp_elf_ctx *ctx = userdata ? *userdata : NULL;
+	/* load() leaves the object in the module's userdata */
+	struct kp_elfobj *o = userdata ? *userdata : NULL;
+	const struct kp_elf_ctx *ctx = o ? o->ctx : NULL;
 	int fd;
 
-	if (debuginfod_configured() || !ctx)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-						    debuglink_file, debuglink_crc,
-						    debuginfo_file_name);
-	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					  debuglink_crc, debuginfo_file_name);
-	if (fd < 0 && debuglink_candidate_exists(ctx->debuginfo_path, file_name, debuglink_file))
+	if (o && o->refused_debug)
+		return -1; /* one was refused: none (load) */
+
+	if (debuginfod_configured() || !ctx) {
 		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 						  debuglink_file, debuglink_crc,
 						  debuginfo_file_name);
+	} else {
+		fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+						  debuglink_file, debuglink_crc,
+						  debuginfo_file_name);
+		if (fd < 0 &&
+		    debuglink_candidate_exists(ctx->debuginfo_path, file_name, debuglink_file))
+			fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+							  debuglink_file, debuglink_crc,
+							  debuginfo_file_name);
+	}
+	/* a file packed whole is never given to libdwfl; a trusted binary
+	 * takes only a trusted debug file (its names would be another
+	 * user's, and saved in its build's index) */
+	if (fd >= 0 && o && (!has_elf_magic(fd) || (o->trusted && !kp_elf_file_trusted(fd)))) {
+		if (has_elf_magic(fd))
+			note_refused_debug(o, *debuginfo_file_name, fd);
+		o->refused_debug = true;
+		close(fd);
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = NULL;
+		fd = -1;
+	}
 	return fd;
 }
 
@@ -229,6 +404,10 @@ void kp_elf_ctx_fini(struct kp_elf_ctx *ctx)
 	ctx->symidx_dir = NULL;
 	free(ctx->damaged_first);
 	ctx->damaged_first = NULL;
+	free(ctx->capped_first);
+	ctx->capped_first = NULL;
+	free(ctx->refused_debug_first);
+	ctx->refused_debug_first = NULL;
 }
 
 /* Walks the notes in buf[0..len) for the GNU build-id. */
@@ -371,7 +550,7 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 	struct kp_elfobj *o = kp_xcalloc(1, sizeof(*o));
 
 	o->fd = fd;
-	o->own_fd = -1;
+	o->own_fd = o->alt_fd = o->file_fd = -1;
 	o->name = kp_xstrdup(name);
 	o->debug_path = debug_path ? kp_xstrdup(debug_path) : NULL;
 	if (build_id_len <= sizeof(o->build_id)) {
@@ -417,17 +596,27 @@ static void unload(struct kp_elfobj *o)
 	o->nsegs = o->nsyms = 0;
 	kp_dwidx_free(o->dwidx);
 	o->dwidx = NULL;
+	/* the DWARF before its dwz file (dwarf_setalt leaves that to us) */
 	if (o->own_dw)
 		dwarf_end(o->own_dw);
+	if (o->alt_dw)
+		dwarf_end(o->alt_dw);
 	kp_debug_image_free(o->image);
+	kp_debug_image_free(o->alt_image);
 	if (o->own_elf)
 		elf_end(o->own_elf);
+	if (o->alt_elf)
+		elf_end(o->alt_elf);
 	if (o->own_fd >= 0)
 		close(o->own_fd);
-	o->own_dw = o->dw = NULL;
-	o->image = NULL;
-	o->own_elf = NULL;
-	o->own_fd = -1;
+	if (o->alt_fd >= 0)
+		close(o->alt_fd);
+	if (o->file_fd >= 0)
+		close(o->file_fd);
+	o->own_dw = o->alt_dw = o->dw = NULL;
+	o->image = o->alt_image = NULL;
+	o->own_elf = o->alt_elf = NULL;
+	o->own_fd = o->alt_fd = o->file_fd = -1;
 }
 
 void kp_elfobj_free(struct kp_elfobj *o)
@@ -694,22 +883,21 @@ static void note_if_stripped(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 				   ctx->nstripped, list, ctx->nstripped > 3 ? ", ..." : "");
 }
 
-static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+/* Reports the file to a new Dwfl of its own (through a duplicate of
+ * file_fd, which libdw takes): its one module, at bias 0. Returns the
+ * module's ELF, or NULL. */
+static Elf *report(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
-	size_t phnum;
+	int fd = fcntl(o->file_fd, F_DUPFD_CLOEXEC, 0);
+	void **userdata;
 	Elf *elf;
-	int fd;
 
-	o->tried = true;
-	if (o->fd < 0)
-		return fail(o); /* no file: only an index could name it */
-	fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
-		return fail(o);
+		return NULL;
 	o->dwfl = dwfl_begin(&ctx->callbacks);
 	if (!o->dwfl) {
 		close(fd);
-		return fail(o);
+		return NULL;
 	}
 	dwfl_report_begin(o->dwfl);
 	/* the debuglink search starts in the directory of the file name given
@@ -718,20 +906,39 @@ static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 				 true);
 	if (!o->mod) {
 		close(fd);
-		return fail(o); /* not ELF, or libdw refused it */
+		return NULL; /* not ELF, or libdw refused it */
 	}
 	if (dwfl_report_end(o->dwfl, NULL, NULL) != 0)
-		return fail(o);
-	{
-		void **userdata;
-
-		if (dwfl_module_info(o->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
-			*userdata = ctx; /* for find_debuginfo */
-	}
-	/* libdw owns the duplicate now; ours is no longer needed */
-	close(o->fd);
-	o->fd = -1;
+		return NULL;
+	if (dwfl_module_info(o->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+		*userdata = o; /* for find_debuginfo */
 	elf = dwfl_module_getelf(o->mod, &o->bias);
+	/* MiniDebugInfo: libdwfl inflates it (xz) without a bound (156 KB
+	 * of another user's program stated a GiB: 12 s and 1 GB of memory);
+	 * one that may not be inflated is hidden from it */
+	if (elf && !minidebuginfo_fits(o, elf))
+		hide_section_name(elf, ".gnu_debugdata");
+	return elf;
+}
+
+static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+{
+	struct stat st;
+	size_t phnum;
+	Elf *elf;
+
+	o->tried = true;
+	if (o->fd < 0)
+		return fail(o); /* no file: only an index could name it */
+	if (!has_elf_magic(o->fd) || fstat(o->fd, &st) != 0)
+		return fail(o);
+	o->file_size = (uint64_t)st.st_size;
+	/* libdw gets a duplicate; ours is kept for the DWARF, which kprof
+	 * opens itself (get_dwarf) */
+	o->file_fd = o->fd;
+	o->fd = -1;
+	o->ctx = ctx;
+	elf = report(o, ctx);
 	if (!elf || elf_getphdrnum(elf, &phnum) != 0)
 		return fail(o);
 	for (size_t i = 0; i < phnum; i++) {
@@ -746,6 +953,22 @@ static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	if (!o->nsegs)
 		return fail(o);
 	index_symbols(o);
+	if (o->refused_debug) {
+		/* libdwfl keeps a debug file its search validated (by build-id)
+		 * even when find_debuginfo refuses it: start again without one
+		 * (find_debuginfo now finds none) */
+		free(o->syms);
+		free(o->sym_names);
+		o->syms = NULL;
+		o->sym_names = NULL;
+		o->nsyms = 0;
+		dwfl_end(o->dwfl);
+		o->dwfl = NULL;
+		o->mod = NULL;
+		if (!report(o, ctx))
+			return fail(o);
+		index_symbols(o);
+	}
 	note_if_stripped(o, ctx);
 	return true;
 }
@@ -774,45 +997,308 @@ static const char *const unused_dwarf[] = {".debug_loclists", ".debug_loc", ".de
 					   ".debug_macinfo", ".debug_line"};
 #define N_UNUSED_DWARF (sizeof(unused_dwarf) / sizeof(unused_dwarf[0]))
 
+static bool skipped_name(const char *name, const char *const *skip, size_t nskip)
+{
+	for (size_t i = 0; i < nskip; i++)
+		if (strcmp(name, skip[i]) == 0)
+			return true;
+	return false;
+}
+
 /* How many of unused_dwarf to leave out. */
 static size_t n_unused(bool lines)
 {
 	return lines ? N_UNUSED_DWARF - 1 : N_UNUSED_DWARF;
 }
 
-/* The DWARF of elf (not kept), through an image of its sections inflated
- * our way when they are compressed; NULL when they are not. */
-static Dwarf *dwarf_from_image(struct kp_elfobj *o, Elf *elf, bool lines)
+/* The MiB of n, rounded up, for notes. */
+static unsigned long long mib(uint64_t n)
 {
-	Elf *image = kp_debug_image_open(elf, unused_dwarf, n_unused(lines), &o->image);
+	return (unsigned long long)(n / (1u << 20) + (n % (1u << 20) != 0));
+}
 
-	if (!image)
+/* Counts an object whose compressed debug sections state more than it
+ * may inflate (need, over left), in one note kept current. */
+static void note_capped(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t need, uint64_t left,
+			bool by_run)
+{
+	if (!ctx->ncapped++)
+		ctx->capped_first = kp_xasprintf("%s (%llu MiB stated, %llu MiB %s)", o->name,
+						 mib(need), (unsigned long long)left >> 20,
+						 by_run ? "left to the run" : "its limit");
+	if (!ctx->notes)
+		return;
+	if (ctx->ncapped == 1)
+		kp_sym_note_update(
+			ctx->notes, &ctx->capped_slot,
+			"the compressed debug sections of %s were not inflated, over kprof's "
+			"limits (%llu times the size of their files, at least %llu MiB, at most "
+			"%llu MiB an object; %llu MiB a run, %llu MiB for files of other users): "
+			"it is named from its symbol table only",
+			ctx->capped_first, (unsigned long long)KP_INFLATE_RATIO,
+			mib(KP_INFLATE_FLOOR), mib(KP_INFLATE_MAX), mib(KP_INFLATE_RUN),
+			mib(KP_INFLATE_RUN_OTHER));
+	else
+		kp_sym_note_update(
+			ctx->notes, &ctx->capped_slot,
+			"the compressed debug sections of %u binaries were not inflated, over "
+			"kprof's limits (%llu times the size of their files, at least %llu MiB, at "
+			"most %llu MiB an object; %llu MiB a run, %llu MiB for files of other "
+			"users; the first: %s): they are named from their symbol tables only",
+			ctx->ncapped, (unsigned long long)KP_INFLATE_RATIO, mib(KP_INFLATE_FLOOR),
+			mib(KP_INFLATE_MAX), mib(KP_INFLATE_RUN), mib(KP_INFLATE_RUN_OTHER),
+			ctx->capped_first);
+}
+
+/* Counts a debug file refused for a trusted binary, in one note kept
+ * current. */
+static void note_refused_debug(struct kp_elfobj *o, const char *path, int fd)
+{
+	struct kp_elf_ctx *ctx = o->ctx;
+	struct stat st;
+
+	if (!ctx)
+		return;
+	if (!ctx->nrefused_debug++)
+		ctx->refused_debug_first =
+			fstat(fd, &st) == 0
+				? kp_xasprintf("%s (for %s; owned by uid %u, mode %04o)",
+					       path ? path : "?", o->name, (unsigned)st.st_uid,
+					       (unsigned)(st.st_mode & 07777))
+				: kp_xasprintf("%s (for %s)", path ? path : "?", o->name);
+	if (!ctx->notes)
+		return;
+	if (ctx->nrefused_debug == 1)
+		kp_sym_note_update(
+			ctx->notes, &ctx->refused_debug_slot,
+			"ignored the debug file %s: another user could have written it, "
+			"and the binary is one kprof trusts (root's or yours, written by "
+			"no one else)",
+			ctx->refused_debug_first);
+	else
+		kp_sym_note_update(ctx->notes, &ctx->refused_debug_slot,
+				   "ignored %u debug files that other users could have written, "
+				   "found for binaries kprof trusts (the first: %s)",
+				   ctx->nrefused_debug, ctx->refused_debug_first);
+}
+
+/* May the object inflate the need bytes its compressed debug sections
+ * state, from files of size bytes together (debug_image.h)? If so they
+ * are counted in the run's total and *budget (may be NULL) is what the
+ * object may take (its limit, or what the run has left if less); else it
+ * is said once. */
+static bool admit(struct kp_elfobj *o, uint64_t need, uint64_t size, uint64_t *budget)
+{
+	struct kp_elf_ctx *ctx = o->ctx;
+	uint64_t limit = kp_inflate_limit(size);
+	uint64_t *used = o->trusted ? &ctx->inflated : &ctx->inflated_other;
+	uint64_t run = o->trusted ? KP_INFLATE_RUN : KP_INFLATE_RUN_OTHER;
+
+	if (need <= limit && need <= run - *used) {
+		if (budget)
+			*budget = limit < run - *used ? limit : run - *used;
+		*used += need;
+		return true;
+	}
+	note_capped(o, ctx, need, need > limit ? limit : run - *used, need <= limit);
+	return false;
+}
+
+/* The dwz file a DWARF file names (.gnu_debugaltlink: a path, then the
+ * build-id it must have): its build-id (*len bytes) and *name, or NULL. */
+static const uint8_t *altlink(Elf *elf, const char **name, size_t *len)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return NULL;
-	o->own_dw = dwarf_begin_elf(image, DWARF_C_READ, NULL);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *n = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		Elf_Data *d;
+		const char *nul;
+
+		if (!n || strcmp(n, ".gnu_debugaltlink") != 0 || sh->sh_type == SHT_NOBITS ||
+		    (sh->sh_flags & SHF_COMPRESSED))
+			continue;
+		d = elf_rawdata(scn, NULL);
+		nul = d && d->d_buf ? memchr(d->d_buf, '\0', d->d_size) : NULL;
+		if (!nul || d->d_size - (size_t)(nul - (const char *)d->d_buf) - 1 == 0)
+			return NULL;
+		*name = d->d_buf;
+		*len = d->d_size - (size_t)(nul - (const char *)d->d_buf) - 1;
+		return (const uint8_t *)nul + 1;
+	}
+	return NULL;
+}
+
+/* The dwz file of a DWARF file found at path (NULL: an unknown place),
+ * where libdw 0.188 would look for it: by build-id under /usr/lib/debug,
+ * then by its name (relative to the DWARF file's folder). Opened by us,
+ * so libdw never opens one on its own (and inflates it without a bound):
+ * an ELF file with the build-id the link names, trusted when the binary
+ * is. Returns its Elf (*fd its descriptor) or NULL. */
+static Elf *open_alt(struct kp_elfobj *o, const char *path, const char *name, const uint8_t *id,
+		     size_t len, int *fd)
+{
+	char cand[PATH_MAX];
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	*fd = -1;
+	if (len < 3 || len > KP_BUILD_ID_MAX)
+		return NULL;
+	for (int i = 0; i < 2; i++) {
+		Elf *elf;
+		int n;
+
+		if (i == 0) {
+			n = snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%02x/", id[0]);
+			for (size_t k = 1; k < len && n > 0 && (size_t)n < sizeof(cand); k++)
+				n += snprintf(cand + n, sizeof(cand) - (size_t)n, "%02x", id[k]);
+			if (n > 0 && (size_t)n < sizeof(cand))
+				n += snprintf(cand + n, sizeof(cand) - (size_t)n, ".debug");
+		} else if (name[0] == '/') {
+			n = snprintf(cand, sizeof(cand), "%s", name);
+		} else if (slash) {
+			n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)(slash - path), path,
+				     name);
+		} else {
+			break;
+		}
+		if (n <= 0 || (size_t)n >= sizeof(cand))
+			continue;
+		*fd = open(cand, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (*fd < 0)
+			continue;
+		elf = has_elf_magic(*fd) && (!o->trusted || kp_elf_file_trusted(*fd))
+			      ? elf_begin(*fd, ELF_C_READ_MMAP_PRIVATE, NULL)
+			      : NULL;
+		if (elf) {
+			const void *got;
+			ssize_t glen =
+				elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &got) : -1;
+
+			if (glen == (ssize_t)len && memcmp(got, id, len) == 0)
+				return elf;
+			elf_end(elf);
+		}
+		close(*fd);
+		*fd = -1;
+	}
+	return NULL;
+}
+
+/* The Dwarf of elf (open on fd; both taken), through an image of its
+ * sections inflated our way when some are compressed, else the file as
+ * it is with the sections in skip hidden (made NOBITS in a private
+ * copy-on-write mapping: libdw would inflate them too). */
+static Dwarf *dwarf_of(Elf *elf, int fd, const char *const *skip, size_t nskip, uint64_t limit,
+		       struct kp_debug_image **image, Elf **kept_elf, int *kept_fd)
+{
+	Elf *img = kp_debug_image_open_limit(elf, skip, nskip, limit, image);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (img) {
+		/* the image holds all libdw will read */
+		elf_end(elf);
+		close(fd);
+		return dwarf_begin_elf(img, DWARF_C_READ, NULL);
+	}
+	*kept_elf = elf;
+	*kept_fd = fd;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (name && skipped_name(name, skip, nskip)) {
+			sh->sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, sh);
+		}
+	}
+	return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+}
+
+/* The DWARF in the file open as fd (taken), found at path (may be NULL),
+ * and its dwz file, opened our way (libdw inflates every DWARF section it
+ * knows when it opens a file, with zlib, and Debian's debug files are
+ * compressed): only the sections kprof reads, and only when what they
+ * state fits the object's limits (debug_image.h). */
+static Dwarf *open_dwarf(struct kp_elfobj *o, int fd, const char *path, bool lines)
+{
+	const char *skip[N_UNUSED_DWARF + 1], *alt_name = NULL;
+	size_t nskip = n_unused(lines), alt_len = 0, shstrndx;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL), *alt = NULL;
+	const uint8_t *alt_id;
+	uint64_t need, size, budget;
+	struct stat st;
+	int alt_fd = -1;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0 ||
+	    fstat(fd, &st) != 0) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return NULL;
+	}
+	memcpy(skip, unused_dwarf, nskip * sizeof(*skip));
+	size = (uint64_t)st.st_size;
+	alt_id = altlink(elf, &alt_name, &alt_len);
+	if (alt_id)
+		alt = open_alt(o, path, alt_name, alt_id, alt_len, &alt_fd);
+	if (alt && fstat(alt_fd, &st) == 0)
+		size += (uint64_t)st.st_size;
+	need = kp_debug_image_stated(elf, skip, nskip);
+	if (alt) {
+		uint64_t more = kp_debug_image_stated(alt, skip, nskip);
+
+		need = more > UINT64_MAX - need ? UINT64_MAX : need + more;
+	}
+	if (!admit(o, need, size, &budget)) {
+		if (alt) {
+			elf_end(alt);
+			close(alt_fd);
+		}
+		elf_end(elf);
+		close(fd);
+		return NULL;
+	}
+	/* no dwz file of ours: libdw must not look for one itself (nor for
+	 * one of the dwz file's) */
+	skip[nskip] = ".gnu_debugaltlink";
+	if (alt)
+		o->alt_dw = dwarf_of(alt, alt_fd, skip, nskip + 1, budget, &o->alt_image,
+				     &o->alt_elf, &o->alt_fd);
+	o->own_dw = dwarf_of(elf, fd, skip, nskip + !o->alt_dw, budget, &o->image, &o->own_elf,
+			     &o->own_fd);
+	if (o->own_dw && o->alt_dw)
+		dwarf_setalt(o->own_dw, o->alt_dw);
 	return o->own_dw;
 }
 
-/* Opens the separate debug file of the module our own way: libdw inflates
- * every DWARF section it knows when it opens a file, with zlib, and
- * Debian's debug files are compressed. Compressed sections go through
- * kp_debug_image; otherwise the unused ones are hidden (made NOBITS in a
- * private copy-on-write mapping) before libdw sees the file. */
-static Dwarf *open_debug_file(struct kp_elfobj *o, bool lines)
+/* The separate debug file of the module, as libdw found it for the
+ * symbols (through find_debuginfo) or by the same search; checked again,
+ * since its path is opened anew. Returns its fd and *path (heap), or -1. */
+static int open_debug_file(struct kp_elfobj *o, char **path)
 {
 	const char *mainfile = NULL, *debugfile = NULL;
 	void **userdata;
 	Dwarf_Addr start;
-	char *found = NULL;
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	Elf *elf;
-	Dwarf *dw;
 	int fd = -1;
 
+	*path = NULL;
 	if (!dwfl_module_info(o->mod, &userdata, &start, NULL, NULL, NULL, &mainfile, &debugfile))
-		return NULL;
+		return -1;
 	if (debugfile) {
-		fd = open(debugfile, O_RDONLY | O_CLOEXEC);
+		fd = open(debugfile, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0 && (!has_elf_magic(fd) || (o->trusted && !kp_elf_file_trusted(fd)))) {
+			close(fd);
+			return -1;
+		}
+		*path = kp_xstrdup(debugfile);
 	} else {
 		Elf *main_elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
 		GElf_Word crc = 0;
@@ -820,40 +1306,43 @@ static Dwarf *open_debug_file(struct kp_elfobj *o, bool lines)
 
 		/* build-id, debuglink, debuginfod: the path libdw would take */
 		fd = find_debuginfo(o->mod, userdata, o->name, start, mainfile ? mainfile : o->name,
-				    link, crc, &found);
-		free(found);
+				    link, crc, path);
 	}
-	if (fd < 0)
-		return NULL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+	return fd;
+}
+
+/* A prelinked file's DWARF is at other addresses than its code: libdw
+ * works the bias out (.gnu.prelink_undo), and inflates its sections
+ * itself. Only for a trusted file (glibc 2.36 dropped prelink; anyone can
+ * add the section), and only when the file and the debug file libdw found
+ * for its symbols state what the object may inflate. */
+static Dwarf *prelinked_dwarf(struct kp_elfobj *o, Elf *main_elf)
+{
+	uint64_t need = kp_debug_image_stated(main_elf, NULL, 0), size = o->file_size;
+	const char *debugfile = NULL;
+	Dwarf *dw;
+
+	dwfl_module_info(o->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (debugfile) {
+		int fd = open(debugfile, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+		struct stat st;
+
+		if (elf && fstat(fd, &st) == 0) {
+			uint64_t more = kp_debug_image_stated(elf, NULL, 0);
+
+			need = more > UINT64_MAX - need ? UINT64_MAX : need + more;
+			size += (uint64_t)st.st_size;
+		}
 		if (elf)
 			elf_end(elf);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!admit(o, need, size, NULL))
 		return NULL;
-	}
-	dw = dwarf_from_image(o, elf, lines);
-	if (dw) {
-		/* the image holds all libdw will read */
-		elf_end(elf);
-		close(fd);
-		return dw;
-	}
-	o->own_fd = fd;
-	o->own_elf = elf;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-
-		for (size_t i = 0; name && i < n_unused(lines); i++) {
-			if (strcmp(name, unused_dwarf[i]) == 0) {
-				sh->sh_type = SHT_NOBITS;
-				gelf_update_shdr(scn, sh);
-			}
-		}
-	}
-	o->own_dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	return o->own_dw;
+	dw = dwfl_module_getdwarf(o->mod, &o->dw_bias);
+	return dw;
 }
 
 /* The DWARF of the object and the bias from DWARF to module addresses;
@@ -864,20 +1353,27 @@ static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias, bool lines)
 		Elf *main_elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
 
 		o->dw_tried = true;
-		/* the file's own DWARF or a separate debug file, both linked at
-		 * the binary's addresses (prelinked files are the exception:
-		 * left to libdw) */
-		if (main_elf && !has_section(main_elf, ".gnu.prelink_undo")) {
-			if (!has_section(main_elf, ".debug_info") &&
-			    !has_section(main_elf, ".zdebug_info"))
-				o->dw = open_debug_file(o, lines);
-			else
-				o->dw = dwarf_from_image(o, main_elf, lines);
-		}
-		if (o->dw) {
-			o->dw_bias = o->bias;
+		o->dw_bias = o->bias;
+		if (!main_elf) {
+			/* nothing */
+		} else if (has_section(main_elf, ".gnu.prelink_undo") && o->trusted) {
+			o->dw = prelinked_dwarf(o, main_elf);
+		} else if (has_section(main_elf, ".debug_info") ||
+			   has_section(main_elf, ".zdebug_info")) {
+			/* the file's own DWARF, linked at its addresses */
+			int fd = o->file_fd >= 0 ? fcntl(o->file_fd, F_DUPFD_CLOEXEC, 0) : -1;
+
+			if (fd >= 0)
+				o->dw = open_dwarf(o, fd, o->debug_path ? o->debug_path : o->name,
+						   lines);
 		} else {
-			o->dw = dwfl_module_getdwarf(o->mod, &o->dw_bias);
+			/* a separate debug file, linked at the binary's addresses */
+			char *path;
+			int fd = open_debug_file(o, &path);
+
+			if (fd >= 0)
+				o->dw = open_dwarf(o, fd, path, lines);
+			free(path);
 		}
 	}
 	*bias = o->dw_bias;
@@ -926,7 +1422,7 @@ static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	struct kp_dwflat flat;
 	struct kp_symidx_input in = {0};
 
-	if (!dw || dwarf_info_size(dw) > KP_SYMIDX_MAX_DWARF)
+	if (!o->trusted || !dw || dwarf_info_size(dw) > KP_SYMIDX_MAX_DWARF)
 		return;
 	if (!o->dwidx)
 		o->dwidx = kp_dwidx_new();
@@ -979,7 +1475,12 @@ static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
 	bool rebuild = false;
 
-	if (ctx->symidx_dir && o->build_id_len) {
+	/* A build-id is a claim, not a proof: a file another user could have
+	 * written is named from itself alone, and its build's index is
+	 * neither read nor written (docs/symbolize.md, "Trust"). An object
+	 * without a file has only its index. */
+	o->trusted = o->fd >= 0 && kp_elf_file_trusted(o->fd);
+	if (ctx->symidx_dir && o->build_id_len && (o->fd < 0 || o->trusted)) {
 		int err = kp_symidx_load(ctx->symidx_dir, o->build_id, o->build_id_len, &o->idx);
 
 		if (!err) {
@@ -994,7 +1495,7 @@ static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 			note_damaged(o, ctx);
 		rebuild = err == -EBADMSG || err == -ESTALE;
 	}
-	if (load(o, ctx) && ctx->symidx_dir && o->build_id_len && !ctx->no_inline &&
+	if (load(o, ctx) && ctx->symidx_dir && o->build_id_len && o->trusted && !ctx->no_inline &&
 	    (rebuild || kp_symidx_seen(ctx->symidx_dir, o->build_id, o->build_id_len)))
 		build_index(o, ctx);
 }
@@ -1143,7 +1644,7 @@ static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr 
 		if (!o->dwidx) {
 			o->dwidx = kp_dwidx_new();
 			/* the next run that needs this DWARF indexes it */
-			if (dw && ctx->symidx_dir && o->build_id_len &&
+			if (dw && ctx->symidx_dir && o->build_id_len && o->trusted &&
 			    !kp_symidx_seen(ctx->symidx_dir, o->build_id, o->build_id_len))
 				kp_symidx_mark_seen(ctx->symidx_dir, o->build_id, o->build_id_len);
 		}

@@ -30,6 +30,18 @@ struct kp_elf_ctx {
 	size_t stripped_slot;	       /* the one note about stripped files */
 	unsigned nstripped;
 	char *stripped_names[3]; /* the first few, for that note */
+	/* What compressed DWARF the run's objects stated and were let
+	 * inflate (debug_image.h), of trusted files and of the others, and
+	 * the objects refused for it: one note kept current. */
+	uint64_t inflated, inflated_other;
+	unsigned ncapped;
+	size_t capped_slot;
+	char *capped_first;
+	/* Debug files refused for a trusted binary (not trusted themselves):
+	 * one note kept current. */
+	unsigned nrefused_debug;
+	size_t refused_debug_slot;
+	char *refused_debug_first;
 };
 
 /* cache: kprof's cache directory (symbol indexes go in its symbols/), or
@@ -60,6 +72,18 @@ bool kp_elfobj_give_file(struct kp_elfobj *o, int fd, const char *debug_path);
 /* The object's own descriptor of its file, or -1 once libdw or an index
  * took over (or without a file). Still owned by the object. */
 int kp_elfobj_fd(const struct kp_elfobj *o);
+
+/* May kprof trust what the file open as fd says about itself: that a
+ * build-id names it, that its symbols and DWARF are that build's? Only when
+ * no other user could have written it: a regular file owned by root or by
+ * kprof's effective user (the owner of its cache directory), writable by
+ * neither group nor others (or sealed against writes: F_SEAL_WRITE, as
+ * runc seals the memfd it runs from), or a memfd (mode 0777 whoever made
+ * it, but reached only through its holders' descriptors). Only a
+ * trusted file's build is saved to the cache or named from it, and a
+ * trusted binary's debug files must be trusted too (docs/symbolize.md,
+ * "Trust"). */
+bool kp_elf_file_trusted(int fd);
 
 /* Reads the GNU build-id note of the ELF file fd into buf; returns its
  * length, or 0 when there is none or the file is not ELF. */

@@ -21,6 +21,11 @@ struct object {
 	char *path;
 	uint8_t build_id[KP_BUILD_ID_MAX];
 	size_t build_id_len;
+	/* A build-id is a claim, not a proof: one build-id may have an object
+	 * of files kprof trusts (kp_elf_file_trusted), one of the other
+	 * files claiming it, and one without a file (named only from the
+	 * build's index, which only trusted files write). */
+	enum trust { NOFILE, OTHER, TRUSTED } trust;
 	struct kp_elfobj *elf; /* without a file until one is found; NULL once released */
 };
 
@@ -75,6 +80,7 @@ struct bid_query {
 	const struct kp_objcache *oc;
 	const uint8_t *id;
 	size_t len;
+	enum trust trust;
 };
 
 static bool bid_eq(void *ctx, uint32_t id)
@@ -82,12 +88,15 @@ static bool bid_eq(void *ctx, uint32_t id)
 	const struct bid_query *q = ctx;
 	const struct object *o = &q->oc->objs[id - 1];
 
-	return o->build_id_len == q->len && memcmp(o->build_id, q->id, q->len) == 0;
+	return o->build_id_len == q->len && memcmp(o->build_id, q->id, q->len) == 0 &&
+	       o->trust == q->trust;
 }
 
-static uint32_t find_build_id(struct kp_objcache *oc, const uint8_t *id, size_t len)
+/* The object of build-id id[0..len) and trust. */
+static uint32_t find_build_id(struct kp_objcache *oc, const uint8_t *id, size_t len,
+			      enum trust trust)
 {
-	struct bid_query q = {oc, id, len};
+	struct bid_query q = {oc, id, len, trust};
 
 	return kp_idmap_find(&oc->by_build_id, kp_hash_bytes(id, len, 0x6b70), bid_eq, &q);
 }
@@ -249,8 +258,10 @@ static int open_mapping(const struct kp_sym_mapping *m, bool vdso, char **debug_
 }
 
 /* Gives an object that has no file yet the one behind m, if m's file has
- * the object's identity. Until then only its saved index, if any, names
- * it (the process gone, the file deleted, the container stopped). */
+ * the object's identity (for a build, only a trusted file: another's
+ * would give the build's other mappings its names). Until then only its
+ * saved index, if any, names it (the process gone, the file deleted, the
+ * container stopped). */
 static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_mapping *m,
 		       bool vdso)
 {
@@ -266,9 +277,12 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	if (fd < 0)
 		return;
 	len = kp_elf_read_build_id(fd, bid, sizeof(bid));
-	if ((o->build_id_len && (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0)) ||
+	if ((o->build_id_len && (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0 ||
+				 !kp_elf_file_trusted(fd))) ||
 	    !kp_elfobj_give_file(o->elf, fd, dpath))
 		close(fd);
+	else
+		o->trust = o->build_id_len || kp_elf_file_trusted(fd) ? TRUSTED : OTHER;
 	free(dpath);
 }
 
@@ -286,7 +300,8 @@ static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool
 	size_t bid_len = 0;
 	struct object *o;
 	char *dpath = NULL;
-	uint32_t id;
+	enum trust trust;
+	uint32_t id, nofile;
 	int fd;
 
 	if (vdso)
@@ -294,10 +309,25 @@ static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool
 	if (m->build_id && m->build_id_len && m->build_id_len <= KP_BUILD_ID_MAX) {
 		bid_len = m->build_id_len;
 		memcpy(bid, m->build_id, bid_len);
-		id = find_build_id(oc, bid, bid_len);
-		if (id) {
-			retry_open(oc, id, m, vdso);
+		/* Another user's program may claim the build-id of root's. The
+		 * build's trusted object answers for every mapping claiming it
+		 * unopened (the others' code takes its names, which they could
+		 * have given their code anyway); when the build has been seen
+		 * only in other files, or in none, this mapping's file is
+		 * opened to tell which it is: root's code must never take
+		 * another user's names. */
+		id = find_build_id(oc, bid, bid_len, TRUSTED);
+		if (id)
 			return id;
+		nofile = find_build_id(oc, bid, bid_len, NOFILE);
+		if (nofile || find_build_id(oc, bid, bid_len, OTHER)) {
+			fd = open_mapping(m, vdso, &dpath);
+			if (fd < 0 && nofile) {
+				/* out of reach again: said when first seen */
+				free(dpath);
+				return nofile;
+			}
+			goto opened;
 		}
 	}
 	id = find_file(oc, &k, bid, bid_len);
@@ -307,6 +337,7 @@ static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool
 	}
 
 	fd = open_mapping(m, vdso, &dpath);
+opened:
 	/* A memfd holds a program (fexecve) or code a JIT wrote: only an ELF
 	 * file is an object. The kernel gives a build-id only from ELF notes,
 	 * so one out of reach but with a build-id is a program too. */
@@ -331,11 +362,19 @@ static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool
 	}
 	if (fd < 0 && m->path && m->path[0] == '/')
 		note_failure(oc, m->path, fd);
-	if (bid_len && (id = find_build_id(oc, bid, bid_len))) {
+	trust = fd < 0 ? NOFILE : kp_elf_file_trusted(fd) ? TRUSTED : OTHER;
+	/* the build's object of the same trust; else a trusted file goes to
+	 * the build's object without a file (which it names if still in
+	 * time; else the object is named from the build's index, which only
+	 * trusted files write) */
+	if (bid_len && ((id = find_build_id(oc, bid, bid_len, trust)) ||
+			(trust == TRUSTED && (id = find_build_id(oc, bid, bid_len, NOFILE))))) {
 		add_file(oc, &k, id);
 		o = &oc->objs[id - 1];
 		if (fd >= 0 && !(o->elf && kp_elfobj_give_file(o->elf, fd, dpath)))
 			close(fd);
+		else if (fd >= 0)
+			o->trust = trust;
 		free(dpath);
 		return id;
 	}
@@ -345,6 +384,7 @@ static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool
 	memset(o, 0, sizeof(*o));
 	id = (uint32_t)oc->nobjs;
 	o->path = kp_xstrdup(k.path);
+	o->trust = trust;
 	o->build_id_len = bid_len;
 	memcpy(o->build_id, bid, bid_len);
 	o->elf = kp_elfobj_new(fd >= 0 ? fd : -1, o->path, dpath, o->build_id, o->build_id_len);

@@ -6,8 +6,14 @@
  * every section must lie inside the image, named .debug_* (or
  * .gnu_debugaltlink) and uncompressed, plus the name table.
  *
+ * It holds the limit (debug_image.h): the sections the image holds,
+ * inflated or copied, never take more than it, nor do the compressed
+ * ones kept state more; the image is the sections and its headers.
+ *
  * Input: byte 0 picks the sections to skip (bit 0 .debug_line, bit 1
- * .debug_info), then the ELF file. */
+ * .debug_info) and the limit (bit 2: half of what the kept sections
+ * state, else kprof's for a file of the input's size), then the ELF
+ * file. */
 #include <gelf.h>
 #include <stdbool.h>
 
@@ -21,10 +27,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void walk(Elf *img)
+static void walk(Elf *img, uint64_t limit, size_t in_size)
 {
 	GElf_Ehdr eh;
 	size_t shstrndx, n = 0, size;
+	uint64_t held = 0;
 	Elf_Scn *scn = NULL;
 	const char *base = elf_rawfile(img, &size);
 
@@ -42,6 +49,8 @@ static void walk(Elf *img)
 		FUZZ_CHECK(strncmp(name, ".debug_", 7) == 0 ||
 			   strcmp(name, ".gnu_debugaltlink") == 0 ||
 			   (elf_ndxscn(scn) == shstrndx && strcmp(name, ".shstrtab") == 0));
+		if (elf_ndxscn(scn) != shstrndx)
+			held += sh.sh_size;
 		d = elf_rawdata(scn, NULL);
 		if (d && d->d_size) {
 			const unsigned char *p = d->d_buf;
@@ -54,6 +63,12 @@ static void walk(Elf *img)
 		n++;
 	}
 	FUZZ_CHECK(n >= 2 && n + 1 == eh.e_shnum);
+	/* the sections within the limit; the rest: the ELF header, each
+	 * section's alignment (64 at most) and header, and the names (no
+	 * longer than the input's) */
+	FUZZ_CHECK(held <= limit);
+	FUZZ_CHECK(size <= held + sizeof(Elf64_Ehdr) +
+				   (uint64_t)(n + 1) * (64 + sizeof(Elf64_Shdr)) + in_size + 16);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -78,10 +93,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(copy, in.p, in.n);
 	elf = elf_memory(copy, in.n);
 	if (elf) {
-		out = kp_debug_image_open(elf, skip, nskip, &img);
+		uint64_t stated = kp_debug_image_stated(elf, skip, nskip);
+		uint64_t limit = how & 4 ? stated / 2 : kp_inflate_limit(in.n);
+
+		out = kp_debug_image_open_limit(elf, skip, nskip, limit, &img);
 		FUZZ_CHECK(!out == !img);
-		if (out)
-			walk(out);
+		if (out) {
+			FUZZ_CHECK(stated <= limit);
+			walk(out, limit, in.n);
+		}
 		kp_debug_image_free(img);
 		elf_end(elf);
 	}

@@ -43,9 +43,11 @@ static const char magic[5] = {'K', 'P', 'R', 'O', 'F'};
  * for a location not named) are at most UNFOLD_PER_ITEM for each location,
  * frame, sample and own stack location sent so far, plus UNFOLD_FREE.
  * Shared prefixes cost nothing to send, so the writer sends more of a
- * stack's locations itself where sharing would break this. */
+ * stack's locations itself where sharing would break this. UNFOLD_FREE is
+ * 16M frames (64 MB of location ids): deep recursion written by the kprof
+ * of before this limit (1000 samples of 2000 frames unfold to 2M) reads. */
 #define UNFOLD_PER_ITEM 32
-#define UNFOLD_FREE	(1u << 20)
+#define UNFOLD_FREE	(1u << 24)
 /* the longest chunk read (a damaged length must not allocate gigabytes);
  * the writer checks every chunk against it */
 #define MAX_CHUNK (16u << 20)

@@ -46,9 +46,10 @@
 /* Bytes a decompressed byte, and more, that reading and folding may take:
  * the stacks are at most some 32 unfolded frames a byte (the reader's
  * limit), 4 bytes each in the profile and again in the folded table, each
- * table in arrays that double. */
+ * table in arrays that double; and the 16M frames any recording may unfold
+ * to (UNFOLD_FREE), as location ids and as folded text. */
 #define MEM_PER_BYTE 512
-#define MEM_FREE     (32u << 20)
+#define MEM_FREE     (256u << 20)
 
 /* ---- what the allocator gives while measuring ---- */
 

@@ -336,10 +336,10 @@ static void test_issue_recording(void)
 /* The same stacks in chunks of 4096 samples (8 of them: 32768 samples
  * whose stacks would hold 68 million locations, 270 MB; 270 KB of data):
  * within every per-chunk limit, refused for what they unfold to, in the
- * first chunk, after some 2^20 frames. */
+ * first chunk, after some 2^24 frames. */
 static void test_unfold_limit(void)
 {
-	refused_in_bounded_memory(8 * 4096, 4096, "the stacks so far unfold to", 64 << 10);
+	refused_in_bounded_memory(8 * 4096, 4096, "the stacks so far unfold to", 160 << 10);
 }
 
 /* ---- every other limit, each passed once ---- */
@@ -655,7 +655,7 @@ static void test_writer_deep_stacks(void)
 	kp_profile_free(p);
 }
 
-/* A location of 1000 frames in 2000 stacks: 2 million frames that no way
+/* A location of 1000 frames in 40000 stacks: 40 million frames that no way
  * of sending the stacks makes fit. The writer says so. */
 static void test_writer_refuses(void)
 {
@@ -672,7 +672,7 @@ static void test_writer_refuses(void)
 	kp_profile_add_value_type(p, "samples", "count", 0);
 	fr[0].function = kp_profile_function(p, kp_profile_intern(p, "f", 1), 0);
 	kp_profile_set_frames(p, deep, fr, 1000, true);
-	for (uint64_t i = 0; i < 2000; i++) {
+	for (uint64_t i = 0; i < 40000; i++) {
 		struct kp_loc leaf = {.addr = 2 + i, .kind = KP_LOC_KERNEL};
 
 		stack[1] = kp_profile_location(p, &leaf);

@@ -175,6 +175,25 @@ static uint64_t xz_stated(const uint8_t *p, size_t n)
 	return 12 + blocks == index_at ? sum : UINT64_MAX;
 }
 
+/* The next section of elf after `after` (NULL: from the first) named
+ * want, its header in *sh; NULL when there is none. */
+static Elf_Scn *section_named(Elf *elf, Elf_Scn *after, const char *want, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = after;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name =
+			gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (name && strcmp(name, want) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
 /* May libdwfl inflate the MiniDebugInfo (.gnu_debugdata, xz) of the
  * object's file? libdwfl decodes it without a bound, so only a trusted
  * file's, and only when its xz index states no more than the object may
@@ -182,44 +201,29 @@ static uint64_t xz_stated(const uint8_t *p, size_t n)
  * trusted file is root's or the user's own). */
 static bool minidebuginfo_fits(struct kp_elfobj *o, Elf *elf)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_named(elf, NULL, ".gnu_debugdata", &sh);
+	Elf_Data *raw;
+	uint64_t need;
 
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (!scn)
+		return true;
+	if (!o->trusted || !(raw = elf_rawdata(scn, NULL)) || !raw->d_buf)
 		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-		Elf_Data *raw;
-		uint64_t need;
-
-		if (!name || strcmp(name, ".gnu_debugdata") != 0)
-			continue;
-		if (!o->trusted || !(raw = elf_rawdata(scn, NULL)) || !raw->d_buf)
-			return false;
-		need = xz_stated(raw->d_buf, raw->d_size);
-		return need != UINT64_MAX && admit(o, need, o->file_size, NULL);
-	}
-	return true;
+	need = xz_stated(raw->d_buf, raw->d_size);
+	return need != UINT64_MAX && admit(o, need, o->file_size, NULL);
 }
 
 /* Renames section want of elf (in libelf's copy of the headers, never in
  * the file) to "", so libdw does not find it. */
 static void hide_section_name(Elf *elf, const char *want)
 {
-	size_t shstrndx;
+	GElf_Shdr sh;
 	Elf_Scn *scn = NULL;
 
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-
-		if (name && strcmp(name, want) == 0) {
-			sh->sh_name += (GElf_Word)strlen(want); /* its own NUL */
-			gelf_update_shdr(scn, sh);
-		}
+	while ((scn = section_named(elf, scn, want, &sh))) {
+		sh.sh_name += (GElf_Word)strlen(want); /* its own NUL */
+		gelf_update_shdr(scn, &sh);
 	}
 }
 
@@ -1108,19 +1112,14 @@ static bool admit(struct kp_elfobj *o, uint64_t need, uint64_t size, uint64_t *b
  * build-id it must have): its build-id (*len bytes) and *name, or NULL. */
 static const uint8_t *altlink(Elf *elf, const char **name, size_t *len)
 {
-	size_t shstrndx;
+	GElf_Shdr mem, *sh = &mem;
 	Elf_Scn *scn = NULL;
 
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *n = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+	while ((scn = section_named(elf, scn, ".gnu_debugaltlink", sh))) {
 		Elf_Data *d;
 		const char *nul;
 
-		if (!n || strcmp(n, ".gnu_debugaltlink") != 0 || sh->sh_type == SHT_NOBITS ||
-		    (sh->sh_flags & SHF_COMPRESSED))
+		if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_COMPRESSED))
 			continue;
 		d = elf_rawdata(scn, NULL);
 		nul = d && d->d_buf ? memchr(d->d_buf, '\0', d->d_size) : NULL;
@@ -1384,23 +1383,15 @@ static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias, bool lines)
 static uint64_t dwarf_info_size(Dwarf *dw)
 {
 	Elf *elf = dwarf_getelf(dw);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+	Elf_Scn *scn = elf ? section_named(elf, NULL, ".debug_info", &sh) : NULL;
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (!scn)
 		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-		GElf_Chdr ch;
-
-		if (!name || strcmp(name, ".debug_info") != 0)
-			continue;
-		if ((sh->sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
-			return ch.ch_size;
-		return sh->sh_size;
-	}
-	return 0;
+	if ((sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
+		return ch.ch_size;
+	return sh.sh_size;
 }
 
 /* A full walk reads DWARF at about 100 MB/s: past this, indexing a build

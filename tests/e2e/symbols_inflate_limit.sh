@@ -18,30 +18,8 @@ command -v objcopy >/dev/null || skip "needs objcopy"
 py=/usr/bin/python3
 [ -x $py ] || py=python3
 
-cat >"$T/prog.c" <<'EOF'
-#include <stdlib.h>
-#include <time.h>
-volatile unsigned long sink;
-__attribute__((noinline)) void kpcap_hot(void)
-{
-	for (int i = 0; i < 20000; i++)
-		sink += (unsigned long)i * 7;
-}
-int main(int argc, char **argv)
-{
-	struct timespec t;
-	double end;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	end = t.tv_sec + t.tv_nsec / 1e9 + (argc > 1 ? atof(argv[1]) : 1);
-	do {
-		kpcap_hot();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec + t.tv_nsec / 1e9 < end);
-	return 0;
-}
-EOF
-"$CC" -O1 -g -fno-omit-frame-pointer -o "$T/plain" "$T/prog.c" || {
+hot_program_source >"$T/prog.c"
+"$CC" -O1 -g -fno-omit-frame-pointer -DHOT=kpcap_hot -o "$T/plain" "$T/prog.c" || {
 	fail "build the program"
 	finish
 }

@@ -61,3 +61,31 @@ show_top() { # file [n]
 lacks() { # file regex
 	[ -s "$1" ] && ! LC_ALL=C grep -qE -- "$2" "$1"
 }
+
+# A C program that calls HOT() (name it with -DHOT=NAME) in a loop for
+# ARGV[1] seconds (default 1): its samples are main;NAME.
+hot_program_source() {
+	cat <<'EOF'
+#include <stdlib.h>
+#include <time.h>
+volatile unsigned long sink;
+__attribute__((noinline)) void HOT(void)
+{
+	for (int i = 0; i < 20000; i++)
+		sink += (unsigned long)i * 7;
+}
+int main(int argc, char **argv)
+{
+	struct timespec t;
+	double end;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	end = t.tv_sec + t.tv_nsec / 1e9 + (argc > 1 ? atof(argv[1]) : 1);
+	do {
+		HOT();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec + t.tv_nsec / 1e9 < end);
+	return 0;
+}
+EOF
+}

@@ -32,29 +32,7 @@ make_other_user
 
 bid=0x6b70726f662074727573740000000002 # the claimed build-id
 hex=${bid#0x}
-cat >"$T/prog.c" <<'EOF'
-#include <stdlib.h>
-#include <time.h>
-volatile unsigned long sink;
-__attribute__((noinline)) void HOT(void)
-{
-	for (int i = 0; i < 20000; i++)
-		sink += (unsigned long)i * 7;
-}
-int main(int argc, char **argv)
-{
-	struct timespec t;
-	double end;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	end = t.tv_sec + t.tv_nsec / 1e9 + (argc > 1 ? atof(argv[1]) : 1);
-	do {
-		HOT();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec + t.tv_nsec / 1e9 < end);
-	return 0;
-}
-EOF
+hot_program_source >"$T/prog.c"
 # the other user's program lives in a folder of its own, open to root
 u=$(mktemp -d /tmp/kp-trust.XXXXXX)
 at_exit "rm -rf '$u'"

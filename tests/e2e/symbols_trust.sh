@@ -128,7 +128,10 @@ mkdir -m 1777 "$s"
 		fail "build the shared binary and the planted debug file"
 		finish
 	}
-as_user cp "$T/planted.debug" "$s/kptrust_lib.debug"
+# handed over in its folder: the test's own may be closed to it (CI clones
+# into a private folder)
+install -m 644 "$T/planted.debug" "$u/planted.debug"
+as_user cp "$u/planted.debug" "$s/kptrust_lib.debug"
 laddr=$(addr_of "$s/kptrust_lib" kptrust_root_hot -D)
 out=$("$KPROF" symbolize -e "$s/kptrust_lib" "$laddr" 2>"$T/planted.err")
 check "the planted debug file names nothing ($out)" [ "$out" = "$laddr kptrust_root_hot" ]

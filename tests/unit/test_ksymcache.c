@@ -256,12 +256,14 @@ static void test_damage(void)
 		}
 	}
 
-	/* every byte of the header, a bit flipped or another value in turn;
-	 * the magic and version ("kprof-kallsyms 1 ") may read as another
-	 * format (not counted then, but never used either) */
-	for (size_t off = 0; off < HEADER; off++) {
+	/* every other byte of the header (each reread of /proc/kallsyms is
+	 * some 0.1 s under ASan; fuzz/kallsyms takes every byte), a bit
+	 * flipped or another value in turn; the magic and version
+	 * ("kprof-kallsyms 1 ") may read as another format (not counted then,
+	 * but never used either) */
+	for (size_t off = 0; off < HEADER; off += 2) {
 		memcpy(bad, good, len);
-		if (off % 2)
+		if (off / 2 % 2)
 			bad[off] ^= (char)(1u << (off / 2 % 8));
 		else
 			bad[off] = bad[off] == 'Z' ? 'Y' : 'Z';
@@ -282,7 +284,7 @@ static void test_damage(void)
 	}
 	CHECK(nnames >= 20);
 	/* a spread of offsets through the rest, fixed seed */
-	for (int k = 0; k < 64; k++) {
+	for (int k = 0; k < 32; k++) {
 		size_t off;
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;

@@ -10,6 +10,7 @@
 
 #include "flamegraph/diff_report.h"
 #include "flamegraph/xmlout.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 static const char *const side_names[2] = {"base", "new"};

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flamegraph/xmlout.h"
+#include "util/utf8.h"
 #include "util/frame.h"
 #include "util/xalloc.h"
 

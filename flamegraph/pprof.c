@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flamegraph/utf8.h"
+#include "util/utf8.h"
 #include "profile.pb-c.h"
 #include "util/seqtab.h"
 #include "util/strtab.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/utf8.h"
+#include "util/utf8.h"
 #include "util/seqtab.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"

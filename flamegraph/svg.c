@@ -32,6 +32,7 @@
 #include "flamegraph/palette.h"
 #include "flamegraph/svg_script.h"
 #include "flamegraph/xmlout.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 #define XPAD	    10.0

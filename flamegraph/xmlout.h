@@ -1,5 +1,6 @@
 /* Text output for the SVG writer: XML escaping that keeps the document
- * well-formed whatever bytes a function name holds, and UTF-8 helpers. */
+ * well-formed whatever bytes a function name holds (UTF-8 decoding:
+ * util/utf8.h). */
 #ifndef KP_FLAMEGRAPH_XMLOUT_H
 #define KP_FLAMEGRAPH_XMLOUT_H
 
@@ -16,15 +17,5 @@ void kp_xml_escape(FILE *out, const char *s, size_t len);
  * safe inside CDATA: quotes, backslashes, '<', '>', '&', controls and
  * line separators become \\uXXXX escapes. Invalid UTF-8 becomes U+FFFD. */
 void kp_js_escape(FILE *out, const char *s, size_t len);
-
-/* Decodes one code point at s[0..len) (len > 0). Returns the number of
- * bytes used; *cp is U+FFFD (and 1 byte used) for an invalid sequence. */
-size_t kp_utf8_next(const char *s, size_t len, uint32_t *cp);
-
-/* Number of code points in s[0..len) (each invalid byte counts as one). */
-size_t kp_utf8_count(const char *s, size_t len);
-
-/* Byte length of the first n code points of s[0..len). */
-size_t kp_utf8_prefix(const char *s, size_t len, size_t n);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "flamegraph/collapse.h"
+#include "formats/collapse.h"
 #include "util/outfile.h"
 
 static const char usage_line[] =

@@ -11,7 +11,8 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
-#include "flamegraph/folded.h"
+#include "formats/folded.h"
+#include "formats/top.h"
 #include "flamegraph/svg.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
@@ -179,7 +180,7 @@ int kp_cmd_flamegraph(int argc, char **argv)
 	}
 	if (!opath && isatty(STDOUT_FILENO)) {
 		/* XML is no use on a terminal */
-		kp_report_top(f, stdout, 20, so.countname);
+		kp_top_write(f, stdout, 20, so.countname);
 		printf("\nkprof: stdout is a terminal, so the flame graph was not written: use -o "
 		       "FILE.svg "
 		       "or redirect stdout to a file.\n");

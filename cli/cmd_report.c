@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
-#include "flamegraph/profile_load.h"
+#include "formats/profile_load.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 

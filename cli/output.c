@@ -7,10 +7,11 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "flamegraph/folded.h"
-#include "flamegraph/pprof.h"
-#include "flamegraph/recording.h"
-#include "flamegraph/speedscope.h"
+#include "formats/folded.h"
+#include "formats/top.h"
+#include "formats/pprof.h"
+#include "formats/recording.h"
+#include "formats/speedscope.h"
 #include "flamegraph/svg.h"
 #include "util/xalloc.h"
 
@@ -100,7 +101,7 @@ static int write_top(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 
 	if (!f)
 		return -ERANGE;
-	err = kp_report_top(f, out, ctx->top ? ctx->top : 20,
+	err = kp_top_write(f, out, ctx->top ? ctx->top : 20,
 			    vt ? kp_profile_str(ctx->profile, vt->type, NULL) : "samples");
 	if (err)
 		kp_diag_errno(d, err, "cannot write the report");

@@ -11,9 +11,9 @@
 #include <stddef.h>
 
 #include "flamegraph/diff.h"
-#include "flamegraph/folded.h"
-#include "flamegraph/profile_fold.h"
-#include "flamegraph/profile_load.h"
+#include "formats/folded.h"
+#include "formats/profile_fold.h"
+#include "formats/profile_load.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 

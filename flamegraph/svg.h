@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "flamegraph/folded.h"
+#include "formats/folded.h"
 #include "util/diag.h"
 
 struct kp_svg_opts {
@@ -59,9 +59,5 @@ int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *o, FILE *o
 bool kp_svg_palette_known(const char *name);
 /* True for the --bgcolors values: yellow, blue, green, grey or #rrggbb. */
 bool kp_svg_bgcolors_known(const char *name);
-
-/* Prints the top n functions by self and by total share as a text table
- * (what kprof shows on a terminal instead of dumping XML). */
-int kp_report_top(const struct kp_folded *f, FILE *out, size_t n, const char *countname);
 
 #endif

@@ -7,7 +7,7 @@
  * 3 --jit, 4 --addrs, 5 --srcline, 6-7 the event filter), byte 1 says how
  * many chunk sizes follow (1-8, and bit 7: feed the text as two inputs),
  * then the chunk sizes (bytes, 0 is an empty feed), then the text. */
-#include "flamegraph/collapse.h"
+#include "formats/collapse.h"
 #include "fuzz.h"
 
 #include <stdbool.h>

@@ -37,8 +37,8 @@
 
 #include "flamegraph/diff.h"
 #include "flamegraph/diff_report.h"
-#include "flamegraph/folded.h"
-#include "flamegraph/profile_fold.h"
+#include "formats/folded.h"
+#include "formats/profile_fold.h"
 #include "flamegraph/stats.h"
 #include "flamegraph/svg.h"
 #include "fuzz.h"

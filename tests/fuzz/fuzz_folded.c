@@ -1,6 +1,6 @@
 /* Folded text (`kprof flamegraph`): kp_folded_read over the input, then
  * every writer of the table: kp_folded_write, kp_svg_write and
- * kp_report_top. What the table writes it must read back to the same
+ * kp_top_write. What the table writes it must read back to the same
  * bytes (the counts exact, kinds as _[k]/_[j]/_[i] suffixes), the stack
  * counts must add up to its exact total, and the SVG must be well-formed
  * XML (expat) with the one <script> element the writer puts there, so
@@ -24,7 +24,8 @@
 #include <expat.h>
 #include <stdbool.h>
 
-#include "flamegraph/folded.h"
+#include "formats/folded.h"
+#include "formats/top.h"
 #include "flamegraph/svg.h"
 #include "fuzz.h"
 
@@ -215,7 +216,7 @@ static void draw(const struct kp_folded *f, uint8_t a, uint8_t b)
 		FUZZ_CHECK(err == -ENODATA);
 	}
 	free(svg);
-	FUZZ_CHECK(kp_report_top(f, devnull, 20, "samples") == 0);
+	FUZZ_CHECK(kp_top_write(f, devnull, 20, "samples") == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

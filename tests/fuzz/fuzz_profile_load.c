@@ -1,5 +1,5 @@
 /* The profile loader of `kprof report` and `kprof diff`
- * (flamegraph/profile_load.h): the input is written to a file in a private
+ * (formats/profile_load.h): the input is written to a file in a private
  * temporary directory and loaded by its path, as the CLI loads a file. The
  * loader tells folded text, zstd-compressed folded text and .kprof
  * recordings apart by their first bytes; fuzz_recording covers the
@@ -29,11 +29,11 @@
  * fuzz_profile_load.c), KP_FUZZ_RUNS_profile_load (docs/fuzzing.md). */
 #include <stdbool.h>
 
-#include "flamegraph/folded.h"
-#include "flamegraph/profile_fold.h"
-#include "flamegraph/profile_load.h"
-#include "flamegraph/recording.h"
-#include "flamegraph/zstdio.h"
+#include "formats/folded.h"
+#include "formats/profile_fold.h"
+#include "formats/profile_load.h"
+#include "formats/recording.h"
+#include "formats/zstdio.h"
 #include "fuzz.h"
 #include "profile/profile.h"
 

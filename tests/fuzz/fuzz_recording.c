@@ -1,4 +1,4 @@
-/* The .kprof reader (flamegraph/recording.c). Random bytes would all stop
+/* The .kprof reader (formats/recording.c). Random bytes would all stop
  * at zstd's checksum, so the input is mostly the decompressed body: the
  * target puts the header and a valid zstd frame around it, and the chunks,
  * their lengths and every id in them are what the fuzzer changes. Whatever
@@ -36,10 +36,10 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader */
 #include <zstd.h>
 
-#include "flamegraph/folded.h"
-#include "flamegraph/profile_fold.h"
-#include "flamegraph/recording.h"
-#include "flamegraph/zstdio.h"
+#include "formats/folded.h"
+#include "formats/profile_fold.h"
+#include "formats/recording.h"
+#include "formats/zstdio.h"
 #include "fuzz.h"
 #include "profile/profile.h"
 

@@ -34,29 +34,29 @@ plant() { # file line
 	sed -i "${n}a $2" "$tree/$1"
 	echo $((n + 1))
 }
-report=$(plant flamegraph/report.c '#include "profiler/record.h"')
+report=$(plant formats/top.c '#include "profiler/record.h"')
 svg=$(plant flamegraph/svg.c '#include "../profiler/record.h"')
-jit=$(plant symbolize/jit.c '#include <flamegraph/folded.h>')
+jit=$(plant symbolize/jit.c '#include <flamegraph/svg.h>')
 hash=$(plant util/hash.c '#include "symbolize/symbolize.h"')
 # above it in layers.txt, but not among what its line names
-session=$(plant profiler/session.c '#include "flamegraph/folded.h"')
+session=$(plant profiler/session.c '#include "formats/folded.h"')
 python3 "${check[@]}" >"$tmp/planted.out" 2>&1
 st=$?
 cat "$tmp/planted.out"
 [ "$st" -eq 1 ] || fail "check-layers exit status $st with planted includes, expected 1"
 for want in \
-	"flamegraph/report.c:$report: #include \"profiler/record.h\": forbidden edge flamegraph -> profiler" \
+	"formats/top.c:$report: #include \"profiler/record.h\": forbidden edge formats -> profiler" \
 	"flamegraph/svg.c:$svg: #include \"../profiler/record.h\": forbidden edge flamegraph -> profiler" \
-	"symbolize/jit.c:$jit: #include <flamegraph/folded.h>: forbidden edge symbolize -> flamegraph" \
+	"symbolize/jit.c:$jit: #include <flamegraph/svg.h>: forbidden edge symbolize -> flamegraph" \
 	"util/hash.c:$hash: #include \"symbolize/symbolize.h\": forbidden edge util -> symbolize" \
-	"profiler/session.c:$session: #include \"flamegraph/folded.h\": forbidden edge profiler -> flamegraph"; do
+	"profiler/session.c:$session: #include \"formats/folded.h\": forbidden edge profiler -> formats"; do
 	grep -qF -- "$want" "$tmp/planted.out" || fail "not reported: $want"
 done
 [ "$(grep -c 'forbidden edge' "$tmp/planted.out")" -eq 5 ] || fail "expected exactly the 5 planted includes"
 
-# the compiler, with kp_flamegraph's own flags, refuses the planted
-# report.c and names it (and compiles the file as it was)
-python3 - "$KP_BUILD/compile_commands.json" "$KP_SRC/flamegraph/report.c" >"$tmp/cc.sh" <<'PY'
+# the compiler, with kp_formats' own flags, refuses the planted
+# top.c and names it (and compiles the file as it was)
+python3 - "$KP_BUILD/compile_commands.json" "$KP_SRC/formats/top.c" >"$tmp/cc.sh" <<'PY'
 import json, shlex, sys
 db, src = sys.argv[1:3]
 for e in json.load(open(db)):
@@ -69,15 +69,15 @@ for e in json.load(open(db)):
         break
 PY
 if [ -s "$tmp/cc.sh" ]; then
-	cp "$KP_SRC/flamegraph/report.c" "$tmp/report-clean.c"
-	bash "$tmp/cc.sh" "$tmp/report-clean.c" >"$tmp/cc-clean.err" 2>&1 ||
-		fail "the unchanged report.c does not compile with kp_flamegraph's flags: $(cat "$tmp/cc-clean.err")"
-	bash "$tmp/cc.sh" "$tree/flamegraph/report.c" >"$tmp/cc.err" 2>&1 && fail "the planted report.c compiled"
+	cp "$KP_SRC/formats/top.c" "$tmp/top-clean.c"
+	bash "$tmp/cc.sh" "$tmp/top-clean.c" >"$tmp/cc-clean.err" 2>&1 ||
+		fail "the unchanged top.c does not compile with kp_formats' flags: $(cat "$tmp/cc-clean.err")"
+	bash "$tmp/cc.sh" "$tree/formats/top.c" >"$tmp/cc.err" 2>&1 && fail "the planted top.c compiled"
 	cat "$tmp/cc.err"
-	grep -q "flamegraph/report.c:$report:.*profiler/record.h" "$tmp/cc.err" ||
-		fail "the compiler's error does not name flamegraph/report.c:$report and profiler/record.h"
+	grep -q "formats/top.c:$report:.*profiler/record.h" "$tmp/cc.err" ||
+		fail "the compiler's error does not name formats/top.c:$report and profiler/record.h"
 else
-	fail "no compile command for flamegraph/report.c in $KP_BUILD/compile_commands.json"
+	fail "no compile command for formats/top.c in $KP_BUILD/compile_commands.json"
 fi
 
 # a call declared by hand, with no include: the symbols' check

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/collapse.h"
+#include "formats/collapse.h"
 #include "kp_test.h"
 
 static struct kp_collapse_stats last_stats;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/folded.h"
+#include "formats/folded.h"
 #include "flamegraph/svg.h"
 #include "kp_test.h"
 

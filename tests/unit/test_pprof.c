@@ -2,7 +2,7 @@
  * build one (two value types, modules with build-ids, a kernel frame, an
  * inline chain with files and lines, a location left unnamed, the run's
  * metadata) decodes (protobuf-c) into exactly the Profile message the
- * mapping in flamegraph/pprof.h describes; `go tool pprof` reads the
+ * mapping in formats/pprof.h describes; `go tool pprof` reads the
  * gzipped file and shows the right top function, its file and line, the
  * stacks, the inlined lines and the labels; values that do not fit
  * pprof's int64 or have decimals are refused; names are valid UTF-8.
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flamegraph/pprof.h"
+#include "formats/pprof.h"
 #include "kp_test.h"
 #include "profile.pb-c.h"
 #include "profile/profile.h"

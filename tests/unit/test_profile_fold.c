@@ -4,8 +4,8 @@
  * location and [unknown] for locations never named. */
 #include <stdlib.h>
 
-#include "flamegraph/folded.h"
-#include "flamegraph/profile_fold.h"
+#include "formats/folded.h"
+#include "formats/profile_fold.h"
 #include "kp_test.h"
 #include "profile/profile.h"
 

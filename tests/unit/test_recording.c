@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flamegraph/folded.h"
-#include "flamegraph/profile_fold.h"
-#include "flamegraph/profile_load.h"
-#include "flamegraph/recording.h"
-#include "flamegraph/zstdio.h"
+#include "formats/folded.h"
+#include "formats/profile_fold.h"
+#include "formats/profile_load.h"
+#include "formats/recording.h"
+#include "formats/zstdio.h"
 #include "kp_test.h"
 #include "profile/profile.h"
 

@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flamegraph/profile_load.h"
-#include "flamegraph/recording.h"
-#include "flamegraph/zstdio.h"
+#include "formats/profile_load.h"
+#include "formats/recording.h"
+#include "formats/zstdio.h"
 #include "kp_test.h"
 #include "profile/profile.h"
 #include "util/xalloc.h"

@@ -2,7 +2,7 @@
  * symbolizer build one (two value types, an inline chain with files and
  * lines, a kernel frame, a location never named, pid and tid) gives exactly
  * the frames, stacks (root first, the root frame as folded text names it)
- * and weights of flamegraph/speedscope.h, per function or per line; values
+ * and weights of formats/speedscope.h, per function or per line; values
  * past int64 and decimals become numbers still; hostile names (quotes,
  * control characters, NUL, invalid UTF-8) come out as valid JSON strings;
  * every output validates against speedscope's schema
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/speedscope.h"
+#include "formats/speedscope.h"
 #include "kp_test.h"
 #include "profile/profile.h"
 

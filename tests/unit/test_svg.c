@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "flamegraph/svg.h"
+#include "formats/top.h"
 #include "kp_test.h"
 
 static struct kp_folded *sample_table(void)
@@ -109,7 +110,7 @@ static void test_report_top(void)
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 
-	CHECK_EQ_INT(kp_report_top(f, out, 20, "samples"), 0);
+	CHECK_EQ_INT(kp_top_write(f, out, 20, "samples"), 0);
 	fclose(out);
 	CHECK(strstr(buf, "100 samples in 2 distinct stacks.") != NULL);
 	/* self: leaves only */

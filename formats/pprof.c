@@ -2,7 +2,7 @@
  * pools (one array per message type, one for all location ids, values and
  * lines), packed by protobuf-c into one buffer and gzipped whole by
  * libdeflate. Samples of the same task share one set of labels. */
-#include "flamegraph/pprof.h"
+#include "formats/pprof.h"
 
 #include <errno.h>
 #include <libdeflate.h>

@@ -5,8 +5,8 @@
  * and every writer (folded text, SVG, later .kprof, pprof, speedscope) reads
  * it. Frame names are interned in the table; a frame is (name, kind), and
  * the kind is what the _[k] / _[j] / _[i] suffixes encode in folded text. */
-#ifndef KP_FLAMEGRAPH_FOLDED_H
-#define KP_FLAMEGRAPH_FOLDED_H
+#ifndef KP_FORMATS_FOLDED_H
+#define KP_FORMATS_FOLDED_H
 
 #include <stdbool.h>
 #include <stddef.h>

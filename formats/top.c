@@ -1,8 +1,8 @@
-/* kp_report_top: the terminal summary. Self counts go to the leaf frame of
+/* kp_top: the terminal summary. Self counts go to the leaf frame of
  * each stack; total (inclusive) counts go to every function on the stack,
  * once per stack even when it recurses, so a total share never passes
  * 100%. Root frames (the comm) are left out: they are always 100%. */
-#include "flamegraph/svg.h"
+#include "formats/top.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -52,7 +52,7 @@ static void print_table(const struct kp_folded *f, FILE *out, const char *what,
 	free(e);
 }
 
-int kp_report_top(const struct kp_folded *f, FILE *out, size_t n, const char *countname)
+int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *countname)
 {
 	uint32_t limit = kp_folded_fid_limit(f);
 	kp_count *self = kp_xcalloc(limit, sizeof(*self));

@@ -1,8 +1,8 @@
 /* kp_profile_load: a profile from a file, whatever kprof can read: folded
  * text, zstd-compressed folded text (.zst, recognised by its magic, not its
  * name), and .kprof recordings. `kprof report` and `kprof diff` start here. */
-#ifndef KP_FLAMEGRAPH_PROFILE_LOAD_H
-#define KP_FLAMEGRAPH_PROFILE_LOAD_H
+#ifndef KP_FORMATS_PROFILE_LOAD_H
+#define KP_FORMATS_PROFILE_LOAD_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
  * Reading: the tag and the length are read, then the chunk's bytes, which
  * protobuf-c unpacks; every id is checked against the table read so far
  * before the profile sees it. */
-#include "flamegraph/recording.h"
+#include "formats/recording.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/zstdio.h"
+#include "formats/zstdio.h"
 #include "kprof.pb-c.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"

@@ -3,7 +3,7 @@
  * frame, and the stacks are one array shared by the profiles of all value
  * types: a 300,000-stack profile costs a pointer per frame of its stacks,
  * not an object. Stacks are interned as frame-index sequences first. */
-#include "flamegraph/speedscope.h"
+#include "formats/speedscope.h"
 
 #include <errno.h>
 #include <jansson.h>

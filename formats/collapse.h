@@ -12,8 +12,8 @@
  *	kp_collapse_write(c, out, &d);
  *	kp_collapse_free(c);
  */
-#ifndef KP_FLAMEGRAPH_COLLAPSE_H
-#define KP_FLAMEGRAPH_COLLAPSE_H
+#ifndef KP_FORMATS_COLLAPSE_H
+#define KP_FORMATS_COLLAPSE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,7 +10,7 @@
  * and remembered as a list of frame-name ids; a sample is then a short array
  * of ids, and the stack table is keyed by that array. Names are joined into
  * "a;b;c" text only once per distinct stack, at the end. */
-#include "flamegraph/collapse.h"
+#include "formats/collapse.h"
 
 #include <errno.h>
 #include <stdlib.h>

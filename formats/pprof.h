@@ -25,8 +25,8 @@
  *                 period_type and period from the start, duration,
  *                 frequency or period and the event's value type
  * Strings are valid UTF-8 (invalid bytes and NULs become U+FFFD). */
-#ifndef KP_FLAMEGRAPH_PPROF_H
-#define KP_FLAMEGRAPH_PPROF_H
+#ifndef KP_FORMATS_PPROF_H
+#define KP_FORMATS_PPROF_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "flamegraph/zstdio.h"
+#include "formats/zstdio.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -22,13 +22,13 @@
  *                 double, as speedscope reads every number anyway
  * Strings are valid UTF-8 (invalid bytes and NULs become U+FFFD); JSON
  * escapes quotes and control characters. */
-#ifndef KP_FLAMEGRAPH_SPEEDSCOPE_H
-#define KP_FLAMEGRAPH_SPEEDSCOPE_H
+#ifndef KP_FORMATS_SPEEDSCOPE_H
+#define KP_FORMATS_SPEEDSCOPE_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "flamegraph/profile_fold.h"
+#include "formats/profile_fold.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 

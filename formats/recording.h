@@ -4,7 +4,7 @@
  *
  *   header   8 bytes, not compressed: "KPROF", major, minor, 0
  *   body     one zstd frame (with its checksum) of protobuf-c messages
- *            (flamegraph/kprof.proto): chunks of the profile's tables in
+ *            (formats/kprof.proto): chunks of the profile's tables in
  *            order (strings, value types, functions, locations with their
  *            frames, mappings, samples, metadata), each preceded by its
  *            length, and an end chunk with every table's count
@@ -12,8 +12,8 @@
  * Both directions stream: the writer encodes a bounded batch of a table at
  * a time straight from the profile, the reader decodes one chunk at a time
  * into the new profile, so memory is the profile plus a chunk. */
-#ifndef KP_FLAMEGRAPH_RECORDING_H
-#define KP_FLAMEGRAPH_RECORDING_H
+#ifndef KP_FORMATS_RECORDING_H
+#define KP_FORMATS_RECORDING_H
 
 #include <stdbool.h>
 #include <stddef.h>

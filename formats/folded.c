@@ -1,7 +1,7 @@
 /* kp_folded: stacks of interned frame ids, interned as sequences in a
  * kp_seqtab. A frame id is name_id * 8 +
  * kind, so (name, kind) identity is one integer compare. */
-#include "flamegraph/folded.h"
+#include "formats/folded.h"
 
 #include <errno.h>
 #include <math.h>

@@ -2,13 +2,13 @@
  * folded into stacks of names (what folded text, the SVG and the top table
  * draw), and folded text turned into a profile (what `kprof report` does
  * with a folded file before writing .kprof, pprof or speedscope). */
-#ifndef KP_FLAMEGRAPH_PROFILE_FOLD_H
-#define KP_FLAMEGRAPH_PROFILE_FOLD_H
+#ifndef KP_FORMATS_PROFILE_FOLD_H
+#define KP_FORMATS_PROFILE_FOLD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "flamegraph/folded.h"
+#include "formats/folded.h"
 #include "profile/profile.h"
 
 /* Where kp_folded_add_profile puts the values. */

@@ -1,4 +1,4 @@
-#include "flamegraph/profile_fold.h"
+#include "formats/profile_fold.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "flamegraph/profile_load.h"
+#include "formats/profile_load.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flamegraph/folded.h"
-#include "flamegraph/profile_fold.h"
-#include "flamegraph/recording.h"
-#include "flamegraph/zstdio.h"
+#include "formats/folded.h"
+#include "formats/profile_fold.h"
+#include "formats/recording.h"
+#include "formats/zstdio.h"
 #include "util/xalloc.h"
 
 /* A stream that gives back the bytes read to recognise the file, then the

@@ -3,8 +3,8 @@
  * and records work unchanged on compressed files: `.zst` folded stacks,
  * `.kprof` recordings. Memory is zstd's window and two buffers, whatever
  * the size of the data. */
-#ifndef KP_FLAMEGRAPH_ZSTDIO_H
-#define KP_FLAMEGRAPH_ZSTDIO_H
+#ifndef KP_FORMATS_ZSTDIO_H
+#define KP_FORMATS_ZSTDIO_H
 
 #include <stdbool.h>
 #include <stdio.h>

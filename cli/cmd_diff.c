@@ -1,7 +1,7 @@
 /* kprof diff [options] BASE NEW: what changed between two builds' profiles
  * (each one run, or a directory of runs), whether it is more than noise,
  * and a CI gate on it. Parses, reads both sides into a diff
- * (flamegraph/diff_input.h), writes each output, names the regressions.
+ * (diff/diff_input.h), writes each output, names the regressions.
  * Exit status: 0, 1 for errors, 2 for usage, 3 when the gate fails. */
 #include <errno.h>
 #include <getopt.h>
@@ -13,9 +13,9 @@
 
 #include "cli/commands.h"
 #include "cli/svg_options.h"
-#include "flamegraph/diff.h"
-#include "flamegraph/diff_report.h"
-#include "flamegraph/diff_input.h"
+#include "diff/diff.h"
+#include "diff/diff_report.h"
+#include "diff/diff_input.h"
 #include "flamegraph/svg.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"

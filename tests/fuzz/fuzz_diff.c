@@ -1,4 +1,4 @@
-/* `kprof diff` (flamegraph/diff.h, stats.h, diff_report.h): two folded
+/* `kprof diff` (diff/diff.h, stats.h, diff_report.h): two folded
  * texts, BASE and NEW, read into profiles as the loader reads folded text,
  * then what cli/cmd_diff.c does with them: the function table (without
  * and with --dispersion, and with each profile as two runs of its side,
@@ -35,11 +35,11 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "flamegraph/diff.h"
-#include "flamegraph/diff_report.h"
+#include "diff/diff.h"
+#include "diff/diff_report.h"
 #include "formats/folded.h"
 #include "formats/profile_fold.h"
-#include "flamegraph/stats.h"
+#include "diff/stats.h"
 #include "flamegraph/svg.h"
 #include "fuzz.h"
 #include "profile/profile.h"

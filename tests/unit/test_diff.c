@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/diff.h"
-#include "flamegraph/diff_report.h"
-#include "flamegraph/stats.h"
+#include "diff/diff.h"
+#include "diff/diff_report.h"
+#include "diff/stats.h"
 #include "kp_test.h"
 
 /* Shares and counts of the first value, no CPU time. */

@@ -4,13 +4,13 @@
  * freed once added, so a directory of a hundred recordings costs the
  * memory of its largest, beside the diff's sums and the folded table of
  * the differential flame graph. */
-#ifndef KP_FLAMEGRAPH_DIFF_INPUT_H
-#define KP_FLAMEGRAPH_DIFF_INPUT_H
+#ifndef KP_DIFF_DIFF_INPUT_H
+#define KP_DIFF_DIFF_INPUT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "flamegraph/diff.h"
+#include "diff/diff.h"
 #include "formats/folded.h"
 #include "formats/profile_fold.h"
 #include "formats/profile_load.h"

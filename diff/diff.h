@@ -25,15 +25,15 @@
  * method over the functions that column tests (those with a count in
  * either side), so that the chance of any false "significant" in a
  * column is at most alpha however many functions there are. See
- * docs/diff.md and flamegraph/stats.h. */
-#ifndef KP_FLAMEGRAPH_DIFF_H
-#define KP_FLAMEGRAPH_DIFF_H
+ * docs/diff.md and diff/stats.h. */
+#ifndef KP_DIFF_DIFF_H
+#define KP_DIFF_DIFF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flamegraph/stats.h"
+#include "diff/stats.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 #include "util/frame.h"

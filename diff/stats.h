@@ -5,8 +5,8 @@
  * Bayes prior), and Holm's step-down correction for testing many
  * functions at once. Distributions and special functions come from GSL.
  * See docs/diff.md for the model and what it assumes. */
-#ifndef KP_FLAMEGRAPH_STATS_H
-#define KP_FLAMEGRAPH_STATS_H
+#ifndef KP_DIFF_STATS_H
+#define KP_DIFF_STATS_H
 
 #include <stddef.h>
 

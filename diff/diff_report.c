@@ -1,6 +1,6 @@
 /* What the writers of kprof diff's reports share: which functions they
  * list and how a p-value, CPU seconds and a regression read. */
-#include "flamegraph/diff_report.h"
+#include "diff/diff_report.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/diff_report.h"
-#include "flamegraph/xmlout.h"
+#include "diff/diff_report.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 

@@ -4,8 +4,8 @@
  * meet by (name, kind) in one table. At the end of a run each function's
  * count in it joins the side's sums (the count, and its square over the
  * run's total, which is what the dispersion needs). kp_diff_finish then
- * tests and corrects each column (flamegraph/stats.h). */
-#include "flamegraph/diff.h"
+ * tests and corrects each column (diff/stats.h). */
+#include "diff/diff.h"
 
 #include <errno.h>
 #include <math.h>

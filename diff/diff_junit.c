@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/diff_report.h"
+#include "diff/diff_report.h"
 #include "flamegraph/xmlout.h"
 #include "util/xalloc.h"
 

@@ -1,4 +1,4 @@
-#include "flamegraph/stats.h"
+#include "diff/stats.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sf_psi.h>

@@ -1,4 +1,4 @@
-#include "flamegraph/diff_input.h"
+#include "diff/diff_input.h"
 
 #include <dirent.h>
 #include <errno.h>

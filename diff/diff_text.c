@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamegraph/diff_report.h"
+#include "diff/diff_report.h"
 #include "util/count.h"
 #include "util/frame.h"
 

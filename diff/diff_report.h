@@ -9,15 +9,15 @@
  *   junit     JUnit XML for CI test reports    (diff_junit.c)
  * The JSON schema is in docs/diff.md. This file's helpers are what the
  * writers share. */
-#ifndef KP_FLAMEGRAPH_DIFF_REPORT_H
-#define KP_FLAMEGRAPH_DIFF_REPORT_H
+#ifndef KP_DIFF_DIFF_REPORT_H
+#define KP_DIFF_DIFF_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flamegraph/diff.h"
+#include "diff/diff.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbolize/unwind.h"
+#include "unwind/unwind.h"
 
 static const struct {
 	const char *name;

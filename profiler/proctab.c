@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/procfs.h"
+#include "procfs/maps.h"
 #include "symbolize/symbolize.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"

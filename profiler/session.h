@@ -19,7 +19,7 @@
 #include "profile/profile.h"
 #include "profiler/perf_event.h"
 #include "symbolize/symbolize.h"
-#include "symbolize/unwind.h"
+#include "unwind/unwind.h"
 #include "util/diag.h"
 
 /* Most frames kept per sample (kernel and user together). */

@@ -1,4 +1,4 @@
-/* /proc/PID/maps (profiler/procfs.h): the input as a maps file through
+/* /proc/PID/maps (procfs/maps.h): the input as a maps file through
  * kp_maps_read, and each of its lines through kp_maps_parse_line, as kprof
  * reads processes that ran before the recording. The file reader must
  * skip exactly the lines the line parser refuses and report exactly the
@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "fuzz.h"
-#include "profiler/procfs.h"
+#include "procfs/maps.h"
 
 struct seen {
 	size_t exec;

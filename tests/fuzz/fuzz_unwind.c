@@ -1,4 +1,4 @@
-/* The user-stack unwinder (symbolize/unwind.h) over real samples of this
+/* The user-stack unwinder (unwind/unwind.h) over real samples of this
  * binary: at start-up the target takes four real samples of itself as
  * tests/unit/test_unwind.c does (registers from an assembly stub, a copy
  * of the stack above them), in a known chain (fz_outer -> fz_middle ->
@@ -65,7 +65,7 @@
 
 #include "fuzz.h"
 #include "symbolize/symbolize.h"
-#include "symbolize/unwind.h"
+#include "unwind/unwind.h"
 
 #if !defined(__x86_64__)
 #error "the unwinder reads x86-64 registers only"

@@ -6,7 +6,7 @@
 
 #include "kp_test.h"
 #include "profiler/evlist.h"
-#include "profiler/procfs.h"
+#include "procfs/maps.h"
 #include "profiler/proctab.h"
 #include "profiler/session.h"
 #include "util/strtab.h"

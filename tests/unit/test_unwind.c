@@ -14,7 +14,7 @@
 
 #include "kp_test.h"
 #include "symbolize/symbolize.h"
-#include "symbolize/unwind.h"
+#include "unwind/unwind.h"
 
 #if defined(__x86_64__)
 

@@ -1,4 +1,4 @@
-#include "profiler/procfs.h"
+#include "procfs/maps.h"
 
 #include <errno.h>
 #include <fcntl.h>

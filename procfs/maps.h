@@ -1,8 +1,8 @@
 /* Reading what /proc says about processes that were running before the
  * recording started (perf's "synthesized" events): comm and executable
  * mappings. */
-#ifndef KP_PROFILER_PROCFS_H
-#define KP_PROFILER_PROCFS_H
+#ifndef KP_PROCFS_MAPS_H
+#define KP_PROCFS_MAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
  * from (objects reached through the symbolizer's object cache, tables read
  * once per object), the frame-pointer continuation where no table covers a
  * frame, and the bounds that make every walk end. */
-#include "symbolize/unwind.h"
+#include "unwind/unwind.h"
 
 #include <elf.h>
 #include <errno.h>

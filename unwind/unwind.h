@@ -20,8 +20,8 @@
  * so bad input (garbage registers, a snapshot that ends mid-frame, tables
  * that loop or point outside the snapshot, a process that is gone) ends
  * it early, with the frames found so far and the reason. */
-#ifndef KP_SYMBOLIZE_UNWIND_H
-#define KP_SYMBOLIZE_UNWIND_H
+#ifndef KP_UNWIND_UNWIND_H
+#define KP_UNWIND_UNWIND_H
 
 #include <stdbool.h>
 #include <stddef.h>

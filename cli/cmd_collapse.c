@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/messages.h"
 #include "cli/output.h"
 #include "formats/collapse.h"
 #include "util/outfile.h"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/messages.h"
 #include "cli/svg_options.h"
 #include "diff/diff.h"
 #include "diff/diff_report.h"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
 #include "formats/folded.h"

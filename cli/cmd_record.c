@@ -10,7 +10,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
 #include "flamegraph/svg.h"
@@ -542,6 +544,8 @@ int kp_cmd_record(int argc, char **argv)
 	int first, exit_code = 0, r, status = 1;
 	char **cmd_argv;
 	char *cache_dir = NULL;
+	const char *const *notes;
+	size_t nnotes;
 
 	memset(&c, 0, sizeof(c));
 	kp_perf_event_lookup("cycles", &c.sess.attr.event);
@@ -593,7 +597,7 @@ int kp_cmd_record(int argc, char **argv)
 		if (outs.fmt[i]->lines)
 			c.sym.no_lines = false;
 	if (!c.no_cache)
-		c.sym.cache_dir = cache_dir = kp_default_cache_dir();
+		c.sym.cache_dir = cache_dir = kp_args_cache_dir();
 	sym = kp_sym_new(&c.sym);
 	c.sess.sym = sym;
 	if (kp_session_new(&sess, &c.sess, &exit_code, &d) < 0) {
@@ -601,13 +605,8 @@ int kp_cmd_record(int argc, char **argv)
 		status = exit_code ? exit_code : 1;
 		goto out;
 	}
-	{
-		size_t n;
-		const char *const *notes = kp_session_notes(sess, &n);
-
-		for (size_t i = 0; i < n; i++)
-			kp_warn("%s", notes[i]);
-	}
+	notes = kp_session_notes(sess, &nnotes);
+	kp_warn_notes(notes, nnotes);
 	kp_session_run(sess, isatty(STDERR_FILENO) && !c.quiet ? show_progress : NULL, NULL, &d);
 	if (isatty(STDERR_FILENO) && !c.quiet)
 		fputs("\r\033[K", stderr);
@@ -619,13 +618,8 @@ int kp_cmd_record(int argc, char **argv)
 	kp_profile_frame_counts(prof, 0, &fc.frames, fc.unresolved);
 	if (!st.samples)
 		warn_no_samples(&c, &st);
-	{
-		size_t n;
-		const char *const *notes = kp_sym_notes(sym, &n);
-
-		for (size_t i = 0; i < n; i++)
-			kp_warn("%s", notes[i]);
-	}
+	notes = kp_sym_notes(sym, &nnotes);
+	kp_warn_notes(notes, nnotes);
 
 	ctx.profile = prof;
 	ctx.fold.root_pid = c.sess.root_pid;

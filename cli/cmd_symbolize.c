@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/messages.h"
 #include "cli/output.h"
 #include "symbolize/symbolize.h"
 #include "util/outfile.h"
@@ -131,7 +133,8 @@ int kp_cmd_symbolize(int argc, char **argv)
 	char *cache_dir = NULL, *abs = NULL;
 	bool annotate = false, no_cache = false, lines = false;
 	struct kp_symbolizer *sym = NULL;
-	size_t ndirs = 0;
+	size_t ndirs = 0, nnotes;
+	const char *const *notes;
 	uint32_t obj;
 	int c, fd, status = 1;
 	bool is_elf;
@@ -214,7 +217,7 @@ int kp_cmd_symbolize(int argc, char **argv)
 	opts.n_debuginfo_dirs = ndirs;
 	opts.no_lines = !lines;
 	if (!no_cache)
-		opts.cache_dir = cache_dir = kp_default_cache_dir();
+		opts.cache_dir = cache_dir = kp_args_cache_dir();
 	sym = kp_sym_new(&opts);
 	m.path = abs;
 	obj = kp_sym_object_get(sym, &m);
@@ -234,13 +237,8 @@ int kp_cmd_symbolize(int argc, char **argv)
 		}
 		putc('\n', out.fp);
 	}
-	{
-		size_t nnotes;
-		const char *const *notes = kp_sym_notes(sym, &nnotes);
-
-		for (size_t i = 0; i < nnotes; i++)
-			kp_warn("%s", notes[i]);
-	}
+	notes = kp_sym_notes(sym, &nnotes);
+	kp_warn_notes(notes, nnotes);
 	if (kp_outfile_commit(&out, &d) != 0) {
 		kp_err("%s", d.msg);
 		goto out;

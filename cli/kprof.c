@@ -1,47 +1,25 @@
-/* kprof: entry point and subcommand dispatch. */
+/* kprof: entry point and the table of subcommands. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "util/xalloc.h"
 
-void kp_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("kprof: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void kp_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("kprof: warning: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-char *kp_default_cache_dir(void)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-
-	if (xdg && xdg[0] == '/')
-		return kp_xasprintf("%s/kprof", xdg);
-	if (home && home[0] == '/')
-		return kp_xasprintf("%s/.cache/kprof", home);
-	return NULL;
-}
+/* `kprof NAME ...` runs run(argc - 1, argv + 1). */
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *help; /* one line: what it does */
+} commands[] = {
+	{"collapse", kp_cmd_collapse, "perf script text -> folded stacks"},
+	{"flamegraph", kp_cmd_flamegraph, "folded stacks -> a flame graph (SVG)"},
+	{"symbolize", kp_cmd_symbolize, "addresses of an ELF file -> function names"},
+	{"report", kp_cmd_report, "a profile -> any output format"},
+	{"diff", kp_cmd_diff, "two profiles compared, a CI gate"},
+	{"record", kp_cmd_record, "sample a command, processes or the machine (the default)"},
+};
 
 /* A closed stdin, stdout or stderr (`2>&-`) would be taken by the next
  * file opened: an output would receive kprof's messages, a recording the
@@ -70,17 +48,8 @@ int main(int argc, char **argv)
 	 * subcommands; any other first word is the recording's option or
 	 * command (a command that happens to be called "report" or "diff" runs
 	 * with `kprof -- report`). */
-	if (argc > 1 && strcmp(argv[1], "collapse") == 0)
-		return kp_cmd_collapse(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "flamegraph") == 0)
-		return kp_cmd_flamegraph(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "symbolize") == 0)
-		return kp_cmd_symbolize(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "report") == 0)
-		return kp_cmd_report(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "diff") == 0)
-		return kp_cmd_diff(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "record") == 0)
-		return kp_cmd_record(argc - 1, argv + 1);
+	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
 	return kp_cmd_record(argc, argv);
 }

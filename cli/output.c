@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
+#include "cli/messages.h"
 #include "formats/folded.h"
 #include "formats/top.h"
 #include "formats/pprof.h"
@@ -102,7 +102,7 @@ static int write_top(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	if (!f)
 		return -ERANGE;
 	err = kp_top_write(f, out, ctx->top ? ctx->top : 20,
-			    vt ? kp_profile_str(ctx->profile, vt->type, NULL) : "samples");
+			   vt ? kp_profile_str(ctx->profile, vt->type, NULL) : "samples");
 	if (err)
 		kp_diag_errno(d, err, "cannot write the report");
 	kp_folded_free(f);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/commands.h"
+#include "cli/messages.h"
 #include "util/xalloc.h"
 
 enum {

@@ -1,0 +1,17 @@
+/* What kprof says to the user on stderr, one line each: an error
+ * ("kprof: ...") or a warning ("kprof: warning: ..."). Only cli/ prints to
+ * the user; the folders below hand it their sentences in a struct kp_diag
+ * or a note list. */
+#ifndef KP_CLI_MESSAGES_H
+#define KP_CLI_MESSAGES_H
+
+#include <stddef.h>
+
+/* Prints "kprof: <msg>" on stderr. */
+void kp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "kprof: warning: <msg>" on stderr. */
+void kp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Warns each of n notes (a symbolizer's or a session's). */
+void kp_warn_notes(const char *const *notes, size_t n);
+
+#endif

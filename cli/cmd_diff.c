@@ -18,6 +18,7 @@
 #include "diff/diff_report.h"
 #include "diff/diff_input.h"
 #include "flamegraph/svg.h"
+#include "profile/run_meta.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
@@ -266,7 +267,7 @@ static void compare_sides(const struct kp_diff_input s[2])
 			"different things",
 			s[0].path, s[1].path, e0, e1);
 	if (c0 && c1) {
-		char *n0 = kp_diff_command_of(c0), *n1 = kp_diff_command_of(c1);
+		char *n0 = kp_run_meta_program(c0), *n1 = kp_run_meta_program(c1);
 
 		if (strcmp(n0, n1) != 0)
 			kp_warn("%s and %s are recordings of different commands ('%s', '%s'): "

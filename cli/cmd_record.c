@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cli/args.h"
@@ -16,9 +15,9 @@
 #include "cli/output.h"
 #include "cli/svg_options.h"
 #include "flamegraph/svg.h"
-#include "profiler/evlist.h"
 #include "profiler/session.h"
 #include "symbolize/symbolize.h"
+#include "util/cpulist.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
@@ -485,50 +484,6 @@ static void print_summary(const struct record_cli *c, const struct kp_session_st
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);
 }
 
-/* What the profile should say of the run besides what the session knows:
- * the tool, the command line, the machine, how frames were named. */
-static void describe_run(struct kp_profile *p, const struct record_cli *c, int argc, char **argv)
-{
-	char cmd[4096];
-	size_t len = 0;
-	struct utsname u;
-
-	kp_profile_set_meta(p, KP_META_VERSION, "%s", KP_VERSION);
-	cmd[0] = '\0';
-	for (int i = 0; i < argc && len + 1 < sizeof(cmd); i++)
-		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",
-					i == 0 ? "kprof" : argv[i]);
-	kp_profile_set_meta(p, KP_META_COMMAND, "%s", cmd);
-	if (uname(&u) == 0) {
-		kp_profile_set_meta(p, KP_META_HOST, "%s", u.nodename);
-		kp_profile_set_meta(p, KP_META_KERNEL, "%s", u.release);
-	}
-	kp_profile_set_meta(p, KP_META_ROOTS, "%s",
-			    c->sess.root_tid   ? "comm-pid/tid"
-			    : c->sess.root_pid ? "comm-pid"
-					       : "comm");
-	{
-		static const char *const kinds[KP_LOC_NKINDS] = {
-			[KP_LOC_UNKNOWN] = "other",
-			[KP_LOC_KERNEL] = "kernel",
-			[KP_LOC_USER] = "user",
-			[KP_LOC_JIT] = "jit",
-		};
-		kp_count frames, unresolved[KP_LOC_NKINDS];
-
-		kp_profile_frame_counts(p, 0, &frames, unresolved);
-		for (size_t k = 0; k < KP_LOC_NKINDS; k++) {
-			char key[32], num[KP_COUNT_BUF];
-
-			if (!kinds[k])
-				continue;
-			snprintf(key, sizeof(key), KP_META_UNRESOLVED, kinds[k]);
-			kp_count_format(unresolved[k], 0, num);
-			kp_profile_set_meta(p, key, "%s", num);
-		}
-	}
-}
-
 int kp_cmd_record(int argc, char **argv)
 {
 	struct record_cli c;
@@ -573,6 +528,9 @@ int kp_cmd_record(int argc, char **argv)
 	c.sess.argv = first < argc ? cmd_argv : NULL;
 	c.sess.command_is_target = c.sess.argv && !c.sess.system_wide && !c.npids;
 	c.sess.event_is_default = !c.event_given;
+	c.sess.version = KP_VERSION;
+	c.sess.kprof_argv = argv;
+	c.sess.kprof_argc = (size_t)argc;
 	if (!c.sess.argv && !c.sess.system_wide && !c.npids) {
 		kp_err("nothing to sample: give a command, -a, -C, -p or -t");
 		usage_line(stderr);
@@ -614,7 +572,7 @@ int kp_cmd_record(int argc, char **argv)
 	prof = kp_session_profile(sess);
 	kp_sym_name_profile(sym, prof);
 	kp_session_stats(sess, &st);
-	describe_run(prof, &c, argc, argv);
+	kp_session_count_unresolved(sess);
 	kp_profile_frame_counts(prof, 0, &fc.frames, fc.unresolved);
 	if (!st.samples)
 		warn_no_samples(&c, &st);

@@ -13,6 +13,7 @@
 #include "formats/recording.h"
 #include "formats/speedscope.h"
 #include "flamegraph/svg.h"
+#include "profile/run_meta.h"
 #include "util/xalloc.h"
 
 /* The folded table the name-based writers draw from. */
@@ -55,15 +56,17 @@ static size_t run_lines(const struct kp_profile *p, char lines[2][4200])
 		   *dur = kp_profile_meta(p, KP_META_DURATION),
 		   *samples = kp_profile_meta(p, KP_META_SAMPLES),
 		   *lost = kp_profile_meta(p, KP_META_LOST);
+	struct kp_run_meta m;
 
 	if (!cmd)
 		return 0;
 	snprintf(lines[0], sizeof(lines[0]), "%s", cmd);
 	if (!ev || !dur || !samples || !lost || (!freq && !period))
 		return 1;
+	kp_run_meta_read(p, &m);
 	snprintf(lines[1], sizeof(lines[1]), "%s %s %s %s, %.1f s, %s samples, %s lost", ev,
-		 freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events",
-		 strtod(dur, NULL), samples, lost);
+		 freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events", m.duration,
+		 samples, lost);
 	return 2;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "profile/run_meta.h"
 #include "util/xalloc.h"
 
 /* The file names a directory of runs holds profiles under. */
@@ -134,37 +135,6 @@ static int run_values(const struct kp_profile *p, const char *file,
 	return 0;
 }
 
-char *kp_diff_command_of(const char *cmd)
-{
-	const char *dashes = strstr(cmd, " -- ");
-	char *copy, *out, *save = NULL, *w;
-	bool skip = false;
-	size_t n = 0;
-
-	if (dashes)
-		return kp_xstrdup(dashes + 4);
-	copy = kp_xstrdup(cmd);
-	out = kp_xmalloc(strlen(cmd) + 1);
-	for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		if (skip) {
-			skip = false;
-			continue;
-		}
-		if (strcmp(w, "-o") == 0 || strcmp(w, "-f") == 0 || strcmp(w, "--output") == 0 ||
-		    strcmp(w, "--format") == 0) {
-			skip = true;
-			continue;
-		}
-		if (strncmp(w, "-o", 2) == 0 || strncmp(w, "-f", 2) == 0 ||
-		    strncmp(w, "--output=", 9) == 0 || strncmp(w, "--format=", 9) == 0)
-			continue;
-		n += (size_t)sprintf(out + n, "%s%s", n ? " " : "", w);
-	}
-	out[n] = '\0';
-	free(copy);
-	return out;
-}
-
 /* A run of a directory must be of the first run's event and command:
  * runs of other programs or events are no measure of one build's spread. */
 static int same_run(const struct kp_profile *first, const char *first_file,
@@ -183,7 +153,7 @@ static int same_run(const struct kp_profile *first, const char *first_file,
 			"must be of one event and command",
 			first_file, file, e0, e1);
 	if (c0 && c1) {
-		char *n0 = kp_diff_command_of(c0), *n1 = kp_diff_command_of(c1);
+		char *n0 = kp_run_meta_program(c0), *n1 = kp_run_meta_program(c1);
 
 		if (strcmp(n0, n1) != 0)
 			err = kp_diag_set(

@@ -52,11 +52,4 @@ int kp_diff_input_load(struct kp_diff *df, enum kp_diff_side side, const char *p
 		       struct kp_diag *d);
 void kp_diff_input_fini(struct kp_diff_input *s);
 
-/* The command a recording profiled, from its kprof command line: the words
- * after "--", else the line without what only chooses outputs (-o, -f and
- * their long forms). Two recordings of one program written to different
- * files, or at different frequencies, are of the same command. Returns a
- * new string (the caller frees it). */
-char *kp_diff_command_of(const char *cmdline);
-
 #endif

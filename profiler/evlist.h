@@ -7,7 +7,7 @@
  * attr, with the fallbacks a real machine needs: no PMU (cycles becomes
  * cpu-clock), perf_event_paranoid (user space only), kernels before 5.12
  * (no build-ids in MMAP2); each fallback taken leaves a note. Also here:
- * the CPU lists (-C, the online CPUs) and the tasks of a process. */
+ * the tasks of a process. */
 #ifndef KP_PROFILER_EVLIST_H
 #define KP_PROFILER_EVLIST_H
 
@@ -56,17 +56,6 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 		   size_t ncpus, int epfd, struct kp_diag *d);
 /* Enables or disables every event. */
 void kp_evlist_enable(struct kp_evlist *el, bool on);
-
-/* Parses a CPU list like "0-3,6". Returns the number of CPUs (array in
- * *cpus, caller frees) or a negative errno. */
-int kp_cpulist_parse(const char *s, int **cpus);
-/* "0-3,6" for the sorted list v[0..n), cut to fit buf. */
-void kp_cpulist_format(const int *v, int n, char *buf, size_t size);
-/* The online CPUs (array in *cpus, caller frees); their number. */
-int kp_cpus_online(int **cpus);
-/* 0 when every CPU of want is online; else -ENODEV and d names it ("does
- * not exist" or "is offline") with the online list. */
-int kp_cpus_check(const int *want, size_t nwant, const int *online, int nonline, struct kp_diag *d);
 
 /* The tasks of process pid (from /proc/PID/task), or just pid: their
  * number, the array in *out (caller frees). */

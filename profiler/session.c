@@ -10,15 +10,18 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/run_meta.h"
 #include "profiler/evlist.h"
 #include "profiler/proctab.h"
 #include "profiler/recqueue.h"
 #include "profiler/record.h"
 #include "profiler/ring.h"
 #include "profiler/target.h"
+#include "procfs/cpus.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -40,6 +43,9 @@ struct kp_session {
 	struct kp_strtab *strings;
 	struct kp_proctab *procs;
 	struct kp_profile *prof;       /* what the recording becomes */
+	struct kp_run_meta meta;       /* the run, written into prof's metadata */
+	int *cpus;		       /* the CPUs sampled (meta.cpus) */
+	struct utsname uts;	       /* the machine (meta.host, meta.kernel) */
 	struct kp_u64map synth_failed; /* pids /proc could not describe */
 
 	struct kp_recqueue queue; /* records read, not yet processed */
@@ -106,32 +112,38 @@ static size_t target_tasks(const struct kp_session *s, pid_t **out)
 }
 
 /* The profile's value types, once the event is known (cycles may have
- * fallen back to cpu-clock): a sample, and its period in the event's unit. */
-static void start_profile(struct kp_session *s, const int *cpus, size_t ncpus)
+ * fallen back to cpu-clock): a sample, and its period in the event's unit.
+ * The run's record starts here: what was sampled, where, from when. */
+static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 {
 	const char *ev = s->ev.event_name;
 	bool clock = strcmp(ev, "cpu-clock") == 0 || strcmp(ev, "task-clock") == 0;
-	char list[256];
+	struct kp_run_meta *m = &s->meta;
 	struct timespec now;
-	struct tm tm;
 
 	s->prof = kp_profile_new();
 	kp_profile_add_value_type(s->prof, "samples", "count", 0);
 	kp_profile_add_value_type(s->prof, clock ? "cpu" : ev, clock ? "nanoseconds" : "count", 0);
-	kp_profile_set_meta(s->prof, KP_META_EVENT, "%s", ev);
+	m->version = s->opts.version;
+	m->argv = s->opts.kprof_argv;
+	m->argc = s->opts.kprof_argc;
+	if (uname(&s->uts) == 0) {
+		m->host = s->uts.nodename;
+		m->kernel = s->uts.release;
+	}
+	m->event = ev;
 	if (s->ev.attr.freq)
-		kp_profile_set_meta(s->prof, KP_META_FREQUENCY, "%llu",
-				    (unsigned long long)s->ev.attr.sample_freq);
+		m->frequency = s->ev.attr.sample_freq;
 	else
-		kp_profile_set_meta(s->prof, KP_META_PERIOD, "%llu",
-				    (unsigned long long)s->ev.attr.sample_period);
-	kp_cpulist_format(cpus, (int)ncpus, list, sizeof(list));
-	kp_profile_set_meta(s->prof, KP_META_CPUS, "%s", list);
+		m->period = s->ev.attr.sample_period;
+	s->cpus = cpus;
+	m->cpus = cpus;
+	m->ncpus = ncpus;
+	m->roots = s->opts.root_tid   ? KP_RUN_ROOTS_TID
+		   : s->opts.root_pid ? KP_RUN_ROOTS_PID
+				      : KP_RUN_ROOTS_COMM;
 	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	kp_profile_set_meta(s->prof, KP_META_START, "%04d-%02d-%02dT%02d:%02d:%02dZ",
-			    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			    tm.tm_sec);
+	m->start = now.tv_sec;
 }
 
 /* The signals whose default action ends a process, but for those that
@@ -238,8 +250,7 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 			goto fail;
 	}
 	start_profile(s, cpus, (size_t)ncpus);
-	free(cpus);
-	cpus = NULL;
+	cpus = NULL; /* the session's now */
 
 	/* Describe what already runs (perf's synthesized events): after the
 	 * events exist, so nothing that happens in between is missed. */
@@ -306,6 +317,7 @@ void kp_session_free(struct kp_session *s)
 	kp_u64map_fini(&s->synth_failed);
 	kp_recqueue_fini(&s->queue);
 	free(s->exits);
+	free(s->cpus);
 	for (size_t i = 0; i < s->nnotes; i++)
 		free(s->notes[i]);
 	free(s->notes);
@@ -812,10 +824,21 @@ int kp_session_run(struct kp_session *s,
 		}
 	}
 	s->st.nprocs = kp_proctab_nprocs_seen(s->procs);
-	kp_profile_set_meta(s->prof, KP_META_DURATION, "%.3f", s->st.seconds);
-	kp_profile_set_meta(s->prof, KP_META_SAMPLES, "%llu", (unsigned long long)s->st.samples);
-	kp_profile_set_meta(s->prof, KP_META_LOST, "%llu", (unsigned long long)s->st.lost);
+	s->meta.duration = s->st.seconds;
+	s->meta.samples = s->st.samples;
+	s->meta.lost = s->st.lost;
+	s->meta.have_end = true;
+	kp_run_meta_write(&s->meta, s->prof);
 	return 0;
+}
+
+void kp_session_count_unresolved(struct kp_session *s)
+{
+	kp_count frames;
+
+	kp_profile_frame_counts(s->prof, 0, &frames, s->meta.unresolved);
+	s->meta.have_unresolved = true;
+	kp_run_meta_write(&s->meta, s->prof);
 }
 
 /* The smallest cost whose bucket reaches the share q of all unwinds. */

@@ -41,6 +41,11 @@ struct kp_session_opts {
 	unsigned ring_pages;	   /* data pages per CPU ring, power of two; 0: sized from
 				    * the frequency, record size and CPUs */
 	struct kp_symbolizer *sym; /* borrowed */
+	/* for the run's metadata (profile/run_meta.h), borrowed: kprof's
+	 * version and its own command line */
+	const char *version;
+	char *const *kprof_argv;
+	size_t kprof_argc;
 };
 
 struct kp_session_stats {
@@ -83,6 +88,9 @@ int kp_session_run(struct kp_session *s,
  * task-clock, else EVENT/count), the run's metadata once kp_session_run
  * has returned. Owned by s. */
 struct kp_profile *kp_session_profile(struct kp_session *s);
+/* Once the symbolizer has named the profile: its frames left unnamed, by
+ * kind, join the run's metadata (unresolved.KIND). */
+void kp_session_count_unresolved(struct kp_session *s);
 
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st);
 /* The command's exit status, shell style (0 when there was no command). */

@@ -7,6 +7,7 @@
 #include "kp_test.h"
 #include "profiler/evlist.h"
 #include "procfs/maps.h"
+#include "util/cpulist.h"
 #include "profiler/proctab.h"
 #include "profiler/session.h"
 #include "util/strtab.h"

@@ -1,0 +1,163 @@
+/* The run's metadata record and its KEY=VALUE form (see run_meta.h). */
+#include "profile/run_meta.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/cpulist.h"
+#include "util/xalloc.h"
+
+/* The names of the location kinds in the unresolved.KIND keys. */
+static const char *const unresolved_kinds[KP_LOC_NKINDS] = {
+	[KP_LOC_UNKNOWN] = "other",
+	[KP_LOC_KERNEL] = "kernel",
+	[KP_LOC_USER] = "user",
+	[KP_LOC_JIT] = "jit",
+};
+
+static const char *const roots_names[] = {
+	[KP_RUN_ROOTS_COMM] = "comm",
+	[KP_RUN_ROOTS_PID] = "comm-pid",
+	[KP_RUN_ROOTS_TID] = "comm-pid/tid",
+};
+
+/* What the events were and when they started. */
+static void write_sampling(const struct kp_run_meta *m, struct kp_profile *p)
+{
+	char list[256];
+	struct tm tm;
+
+	kp_profile_set_meta(p, KP_META_EVENT, "%s", m->event);
+	if (m->frequency)
+		kp_profile_set_meta(p, KP_META_FREQUENCY, "%llu", (unsigned long long)m->frequency);
+	else
+		kp_profile_set_meta(p, KP_META_PERIOD, "%llu", (unsigned long long)m->period);
+	kp_cpulist_format(m->cpus, (int)m->ncpus, list, sizeof(list));
+	kp_profile_set_meta(p, KP_META_CPUS, "%s", list);
+	gmtime_r(&m->start, &tm);
+	kp_profile_set_meta(p, KP_META_START, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+			    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* The kprof command line as one line: argv[0] is "kprof" whatever the
+ * path it was run by. */
+static void write_command(const struct kp_run_meta *m, struct kp_profile *p)
+{
+	char cmd[4096];
+	size_t len = 0;
+
+	cmd[0] = '\0';
+	for (size_t i = 0; i < m->argc && len + 1 < sizeof(cmd); i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s", i ? " " : "",
+					i == 0 ? "kprof" : m->argv[i]);
+	kp_profile_set_meta(p, KP_META_COMMAND, "%s", cmd);
+}
+
+static void write_unresolved(const struct kp_run_meta *m, struct kp_profile *p)
+{
+	for (size_t k = 0; k < KP_LOC_NKINDS; k++) {
+		char key[32], num[KP_COUNT_BUF];
+
+		if (!unresolved_kinds[k])
+			continue;
+		snprintf(key, sizeof(key), KP_META_UNRESOLVED, unresolved_kinds[k]);
+		kp_count_format(m->unresolved[k], 0, num);
+		kp_profile_set_meta(p, key, "%s", num);
+	}
+}
+
+void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p)
+{
+	write_sampling(m, p);
+	if (m->have_end) {
+		kp_profile_set_meta(p, KP_META_DURATION, "%.3f", m->duration);
+		kp_profile_set_meta(p, KP_META_SAMPLES, "%llu", (unsigned long long)m->samples);
+		kp_profile_set_meta(p, KP_META_LOST, "%llu", (unsigned long long)m->lost);
+	}
+	if (m->version)
+		kp_profile_set_meta(p, KP_META_VERSION, "%s", m->version);
+	if (m->argv)
+		write_command(m, p);
+	if (m->host)
+		kp_profile_set_meta(p, KP_META_HOST, "%s", m->host);
+	if (m->kernel)
+		kp_profile_set_meta(p, KP_META_KERNEL, "%s", m->kernel);
+	kp_profile_set_meta(p, KP_META_ROOTS, "%s", roots_names[m->roots]);
+	if (m->have_unresolved)
+		write_unresolved(m, p);
+}
+
+static uint64_t meta_u64(const struct kp_profile *p, const char *key)
+{
+	const char *v = kp_profile_meta(p, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* "2026-12-01T07:42:53Z" (a fraction of a second ignored); 0 otherwise. */
+static time_t meta_start(const char *v)
+{
+	struct tm tm = {0};
+
+	if (!v || sscanf(v, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+			 &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return timegm(&tm);
+}
+
+void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m)
+{
+	const char *duration = kp_profile_meta(p, KP_META_DURATION);
+	const char *roots = kp_profile_meta(p, KP_META_ROOTS);
+
+	memset(m, 0, sizeof(*m));
+	m->version = kp_profile_meta(p, KP_META_VERSION);
+	m->command = kp_profile_meta(p, KP_META_COMMAND);
+	m->host = kp_profile_meta(p, KP_META_HOST);
+	m->kernel = kp_profile_meta(p, KP_META_KERNEL);
+	m->event = kp_profile_meta(p, KP_META_EVENT);
+	m->frequency = meta_u64(p, KP_META_FREQUENCY);
+	m->period = meta_u64(p, KP_META_PERIOD);
+	m->start = meta_start(kp_profile_meta(p, KP_META_START));
+	m->have_end = duration != NULL;
+	m->duration = duration ? strtod(duration, NULL) : 0;
+	m->samples = meta_u64(p, KP_META_SAMPLES);
+	m->lost = meta_u64(p, KP_META_LOST);
+	for (size_t i = 0; roots && i < sizeof(roots_names) / sizeof(roots_names[0]); i++)
+		if (strcmp(roots, roots_names[i]) == 0)
+			m->roots = (enum kp_run_roots)i;
+}
+
+char *kp_run_meta_program(const char *cmd)
+{
+	const char *dashes = strstr(cmd, " -- ");
+	char *copy, *out, *save = NULL, *w;
+	bool skip = false;
+	size_t n = 0;
+
+	if (dashes)
+		return kp_xstrdup(dashes + 4);
+	copy = kp_xstrdup(cmd);
+	out = kp_xmalloc(strlen(cmd) + 1);
+	for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (skip) {
+			skip = false;
+			continue;
+		}
+		if (strcmp(w, "-o") == 0 || strcmp(w, "-f") == 0 || strcmp(w, "--output") == 0 ||
+		    strcmp(w, "--format") == 0) {
+			skip = true;
+			continue;
+		}
+		if (strncmp(w, "-o", 2) == 0 || strncmp(w, "-f", 2) == 0 ||
+		    strncmp(w, "--output=", 9) == 0 || strncmp(w, "--format=", 9) == 0)
+			continue;
+		n += (size_t)sprintf(out + n, "%s%s", n ? " " : "", w);
+	}
+	out[n] = '\0';
+	free(copy);
+	return out;
+}

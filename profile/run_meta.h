@@ -1,0 +1,74 @@
+/* kp_run_meta: what a recording says of its run, as one typed record.
+ *
+ * The profiler fills it (profiler/session.c: the event and rate, the CPUs
+ * and start when the events are open; the duration and counts when the
+ * recording ends; the unresolved frames once the symbolizer has named the
+ * profile) and kp_run_meta_write turns it into the profile's KEY=VALUE
+ * metadata (profile.h's KP_META_* keys), in the one order every writer
+ * (.kprof, pprof, the SVG's lines) has always seen. Readers of a loaded
+ * profile get the values back through kp_run_meta_read, never by parsing
+ * a value by hand. */
+#ifndef KP_PROFILE_RUN_META_H
+#define KP_PROFILE_RUN_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "profile/profile.h"
+#include "util/count.h"
+
+/* What the roots of the samples hold (--pid, --tid). */
+enum kp_run_roots {
+	KP_RUN_ROOTS_COMM = 0,
+	KP_RUN_ROOTS_PID, /* comm-pid */
+	KP_RUN_ROOTS_TID, /* comm-pid/tid */
+};
+
+/* Pointers are borrowed: from the profiler while it fills the record,
+ * from the profile read (its metadata strings) after kp_run_meta_read. */
+struct kp_run_meta {
+	const char *version; /* kprof's version; NULL: not written */
+	/* kprof's command line as it was run (argv[0] is written "kprof");
+	 * written as one line of words joined by spaces, at most 4095 bytes */
+	char *const *argv;
+	size_t argc;
+	const char *command; /* read back: that line (argv is NULL then) */
+	const char *host, *kernel; /* uname nodename and release; NULL: unknown */
+	const char *event;	   /* the event sampled ("cpu-clock") */
+	uint64_t frequency;	   /* Hz when sampling by frequency, else 0 */
+	uint64_t period;	   /* events per sample when frequency is 0 */
+	const int *cpus;	   /* the CPUs sampled, sorted (read back: NULL) */
+	size_t ncpus;
+	time_t start;	   /* when the recording started (UTC seconds) */
+	double duration;   /* seconds recorded */
+	uint64_t samples;  /* samples recorded */
+	uint64_t lost;	   /* samples the kernel dropped */
+	enum kp_run_roots roots;
+	bool have_end;	      /* duration, samples and lost are known */
+	bool have_unresolved; /* unresolved[] is known (the profile was named) */
+	/* frames never named, by location kind (KP_LOC_UNKNOWN is "other") */
+	kp_count unresolved[KP_LOC_NKINDS];
+};
+
+/* Sets p's metadata from m, in this order: event, frequency or period,
+ * cpus, start, then (have_end) duration, samples and lost, then version,
+ * command, host, kernel, roots, then (have_unresolved) unresolved.other,
+ * .kernel, .user, .jit. A key already set keeps its place (a second call
+ * with more known adds the rest at the end). */
+void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p);
+
+/* The record of a profile's metadata as kp_run_meta_write wrote it (or as
+ * another kprof wrote it into a .kprof): strings borrowed from p, numbers
+ * parsed (strtod and strtoull: a damaged value reads as what they make of
+ * it; an absent one as 0). have_end says a duration was there. */
+void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m);
+
+/* The program a recording measured, from its kprof command line: what
+ * follows " -- ", else the line without its output options (-o, -f,
+ * --output, --format and their values), so that writing another file or
+ * format is the same command. A new heap string (caller frees). */
+char *kp_run_meta_program(const char *command);
+
+#endif

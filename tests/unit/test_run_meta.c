@@ -1,0 +1,134 @@
+/* The run's metadata record: the keys it writes and their order (what
+ * every .kprof has held), reading it back, the program of a command line. */
+#include <stdlib.h>
+
+#include "kp_test.h"
+#include "profile/run_meta.h"
+
+static void test_write_order_and_read_back(void)
+{
+	static const int cpus[] = {0, 1, 2, 3, 6};
+	char a0[] = "/usr/bin/kprof", a1[] = "-F", a2[] = "99", a3[] = "--", a4[] = "./bench";
+	char *argv[] = {a0, a1, a2, a3, a4, NULL};
+	struct kp_run_meta m = {
+		.event = "cpu-clock",
+		.frequency = 99,
+		.cpus = cpus,
+		.ncpus = 5,
+		.start = 1796111000, /* 2026-12-01T07:43:20Z */
+		.version = "0.1.0",
+		.argv = argv,
+		.argc = 5,
+		.host = "box",
+		.kernel = "6.8.0",
+		.roots = KP_RUN_ROOTS_PID,
+	};
+	static const char *const want[][2] = {
+		{"event", "cpu-clock"},
+		{"frequency", "99"},
+		{"cpus", "0-3,6"},
+		{"start", "2026-12-01T07:43:20Z"},
+		{"duration", "2.500"},
+		{"samples", "12"},
+		{"lost", "1"},
+		{"kprof.version", "0.1.0"},
+		{"command", "kprof -F 99 -- ./bench"},
+		{"host", "box"},
+		{"kernel", "6.8.0"},
+		{"roots", "comm-pid"},
+		{"unresolved.other", "0"},
+		{"unresolved.kernel", "3"},
+		{"unresolved.user", "0"},
+		{"unresolved.jit", "0"},
+	};
+	struct kp_profile *p = kp_profile_new();
+	struct kp_run_meta r;
+
+	kp_run_meta_write(&m, p);
+	CHECK_EQ_INT(kp_profile_nmeta(p), 9); /* no end, no unresolved yet */
+	m.duration = 2.5;
+	m.samples = 12;
+	m.lost = 1;
+	m.have_end = true;
+	kp_run_meta_write(&m, p);
+	m.unresolved[KP_LOC_KERNEL] = 3;
+	m.have_unresolved = true;
+	kp_run_meta_write(&m, p);
+	CHECK_EQ_INT(kp_profile_nmeta(p), sizeof(want) / sizeof(want[0]));
+	/* the end's keys come after roots when written later: read in order */
+	{
+		static const char *const order[] = {
+			"event",  "frequency",	   "cpus", "start", "kprof.version",
+			"command", "host",	   "kernel", "roots", "duration",
+			"samples", "lost",	   "unresolved.other", "unresolved.kernel",
+			"unresolved.user", "unresolved.jit"};
+
+		for (size_t i = 0; i < kp_profile_nmeta(p); i++) {
+			const char *k, *v;
+
+			kp_profile_meta_at(p, i, &k, &v);
+			CHECK_EQ_STR(k, order[i]);
+		}
+	}
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_EQ_STR(kp_profile_meta(p, want[i][0]), want[i][1]);
+
+	kp_run_meta_read(p, &r);
+	CHECK_EQ_STR(r.event, "cpu-clock");
+	CHECK_EQ_STR(r.command, "kprof -F 99 -- ./bench");
+	CHECK(r.argv == NULL);
+	CHECK(r.frequency == 99 && r.period == 0);
+	CHECK(r.have_end && r.duration == 2.5 && r.samples == 12 && r.lost == 1);
+	CHECK(r.start == m.start);
+	CHECK(r.roots == KP_RUN_ROOTS_PID);
+	kp_profile_free(p);
+}
+
+/* What the session does: the end and the rest written at once. */
+static void test_write_all_at_once(void)
+{
+	char a0[] = "kprof", a1[] = "-a";
+	char *argv[] = {a0, a1, NULL};
+	struct kp_run_meta m = {.event = "cycles", .period = 4000, .argv = argv, .argc = 2,
+				.have_end = true, .duration = 1.0 / 3};
+	struct kp_profile *p = kp_profile_new();
+	const char *k, *v;
+	struct kp_run_meta r;
+
+	kp_run_meta_write(&m, p);
+	CHECK_EQ_STR(kp_profile_meta(p, "period"), "4000");
+	CHECK(kp_profile_meta(p, "frequency") == NULL);
+	CHECK_EQ_STR(kp_profile_meta(p, "cpus"), "");
+	CHECK_EQ_STR(kp_profile_meta(p, "duration"), "0.333");
+	CHECK_EQ_STR(kp_profile_meta(p, "roots"), "comm");
+	CHECK(kp_profile_meta(p, "host") == NULL && kp_profile_meta(p, "kprof.version") == NULL);
+	kp_profile_meta_at(p, 4, &k, &v);
+	CHECK_EQ_STR(k, "duration");
+	kp_run_meta_read(p, &r);
+	CHECK(r.period == 4000 && r.duration == 0.333);
+	kp_profile_free(p);
+
+	p = kp_profile_new();
+	kp_run_meta_read(p, &r);
+	CHECK(!r.have_end && !r.command && !r.event && r.duration == 0);
+	kp_profile_free(p);
+}
+
+static void test_program(void)
+{
+	static const char *const cases[][2] = {
+		{"kprof -F 99 -- ./bench -n 3", "./bench -n 3"},
+		{"kprof -o a.svg -F 99 ./bench", "kprof -F 99 ./bench"},
+		{"kprof -oa.svg -ffolded --output x --format=pprof -a", "kprof -a"},
+		{"kprof  -p 12", "kprof -p 12"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = kp_run_meta_program(cases[i][0]);
+
+		CHECK_EQ_STR(got, cases[i][1]);
+		free(got);
+	}
+}
+
+KP_TEST_MAIN(test_write_order_and_read_back, test_write_all_at_once, test_program)

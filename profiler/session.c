@@ -169,6 +169,12 @@ static void stop_signals(sigset_t *mask)
 		sigaddset(mask, sig);
 }
 
+/* The unwinder reads unwind tables from the files the symbolizer holds. */
+static int object_fd(void *sym, uint32_t obj)
+{
+	return kp_sym_object_fd(sym, obj);
+}
+
 int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, int *exit_code,
 		   struct kp_diag *d)
 {
@@ -190,7 +196,7 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 		kp_perf_attr_init(&attr, &s->layout, &opts->attr);
 		kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
 	}
-	s->unw = kp_unwind_new(opts->sym);
+	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym});
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 
 	/* signals arrive through the epoll loop, not as interruptions: every

@@ -34,14 +34,9 @@ const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id);
 const uint8_t *kp_objcache_build_id(const struct kp_objcache *oc, uint32_t id, size_t *len);
 uint32_t kp_objcache_count(const struct kp_objcache *oc);
 /* The file descriptor object id holds while its file has not been read
- * for symbols yet (during the recording), or -1: for the unwinder, which
- * reads the pages of its unwind tables it needs from the same open file.
- * Owned by the cache; do not close. */
+ * for symbols yet (during the recording), or -1 (kp_sym_object_fd). Owned
+ * by the cache; do not close. */
 int kp_objcache_fd(struct kp_objcache *oc, uint32_t id);
-/* The symbolizer's object cache (symbolize/ internal: the unwinder's way
- * to the same opened files). */
-struct kp_symbolizer;
-struct kp_objcache *kp_sym_objcache(struct kp_symbolizer *sym);
 /* Closes object id's file and frees its symbol and DWARF indexes; it then
  * resolves as if the file could not be opened. */
 void kp_objcache_release(struct kp_objcache *oc, uint32_t id);

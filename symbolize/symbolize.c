@@ -127,9 +127,9 @@ uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_sym_mapping
 	return kp_objcache_get_memfd(sym->objs, m);
 }
 
-struct kp_objcache *kp_sym_objcache(struct kp_symbolizer *sym)
+int kp_sym_object_fd(struct kp_symbolizer *sym, uint32_t obj)
 {
-	return sym->objs;
+	return kp_objcache_fd(sym->objs, obj);
 }
 
 uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid)

@@ -70,6 +70,11 @@ void kp_sym_set_kallsyms_path(struct kp_symbolizer *sym, const char *path);
  * fails: a file that cannot be opened still gets an id and resolves to
  * [unknown] later (counted). */
 uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
+/* The file descriptor object obj holds open while its file has not been
+ * read for symbols yet (during the recording), or -1: for a reader of the
+ * same file's other bytes (the unwinder's tables, which profiler/ hands
+ * it through this). Owned by the symbolizer; do not close. */
+int kp_sym_object_fd(struct kp_symbolizer *sym, uint32_t obj);
 
 /* Whether path names a memfd the way the kernel prints one in
  * /proc/PID/maps and MMAP2 records: "/memfd:NAME (deleted)", where NAME

@@ -1,7 +1,7 @@
 /* libunwind's remote unwinding over one sample: see unwind.h. The shape is
  * perf's util/unwind-libunwind-local.c; what differs is where memory comes
- * from (objects reached through the symbolizer's object cache, tables read
- * once per object), the frame-pointer continuation where no table covers a
+ * from (objects' files through the caller's kp_unwind_objects, tables read
+ * a page at a time), the frame-pointer continuation where no table covers a
  * frame, and the bounds that make every walk end. */
 #include "unwind/unwind.h"
 
@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolize/objcache.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 
@@ -61,7 +60,7 @@ struct trange {
 /* What is kept of one object: its load segments (to turn a mapping into a
  * load bias) and the pages of its unwind tables read so far. */
 struct utab {
-	uint32_t obj; /* symbolizer object id: whose file the pages come from */
+	uint32_t obj; /* the caller's object id: whose file the pages come from */
 	bool ok;      /* has a usable .eh_frame_hdr search table */
 	struct load_seg segs[MAX_LOADS];
 	size_t nsegs;
@@ -74,7 +73,7 @@ struct utab {
 };
 
 struct kp_unwinder {
-	struct kp_objcache *objs; /* borrowed from the symbolizer */
+	struct kp_unwind_objects objs; /* the caller's object files */
 	unw_accessors_t acc;
 	struct kp_u64map tabs;	 /* object id -> struct utab * */
 	struct kp_u64map spaces; /* pid -> unw_addr_space_t */
@@ -324,7 +323,7 @@ static struct utab *table_get(struct kp_unwinder *u, uint32_t obj)
 		return (struct utab *)(uintptr_t)v;
 	t = kp_xcalloc(1, sizeof(*t));
 	t->obj = obj;
-	table_load(t, kp_objcache_fd(u->objs, obj));
+	table_load(t, u->objs.fd(u->objs.arg, obj));
 	u->st.objects++;
 	if (!t->ok)
 		u->st.objects_no_table++;
@@ -369,7 +368,7 @@ static void touch(struct uctx *c, struct utab *t, uint64_t bias)
 }
 
 /* Page p of range r, read from the object's file on first use; NULL when
- * it cannot be read (the file went away from the object cache). */
+ * it cannot be read (the caller closed the object's file). */
 static const unsigned char *table_page(struct kp_unwinder *u, struct utab *t, struct trange *r,
 				       uint64_t p)
 {
@@ -378,7 +377,7 @@ static const unsigned char *table_page(struct kp_unwinder *u, struct utab *t, st
 
 	if (r->pages[p])
 		return r->pages[p];
-	fd = kp_objcache_fd(u->objs, t->obj);
+	fd = u->objs.fd(u->objs.arg, t->obj);
 	if (len > TPAGE)
 		len = TPAGE;
 	r->pages[p] = kp_xmalloc(TPAGE);
@@ -602,11 +601,11 @@ static void space_free(struct aspace *a)
 	free(a);
 }
 
-struct kp_unwinder *kp_unwind_new(struct kp_symbolizer *sym)
+struct kp_unwinder *kp_unwind_new(const struct kp_unwind_objects *objs)
 {
 	struct kp_unwinder *u = kp_xcalloc(1, sizeof(*u));
 
-	u->objs = kp_sym_objcache(sym);
+	u->objs = *objs;
 	u->acc.find_proc_info = find_proc_info;
 	u->acc.put_unwind_info = put_unwind_info;
 	u->acc.get_dyn_info_list_addr = get_dyn_info_list_addr;

@@ -5,8 +5,8 @@
  *   registers   the sampled user registers (perf_regs.h order, x86-64)
  *   memory      the stack snapshot for [sp, sp + len), the unwind tables
  *               (.eh_frame_hdr, .eh_frame) of the objects behind the
- *               process's mappings, read once per object from the file
- *               the symbolizer's object cache holds open
+ *               process's mappings, read page by page from the file
+ *               the caller's object source (kp_unwind_objects) holds open
  *   tables      found for an address through the caller's mapping lookup
  *               (kp_unwind_map_fn), which names the mapping's object
  *
@@ -28,7 +28,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct kp_symbolizer;
 struct kp_unwinder;
 
 /* x86-64 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h). */
@@ -55,7 +54,7 @@ enum kp_perf_reg {
 /* What the caller knows of the mapping that holds an address. */
 struct kp_unwind_map {
 	uint64_t start, end, pgoff;
-	uint32_t obj; /* symbolizer object id (kp_sym_object_get), 0: no file (JIT, anonymous) */
+	uint32_t obj; /* the caller's object id (kp_unwind_objects), 0: no file (JIT, anonymous) */
 };
 /* Finds the executable mapping holding addr in the sampled process; false
  * when none does (then addr is not code). */
@@ -90,9 +89,18 @@ struct kp_unwind_result {
 	bool leaf_repaired;	/* kp_unwind_leaf: a return address was recovered */
 };
 
-/* A new unwinder that reaches objects through sym's object cache (sym is
- * borrowed and must outlive it). */
-struct kp_unwinder *kp_unwind_new(struct kp_symbolizer *sym);
+/* Where the bytes of an object come from: fd(arg, obj) returns a file
+ * descriptor open on object obj (the id find_map gave), or -1 when it has
+ * none (any more). The unwinder reads its unwind tables from it with
+ * pread, page by page as walks need them, and never closes it. */
+struct kp_unwind_objects {
+	int (*fd)(void *arg, uint32_t obj);
+	void *arg;
+};
+
+/* A new unwinder that reads objects through objs (copied; arg is borrowed
+ * and must outlive the unwinder). */
+struct kp_unwinder *kp_unwind_new(const struct kp_unwind_objects *objs);
 void kp_unwind_free(struct kp_unwinder *u);
 
 /* Unwinds the sample's user stack into ips[0..max) (leaf first: ips[0] is

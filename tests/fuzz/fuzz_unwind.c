@@ -331,6 +331,13 @@ static void check_walk(const struct kp_unwind_input *in, const struct view *v, s
 		FUZZ_CHECK(is_code(v, w->leaf));
 }
 
+/* The unwinder reads unwind tables from the files the symbolizer holds,
+ * as the profiler hands them over. */
+static int object_fd(void *arg, uint32_t obj)
+{
+	return kp_sym_object_fd(arg, obj);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -340,7 +347,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	take_samples();
 	read_maps();
-	uw = kp_unwind_new(sym);
+	uw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
 	/* each sample unwinds whole, past main to libc's start */
 	for (int i = 0; i < NSAMPLES; i++) {
 		struct view v = {0, 0, 0};

@@ -26,6 +26,13 @@ static struct kp_test_map maps[256];
 static size_t nmaps;
 static struct kp_symbolizer *sym;
 
+/* The unwinder reads unwind tables from the files the symbolizer holds,
+ * as the profiler hands them over. */
+static int object_fd(void *arg, uint32_t obj)
+{
+	return kp_sym_object_fd(arg, obj);
+}
+
 static void read_maps(void)
 {
 	nmaps = kp_test_read_maps(sym, maps, 256);
@@ -157,7 +164,7 @@ static void test_unwind_real(void)
 	size_t w = 0;
 
 	fresh_symbolizer();
-	u = kp_unwind_new(sym);
+	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
 	unw_outer_kprof(0);
 	read_maps();
 	in = input(snap, snap_len);
@@ -266,7 +273,7 @@ static void test_unwind_ip_is_a_return_address(void)
 	read_maps();
 	/* a sample at x itself: its rules say the return address is at sp */
 	for (int round = 0; round < 2; round++) {
-		u = kp_unwind_new(sym);
+		u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
 		if (round) {
 			/* a walk through the call first: x as a return address */
 			memcpy(regs, twin, sizeof(regs));
@@ -307,7 +314,7 @@ static void test_unwind_cfa_in_an_image(void)
 	memcpy(real, regs, sizeof(real));
 	read_maps();
 	for (int round = 0; round < 2; round++) {
-		u = kp_unwind_new(sym);
+		u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
 		if (round) {
 			/* the whole walk first: libc's start is in it */
 			memcpy(regs, real, sizeof(regs));
@@ -366,7 +373,7 @@ static void test_unwind_garbage(void)
 	unw_outer_kprof(0);
 	memcpy(real_regs, regs, sizeof(regs));
 	read_maps();
-	u = kp_unwind_new(sym);
+	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
 	for (int iter = 0; iter < 20000; iter++) {
 		size_t len = (rnd() % 1025) * 8;
 		uint64_t sp = 0x7ff000000000ULL + (rnd() % 4096) * 16;
@@ -431,7 +438,7 @@ static void test_unwind_cost(void)
 	fresh_symbolizer();
 	unw_outer_kprof(0);
 	read_maps();
-	u = kp_unwind_new(sym);
+	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
 	in = input(snap, snap_len);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < n; i++)

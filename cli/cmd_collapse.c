@@ -2,13 +2,13 @@
  * stackcollapse-perf.pl replacement). Reads every input first, then writes
  * the output once, so a failed read never leaves a partial file. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/input.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "formats/collapse.h"
@@ -68,18 +68,17 @@ static const struct option long_opts[] = {
 static int read_input(struct kp_collapse *c, const char *path)
 {
 	struct kp_diag d = {{0}};
-	int fd = 0, err;
+	struct kp_input in;
+	int err = kp_input_open(&in, path, &d);
 
-	if (strcmp(path, "-") != 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			kp_err("%s: %s", path, strerror(errno));
-			return -1;
-		}
+	if (err) {
+		/* collapse names the file and the error as read(2) would */
+		kp_err("%s: %s", in.name, strerror(-err));
+		kp_input_close(&in);
+		return -1;
 	}
-	err = kp_collapse_read_fd(c, fd, strcmp(path, "-") == 0 ? "stdin" : path, &d);
-	if (fd != 0)
-		close(fd);
+	err = kp_collapse_read_fd(c, fileno(in.fp), in.name, &d);
+	kp_input_close(&in);
 	if (err) {
 		kp_err("%s", d.msg);
 		return -1;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/messages.h"
 #include "cli/svg_options.h"
@@ -68,8 +69,7 @@ static const struct {
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
 struct diff_cli {
-	const char **outputs; /* -o, repeatable; none: stdout */
-	size_t noutputs, outputs_cap;
+	struct kp_args_list outputs; /* -o, repeatable; none: stdout */
 	const char *format, *value;
 	bool gate, base_shape, strict, gate_interrupts;
 	double fail_above, alpha, dispersion;
@@ -140,8 +140,7 @@ static int own_option(int ch, struct diff_cli *c, char **argv)
 		c->format = optarg;
 		return 1;
 	case 'o':
-		kp_xgrow(&c->outputs, &c->outputs_cap, c->noutputs + 1, sizeof(*c->outputs));
-		c->outputs[c->noutputs++] = optarg;
+		kp_args_list_add(&c->outputs, optarg);
 		return 1;
 	case OPT_FAIL_ABOVE:
 		c->gate = true;
@@ -158,17 +157,8 @@ static int own_option(int ch, struct diff_cli *c, char **argv)
 	case OPT_VALUE:
 		c->value = optarg;
 		return 1;
-	case OPT_TOP: {
-		char *end;
-		long n = strtol(optarg, &end, 10);
-
-		if (*end || end == optarg || n < 0 || n > 100000000) {
-			kp_err("diff: --top: expected a count (0: all), not '%s'", optarg);
-			return -2;
-		}
-		c->top = (size_t)n;
-		return 1;
-	}
+	case OPT_TOP:
+		return kp_args_top("diff", optarg, 0, 100000000, &c->top) < 0 ? -2 : 1;
 	case OPT_BASE_SHAPE:
 		c->base_shape = true;
 		return 1;
@@ -242,7 +232,7 @@ static int choose_format(const struct diff_cli *c, const char *path)
 		       c->format);
 		return -1;
 	}
-	if (by_name >= 0 && (c->noutputs <= 1 || by_ext < 0))
+	if (by_name >= 0 && (c->outputs.n <= 1 || by_ext < 0))
 		return by_name;
 	return by_ext >= 0 ? by_ext : FMT_TEXT;
 }
@@ -439,11 +429,11 @@ int kp_cmd_diff(int argc, char **argv)
 		kp_err("diff: BASE and NEW cannot both be stdin");
 		goto out;
 	}
-	nout = c.noutputs ? c.noutputs : 1;
+	nout = c.outputs.n ? c.outputs.n : 1;
 	fmts = kp_xcalloc(nout, sizeof(*fmts));
 	outs = kp_xcalloc(nout, sizeof(*outs));
 	for (size_t i = 0; i < nout; i++) {
-		fmts[i] = choose_format(&c, c.noutputs ? c.outputs[i] : NULL);
+		fmts[i] = choose_format(&c, c.outputs.n ? c.outputs.v[i] : NULL);
 		if (fmts[i] < 0)
 			goto out;
 		if ((fmts[i] == FMT_SVG || fmts[i] == FMT_FOLDED) && !fold)
@@ -452,7 +442,7 @@ int kp_cmd_diff(int argc, char **argv)
 	status = 1;
 	/* created before the profiles are read: a bad path fails at once */
 	for (size_t i = 0; i < nout; i++)
-		if (kp_outfile_open(&outs[i], c.noutputs ? c.outputs[i] : NULL, &d) < 0) {
+		if (kp_outfile_open(&outs[i], c.outputs.n ? c.outputs.v[i] : NULL, &d) < 0) {
 			kp_err("%s", d.msg);
 			goto out;
 		}
@@ -509,7 +499,7 @@ out:
 		kp_outfile_abort(&outs[i]);
 	free(outs);
 	free(fmts);
-	free(c.outputs);
+	kp_args_list_free(&c.outputs);
 	free(cmdline);
 	kp_diff_gate_fini(&gate);
 	kp_folded_free(fold);

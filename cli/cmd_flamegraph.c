@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/input.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
@@ -52,26 +52,17 @@ static int read_input(struct kp_folded *f, const char *path, const struct kp_fol
 		      uint64_t *bad, char *first_bad, size_t first_bad_size)
 {
 	struct kp_diag d = {{0}};
-	bool is_stdin = strcmp(path, "-") == 0;
-	const char *name = is_stdin ? "stdin" : path;
-	FILE *in = is_stdin ? stdin : fopen(path, "re");
+	struct kp_input in;
 	uint64_t before = *bad;
-	struct stat st;
-	int err;
+	int err = kp_input_open(&in, path, &d);
 
-	if (!in) {
-		kp_err("cannot open %s: %s", path, strerror(errno));
+	if (err) {
+		kp_err("%s%s", d.msg, err == -EISDIR ? " (give folded files)" : "");
+		kp_input_close(&in);
 		return -1;
 	}
-	if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
-		kp_err("cannot read %s: it is a directory (give folded files)", name);
-		if (!is_stdin)
-			fclose(in);
-		return -1;
-	}
-	err = kp_folded_read(f, in, name, ro, bad, &d);
-	if (!is_stdin)
-		fclose(in);
+	err = kp_folded_read(f, in.fp, in.name, ro, bad, &d);
+	kp_input_close(&in);
 	if (err) {
 		kp_err("%s", d.msg);
 		return -1;

@@ -199,16 +199,14 @@ struct record_cli {
 	struct kp_session_opts sess;
 	struct kp_sym_options sym;
 	struct kp_svg_opts svg;
-	const char **outputs; /* -o, repeatable; none: stdout */
-	size_t noutputs, outputs_cap;
-	const char *format; /* -f NAME, or NULL */
+	struct kp_args_list outputs; /* -o, repeatable; none: stdout */
+	const char *format;	     /* -f NAME, or NULL */
 	bool annotate;
 	bool quiet;
 	bool stats;
 	bool event_given;
 	bool no_cache;
-	const char **dirs;
-	size_t ndirs, dirs_cap;
+	struct kp_args_list dirs; /* --debuginfo-dir, repeatable */
 	pid_t *pids;
 	size_t npids;
 	int *cpus;
@@ -276,9 +274,7 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			c->event_given = true;
 			break;
 		case 'o':
-			kp_xgrow(&c->outputs, &c->outputs_cap, c->noutputs + 1,
-				 sizeof(*c->outputs));
-			c->outputs[c->noutputs++] = optarg;
+			kp_args_list_add(&c->outputs, optarg);
 			break;
 		case 'f':
 			if (!kp_output_by_name(optarg)) {
@@ -355,8 +351,7 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			c->sym.full_names = true;
 			break;
 		case OPT_DEBUGINFO_DIR:
-			kp_xgrow(&c->dirs, &c->dirs_cap, c->ndirs + 1, sizeof(*c->dirs));
-			c->dirs[c->ndirs++] = optarg;
+			kp_args_list_add(&c->dirs, optarg);
 			break;
 		case OPT_NO_CACHE:
 			c->no_cache = true;
@@ -541,13 +536,13 @@ int kp_cmd_record(int argc, char **argv)
 	/* each output's format: -f, else the -o extension, else an SVG (the
 	 * top functions when it would go to a terminal); none: stdout. The
 	 * files are created before recording: a bad path fails at once. */
-	status = kp_outputs_open(&outs, c.format, c.outputs, c.noutputs, "");
+	status = kp_outputs_open(&outs, c.format, c.outputs.v, c.outputs.n, "");
 	if (status)
 		goto out;
 	status = 1;
 
-	c.sym.debuginfo_dirs = c.dirs;
-	c.sym.n_debuginfo_dirs = c.ndirs;
+	c.sym.debuginfo_dirs = c.dirs.v;
+	c.sym.n_debuginfo_dirs = c.dirs.n;
 	/* folded text, SVG and the top table name functions only: line tables
 	 * are read only for the outputs that keep lines */
 	c.sym.no_lines = true;
@@ -599,12 +594,12 @@ int kp_cmd_record(int argc, char **argv)
 	status = kp_session_exit_code(sess);
 out:
 	kp_outputs_free(&outs);
-	free(c.outputs);
+	kp_args_list_free(&c.outputs);
 	kp_session_free(sess);
 	kp_sym_free(sym);
 	free(c.pids);
 	free(c.cpus);
-	free(c.dirs);
+	kp_args_list_free(&c.dirs);
 	free(cache_dir);
 	return status;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/messages.h"
 #include "cli/output.h"
@@ -70,8 +71,8 @@ int kp_cmd_report(int argc, char **argv)
 	struct kp_profile *p = NULL;
 	struct kp_outputs outs = {0};
 	struct kp_diag d = {{0}};
-	const char **opaths = NULL, *fname = NULL, *value = NULL;
-	size_t nopaths = 0, opaths_cap = 0;
+	struct kp_args_list opaths = {0};
+	const char *fname = NULL, *value = NULL;
 	int c, status = 1;
 
 	kp_svg_opts_init(&so);
@@ -85,20 +86,12 @@ int kp_cmd_report(int argc, char **argv)
 			fname = optarg;
 			continue;
 		case 'o':
-			kp_xgrow(&opaths, &opaths_cap, nopaths + 1, sizeof(*opaths));
-			opaths[nopaths++] = optarg;
+			kp_args_list_add(&opaths, optarg);
 			continue;
-		case OPT_TOP: {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-
-			if (*end || end == optarg || n < 1 || n > 1000000) {
-				kp_err("report: --top: expected a count from 1, not '%s'", optarg);
+		case OPT_TOP:
+			if (kp_args_top("report", optarg, 1, 1000000, &ctx.top) < 0)
 				goto out;
-			}
-			ctx.top = (size_t)n;
 			continue;
-		}
 		case OPT_ANNOTATE:
 			ctx.annotate = true;
 			continue;
@@ -148,7 +141,7 @@ int kp_cmd_report(int argc, char **argv)
 	}
 	/* the outputs are created before the profile is read: a bad path or
 	 * format fails at once */
-	status = kp_outputs_open(&outs, fname, opaths, nopaths, "report: ");
+	status = kp_outputs_open(&outs, fname, opaths.v, opaths.n, "report: ");
 	if (status)
 		goto out;
 	status = 1;
@@ -188,7 +181,7 @@ int kp_cmd_report(int argc, char **argv)
 	status = 0;
 out:
 	kp_outputs_free(&outs);
-	free(opaths);
+	kp_args_list_free(&opaths);
 	kp_profile_free(p);
 	free(opts);
 	return status;

@@ -128,12 +128,13 @@ int kp_cmd_symbolize(int argc, char **argv)
 	struct kp_outfile out = {0};
 	struct kp_diag d = {{0}};
 	struct addrs a = {0};
-	const char *exe = NULL, *output = NULL, **dirs = NULL;
+	const char *exe = NULL, *output = NULL;
+	struct kp_args_list dirs = {0}; /* --debuginfo-dir, repeatable */
 	struct stat st = {0};
 	char *cache_dir = NULL, *abs = NULL;
 	bool annotate = false, no_cache = false, lines = false;
 	struct kp_symbolizer *sym = NULL;
-	size_t ndirs = 0, nnotes;
+	size_t nnotes;
 	const char *const *notes;
 	uint32_t obj;
 	int c, fd, status = 1;
@@ -161,26 +162,25 @@ int kp_cmd_symbolize(int argc, char **argv)
 			annotate = true;
 			break;
 		case OPT_DEBUGINFO_DIR:
-			dirs = kp_xrealloc(dirs, (ndirs + 1) * sizeof(*dirs));
-			dirs[ndirs++] = optarg;
+			kp_args_list_add(&dirs, optarg);
 			break;
 		case OPT_NO_CACHE:
 			no_cache = true;
 			break;
 		case 'h':
 			print_help();
-			free(dirs);
+			kp_args_list_free(&dirs);
 			return 0;
 		default:
 			fputs(usage_line, stderr);
-			free(dirs);
+			kp_args_list_free(&dirs);
 			return 2;
 		}
 	}
 	if (!exe) {
 		kp_err("symbolize: which file? (-e FILE)");
 		fputs(usage_line, stderr);
-		free(dirs);
+		kp_args_list_free(&dirs);
 		return 2;
 	}
 	for (int i = optind; i < argc; i++) {
@@ -213,8 +213,8 @@ int kp_cmd_symbolize(int argc, char **argv)
 		kp_err("%s", d.msg);
 		goto out;
 	}
-	opts.debuginfo_dirs = dirs;
-	opts.n_debuginfo_dirs = ndirs;
+	opts.debuginfo_dirs = dirs.v;
+	opts.n_debuginfo_dirs = dirs.n;
 	opts.no_lines = !lines;
 	if (!no_cache)
 		opts.cache_dir = cache_dir = kp_args_cache_dir();
@@ -252,6 +252,6 @@ out:
 	free(cache_dir);
 	free(abs);
 	free(a.v);
-	free(dirs);
+	kp_args_list_free(&dirs);
 	return status;
 }

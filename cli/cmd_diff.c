@@ -19,6 +19,7 @@
 #include "diff/diff_report.h"
 #include "diff/diff_input.h"
 #include "flamegraph/svg.h"
+#include "formats/folded_write.h"
 #include "profile/run_meta.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"

@@ -12,7 +12,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
-#include "formats/folded.h"
+#include "formats/folded_read.h"
 #include "formats/top.h"
 #include "flamegraph/svg.h"
 #include "util/outfile.h"

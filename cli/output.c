@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli/messages.h"
-#include "formats/folded.h"
+#include "formats/folded_write.h"
 #include "formats/top.h"
 #include "formats/pprof.h"
 #include "formats/recording.h"
@@ -21,7 +21,7 @@ static struct kp_folded *fold(const struct kp_output_ctx *ctx, struct kp_diag *d
 {
 	struct kp_folded *f = kp_folded_new();
 
-	if (!kp_folded_add_profile(f, ctx->profile, &ctx->fold)) {
+	if (!kp_fold_add_profile(f, ctx->profile, &ctx->fold)) {
 		kp_diag_set(d, -ERANGE, "the profile's counts cannot be folded exactly");
 		kp_folded_free(f);
 		return NULL;

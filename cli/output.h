@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "formats/profile_fold.h"
+#include "profile/fold.h"
 #include "flamegraph/svg.h"
 #include "profile/profile.h"
 #include "util/diag.h"

@@ -222,7 +222,7 @@ static int add_run(struct kp_diff *df, enum kp_diff_side side, const char *file,
 	if (!err && o->fold) {
 		struct kp_fold_opts fo = {.value = v.value, .into = o->into};
 
-		if (!kp_folded_add_profile(o->fold, p, &fo))
+		if (!kp_fold_add_profile(o->fold, p, &fo))
 			err = kp_diag_set(d, -ERANGE,
 					  "%s: the values cannot be put side by side exactly",
 					  file);

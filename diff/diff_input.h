@@ -11,8 +11,8 @@
 #include <stddef.h>
 
 #include "diff/diff.h"
-#include "formats/folded.h"
-#include "formats/profile_fold.h"
+#include "profile/folded.h"
+#include "profile/fold.h"
 #include "formats/profile_load.h"
 #include "profile/profile.h"
 #include "util/diag.h"

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "formats/folded.h"
+#include "profile/folded.h"
 #include "util/diag.h"
 
 struct kp_svg_opts {

@@ -1,3 +1,4 @@
+#include "formats/folded_read.h"
 #include "formats/profile_load.h"
 
 #include <errno.h>
@@ -8,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/folded.h"
-#include "formats/profile_fold.h"
+#include "profile/folded.h"
+#include "profile/fold.h"
 #include "formats/recording.h"
 #include "formats/zstdio.h"
 #include "util/xalloc.h"
@@ -80,7 +81,7 @@ static int load_folded(FILE *in, struct kp_zstd_reader *z, const char *name,
 	else if (err)
 		kp_diag_set(d, err, "%s", rd.msg);
 	if (!err)
-		*out = kp_profile_from_folded(f, o->countname);
+		*out = kp_fold_to_profile(f, o->countname);
 	kp_folded_free(f);
 	return err;
 }

@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "formats/profile_fold.h"
+#include "profile/fold.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "formats/folded.h"
+#include "profile/folded.h"
 
 /* Prints the top n functions of f by self and by total share. Returns 0,
  * or -EIO when out fails. */

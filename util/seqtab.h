@@ -2,7 +2,7 @@
  * dense index (0, 1, ...) and its words live once in one arena. This is the
  * table behind every "stack -> count" map in kprof: location stacks while
  * recording (profiler/stacktab.c) and frame-id stacks of the folded table
- * (formats/folded.c); callers keep their counts in arrays parallel to
+ * (profile/folded.c); callers keep their counts in arrays parallel to
  * the indexes. */
 #ifndef KP_UTIL_SEQTAB_H
 #define KP_UTIL_SEQTAB_H

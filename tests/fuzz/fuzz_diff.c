@@ -37,8 +37,9 @@
 
 #include "diff/diff.h"
 #include "diff/diff_report.h"
-#include "formats/folded.h"
-#include "formats/profile_fold.h"
+#include "formats/folded_read.h"
+#include "profile/folded.h"
+#include "profile/fold.h"
 #include "diff/stats.h"
 #include "flamegraph/svg.h"
 #include "fuzz.h"
@@ -74,7 +75,7 @@ static struct kp_profile *load(const uint8_t *text, size_t n, bool strict)
 
 	FUZZ_CHECK(in != NULL);
 	if (kp_folded_read(f, in, "fuzz.folded", &ro, &bad, &d) == 0 && kp_folded_nstacks(f))
-		p = kp_profile_from_folded(f, NULL);
+		p = kp_fold_to_profile(f, NULL);
 	fclose(in);
 	free(s);
 	kp_folded_free(f);
@@ -384,7 +385,7 @@ static void write_svg(const struct kp_profile *const p[2], bool base_shape, bool
 	struct kp_svg_opts so;
 	struct kp_diag d;
 
-	if (kp_folded_add_profile(f, p[!after], &ob) && kp_folded_add_profile(f, p[after], &oa)) {
+	if (kp_fold_add_profile(f, p[!after], &ob) && kp_fold_add_profile(f, p[after], &oa)) {
 		kp_svg_opts_init(&so);
 		so.diff_shares = true;
 		so.diff_swapped = base_shape;

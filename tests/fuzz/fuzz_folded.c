@@ -24,7 +24,9 @@
 #include <expat.h>
 #include <stdbool.h>
 
-#include "formats/folded.h"
+#include "formats/folded_read.h"
+#include "formats/folded_write.h"
+#include "profile/folded.h"
 #include "formats/top.h"
 #include "flamegraph/svg.h"
 #include "fuzz.h"

@@ -29,8 +29,10 @@
  * fuzz_profile_load.c), KP_FUZZ_RUNS_profile_load (docs/fuzzing.md). */
 #include <stdbool.h>
 
-#include "formats/folded.h"
-#include "formats/profile_fold.h"
+#include "formats/folded_read.h"
+#include "formats/folded_write.h"
+#include "profile/folded.h"
+#include "profile/fold.h"
 #include "formats/profile_load.h"
 #include "formats/recording.h"
 #include "formats/zstdio.h"
@@ -144,7 +146,7 @@ static void check_profile(const struct kp_profile *p)
 		size_t len;
 		FILE *in;
 
-		if (!kp_folded_add_profile(f, p, &o)) {
+		if (!kp_fold_add_profile(f, p, &o)) {
 			/* only decimals or sums a table cannot keep exact */
 			kp_folded_free(f);
 			continue;

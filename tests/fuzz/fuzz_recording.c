@@ -36,8 +36,8 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader */
 #include <zstd.h>
 
-#include "formats/folded.h"
-#include "formats/profile_fold.h"
+#include "profile/folded.h"
+#include "profile/fold.h"
 #include "formats/recording.h"
 #include "formats/zstdio.h"
 #include "fuzz.h"
@@ -180,7 +180,7 @@ static void fold_all(const struct kp_profile *p)
 		struct kp_folded *f = kp_folded_new();
 		struct kp_fold_opts o = {.root_tid = v & 1, .value = v};
 
-		(void)kp_folded_add_profile(f, p, &o);
+		(void)kp_fold_add_profile(f, p, &o);
 		kp_folded_free(f);
 	}
 }

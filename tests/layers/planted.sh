@@ -39,7 +39,7 @@ svg=$(plant flamegraph/svg.c '#include "../profiler/record.h"')
 jit=$(plant symbolize/jit.c '#include <flamegraph/svg.h>')
 hash=$(plant util/hash.c '#include "symbolize/symbolize.h"')
 # above it in layers.txt, but not among what its line names
-session=$(plant profiler/session.c '#include "formats/folded.h"')
+session=$(plant profiler/session.c '#include "formats/folded_write.h"')
 python3 "${check[@]}" >"$tmp/planted.out" 2>&1
 st=$?
 cat "$tmp/planted.out"
@@ -49,7 +49,7 @@ for want in \
 	"flamegraph/svg.c:$svg: #include \"../profiler/record.h\": forbidden edge flamegraph -> profiler" \
 	"symbolize/jit.c:$jit: #include <flamegraph/svg.h>: forbidden edge symbolize -> flamegraph" \
 	"util/hash.c:$hash: #include \"symbolize/symbolize.h\": forbidden edge util -> symbolize" \
-	"profiler/session.c:$session: #include \"formats/folded.h\": forbidden edge profiler -> formats"; do
+	"profiler/session.c:$session: #include \"formats/folded_write.h\": forbidden edge profiler -> formats"; do
 	grep -qF -- "$want" "$tmp/planted.out" || fail "not reported: $want"
 done
 [ "$(grep -c 'forbidden edge' "$tmp/planted.out")" -eq 5 ] || fail "expected exactly the 5 planted includes"

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/folded.h"
+#include "formats/folded_read.h"
+#include "formats/folded_write.h"
+#include "profile/folded.h"
 #include "flamegraph/svg.h"
 #include "kp_test.h"
 

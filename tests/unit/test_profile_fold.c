@@ -4,8 +4,10 @@
  * location and [unknown] for locations never named. */
 #include <stdlib.h>
 
-#include "formats/folded.h"
-#include "formats/profile_fold.h"
+#include "formats/folded_read.h"
+#include "formats/folded_write.h"
+#include "profile/folded.h"
+#include "profile/fold.h"
 #include "kp_test.h"
 #include "profile/profile.h"
 
@@ -16,7 +18,7 @@ static char *fold_text(const struct kp_profile *p, const struct kp_fold_opts *o)
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 
-	CHECK(kp_folded_add_profile(f, p, o));
+	CHECK(kp_fold_add_profile(f, p, o));
 	CHECK_EQ_INT(kp_folded_write(f, out, KP_FOLDED_ANNOTATE_ALL), 0);
 	fclose(out);
 	kp_folded_free(f);
@@ -34,7 +36,7 @@ static void round_trip(const char *text)
 
 	CHECK_EQ_INT(kp_folded_read(f, in, "in", &ro, NULL, &d), 0);
 	fclose(in);
-	p = kp_profile_from_folded(f, NULL);
+	p = kp_fold_to_profile(f, NULL);
 	got = fold_text(p, NULL);
 	CHECK_EQ_STR(got, text);
 	free(got);

@@ -14,8 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/folded.h"
-#include "formats/profile_fold.h"
+#include "formats/folded_read.h"
+#include "formats/folded_write.h"
+#include "profile/folded.h"
+#include "profile/fold.h"
 #include "formats/profile_load.h"
 #include "formats/recording.h"
 #include "formats/zstdio.h"
@@ -297,7 +299,7 @@ static char *fold_text(const struct kp_profile *p)
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 
-	CHECK(kp_folded_add_profile(f, p, NULL));
+	CHECK(kp_fold_add_profile(f, p, NULL));
 	CHECK_EQ_INT(kp_folded_write(f, out, KP_FOLDED_ANNOTATE_ALL), 0);
 	fclose(out);
 	kp_folded_free(f);
@@ -326,7 +328,7 @@ static void test_folded_round_trip(void)
 
 		CHECK_EQ_INT(kp_folded_read(f, in, "in", &ro, NULL, &d), 0);
 		fclose(in);
-		p = kp_profile_from_folded(f, NULL);
+		p = kp_fold_to_profile(f, NULL);
 		buf = record(p, &len);
 		q = read_buf(buf, len, &d, &err);
 		CHECK_EQ_INT(err, 0);

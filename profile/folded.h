@@ -1,17 +1,20 @@
-/* kp_folded: the folded table, stack of named frames -> count.
+/* kp_folded: the folded table, the profile's named-stack view: stack of
+ * named frames -> count.
  *
- * This is the meeting point of everything: the recorder fills it from
- * symbolized location stacks, `kprof flamegraph` fills it from folded text,
- * and every writer (folded text, SVG, later .kprof, pprof, speedscope) reads
+ * Everything that draws or writes stacks of names meets here: a profile is
+ * folded into it (profile/fold.h: `kprof`, `kprof report`, `kprof diff`),
+ * folded text is read into it (formats/folded_read.h: `kprof flamegraph`),
+ * and the folded-text writer, the SVG, the top table and speedscope read
  * it. Frame names are interned in the table; a frame is (name, kind), and
- * the kind is what the _[k] / _[j] / _[i] suffixes encode in folded text. */
-#ifndef KP_FORMATS_FOLDED_H
-#define KP_FORMATS_FOLDED_H
+ * the kind is what the _[k] / _[j] / _[i] suffixes encode in folded text.
+ * The order of the stacks' lines in folded text (kp_folded_sorted) is the
+ * table's too, since the SVG draws in it. */
+#ifndef KP_PROFILE_FOLDED_H
+#define KP_PROFILE_FOLDED_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "util/count.h"
 #include "util/diag.h"
@@ -60,67 +63,14 @@ kp_count kp_folded_before(const struct kp_folded *f, size_t i, bool *has);
 /* The exact sum of the BEFORE counts. */
 kp_count kp_folded_total_before_exact(const struct kp_folded *f);
 
-/* The longest line kp_folded_read takes, in bytes, its newline not
- * counted: 16 MiB. A real stack is far shorter (kprof records at most 1024
- * addresses a stack, perf at most some 8000; 16 MiB is 8000 frames of 2 KB
- * names), and the cap bounds what reading one line costs: the line, and 8
- * bytes a frame for a line of empty frames (";;;..."), some 150 MB at
- * most. Overridable at build time, to test that path with small inputs
- * (tests/fuzz). */
-#ifndef KP_FOLDED_MAX_LINE
-#define KP_FOLDED_MAX_LINE (16u << 20)
-#endif
-
-/* Options for reading folded text. */
-struct kp_folded_read_opts {
-	bool strict; /* fail at the first bad line instead of skipping it */
-	/* When reading the stream fails: why, for the message (may be NULL:
-	 * errno's text), e.g. kp_zstd_reader_error of the reader behind it. */
-	const char *(*read_error)(const void *arg);
-	const void *read_error_arg;
-};
-
-/* Reads folded text ("a;b;c 12" per line; CRLF, blank lines and '#'
- * comment lines skipped; counts integer or decimal, kept exact;
- * _[k]/_[j]/_[i] suffixes become frame kinds; a line with two counts,
- * "a;b;c 10 12", is a differential stack, BEFORE AFTER, as flamegraph.pl
- * reads difffolded.pl's output). name is used in messages
- * ("FILE:LINE: ..."). A line is bad when it does not end in whitespace and
- * a count (digits, optionally a '.' and more digits), as flamegraph.pl
- * reads it, or its count cannot be kept exact (more than 38 digits or 19
- * decimals). Bad lines are skipped and counted in *bad_lines (may be NULL;
- * counting goes on from its value, so one counter serves several files),
- * and the diag describes the first one even though the call succeeds.
- * With opts->strict the first bad line fails the call instead.
- *
- * Input that is not text fails the call, whatever opts->strict says, with
- * "FILE:LINE: why" in the diag, and nothing after it is read: a NUL byte
- * (-EINVAL; binary data, which folded text never holds: kprof's writers
- * turn control characters in names into '?'), a line longer than
- * KP_FOLDED_MAX_LINE (-E2BIG; found before more of it is buffered, so an
- * endless line costs that much memory, not all of it), and an error
- * reading in (-EIO, or -ENOMEM when the line cannot be buffered): never
- * taken for the end of the input. Returns 0 or a negative errno (diag
- * set). */
-int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
-		   const struct kp_folded_read_opts *opts, uint64_t *bad_lines, struct kp_diag *d);
-
-/* Flags for kp_folded_write. */
+/* Flags for kp_folded_sorted and the folded writer (formats/folded_write.h):
+ * the kinds whose suffix the lines carry. */
 enum {
 	KP_FOLDED_ANNOTATE_KERNEL = 1 << 0, /* append _[k] to kernel frames */
 	KP_FOLDED_ANNOTATE_JIT = 1 << 1,    /* append _[j] to JIT frames */
 	KP_FOLDED_ANNOTATE_INLINE = 1 << 2, /* append _[i] to inline frames */
 	KP_FOLDED_ANNOTATE_ALL = 7,
 };
-
-/* Writes one "a;b;c COUNT" line per stack ("a;b;c BEFORE AFTER" for the
- * stacks of a differential table that have a BEFORE), lines sorted
- * bytewise (as `LC_ALL=C sort`), so the same profile always prints the
- * same bytes. A leaf whose name ends in a blank and a number (and no kind
- * suffix) gets a ';' after it ("a;JIT code 12; 5"), so that the line reads
- * back as one stack and its counts, not as a differential line.
- * Returns 0 or a negative errno. */
-int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags);
 
 /* Read access for writers. Stacks are numbered 0..nstacks-1 in the order
  * they were first added. */
@@ -156,8 +106,9 @@ uint32_t kp_folded_fid_limit(const struct kp_folded *f);
 /* Sequence mode (flame charts, where input order is time): kp_folded_add
  * merges a stack only with the one added just before it, so a stack that
  * comes back later is a new entry and the input order survives. Off by
- * default. kp_folded_write still prints merged, sorted lines. */
+ * default. The folded writer still prints merged, sorted lines. */
 void kp_folded_set_sequence(struct kp_folded *f, bool on);
+bool kp_folded_sequence(const struct kp_folded *f);
 
 /* The suffix text of a kind ("_[k]", "_[j]", "_[i]") or "" for the others. */
 const char *kp_folded_kind_suffix(enum kp_frame_kind kind);
@@ -168,5 +119,29 @@ const char *kp_folded_kind_suffix(enum kp_frame_kind kind);
  * --reverse sorts them). Returns a new array of kp_folded_nstacks entries;
  * the caller frees it. */
 uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool reverse);
+
+/* Brings count, with decimals decimals, to the table's units (those of
+ * kp_folded_count), giving the table more decimals first when it has
+ * fewer. False, changing nothing, when that cannot be done exactly. For
+ * readers that check a line's count before interning its frames; the
+ * count can then be added with kp_folded_decimals(f) as its decimals. */
+bool kp_folded_align(struct kp_folded *f, kp_count *count, unsigned decimals);
+/* kp_folded_align of a BEFORE AFTER pair with decimals db and da. */
+bool kp_folded_align_pair(struct kp_folded *f, kp_count *before, unsigned db, kp_count *after,
+			  unsigned da);
+
+/* Folded text's syntax, which the line order follows and the folded reader
+ * and writer share. */
+/* The suffix of kind fid's frame when flags annotate that kind, else "". */
+const char *kp_folded_annotation(uint32_t fid, unsigned flags);
+/* Where the trailing count of s[0..len) starts: /\d+(\.\d*)?$/ after one
+ * whitespace character, as flamegraph.pl reads it. Returns 0 (no count;
+ * a count never starts at 0) or the index, and says in *why what is wrong
+ * otherwise. */
+size_t kp_folded_count_start(const char *s, size_t len, const char **why);
+/* Whether leaf, the last frame of a line, gets a ';' after it: its name
+ * ends like a count ("JIT code 12") and flags give it no suffix, so that
+ * the line reads back as one stack and one count. */
+bool kp_folded_needs_end_mark(const struct kp_folded *f, uint32_t leaf, unsigned flags);
 
 #endif

@@ -1,4 +1,4 @@
-#include "formats/profile_fold.h"
+#include "profile/fold.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +39,8 @@ static uint32_t frame_id(struct kp_folded *f, const struct kp_profile *p, uint32
 	return *slot;
 }
 
-bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
-			   const struct kp_fold_opts *o)
+bool kp_fold_add_profile(struct kp_folded *f, const struct kp_profile *p,
+			 const struct kp_fold_opts *o)
 {
 	static const struct kp_fold_opts defaults = {0};
 	const struct kp_profile_value_type *vt;
@@ -98,7 +98,7 @@ bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
 	return ok;
 }
 
-struct kp_profile *kp_profile_from_folded(const struct kp_folded *f, const char *countname)
+struct kp_profile *kp_fold_to_profile(const struct kp_folded *f, const char *countname)
 {
 	struct kp_profile *p = kp_profile_new();
 	uint32_t *locs = NULL, limit = kp_folded_fid_limit(f);

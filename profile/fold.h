@@ -2,16 +2,16 @@
  * folded into stacks of names (what folded text, the SVG and the top table
  * draw), and folded text turned into a profile (what `kprof report` does
  * with a folded file before writing .kprof, pprof or speedscope). */
-#ifndef KP_FORMATS_PROFILE_FOLD_H
-#define KP_FORMATS_PROFILE_FOLD_H
+#ifndef KP_PROFILE_FOLD_H
+#define KP_PROFILE_FOLD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "formats/folded.h"
+#include "profile/folded.h"
 #include "profile/profile.h"
 
-/* Where kp_folded_add_profile puts the values. */
+/* Where kp_fold_add_profile puts the values. */
 enum kp_fold_into {
 	KP_FOLD_COUNT = 0, /* the stacks' counts */
 	KP_FOLD_BEFORE,	   /* a differential table's BEFORE (AFTER 0): kprof diff's BASE */
@@ -30,8 +30,8 @@ struct kp_fold_opts {
  * first; a location never named gives "[unknown]". Names are made safe
  * for folded text by the folded table. Returns false when the value's
  * decimals or a sum cannot be kept exact in f (then f holds part of p). */
-bool kp_folded_add_profile(struct kp_folded *f, const struct kp_profile *p,
-			   const struct kp_fold_opts *o);
+bool kp_fold_add_profile(struct kp_folded *f, const struct kp_profile *p,
+			 const struct kp_fold_opts *o);
 
 /* The root frame's text of r: comm, comm-PID or comm-PID/TID as o says;
  * in buf (size bytes, cut if need be) or the profile's own string. Writers
@@ -44,6 +44,6 @@ const char *kp_fold_root_name(const struct kp_profile *p, const struct kp_profil
  * the root is empty and every frame a location); every frame is a KP_LOC_NAMED
  * location; one value type, (countname or "samples")/"count", with f's
  * decimals. Folding it back gives f's stacks. The caller frees it. */
-struct kp_profile *kp_profile_from_folded(const struct kp_folded *f, const char *countname);
+struct kp_profile *kp_fold_to_profile(const struct kp_folded *f, const char *countname);
 
 #endif

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwind/unwind.h"
+#include "unwind/regs.h"
 
 static const struct {
 	const char *name;

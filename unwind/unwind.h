@@ -28,28 +28,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct kp_unwinder;
+#include "unwind/regs.h"
 
-/* x86-64 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h). */
-enum kp_perf_reg {
-	KP_PERF_REG_AX = 0,
-	KP_PERF_REG_BX = 1,
-	KP_PERF_REG_CX = 2,
-	KP_PERF_REG_DX = 3,
-	KP_PERF_REG_SI = 4,
-	KP_PERF_REG_DI = 5,
-	KP_PERF_REG_BP = 6,
-	KP_PERF_REG_SP = 7,
-	KP_PERF_REG_IP = 8,
-	KP_PERF_REG_R8 = 16,
-	KP_PERF_REG_R15 = 23,
-};
-/* The registers an unwind needs: ip, sp, bp and the callee-saved ones
- * (and the argument registers, which CFI of hand-written code may use). */
-#define KP_UNWIND_REGS_MASK                                                                     \
-	((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) |    \
-	 (1ULL << 6) | (1ULL << 7) | (1ULL << 8) | (1ULL << 16) | (1ULL << 17) | (1ULL << 18) | \
-	 (1ULL << 19) | (1ULL << 20) | (1ULL << 21) | (1ULL << 22) | (1ULL << 23))
+struct kp_unwinder;
 
 /* What the caller knows of the mapping that holds an address. */
 struct kp_unwind_map {

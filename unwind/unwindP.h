@@ -1,0 +1,173 @@
+/* What the files of unwind/ share, and no one else (libdwfl's libdwflP.h):
+ *
+ *   struct kp_tables   the unwind tables of the objects seen, read from the
+ *                      caller's object files page by page (tables.c)
+ *   struct aspace      one process's libunwind address spaces (remote.c)
+ *   struct uctx        one unwind's state, which libunwind hands to the
+ *                      accessors over the stack copy (remote.c) and the
+ *                      walkers read (walk.c)
+ *   struct kp_unwinder the three together (unwind.c: the entry points). */
+#ifndef KP_UNWIND_UNWINDP_H
+#define KP_UNWIND_UNWINDP_H
+
+#include <libunwind.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unwind/unwind.h"
+#include "util/u64map.h"
+
+/* Load segments kept of an object. */
+#define MAX_LOADS	16
+/* Objects an address space's unwinds have used (each with its load bias). */
+#define MAX_TOUCHED 64
+/* A frame pointer or CFA this far above the stack pointer is not "the
+ * snapshot was too small" but garbage. */
+#define MAX_STACK_SPAN ((uint64_t)64 << 20)
+
+/* ---- unwind tables (tables.c) ---- */
+
+struct load_seg {
+	uint64_t off, filesz, vaddr, memsz;
+};
+
+/* Table bytes [lo, hi) of an object, read a page (tables.c's TPAGE) at a
+ * time on first use. */
+struct trange {
+	uint64_t lo, hi; /* vaddr extent */
+	uint64_t off;	 /* file offset of lo */
+	unsigned char **pages;
+};
+
+/* What is kept of one object: its load segments (to turn a mapping into a
+ * load bias) and the pages of its unwind tables read so far. */
+struct utab {
+	uint32_t obj; /* the caller's object id: whose file the pages come from */
+	bool ok;      /* has a usable .eh_frame_hdr search table */
+	struct load_seg segs[MAX_LOADS];
+	size_t nsegs;
+	uint64_t hdr_vaddr, table_vaddr, fde_count;
+	uint64_t img_lo, img_hi; /* the image's vaddr extent */
+	/* by vaddr: .eh_frame_hdr, and .eh_frame to the end of its segment's
+	 * file bytes (one range when they are adjacent) */
+	struct trange r[2];
+	size_t nr;
+};
+
+/* The tables of every object seen, by the caller's object id. */
+struct kp_tables {
+	struct kp_unwind_objects objs; /* the caller's object files */
+	struct kp_u64map tabs;	       /* object id -> struct utab * */
+	struct kp_unwind_stats st;
+};
+
+void kp_tables_init(struct kp_tables *tb, const struct kp_unwind_objects *objs);
+void kp_tables_fini(struct kp_tables *tb);
+/* The tables of object obj, read on first use (owned by tb). NULL for
+ * obj 0; !ok when the object has no usable search table. */
+struct utab *kp_tables_get(struct kp_tables *tb, uint32_t obj);
+/* The load bias of the object mapped as m (address = vaddr + bias). */
+bool kp_tables_bias(const struct utab *t, const struct kp_unwind_map *m, uint64_t *bias);
+/* Reads up to 8 bytes at vaddr va of range r of t into *valp (zeros past
+ * its end): 1 done, 0 not in r, -1 unreadable. */
+int kp_tables_word(struct kp_tables *tb, struct utab *t, struct trange *r, uint64_t va,
+		   uint64_t *valp);
+
+/* ---- libunwind over the stack copy (remote.c) ---- */
+
+struct touched {
+	struct utab *t;
+	uint64_t bias;
+};
+
+/* One process's libunwind address spaces and the objects whose tables its
+ * unwinds have read: libunwind's cache keeps rules by ip, and a cached rule
+ * may still read its CFA expression from the object's .eh_frame in a later
+ * unwind that never asked for the object's table.
+ *
+ * The cache's key is the ip alone, but a return address is looked up at
+ * its byte - 1 (the call) and a sampled ip at itself: where a call's
+ * return address starts a new CFI row (after a noreturn call, before a
+ * .cfi_restore_state block), one key stands for two sets of rules, and a
+ * walk would take whichever an earlier sample cached. So the sampled
+ * frame's step, the only one whose ip is exact, caches in an address space
+ * of its own (leaf); the walk goes on from its caller in as, where every
+ * key is a return address or kprof's exact ip - 1 of one. */
+struct aspace {
+	unw_addr_space_t as;
+	unw_addr_space_t leaf;
+	struct touched t[MAX_TOUCHED];
+	size_t nt;
+};
+
+/* One unwind's state: libunwind hands it to every accessor as arg. */
+struct uctx {
+	struct kp_unwinder *u;
+	const struct kp_unwind_input *in;
+	/* registers by libunwind's numbering (UNW_X86_64_RAX .. RIP) */
+	uint64_t regs[17];
+	uint32_t have;	      /* bit per register known */
+	uint64_t sp0;	      /* address of stack[0] */
+	struct aspace *space; /* the process's address space */
+	bool noinfo;	      /* the step's find_proc_info found no table */
+	bool in_search;	      /* inside find_proc_info's table search */
+	bool beyond;	      /* a read fell above the snapshot (it was too small) */
+	/* the table range the last read outside the copy found (libunwind's
+	 * table search and FDE parsing read word after word from one range) */
+	struct utab *hit_t;
+	struct trange *hit_r;
+	uint64_t hit_bias;
+};
+
+/* The unwinder (unwind.h): the objects' tables, libunwind's accessors
+ * and each process's address spaces. */
+struct kp_unwinder {
+	struct kp_tables tables;
+	unw_accessors_t acc;
+	struct kp_u64map spaces; /* pid -> struct aspace * */
+};
+
+/* libunwind's accessors: memory from the stack copy and the objects'
+ * tables, registers from the sample. */
+void kp_remote_accessors(unw_accessors_t *acc);
+/* The process's address spaces, made on first use; NULL when libunwind
+ * cannot make one. */
+struct aspace *kp_remote_space_get(struct kp_unwinder *u, pid_t pid);
+/* Forgets the rules cached in a's address spaces and the objects they read. */
+void kp_remote_space_flush(struct aspace *a);
+void kp_remote_space_free(struct aspace *a);
+/* Sets up c with the sample's registers; false without ip and sp. */
+bool kp_remote_ctx_init(struct uctx *c, struct kp_unwinder *u, const struct kp_unwind_input *in);
+
+/* ---- the walkers (walk.c) ---- */
+
+/* Where a frame-pointer segment stopped. */
+enum fp_stop {
+	FP_END,	    /* the walk is over: end says why */
+	FP_REENTER, /* a return address with tables: continue with CFI from regs */
+};
+
+struct walk {
+	uint64_t *ips;
+	size_t n, max;
+	enum kp_unwind_end end;
+	size_t fp_frames;
+	uint64_t sp;
+};
+
+enum dw_stop {
+	DW_END,	 /* the walk is over: end says why */
+	DW_FP,	 /* no table: go on with the frame-pointer chain */
+	DW_NEXT, /* one step done (one): go on with CFI from c->regs */
+};
+
+/* Is addr code, and does an unwind table cover its object? */
+bool kp_walk_is_code(struct uctx *c, uint64_t addr, bool *has_table);
+enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip, uint64_t *sp,
+			uint64_t *bp);
+enum dw_stop kp_walk_dwarf(struct uctx *c, unw_cursor_t *cur, struct walk *w, uint64_t *ip,
+			   uint64_t *sp, uint64_t *bp, bool one);
+
+#endif

@@ -1,3 +1,4 @@
+/* /proc/PID/maps (see maps.h). */
 #include "procfs/maps.h"
 
 #include <errno.h>
@@ -77,25 +78,39 @@ size_t kp_maps_read(FILE *f, void (*fn)(void *arg, const struct kp_maps_entry *e
 	return bad;
 }
 
-int kp_proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
+int kp_maps_read_pid(pid_t pid, void (*fn)(void *arg, const struct kp_maps_entry *e), void *arg)
 {
 	char path[64];
-	int fd;
-	ssize_t n;
+	FILE *f;
 
-	if (tid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
 		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	buf[n] = '\0';
-	if (n > 0 && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
+	kp_maps_read(f, fn, arg);
+	fclose(f);
 	return 0;
+}
+
+int kp_maps_find_self(const char *name, uint64_t *start, uint64_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (err && getline(&line, &cap, f) > 0) {
+		struct kp_maps_entry e;
+
+		if (kp_maps_parse_line(line, &e) == 0 && strcmp(e.path, name) == 0) {
+			*start = e.start;
+			*end = e.end;
+			err = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return err;
 }

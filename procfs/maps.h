@@ -1,6 +1,5 @@
-/* Reading what /proc says about processes that were running before the
- * recording started (perf's "synthesized" events): comm and executable
- * mappings. */
+/* /proc/PID/maps: the mappings of processes that were running before the
+ * recording started (perf's "synthesized" events), and our own. */
 #ifndef KP_PROCFS_MAPS_H
 #define KP_PROCFS_MAPS_H
 
@@ -27,8 +26,13 @@ int kp_maps_parse_line(char *line, struct kp_maps_entry *e);
  * returns the number of malformed lines skipped. */
 size_t kp_maps_read(FILE *f, void (*fn)(void *arg, const struct kp_maps_entry *e), void *arg);
 
-/* Reads /proc/PID/task/TID/comm (or /proc/PID/comm when tid is 0) into buf
- * without the newline. Returns 0 or a negative errno. */
-int kp_proc_read_comm(pid_t pid, pid_t tid, char *buf, size_t size);
+/* Calls fn for each executable mapping of /proc/PID/maps (kp_maps_read).
+ * Returns 0 or a negative errno when the file cannot be opened. */
+int kp_maps_read_pid(pid_t pid, void (*fn)(void *arg, const struct kp_maps_entry *e), void *arg);
+
+/* The extent of our own mapping whose path is name ("[vdso]") in
+ * /proc/self/maps. Returns 0, -ENOENT when there is none, or a negative
+ * errno. */
+int kp_maps_find_self(const char *name, uint64_t *start, uint64_t *end);
 
 #endif

@@ -100,8 +100,8 @@ static time_t meta_start(const char *v)
 {
 	struct tm tm = {0};
 
-	if (!v || sscanf(v, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-			 &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+	if (!v || sscanf(v, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+			 &tm.tm_min, &tm.tm_sec) != 6)
 		return 0;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;

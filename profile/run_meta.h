@@ -34,17 +34,17 @@ struct kp_run_meta {
 	 * written as one line of words joined by spaces, at most 4095 bytes */
 	char *const *argv;
 	size_t argc;
-	const char *command; /* read back: that line (argv is NULL then) */
+	const char *command;	   /* read back: that line (argv is NULL then) */
 	const char *host, *kernel; /* uname nodename and release; NULL: unknown */
 	const char *event;	   /* the event sampled ("cpu-clock") */
 	uint64_t frequency;	   /* Hz when sampling by frequency, else 0 */
 	uint64_t period;	   /* events per sample when frequency is 0 */
 	const int *cpus;	   /* the CPUs sampled, sorted (read back: NULL) */
 	size_t ncpus;
-	time_t start;	   /* when the recording started (UTC seconds) */
-	double duration;   /* seconds recorded */
-	uint64_t samples;  /* samples recorded */
-	uint64_t lost;	   /* samples the kernel dropped */
+	time_t start;	  /* when the recording started (UTC seconds) */
+	double duration;  /* seconds recorded */
+	uint64_t samples; /* samples recorded */
+	uint64_t lost;	  /* samples the kernel dropped */
 	enum kp_run_roots roots;
 	bool have_end;	      /* duration, samples and lost are known */
 	bool have_unresolved; /* unresolved[] is known (the profile was named) */

@@ -1,7 +1,6 @@
 /* The events and rings of a recording (see evlist.h). */
 #include "profiler/evlist.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,35 +39,6 @@ static void add_note(struct kp_evlist *el, char *note)
 {
 	kp_xgrow(&el->notes, &el->notes_cap, el->nnotes + 1, sizeof(*el->notes));
 	el->notes[el->nnotes++] = note;
-}
-
-size_t kp_tasks_of(pid_t pid, pid_t **out)
-{
-	char path[64];
-	DIR *dir;
-	struct dirent *de;
-	pid_t *v = NULL;
-	size_t n = 0, cap = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (dir) {
-		while ((de = readdir(dir))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-
-			if (tid <= 0)
-				continue;
-			kp_xgrow(&v, &cap, n + 1, sizeof(*v));
-			v[n++] = tid;
-		}
-		closedir(dir);
-	}
-	if (!n) {
-		v = kp_xmalloc(sizeof(*v));
-		v[n++] = pid;
-	}
-	*out = v;
-	return n;
 }
 
 static void push_fd(struct kp_evlist *el, int fd)

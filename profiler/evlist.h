@@ -6,8 +6,7 @@
  * whatever the number of threads. The first event opened decides the
  * attr, with the fallbacks a real machine needs: no PMU (cycles becomes
  * cpu-clock), perf_event_paranoid (user space only), kernels before 5.12
- * (no build-ids in MMAP2); each fallback taken leaves a note. Also here:
- * the tasks of a process. */
+ * (no build-ids in MMAP2); each fallback taken leaves a note. */
 #ifndef KP_PROFILER_EVLIST_H
 #define KP_PROFILER_EVLIST_H
 
@@ -56,9 +55,5 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 		   size_t ncpus, int epfd, struct kp_diag *d);
 /* Enables or disables every event. */
 void kp_evlist_enable(struct kp_evlist *el, bool on);
-
-/* The tasks of process pid (from /proc/PID/task), or just pid: their
- * number, the array in *out (caller frees). */
-size_t kp_tasks_of(pid_t pid, pid_t **out);
 
 #endif

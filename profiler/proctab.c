@@ -1,13 +1,12 @@
 #include "profiler/proctab.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "procfs/maps.h"
+#include "procfs/tasks.h"
 #include "symbolize/symbolize.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -284,57 +283,39 @@ static void synth_map(void *arg, const struct kp_maps_entry *e)
 
 int kp_proctab_synthesize(struct kp_proctab *pt, pid_t pid)
 {
-	char path[64], comm[64];
+	char comm[64];
 	struct synth_ctx ctx = {pt, pid};
 	struct proc *p;
-	FILE *f;
-	DIR *d;
-	struct dirent *de;
+	pid_t *tids;
+	size_t ntids;
 	int err;
 
-	err = kp_proc_read_comm(pid, 0, comm, sizeof(comm));
+	err = kp_tasks_comm(pid, 0, comm, sizeof(comm));
 	if (err < 0)
 		return err;
 	p = proc_new(pt, pid);
 	p->comm = kp_strtab_intern(pt->strings, comm, strlen(comm));
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (f) {
-		kp_maps_read(f, synth_map, &ctx);
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d) {
+	kp_maps_read_pid(pid, synth_map, &ctx);
+	if (kp_tasks_threads(pid, &tids, &ntids) < 0) {
 		thread_set(pt, pid, pid, p->comm);
 		return 0;
 	}
-	while ((de = readdir(d))) {
-		pid_t tid = (pid_t)atoi(de->d_name);
-
-		if (tid <= 0)
-			continue;
-		if (kp_proc_read_comm(pid, tid, comm, sizeof(comm)) == 0)
-			thread_set(pt, pid, tid, kp_strtab_intern(pt->strings, comm, strlen(comm)));
-	}
-	closedir(d);
+	for (size_t i = 0; i < ntids; i++)
+		if (kp_tasks_comm(pid, tids[i], comm, sizeof(comm)) == 0)
+			thread_set(pt, pid, tids[i],
+				   kp_strtab_intern(pt->strings, comm, strlen(comm)));
+	free(tids);
 	return 0;
 }
 
 size_t kp_proctab_synthesize_all(struct kp_proctab *pt)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	size_t n = 0;
+	pid_t *pids;
+	size_t npids = kp_tasks_processes(&pids), n = 0;
 
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		if (kp_proctab_synthesize(pt, (pid_t)atoi(de->d_name)) == 0)
+	for (size_t i = 0; i < npids; i++)
+		if (kp_proctab_synthesize(pt, pids[i]) == 0)
 			n++;
-	}
-	closedir(d);
+	free(pids);
 	return n;
 }

@@ -1,6 +1,5 @@
 #include "profiler/session.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -22,6 +21,8 @@
 #include "profiler/ring.h"
 #include "profiler/target.h"
 #include "procfs/cpus.h"
+#include "procfs/status.h"
+#include "procfs/tasks.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -266,19 +267,12 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 		kp_proctab_synthesize_all(s->procs);
 	} else if (!opts->command_is_target) {
 		for (size_t i = 0; i < opts->npids; i++) {
-			uint64_t tgid = (uint64_t)opts->pids[i];
-			char path[64], line[256];
-			FILE *f;
+			struct kp_status st;
 
 			/* -t TID: the process is the thread's tgid */
-			snprintf(path, sizeof(path), "/proc/%d/status", (int)opts->pids[i]);
-			f = fopen(path, "re");
-			while (f && fgets(line, sizeof(line), f))
-				if (sscanf(line, "Tgid: %lu", &tgid) == 1)
-					break;
-			if (f)
-				fclose(f);
-			kp_proctab_synthesize(s->procs, (pid_t)tgid);
+			if (kp_status_read(opts->pids[i], &st) < 0 || !st.tgid)
+				st.tgid = opts->pids[i];
+			kp_proctab_synthesize(s->procs, st.tgid);
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &s->t_start);

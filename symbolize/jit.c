@@ -18,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs/root.h"
+#include "procfs/status.h"
 #include "symbolize/idmap.h"
 #include "symbolize/perfmap.h"
-#include "symbolize/procfs.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
 
@@ -98,7 +99,7 @@ static uint32_t find_live(struct kp_jittab *jt, pid_t pid)
 
 uint32_t kp_jittab_get(struct kp_jittab *jt, pid_t pid)
 {
-	struct kp_sym_proc_status st;
+	struct kp_status st;
 	struct jit *j;
 	uint32_t id = find_live(jt, pid);
 
@@ -119,10 +120,10 @@ uint32_t kp_jittab_get(struct kp_jittab *jt, pid_t pid)
 	memset(j, 0, sizeof(*j));
 	id = (uint32_t)jt->n;
 	j->pid = pid;
-	j->rootfd = kp_sym_proc_open_root(pid);
+	j->rootfd = kp_root_of(pid);
 	if (j->rootfd < 0)
 		j->rootfd = -1;
-	if (kp_sym_proc_status(pid, &st) == 0) {
+	if (kp_status_read(pid, &st) == 0) {
 		memcpy(j->uids, st.uids, sizeof(j->uids));
 		j->have_uids = st.have_uids;
 	} else {
@@ -159,7 +160,7 @@ static bool owner_ok(const struct jit *j, uid_t owner)
 /* Where the user should look, in our own namespace. */
 static void shown_path(const struct jit *j, char *buf, size_t size)
 {
-	if (j->rootfd >= 0 && !kp_sym_proc_same_root(j->rootfd))
+	if (j->rootfd >= 0 && !kp_root_is_ours(j->rootfd))
 		snprintf(buf, size, "/proc/%d/root%s", (int)j->pid, j->inner_path);
 	else
 		snprintf(buf, size, "%s", j->inner_path);
@@ -184,10 +185,9 @@ static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st)
 
 	j->last_try_ms = now_ms();
 	if (j->rootfd >= 0)
-		fd = kp_sym_open_in_root(j->rootfd, j->inner_path,
-					 O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+		fd = kp_root_open_in(j->rootfd, j->inner_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	else
-		fd = kp_sym_open(j->inner_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+		fd = kp_root_open(j->inner_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd == -ELOOP) {
 		shown_path(j, shown, sizeof(shown));
 		kp_sym_note(jt->notes, "ignored %s: it is a symbolic link", shown);

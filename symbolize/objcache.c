@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "procfs/maps.h"
 #include "symbolize/elf_object.h"
 #include "symbolize/idmap.h"
 #include "symbolize/procfs.h"
@@ -178,28 +179,6 @@ static int memfd_with(const void *data, size_t len)
 	return fd;
 }
 
-/* Our own vDSO's extent from /proc/self/maps. */
-static bool own_vdso(uint64_t *start, uint64_t *end)
-{
-	char line[512];
-	FILE *fp = fopen("/proc/self/maps", "re");
-	bool found = false;
-
-	if (!fp)
-		return false;
-	while (!found && fgets(line, sizeof(line), fp)) {
-		unsigned long long s, e;
-
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &s, &e) == 2) {
-			*start = s;
-			*end = e;
-			found = true;
-		}
-	}
-	fclose(fp);
-	return found;
-}
-
 /* The vDSO is the same image in every process of the same ABI: use ours
  * when the sizes agree (no need for the target to be alive), else read the
  * target's through /proc/PID/mem (a 32-bit process, say). */
@@ -212,7 +191,7 @@ static int vdso_fd(const struct kp_sym_mapping *m)
 	ssize_t n;
 	int fd, memfd;
 
-	if (base && own_vdso(&s, &e) && s == base && e - s == len)
+	if (base && kp_maps_find_self("[vdso]", &s, &e) == 0 && s == base && e - s == len)
 		return memfd_with((const void *)base, len);
 	if (m->pid <= 0 || !len || len > (64u << 20))
 		return -ENOENT;

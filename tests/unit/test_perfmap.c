@@ -15,7 +15,6 @@
 
 #include "kp_test.h"
 #include "symbolize/perfmap.h"
-#include "symbolize/procfs.h"
 #include "symbolize/symbolize.h"
 #include "util/strtab.h"
 
@@ -427,23 +426,6 @@ static void test_sanitize(void)
 	/* a cut never leaves half a UTF-8 character before the dots */
 	kp_sym_sanitize_name(buf, sizeof(buf), "abc\xc3\xa9xyz", 9);
 	CHECK_EQ_STR(buf, "abc...");
-}
-
-static void test_status(void)
-{
-	struct kp_sym_proc_status st;
-
-	kp_sym_proc_status_parse(
-		"\nName:\tjava\nNStgid:\t4242\t17\t1\nUid:\t1000\t1001\t1002\t1003\n", &st);
-	CHECK_EQ_INT(st.nspid, 1);
-	CHECK(st.have_uids);
-	CHECK_EQ_INT(st.uids[0], 1000);
-	CHECK_EQ_INT(st.uids[3], 1003);
-	kp_sym_proc_status_parse("\nName:\tx\nNStgid:\t99\n", &st);
-	CHECK_EQ_INT(st.nspid, 99);
-	CHECK(!st.have_uids);
-	CHECK_EQ_INT(kp_sym_proc_status(getpid(), &st), 0);
-	CHECK_EQ_INT(st.nspid, getpid()); /* the test runs in the initial namespace */
 }
 
 /* Writes text to /tmp/perf-PID.map (replacing it) with the given owner. */
@@ -897,6 +879,5 @@ out_root:
 }
 
 KP_TEST_MAIN(test_formats, test_later_wins, test_chunk_boundary, test_garbage, test_long_lines,
-	     test_sparse_file, test_random_maps, test_sanitize, test_status, test_owner,
-	     test_other_user_process, test_lifecycle, test_hints, test_big_sparse_map,
-	     test_container)
+	     test_sparse_file, test_random_maps, test_sanitize, test_owner, test_other_user_process,
+	     test_lifecycle, test_hints, test_big_sparse_map, test_container)

@@ -1,15 +1,16 @@
 /* /proc/PID/maps parsing from a fixture (including truncated and garbage
- * lines), the CPU list parser, and the process table's mapping rules. */
+ * lines), the CPU list parser, /proc/PID/status, and the process table's
+ * mapping rules. */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "kp_test.h"
-#include "profiler/evlist.h"
 #include "procfs/maps.h"
-#include "util/cpulist.h"
+#include "procfs/status.h"
 #include "profiler/proctab.h"
 #include "profiler/session.h"
+#include "util/cpulist.h"
 #include "util/strtab.h"
 
 struct collected {
@@ -160,4 +161,23 @@ static void test_synthesize_self(void)
 	kp_strtab_free(st);
 }
 
-KP_TEST_MAIN(test_maps_fixture, test_cpulist, test_proctab, test_synthesize_self)
+static void test_status(void)
+{
+	struct kp_status st;
+
+	kp_status_parse("\nName:\tjava\nNStgid:\t4242\t17\t1\nUid:\t1000\t1001\t1002\t1003\n", &st);
+	CHECK_EQ_INT(st.nspid, 1);
+	CHECK_EQ_INT(st.tgid, 0); /* no Tgid line */
+	CHECK(st.have_uids);
+	CHECK_EQ_INT(st.uids[0], 1000);
+	CHECK_EQ_INT(st.uids[3], 1003);
+	kp_status_parse("\nName:\tx\nTgid:\t98\nNStgid:\t99\n", &st);
+	CHECK_EQ_INT(st.tgid, 98);
+	CHECK_EQ_INT(st.nspid, 99);
+	CHECK(!st.have_uids);
+	CHECK_EQ_INT(kp_status_read(getpid(), &st), 0);
+	CHECK_EQ_INT(st.nspid, getpid()); /* the test runs in the initial namespace */
+	CHECK_EQ_INT(st.tgid, getpid());
+}
+
+KP_TEST_MAIN(test_maps_fixture, test_cpulist, test_status, test_proctab, test_synthesize_self)

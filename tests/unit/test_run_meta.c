@@ -57,11 +57,22 @@ static void test_write_order_and_read_back(void)
 	CHECK_EQ_INT(kp_profile_nmeta(p), sizeof(want) / sizeof(want[0]));
 	/* the end's keys come after roots when written later: read in order */
 	{
-		static const char *const order[] = {
-			"event",  "frequency",	   "cpus", "start", "kprof.version",
-			"command", "host",	   "kernel", "roots", "duration",
-			"samples", "lost",	   "unresolved.other", "unresolved.kernel",
-			"unresolved.user", "unresolved.jit"};
+		static const char *const order[] = {"event",
+						    "frequency",
+						    "cpus",
+						    "start",
+						    "kprof.version",
+						    "command",
+						    "host",
+						    "kernel",
+						    "roots",
+						    "duration",
+						    "samples",
+						    "lost",
+						    "unresolved.other",
+						    "unresolved.kernel",
+						    "unresolved.user",
+						    "unresolved.jit"};
 
 		for (size_t i = 0; i < kp_profile_nmeta(p); i++) {
 			const char *k, *v;
@@ -89,8 +100,12 @@ static void test_write_all_at_once(void)
 {
 	char a0[] = "kprof", a1[] = "-a";
 	char *argv[] = {a0, a1, NULL};
-	struct kp_run_meta m = {.event = "cycles", .period = 4000, .argv = argv, .argc = 2,
-				.have_end = true, .duration = 1.0 / 3};
+	struct kp_run_meta m = {.event = "cycles",
+				.period = 4000,
+				.argv = argv,
+				.argc = 2,
+				.have_end = true,
+				.duration = 1.0 / 3};
 	struct kp_profile *p = kp_profile_new();
 	const char *k, *v;
 	struct kp_run_meta r;

@@ -1,8 +1,10 @@
-#include "symbolize/procfs.h"
+/* A process's files as it sees them (see root.h). */
+#include "procfs/root.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,66 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "symbolize/symbolize.h"
 #include "util/xalloc.h"
-
-int kp_sym_proc_status_parse(const char *text, struct kp_sym_proc_status *st)
-{
-	const char *p;
-
-	memset(st, 0, sizeof(*st));
-	p = strstr(text, "\nNStgid:");
-	if (p) {
-		const char *q = p + 8;
-
-		/* the last number on the line is the innermost namespace's */
-		for (;;) {
-			char *end;
-			long v;
-
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if (*q < '0' || *q > '9')
-				break;
-			v = strtol(q, &end, 10);
-			if (v > 0 && v <= INT32_MAX)
-				st->nspid = (pid_t)v;
-			q = end;
-		}
-	}
-	p = strstr(text, "\nUid:");
-	if (p) {
-		unsigned long u[4];
-
-		if (sscanf(p + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) == 4) {
-			for (int i = 0; i < 4; i++)
-				st->uids[i] = (uid_t)u[i];
-			st->have_uids = true;
-		}
-	}
-	return 0;
-}
-
-int kp_sym_proc_status(pid_t pid, struct kp_sym_proc_status *st)
-{
-	char path[64], buf[8192];
-	ssize_t n;
-	size_t len = 0;
-	int fd;
-
-	memset(st, 0, sizeof(*st));
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = kp_sym_open(path, O_RDONLY);
-	if (fd < 0)
-		return fd;
-	/* leading newline so every field can be matched as "\nName:" */
-	buf[len++] = '\n';
-	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	buf[len] = '\0';
-	return kp_sym_proc_status_parse(buf, st);
-}
 
 static int bump_nofile(void)
 {
@@ -85,7 +28,7 @@ static int bump_nofile(void)
 	return setrlimit(RLIMIT_NOFILE, &rl) ? -EMFILE : 0;
 }
 
-int kp_sym_openat(int dirfd, const char *path, int flags)
+int kp_root_openat(int dirfd, const char *path, int flags)
 {
 	int fd = openat(dirfd, path, flags | O_CLOEXEC);
 
@@ -94,20 +37,20 @@ int kp_sym_openat(int dirfd, const char *path, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
-int kp_sym_open(const char *path, int flags)
+int kp_root_open(const char *path, int flags)
 {
-	return kp_sym_openat(AT_FDCWD, path, flags);
+	return kp_root_openat(AT_FDCWD, path, flags);
 }
 
-int kp_sym_proc_open_root(pid_t pid)
+int kp_root_of(pid_t pid)
 {
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
-	return kp_sym_open(path, O_PATH | O_DIRECTORY);
+	return kp_root_open(path, O_PATH | O_DIRECTORY);
 }
 
-bool kp_sym_proc_same_root(int rootfd)
+bool kp_root_is_ours(int rootfd)
 {
 	struct stat a, b;
 
@@ -115,7 +58,7 @@ bool kp_sym_proc_same_root(int rootfd)
 	       a.st_ino == b.st_ino;
 }
 
-int kp_sym_open_in_root(int rootfd, const char *path, int flags)
+int kp_root_open_in(int rootfd, const char *path, int flags)
 {
 	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT};
 	static bool no_openat2;
@@ -136,11 +79,11 @@ int kp_sym_open_in_root(int rootfd, const char *path, int flags)
 	/* older kernels: absolute symlinks inside the root escape it */
 	while (*path == '/')
 		path++;
-	return kp_sym_openat(rootfd, path, flags);
+	return kp_root_openat(rootfd, path, flags);
 }
 
 /* Opens a regular file and checks its identity. */
-static int check_file(int fd, const struct kp_sym_mapping *m)
+static int check_file(int fd, const struct kp_root_mapping *m)
 {
 	struct stat st;
 
@@ -159,7 +102,7 @@ static int check_file(int fd, const struct kp_sym_mapping *m)
 }
 
 /* The very file mapped: /proc/PID/map_files/START-END (root only). */
-static int open_map_file(const struct kp_sym_mapping *m)
+static int open_map_file(const struct kp_root_mapping *m)
 {
 	char buf[96];
 
@@ -167,10 +110,10 @@ static int open_map_file(const struct kp_sym_mapping *m)
 		return -ENOENT;
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)m->pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	return check_file(kp_sym_open(buf, O_RDONLY | O_NONBLOCK), m);
+	return check_file(kp_root_open(buf, O_RDONLY | O_NONBLOCK), m);
 }
 
-int kp_sym_proc_open_mapping(const struct kp_sym_mapping *m, char **debug_path)
+int kp_root_open_mapping(const struct kp_root_mapping *m, char **debug_path)
 {
 	static const char deleted[] = " (deleted)";
 	char *path;
@@ -181,7 +124,7 @@ int kp_sym_proc_open_mapping(const struct kp_sym_mapping *m, char **debug_path)
 	*debug_path = NULL;
 	if (!m->path || m->path[0] != '/')
 		return -ENOENT;
-	if (kp_sym_path_is_memfd(m->path)) {
+	if (m->memfd) {
 		/* no path leads to a memfd (a file at "/memfd:NAME" would be
 		 * another file), and it has no directory to look for a
 		 * debuglink in: only the mapping itself */
@@ -192,14 +135,14 @@ int kp_sym_proc_open_mapping(const struct kp_sym_mapping *m, char **debug_path)
 	if (len > sizeof(deleted) - 1 && strcmp(path + len - (sizeof(deleted) - 1), deleted) == 0)
 		path[len - (sizeof(deleted) - 1)] = '\0';
 
-	rootfd = m->pid > 0 ? kp_sym_proc_open_root(m->pid) : -ENOENT;
+	rootfd = m->pid > 0 ? kp_root_of(m->pid) : -ENOENT;
 	if (rootfd >= 0)
-		same_root = kp_sym_proc_same_root(rootfd);
+		same_root = kp_root_is_ours(rootfd);
 	fd = open_map_file(m);
 	if (fd < 0 && rootfd >= 0)
-		fd = check_file(kp_sym_open_in_root(rootfd, path, O_RDONLY | O_NONBLOCK), m);
+		fd = check_file(kp_root_open_in(rootfd, path, O_RDONLY | O_NONBLOCK), m);
 	if (fd < 0 && same_root)
-		fd = check_file(kp_sym_open(path, O_RDONLY | O_NONBLOCK), m);
+		fd = check_file(kp_root_open(path, O_RDONLY | O_NONBLOCK), m);
 	if (fd >= 0)
 		*debug_path = same_root ? kp_xstrdup(path)
 					: kp_xasprintf("/proc/%d/root%s", (int)m->pid, path);

@@ -7,9 +7,11 @@
  *
  * Speed: a profile repeats the same frame lines over and over (the same
  * return addresses), so each distinct frame line is matched and tidied once
- * and remembered as a list of frame-name ids; a sample is then a short array
- * of ids, and the stack table is keyed by that array. Names are joined into
- * "a;b;c" text only once per distinct stack, at the end. */
+ * and remembered as a list of frame ids; a sample is then a short array of
+ * ids, added to a folded table (profile/folded.h, verbatim: names as the
+ * script prints them) keyed by that array. The one folded writer
+ * (formats/folded_write.h) joins names into "a;b;c" text once per
+ * distinct stack, at the end, in the script's order. */
 #include "formats/collapse.h"
 
 #include <errno.h>
@@ -17,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/folded_write.h"
+#include "profile/folded.h"
 #include "util/count.h"
-#include "util/seqtab.h"
-#include "util/strtab.h"
 #include "util/xalloc.h"
 
 /* A line longer than this is skipped (counted as bad) instead of buffered.
@@ -40,8 +42,9 @@
 #ifndef MAX_CACHED_BYTES
 #define MAX_CACHED_BYTES (128u << 20)
 #endif
-/* In a part id: this frame takes the next line as its srcline. Name ids
- * stay below it: 2^31 distinct names would need far more memory first. */
+/* In a part id: this frame takes the next line as its srcline. Frame ids
+ * (name id * 8) stay below it: 2^28 distinct names would need far more
+ * memory first. */
 #define PART_SRCLINE 0x80000000u
 
 /* Perl's \s and \w on byte strings (no locale, no utf8 flag): ASCII only. */
@@ -148,19 +151,17 @@ struct kp_collapse {
 	char *event;	   /* the event kept; owned */
 	char *other_event; /* first event skipped; owned */
 
-	struct kp_strtab *names; /* frame and root names -> id */
-	struct line_ent *lines;	 /* frame lines seen: open addressing */
+	struct line_ent *lines; /* frame lines seen: open addressing */
 	size_t nlines, lines_cap;
 	struct bytes linebuf;
 	uint32_t *pool; /* part ids of cached lines */
 	size_t npool, pool_cap;
 	struct bytes scratch; /* a name being built */
 
-	/* stack table: open addressing over stacks[] indices + 1 */
-	struct kp_seqtab stacks; /* distinct stacks: name ids, root first */
-	kp_count *counts;	 /* by stack index: sums of periods, exact */
-	size_t counts_cap;
-	uint32_t *key; /* the stack being looked up */
+	/* distinct stacks (frame ids, root first) and their sums of
+	 * periods, exact; frame and root names are interned in it */
+	struct kp_folded *stacks;
+	uint32_t *key; /* the stack being added */
 	size_t key_cap;
 
 	/* the sample being read */
@@ -193,10 +194,10 @@ struct kp_collapse *kp_collapse_new(const struct kp_collapse_opts *opts)
 		c->event = kp_xstrdup(opts->event_filter);
 	c->opts.event_filter = NULL; /* the caller's string is not kept */
 	c->st.event = c->event;
-	c->names = kp_strtab_new();
 	c->lines_cap = 1024;
 	c->lines = kp_xcalloc(c->lines_cap, sizeof(*c->lines));
-	kp_seqtab_init(&c->stacks);
+	c->stacks = kp_folded_new();
+	kp_folded_set_verbatim(c->stacks, true);
 	return c;
 }
 
@@ -204,13 +205,11 @@ void kp_collapse_free(struct kp_collapse *c)
 {
 	if (!c)
 		return;
-	kp_strtab_free(c->names);
 	free(c->lines);
 	free(c->linebuf.p);
 	free(c->pool);
 	free(c->scratch.p);
-	kp_seqtab_fini(&c->stacks);
-	free(c->counts);
+	kp_folded_free(c->stacks);
 	free(c->key);
 	free(c->event);
 	free(c->other_event);
@@ -225,7 +224,7 @@ void kp_collapse_free(struct kp_collapse *c)
 
 size_t kp_collapse_nstacks(const struct kp_collapse *c)
 {
-	return kp_seqtab_count(&c->stacks);
+	return kp_folded_nstacks(c->stacks);
 }
 
 const struct kp_collapse_stats *kp_collapse_stats(const struct kp_collapse *c)
@@ -247,6 +246,21 @@ static void bad_line(struct kp_collapse *c)
 		c->st.first_bad_input = c->input;
 		c->st.first_bad_line = c->line_no;
 	}
+}
+
+/* The frame id of name b, interned in the table. */
+static uint32_t intern_bytes(struct kp_collapse *c, const struct bytes *b)
+{
+	return kp_folded_frame_id(c->stacks, b->len ? b->p : "", b->len, KP_FRAME_USER);
+}
+
+/* Whether frame id is named b. */
+static bool same_name(const struct kp_collapse *c, uint32_t id, const struct bytes *b)
+{
+	size_t len;
+	const char *name = kp_folded_frame_name(c->stacks, id, &len);
+
+	return len == b->len && (!len || memcmp(name, b->p, len) == 0);
 }
 
 /* --- the sample header ------------------------------------------------- */
@@ -422,9 +436,8 @@ static bool header_line(struct kp_collapse *c, const char *s, size_t n)
 			c->pname.p[i] = '_';
 	c->have_pname = true;
 	c->java = c->pname.len >= 4 && memcmp(c->pname.p, "java", 4) == 0;
-	if (!(c->pname_id && kp_strtab_len(c->names, c->pname_id) == c->pname.len &&
-	      memcmp(kp_strtab_str(c->names, c->pname_id), c->pname.p, c->pname.len) == 0))
-		c->pname_id = kp_strtab_intern(c->names, c->pname.p, c->pname.len);
+	if (!(c->pname_id && same_name(c, c->pname_id, &c->pname)))
+		c->pname_id = intern_bytes(c, &c->pname);
 	return true;
 }
 
@@ -565,11 +578,6 @@ static void pool_push(struct kp_collapse *c, uint32_t v)
 	if (c->npool + 1 > c->pool_cap)
 		kp_xgrow(&c->pool, &c->pool_cap, c->npool + 1, sizeof(*c->pool));
 	c->pool[c->npool++] = v;
-}
-
-static uint32_t intern_bytes(struct kp_collapse *c, const struct bytes *b)
-{
-	return kp_strtab_intern(c->names, b->len ? b->p : "", b->len);
 }
 
 /* One "->"-separated part of a frame's symbol (perf's inline chains): its
@@ -777,10 +785,12 @@ static void srcline_line(struct kp_collapse *c, const char *s, size_t n)
 	size_t slot = c->pending[c->pending_next++];
 	struct bytes *t = &c->scratch;
 	uint32_t id = c->ids[slot];
-	size_t i = 0, mark, a, b;
+	size_t i = 0, mark, a, b, len;
+	const char *name;
 
 	t->len = 0;
-	bytes_put(t, kp_strtab_str(c->names, id), kp_strtab_len(c->names, id));
+	name = kp_folded_frame_name(c->stacks, id, &len);
+	bytes_put(t, name, len);
 	bytes_putc(t, ':');
 	mark = t->len;
 	while (i < n) {
@@ -817,8 +827,7 @@ static void srcline_line(struct kp_collapse *c, const char *s, size_t n)
 
 static void end_sample(struct kp_collapse *c)
 {
-	size_t n = c->nids + 1, k = 0, i;
-	bool added;
+	size_t n = c->nids + 1, k = 0;
 
 	if (!c->have_pname)
 		return;
@@ -832,12 +841,8 @@ static void end_sample(struct kp_collapse *c)
 		for (size_t j = c->blocks[b]; j < end; j++)
 			c->key[k++] = c->ids[j];
 	}
-	i = kp_seqtab_intern(&c->stacks, c->key, n, &added);
-	if (added) {
-		kp_xgrow(&c->counts, &c->counts_cap, i + 1, sizeof(*c->counts));
-		c->counts[i] = 0;
-	}
-	c->counts[i] += c->period; /* cannot overflow: see parse_period */
+	/* cannot fail, the total cannot overflow: see parse_period */
+	kp_folded_add_ids(c->stacks, c->key, n, c->period, 0);
 	c->st.samples++;
 	reset_sample(c);
 }
@@ -958,64 +963,13 @@ int kp_collapse_read_fd(struct kp_collapse *c, int fd, const char *name, struct 
 
 /* --- output ------------------------------------------------------------ */
 
-struct out_line {
-	size_t off, len;
-	kp_count cnt;
-};
-
-static int cmp_out(const void *a, const void *b, void *arg)
-{
-	const char *txt = arg;
-	const struct out_line *x = a, *y = b;
-	int r = memcmp(txt + x->off, txt + y->off, x->len < y->len ? x->len : y->len);
-
-	if (r)
-		return r;
-	return x->len < y->len ? -1 : x->len > y->len;
-}
-
 int kp_collapse_write(struct kp_collapse *c, FILE *out, struct kp_diag *d)
 {
-	size_t nstacks = kp_seqtab_count(&c->stacks);
-	struct out_line *v = kp_xmalloc((nstacks + 1) * sizeof(*v));
-	struct bytes txt = {0};
-	size_t nv = 0;
-	int err = 0;
+	/* the kinds' suffixes are in the names already, as the script wrote
+	 * them */
+	int err = kp_folded_write(c->stacks, out, KP_FOLDED_BY_STACK);
 
-	for (size_t k = 0; k < nstacks; k++) {
-		size_t n;
-		const uint32_t *ids = kp_seqtab_words(&c->stacks, k, &n);
-
-		v[k].off = txt.len;
-		for (size_t j = 0; j < n; j++) {
-			uint32_t id = ids[j];
-
-			if (j)
-				bytes_putc(&txt, ';');
-			bytes_put(&txt, kp_strtab_str(c->names, id), kp_strtab_len(c->names, id));
-		}
-		v[k].len = txt.len - v[k].off;
-		v[k].cnt = c->counts[k];
-	}
-	qsort_r(v, nstacks, sizeof(*v), cmp_out, txt.p);
-	/* different frame lists can print the same (a ';' in a comm, say):
-	 * one line each, as in Perl's hash */
-	for (size_t k = 0; k < nstacks; k++) {
-		if (nv && cmp_out(&v[nv - 1], &v[k], txt.p) == 0)
-			v[nv - 1].cnt += v[k].cnt; /* both parts of one sum of periods */
-		else
-			v[nv++] = v[k];
-	}
-	for (size_t k = 0; k < nv; k++) {
-		fwrite(txt.p + v[k].off, 1, v[k].len, out);
-		char num[KP_COUNT_BUF];
-
-		kp_count_format(v[k].cnt, 0, num);
-		fprintf(out, " %s\n", num);
-	}
-	free(v);
-	free(txt.p);
-	if (fflush(out) != 0 || ferror(out))
-		err = kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the folded stacks");
-	return err;
+	if (fflush(out) != 0 || ferror(out) || err)
+		return kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the folded stacks");
+	return 0;
 }

@@ -47,6 +47,99 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* A growing buffer for a line's text. */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void text_put(struct text *t, const char *s, size_t n)
+{
+	kp_xgrow(&t->p, &t->cap, t->len + n + 1, 1);
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+}
+
+/* The stack text of stack i: its frames, with the suffixes flags ask
+ * for, joined by ';'. */
+static void stack_text(const struct kp_folded *f, size_t i, unsigned flags, struct text *t)
+{
+	size_t n;
+	const uint32_t *ids = kp_folded_stack_ids(f, i, &n, NULL);
+
+	t->len = 0;
+	for (size_t j = 0; j < n; j++) {
+		size_t len;
+		const char *name = kp_folded_frame_name(f, ids[j], &len);
+		const char *suffix = kp_folded_annotation(ids[j], flags);
+
+		if (j)
+			text_put(t, ";", 1);
+		text_put(t, name, len);
+		text_put(t, suffix, strlen(suffix));
+	}
+}
+
+/* "TEXT [BEFORE ]COUNT\n". */
+static void put_line(const struct text *t, bool has_before, kp_count before, kp_count count,
+		     unsigned decimals, FILE *out)
+{
+	char num[KP_COUNT_BUF];
+
+	fwrite_unlocked(t->p, 1, t->len, out);
+	putc_unlocked(' ', out);
+	if (has_before) {
+		kp_count_format(before, decimals, num);
+		fputs_unlocked(num, out);
+		putc_unlocked(' ', out);
+	}
+	kp_count_format(count, decimals, num);
+	fputs_unlocked(num, out);
+	putc_unlocked('\n', out);
+}
+
+/* KP_FOLDED_BY_STACK: in the order of the stacks' text, stacks of the same
+ * text one line (different frames can print the same: a ';' in a verbatim
+ * name), as stackcollapse-perf.pl's hash keys. */
+static int write_by_stack(const struct kp_folded *f, FILE *out, unsigned flags)
+{
+	uint32_t *order = kp_folded_sorted(f, flags, false);
+	size_t nstacks = kp_folded_nstacks(f);
+	unsigned decimals = kp_folded_decimals(f);
+	struct text line = {0}, next = {0};
+	kp_count count = 0, before = 0;
+	bool has_before = false;
+
+	for (size_t i = 0; i < nstacks; i++) {
+		bool hb;
+		kp_count b = kp_folded_before(f, order[i], &hb);
+		struct text t;
+
+		stack_text(f, order[i], flags, &next);
+		if (i && next.len == line.len && memcmp(next.p, line.p, line.len) == 0) {
+			/* parts of the table's total, which fits */
+			kp_count_add(&count, kp_folded_count(f, order[i]));
+			kp_count_add(&before, b);
+			has_before |= hb;
+			continue;
+		}
+		if (i)
+			put_line(&line, has_before, before, count, decimals, out);
+		t = line;
+		line = next;
+		next = t;
+		count = kp_folded_count(f, order[i]);
+		before = b;
+		has_before = hb;
+	}
+	if (nstacks)
+		put_line(&line, has_before, before, count, decimals, out);
+	free(line.p);
+	free(next.p);
+	free(order);
+	return ferror(out) ? -EIO : 0;
+}
+
 /* A sequence (kp_folded_set_sequence) may hold a stack more than once: a
  * new table, not a sequence, of its stacks each once, with the same
  * counts and names. The caller frees it. */
@@ -94,6 +187,8 @@ int kp_folded_write(const struct kp_folded *f, FILE *out, unsigned flags)
 	struct kp_folded *merged;
 	int err;
 
+	if (flags & KP_FOLDED_BY_STACK)
+		return write_by_stack(f, out, flags);
 	if (!kp_folded_sequence(f))
 		return write_sorted(f, out, flags);
 	merged = merge_sequence(f);

@@ -30,6 +30,7 @@ struct kp_folded {
 	kp_count total_before;
 	unsigned decimals; /* of every count: the most any input line had */
 	bool sequence;
+	bool verbatim; /* names kept as given */
 	char *scratch; /* sanitized name being added */
 	size_t scratch_cap;
 	uint32_t *idbuf; /* ids of the stack being added */
@@ -69,6 +70,11 @@ void kp_folded_set_sequence(struct kp_folded *f, bool on)
 	f->sequence = on;
 }
 
+void kp_folded_set_verbatim(struct kp_folded *f, bool on)
+{
+	f->verbatim = on;
+}
+
 bool kp_folded_sequence(const struct kp_folded *f)
 {
 	return f->sequence;
@@ -83,6 +89,8 @@ static uint32_t intern_name(struct kp_folded *f, const char *name, size_t len)
 {
 	size_t i;
 
+	if (f->verbatim)
+		return kp_strtab_intern(f->names, name, len);
 	for (i = 0; i < len; i++)
 		if (needs_sanitizing((unsigned char)name[i]))
 			break;
@@ -477,8 +485,9 @@ static void cursor_next(struct cursor *cur)
 		switch (cur->phase) {
 		case 0:
 			if (cur->j >= s->n) {
-				cur->phase = 3;
-				if (!c->reverse && s->n &&
+				/* by stack: the text ends with the frames */
+				cur->phase = c->flags & KP_FOLDED_BY_STACK ? 5 : 3;
+				if (!c->reverse && s->n && !(c->flags & KP_FOLDED_BY_STACK) &&
 				    kp_folded_needs_end_mark(c->f, frame_at(c, s, s->n - 1),
 							     c->flags)) {
 					cur->p = ";";
@@ -562,28 +571,38 @@ static int cmp_stacks(const void *pa, const void *pb, void *arg)
 	return a < b ? -1 : a > b;
 }
 
+/* The count text of every stack ("BEFORE AFTER" for differential stacks,
+ * as flamegraph.pl sorts them), which ends each line. */
+static void count_texts(const struct kp_folded *f, struct sort_ctx *c)
+{
+	size_t nstacks = kp_seqtab_count(&f->seq);
+
+	c->stride = f->before ? 2 * KP_COUNT_BUF : KP_COUNT_BUF;
+	c->counts = kp_xmalloc((nstacks ? nstacks : 1) * c->stride);
+	c->count_len = kp_xmalloc(nstacks ? nstacks : 1);
+	for (size_t i = 0; i < nstacks; i++) {
+		char *text = c->counts + i * c->stride;
+		size_t len = 0;
+
+		if (f->before && f->has_before[i]) {
+			len = kp_count_format(f->before[i], f->decimals, text);
+			text[len++] = ' ';
+		}
+		len += kp_count_format(f->counts[i], f->decimals, text + len);
+		c->count_len[i] = (uint8_t)len;
+	}
+}
+
 uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool reverse)
 {
 	struct sort_ctx c = {.f = f, .flags = flags, .reverse = reverse};
 	size_t nstacks = kp_seqtab_count(&f->seq);
 	uint32_t *order = kp_xmalloc((nstacks ? nstacks : 1) * sizeof(*order));
 
-	/* "BEFORE AFTER" for differential stacks, as flamegraph.pl sorts them */
-	c.stride = f->before ? 2 * KP_COUNT_BUF : KP_COUNT_BUF;
-	c.counts = kp_xmalloc((nstacks ? nstacks : 1) * c.stride);
-	c.count_len = kp_xmalloc(nstacks ? nstacks : 1);
-	for (size_t i = 0; i < nstacks; i++) {
-		char *text = c.counts + i * c.stride;
-		size_t len = 0;
-
+	for (size_t i = 0; i < nstacks; i++)
 		order[i] = (uint32_t)i;
-		if (f->before && f->has_before[i]) {
-			len = kp_count_format(f->before[i], f->decimals, text);
-			text[len++] = ' ';
-		}
-		len += kp_count_format(f->counts[i], f->decimals, text + len);
-		c.count_len[i] = (uint8_t)len;
-	}
+	if (!(flags & KP_FOLDED_BY_STACK))
+		count_texts(f, &c);
 	/* input from collapse tools is usually sorted already */
 	for (size_t i = 1; i < nstacks; i++) {
 		if (cmp_stacks(&order[i - 1], &order[i], &c) > 0) {

@@ -64,12 +64,17 @@ kp_count kp_folded_before(const struct kp_folded *f, size_t i, bool *has);
 kp_count kp_folded_total_before_exact(const struct kp_folded *f);
 
 /* Flags for kp_folded_sorted and the folded writer (formats/folded_write.h):
- * the kinds whose suffix the lines carry. */
+ * the kinds whose suffix the lines carry, and the order. */
 enum {
 	KP_FOLDED_ANNOTATE_KERNEL = 1 << 0, /* append _[k] to kernel frames */
 	KP_FOLDED_ANNOTATE_JIT = 1 << 1,    /* append _[j] to JIT frames */
 	KP_FOLDED_ANNOTATE_INLINE = 1 << 2, /* append _[i] to inline frames */
 	KP_FOLDED_ANNOTATE_ALL = 7,
+	/* Lines ordered by their stacks' text alone, as stackcollapse-perf.pl
+	 * sorts its hash keys (no count, no ';' after a leaf named like a
+	 * count), and stacks whose text is the same written as one line,
+	 * their counts summed: `kprof collapse`, byte for byte the script. */
+	KP_FOLDED_BY_STACK = 1 << 3,
 };
 
 /* Read access for writers. Stacks are numbered 0..nstacks-1 in the order
@@ -110,13 +115,19 @@ uint32_t kp_folded_fid_limit(const struct kp_folded *f);
 void kp_folded_set_sequence(struct kp_folded *f, bool on);
 bool kp_folded_sequence(const struct kp_folded *f);
 
+/* Verbatim mode: names are interned as given, not made safe for folded
+ * text (';' and control characters stay). For the perf-script collapser,
+ * whose output must be stackcollapse-perf.pl's bytes; off by default. */
+void kp_folded_set_verbatim(struct kp_folded *f, bool on);
+
 /* The suffix text of a kind ("_[k]", "_[j]", "_[i]") or "" for the others. */
 const char *kp_folded_kind_suffix(enum kp_frame_kind kind);
 
 /* Stack indexes in the bytewise order of their rendered lines ("a;b;c N",
  * "a;b;c B N" for differential stacks,
  * kinds in flags annotated; reverse: frames leaf first, as flamegraph.pl
- * --reverse sorts them). Returns a new array of kp_folded_nstacks entries;
+ * --reverse sorts them; with KP_FOLDED_BY_STACK, of their stacks' text
+ * alone). Returns a new array of kp_folded_nstacks entries;
  * the caller frees it. */
 uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool reverse);
 

@@ -1,6 +1,11 @@
 #include "cli/args.h"
 
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/messages.h"
 #include "util/xalloc.h"
@@ -32,6 +37,49 @@ int kp_args_top(const char *cmd, const char *arg, size_t min, size_t max, size_t
 	}
 	*out = (size_t)n;
 	return 0;
+}
+
+int kp_args_number(const char *cmd, const char *opt, const char *arg, double min, double max,
+		   bool open_min, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!*arg || *end || errno || !isfinite(v) || v < min || v > max ||
+	    (open_min && v == min)) {
+		kp_err("%s: --%s: expected a number %s %g to %g, not '%s'", cmd, opt,
+		       open_min ? "above" : "from", min, max, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+void kp_args_unknown(const char *cmd, char **argv)
+{
+	if (optopt > 0 && optopt < 128)
+		kp_err("%s: option -%c: unknown or missing its value", cmd, optopt);
+	else
+		kp_err("%s: unknown option or missing value: %s", cmd, argv[optind - 1]);
+	fprintf(stderr, "Try 'kprof %s --help'.\n", cmd);
+}
+
+char *kp_args_command_line(int argc, char **argv)
+{
+	size_t len = 6;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = kp_xmalloc(len);
+	strcpy(s, "kprof");
+	for (int i = 0; i < argc; i++) {
+		strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
 }
 
 char *kp_args_cache_dir(void)

@@ -1,10 +1,11 @@
 /* Argument helpers the commands share, so that an option written by
- * several commands parses, and fails, one way: repeatable options, the
- * --top count, the default cache folder. Messages name the command
+ * several commands parses, and fails, one way: repeatable options, counts
+ * and numbers, unknown options, the default cache folder. Messages name the command
  * ("report: --top: ..."), as the commands' own do. */
 #ifndef KP_CLI_ARGS_H
 #define KP_CLI_ARGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The values of a repeatable option (-o, --debuginfo-dir), in order. The
@@ -21,6 +22,22 @@ void kp_args_list_free(struct kp_args_list *l);
  * all) to max. Returns 0, or -1 after printing "CMD: --top: expected a
  * count ..., not 'ARG'". */
 int kp_args_top(const char *cmd, const char *arg, size_t min, size_t max, size_t *out);
+
+/* A number for option --OPT of command cmd, from min (above min when
+ * open_min) to max. Returns 0, or -1 after printing "CMD: --OPT: expected
+ * a number from MIN to MAX, not 'ARG'". */
+int kp_args_number(const char *cmd, const char *opt, const char *arg, double min, double max,
+		   bool open_min, double *out);
+
+/* What getopt_long (with opterr 0) returned '?' for, said as kprof says
+ * it: "CMD: option -X: unknown or missing its value" or "CMD: unknown
+ * option or missing value: ARG", then "Try 'kprof CMD --help'." (getopt's
+ * own message would name the command after argv[0], its bare name). */
+void kp_args_unknown(const char *cmd, char **argv);
+
+/* "kprof ARGV[0] ARGV[1] ...": the command line as given, for the
+ * reports that show it. Returns a new heap string. */
+char *kp_args_command_line(int argc, char **argv);
 
 /* $XDG_CACHE_HOME/kprof, else ~/.cache/kprof (an absolute XDG_CACHE_HOME
  * only, as the XDG spec says): where kprof keeps its kallsyms copy and

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/input.h"
 #include "cli/messages.h"
@@ -109,14 +110,7 @@ int kp_cmd_flamegraph(int argc, char **argv)
 			ro.strict = true;
 			continue;
 		case '?':
-			/* getopt would name the option after argv[0], "flamegraph" */
-			if (optopt > 0 && optopt < 128)
-				kp_err("flamegraph: option -%c: unknown or missing its value",
-				       optopt);
-			else
-				kp_err("flamegraph: unknown option or missing value: %s",
-				       argv[optind - 1]);
-			fputs("Try 'kprof flamegraph --help'.\n", stderr);
+			kp_args_unknown("flamegraph", argv);
 			goto out;
 		default:
 			break;

@@ -277,8 +277,9 @@ static int parse_args(struct record_cli *c, int argc, char **argv, int *optind_o
 			kp_args_list_add(&c->outputs, optarg);
 			break;
 		case 'f':
-			if (!kp_output_by_name(optarg)) {
-				kp_err("-f: unknown format '%s' (%s)", optarg, kp_output_names());
+			if (!kp_output_by_name(&kp_output_profile, optarg)) {
+				kp_err("-f: unknown format '%s' (%s)", optarg,
+				       kp_output_names(&kp_output_profile));
 				goto usage;
 			}
 			c->format = optarg;
@@ -536,7 +537,7 @@ int kp_cmd_record(int argc, char **argv)
 	/* each output's format: -f, else the -o extension, else an SVG (the
 	 * top functions when it would go to a terminal); none: stdout. The
 	 * files are created before recording: a bad path fails at once. */
-	status = kp_outputs_open(&outs, c.format, c.outputs.v, c.outputs.n, "");
+	status = kp_outputs_open(&outs, &kp_output_profile, c.format, c.outputs.v, c.outputs.n, "");
 	if (status)
 		goto out;
 	status = 1;

@@ -43,7 +43,7 @@ static void usage(FILE *out)
 	      "  -f, --format FMT    output format (default: by the -o extension, else svg;\n"
 	      "                      top on a terminal):\n",
 	      out);
-	kp_output_help(out);
+	kp_output_help(&kp_output_profile, out);
 	fputs("  -o, --output FILE   write here, in the format of its extension (repeatable;\n"
 	      "                      default stdout)\n"
 	      "      --top N         how many functions -f top lists (default 20)\n"
@@ -115,12 +115,7 @@ int kp_cmd_report(int argc, char **argv)
 			status = 0;
 			goto out;
 		case '?':
-			if (optopt > 0 && optopt < 128)
-				kp_err("report: option -%c: unknown or missing its value", optopt);
-			else
-				kp_err("report: unknown option or missing value: %s",
-				       argv[optind - 1]);
-			fputs("Try 'kprof report --help'.\n", stderr);
+			kp_args_unknown("report", argv);
 			status = 2;
 			goto out;
 		default:
@@ -141,7 +136,7 @@ int kp_cmd_report(int argc, char **argv)
 	}
 	/* the outputs are created before the profile is read: a bad path or
 	 * format fails at once */
-	status = kp_outputs_open(&outs, fname, opaths.v, opaths.n, "report: ");
+	status = kp_outputs_open(&outs, &kp_output_profile, fname, opaths.v, opaths.n, "report: ");
 	if (status)
 		goto out;
 	status = 1;

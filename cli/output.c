@@ -148,59 +148,67 @@ static const char *const kprof_exts[] = {".kprof", NULL};
 static const char *const pprof_exts[] = {".pb.gz", NULL};
 static const char *const speedscope_exts[] = {".speedscope.json", NULL};
 
-static const struct kp_output_format formats[] = {
-	{.name = "svg",
-	 .exts = svg_exts,
-	 .what = "interactive flame graph (the default)",
-	 .write = write_svg},
-	{.name = "folded",
-	 .exts = folded_exts,
-	 .what = "folded stacks, \"frame;frame;... COUNT\" lines",
-	 .write = write_folded},
-	{.name = "top",
-	 .exts = top_exts,
-	 .what = "the functions by self and total share (--top N)",
-	 .write = write_top},
-	{.name = "kprof",
-	 .exts = kprof_exts,
-	 .binary = true,
-	 .lines = true,
-	 .what = "a .kprof recording: the whole profile, zstd-compressed",
-	 .write = write_kprof},
-	{.name = "pprof",
-	 .exts = pprof_exts,
-	 .binary = true,
-	 .lines = true,
-	 .what = "gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)",
-	 .write = write_pprof},
-	{.name = "speedscope",
-	 .exts = speedscope_exts,
-	 .lines = true,
-	 .what = "speedscope JSON (speedscope.app; --lines: a frame per line)",
-	 .write = write_speedscope},
+enum { SVG, FOLDED, TOP, KPROF, PPROF, SPEEDSCOPE };
+
+static const struct kp_output_format profile_formats[] = {
+	[SVG] = {.name = "svg",
+		 .exts = svg_exts,
+		 .what = "interactive flame graph (the default)",
+		 .write = write_svg},
+	[FOLDED] = {.name = "folded",
+		    .exts = folded_exts,
+		    .what = "folded stacks, \"frame;frame;... COUNT\" lines",
+		    .write = write_folded},
+	[TOP] = {.name = "top",
+		 .exts = top_exts,
+		 .what = "the functions by self and total share (--top N)",
+		 .write = write_top},
+	[KPROF] = {.name = "kprof",
+		   .exts = kprof_exts,
+		   .binary = true,
+		   .lines = true,
+		   .what = "a .kprof recording: the whole profile, zstd-compressed",
+		   .write = write_kprof},
+	[PPROF] = {.name = "pprof",
+		   .exts = pprof_exts,
+		   .binary = true,
+		   .lines = true,
+		   .what = "gzip-compressed profile.proto (go tool pprof, Pyroscope, Parca)",
+		   .write = write_pprof},
+	[SPEEDSCOPE] = {.name = "speedscope",
+			.exts = speedscope_exts,
+			.lines = true,
+			.what = "speedscope JSON (speedscope.app; --lines: a frame per line)",
+			.write = write_speedscope},
 };
 
-#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+const struct kp_output_table kp_output_profile = {
+	.v = profile_formats,
+	.n = sizeof(profile_formats) / sizeof(profile_formats[0]),
+	.fallback = &profile_formats[SVG],
+	.on_terminal = &profile_formats[TOP],
+	.refuse_repeated_path = true,
+};
 
-const struct kp_output_format *kp_output_by_name(const char *name)
+const struct kp_output_format *kp_output_by_name(const struct kp_output_table *t, const char *name)
 {
-	for (size_t i = 0; i < NFORMATS; i++)
-		if (strcmp(formats[i].name, name) == 0)
-			return &formats[i];
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->v[i].name, name) == 0)
+			return &t->v[i];
 	return NULL;
 }
 
-const struct kp_output_format *kp_output_by_path(const char *path)
+const struct kp_output_format *kp_output_by_path(const struct kp_output_table *t, const char *path)
 {
 	const struct kp_output_format *best = NULL;
 	size_t len = path ? strlen(path) : 0, best_len = 0;
 
-	for (size_t i = 0; i < NFORMATS; i++) {
-		for (const char *const *e = formats[i].exts; *e; e++) {
+	for (size_t i = 0; i < t->n; i++) {
+		for (const char *const *e = t->v[i].exts; *e; e++) {
 			size_t el = strlen(*e);
 
 			if (el < len && el > best_len && strcmp(path + len - el, *e) == 0) {
-				best = &formats[i];
+				best = &t->v[i];
 				best_len = el;
 			}
 		}
@@ -208,30 +216,28 @@ const struct kp_output_format *kp_output_by_path(const char *path)
 	return best;
 }
 
-const char *kp_output_names(void)
+const char *kp_output_names(const struct kp_output_table *t)
 {
 	static char buf[256];
+	size_t n = 0;
 
-	if (!buf[0]) {
-		size_t n = 0;
-
-		for (size_t i = 0; i < NFORMATS && n < sizeof(buf); i++)
-			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : "",
-					      formats[i].name);
-	}
+	buf[0] = '\0';
+	for (size_t i = 0; i < t->n && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : "",
+				      t->v[i].name);
 	return buf;
 }
 
-void kp_output_help(FILE *out)
+void kp_output_help(const struct kp_output_table *t, FILE *out)
 {
-	for (size_t i = 0; i < NFORMATS; i++) {
+	for (size_t i = 0; i < t->n; i++) {
 		char exts[64] = "";
 		size_t n = 0;
 
-		for (const char *const *e = formats[i].exts; *e && n < sizeof(exts); e++)
+		for (const char *const *e = t->v[i].exts; *e && n < sizeof(exts); e++)
 			n += (size_t)snprintf(exts + n, sizeof(exts) - n, "%s%s", n ? ", " : "",
 					      *e);
-		fprintf(out, "    %-11s %s (-o %s)\n", formats[i].name, formats[i].what, exts);
+		fprintf(out, "    %-11s %s (-o %s)\n", t->v[i].name, t->v[i].what, exts);
 	}
 }
 
@@ -241,36 +247,50 @@ int kp_output_write(const struct kp_output_format *fmt, const struct kp_output_c
 	return fmt->write(ctx, out, d);
 }
 
-int kp_outputs_open(struct kp_outputs *o, const char *fname, const char *const *paths,
-		    size_t npaths, const char *cmd)
+/* The format of output path (NULL: stdout) of npaths, named by -f or
+ * NULL. */
+static const struct kp_output_format *choose(const struct kp_outputs *o,
+					     const struct kp_output_table *t,
+					     const struct kp_output_format *named, const char *path,
+					     size_t npaths)
+{
+	const struct kp_output_format *by_ext = kp_output_by_path(t, path);
+
+	if (named && (!t->extension_over_name || npaths <= 1 || !by_ext))
+		return named;
+	if (by_ext)
+		return by_ext;
+	return o->terminal_top ? t->on_terminal : t->fallback;
+}
+
+int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const char *fname,
+		    const char *const *paths, size_t npaths, const char *cmd)
 {
 	const struct kp_output_format *named = NULL;
 	struct kp_diag d = {{0}};
 
 	memset(o, 0, sizeof(*o));
 	if (fname) {
-		named = kp_output_by_name(fname);
+		named = kp_output_by_name(t, fname);
 		if (!named) {
-			kp_err("%sunknown format '%s' (%s)", cmd, fname, kp_output_names());
+			kp_err("%sunknown format '%s' (%s)", cmd, fname, kp_output_names(t));
 			return 2;
 		}
 	}
 	o->n = npaths ? npaths : 1;
 	o->fmt = kp_xcalloc(o->n, sizeof(*o->fmt));
 	o->file = kp_xcalloc(o->n, sizeof(*o->file));
-	o->terminal_top = !fname && !npaths && isatty(STDOUT_FILENO);
+	o->terminal_top = t->on_terminal && !fname && !npaths && isatty(STDOUT_FILENO);
 	for (size_t i = 0; i < o->n; i++) {
 		const char *path = npaths ? paths[i] : NULL;
 
-		for (size_t j = 0; j < i; j++) {
+		for (size_t j = 0; t->refuse_repeated_path && j < i; j++) {
 			if (strcmp(paths[j], path) == 0) {
 				kp_err("%s-o %s is given twice", cmd, path);
 				return 2;
 			}
 		}
-		o->fmt[i] = named ? named : kp_output_by_path(path);
-		if (!o->fmt[i])
-			o->fmt[i] = kp_output_by_name(o->terminal_top ? "top" : "svg");
+		o->fmt[i] = choose(o, t, named, path, npaths);
 		if (o->fmt[i]->binary && (!path || strcmp(path, "-") == 0) &&
 		    isatty(STDOUT_FILENO)) {
 			kp_err("%s-f %s is binary: give -o FILE or redirect stdout", cmd,

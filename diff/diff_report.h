@@ -1,7 +1,7 @@
-/* The outputs of `kprof diff` besides the flame graph, each listing the
- * functions whose share changed most with both shares, the change in
- * points, its standard error, the test, the CPU time a run, and the
- * gate's verdict:
+/* The outputs of `kprof diff`: the differential flame graph (diff_svg.c),
+ * and the reports, each listing the functions whose share changed most
+ * with both shares, the change in points, its standard error, the test,
+ * the CPU time a run, and the gate's verdict:
  *   text      for people and job logs          (diff_text.c)
  *   markdown  a pull-request comment           (diff_text.c)
  *   github    GitHub Actions annotations       (diff_text.c)
@@ -18,6 +18,8 @@
 #include <stdio.h>
 
 #include "diff/diff.h"
+#include "flamegraph/svg.h"
+#include "profile/folded.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 
@@ -57,6 +59,21 @@ int kp_diff_write_json(const struct kp_diff *df, const struct kp_diff_report *r,
 /* JUnit XML: one test case a listed function (the union as for JSON),
  * failed when it is a regression. Returns 0 or -EIO. */
 int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
+
+struct kp_diff_svg_opts {
+	const struct kp_svg_opts *svg; /* the user's; title and subtitle NULL: the diff's own */
+	bool base_shape;	       /* f's AFTER is BASE (--base-shape) */
+	const char *value;	       /* --value, or NULL: names the count unless --countname */
+};
+
+/* The differential flame graph of f (the differential folded table whose
+ * AFTER is NEW's shape, or BASE's with o->base_shape): red where a share
+ * grew, blue where it shrank, each function's CPU time a run in its
+ * tooltip; titled "Differential Flame Graph" and subtitled with r's files
+ * unless o->svg says otherwise. Returns 0 or a negative errno (d set). */
+int kp_diff_write_svg(const struct kp_diff *df, const struct kp_diff_report *r,
+		      const struct kp_folded *f, const struct kp_diff_svg_opts *o, FILE *out,
+		      struct kp_diag *d);
 
 /* ---- shared by the writers ---- */
 

@@ -1,0 +1,87 @@
+#include "diff/diff_files.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/run_meta.h"
+#include "util/xalloc.h"
+
+int kp_diff_files_read(struct kp_diff_files *f, const struct kp_diff_files_opts *o,
+		       struct kp_diag *d)
+{
+	memset(f, 0, sizeof(*f));
+	if (o->fold)
+		f->fold = kp_folded_new();
+	f->df = kp_diff_new(&o->diff);
+	for (int s = 0; s < 2; s++) {
+		/* the shape drawn is AFTER: NEW's, or BASE's with --base-shape */
+		bool after = (s == KP_DIFF_NEW) != o->base_shape;
+		struct kp_diff_input_opts so = {.load = o->load,
+						.value = o->value,
+						.fold = f->fold,
+						.into = after ? KP_FOLD_AFTER : KP_FOLD_BEFORE,
+						.warn = o->warn,
+						.warn_arg = o->warn_arg};
+		int err = kp_diff_input_load(f->df, s, o->path[s], &so, &f->side[s], d);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static void warn(const struct kp_diff_files_opts *o, char *msg)
+{
+	if (o->warn)
+		o->warn(o->warn_arg, msg);
+	free(msg);
+}
+
+/* Warns when BASE and NEW were recorded differently enough that their
+ * shares may differ for other reasons than the change. */
+static void compare_sides(const struct kp_diff_input s[2], const struct kp_diff_files_opts *o)
+{
+	const char *e0 = kp_profile_meta(s[0].meta, KP_META_EVENT),
+		   *e1 = kp_profile_meta(s[1].meta, KP_META_EVENT);
+	const char *c0 = kp_profile_meta(s[0].meta, KP_META_COMMAND);
+	const char *c1 = kp_profile_meta(s[1].meta, KP_META_COMMAND);
+
+	if (e0 && e1 && strcmp(e0, e1) != 0)
+		warn(o, kp_xasprintf("%s and %s sampled different events (%s, %s): their shares "
+				     "measure different things",
+				     s[0].path, s[1].path, e0, e1));
+	if (c0 && c1) {
+		char *n0 = kp_run_meta_program(c0), *n1 = kp_run_meta_program(c1);
+
+		if (strcmp(n0, n1) != 0)
+			warn(o, kp_xasprintf("%s and %s are recordings of different commands "
+					     "('%s', '%s'): shares may differ for other reasons "
+					     "than the change",
+					     s[0].path, s[1].path, n0, n1));
+		free(n0);
+		free(n1);
+	}
+}
+
+int kp_diff_files_finish(struct kp_diff_files *f, const struct kp_diff_files_opts *o,
+			 struct kp_diag *d)
+{
+	int err = kp_diff_finish(f->df, d);
+
+	if (err < 0)
+		return err;
+	compare_sides(f->side, o);
+	if (o->gate)
+		kp_diff_gate(f->df, o->fail_above, &f->gate);
+	return 0;
+}
+
+void kp_diff_files_fini(struct kp_diff_files *f)
+{
+	kp_diff_gate_fini(&f->gate);
+	kp_folded_free(f->fold);
+	kp_diff_free(f->df);
+	kp_diff_input_fini(&f->side[0]);
+	kp_diff_input_fini(&f->side[1]);
+	memset(f, 0, sizeof(*f));
+}

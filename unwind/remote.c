@@ -90,22 +90,14 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 
 /* libunwind's x86-64 register numbers -> perf's */
 static const int8_t unw_to_perf[17] = {
-	[UNW_X86_64_RAX] = KP_PERF_REG_AX,
-	[UNW_X86_64_RDX] = KP_PERF_REG_DX,
-	[UNW_X86_64_RCX] = KP_PERF_REG_CX,
-	[UNW_X86_64_RBX] = KP_PERF_REG_BX,
-	[UNW_X86_64_RSI] = KP_PERF_REG_SI,
-	[UNW_X86_64_RDI] = KP_PERF_REG_DI,
-	[UNW_X86_64_RBP] = KP_PERF_REG_BP,
-	[UNW_X86_64_RSP] = KP_PERF_REG_SP,
-	[UNW_X86_64_R8] = KP_PERF_REG_R8,
-	[UNW_X86_64_R9] = KP_PERF_REG_R9,
-	[UNW_X86_64_R10] = KP_PERF_REG_R10,
-	[UNW_X86_64_R11] = KP_PERF_REG_R11,
-	[UNW_X86_64_R12] = KP_PERF_REG_R12,
-	[UNW_X86_64_R13] = KP_PERF_REG_R13,
-	[UNW_X86_64_R14] = KP_PERF_REG_R14,
-	[UNW_X86_64_R15] = KP_PERF_REG_R15,
+	[UNW_X86_64_RAX] = KP_PERF_REG_AX,  [UNW_X86_64_RDX] = KP_PERF_REG_DX,
+	[UNW_X86_64_RCX] = KP_PERF_REG_CX,  [UNW_X86_64_RBX] = KP_PERF_REG_BX,
+	[UNW_X86_64_RSI] = KP_PERF_REG_SI,  [UNW_X86_64_RDI] = KP_PERF_REG_DI,
+	[UNW_X86_64_RBP] = KP_PERF_REG_BP,  [UNW_X86_64_RSP] = KP_PERF_REG_SP,
+	[UNW_X86_64_R8] = KP_PERF_REG_R8,   [UNW_X86_64_R9] = KP_PERF_REG_R9,
+	[UNW_X86_64_R10] = KP_PERF_REG_R10, [UNW_X86_64_R11] = KP_PERF_REG_R11,
+	[UNW_X86_64_R12] = KP_PERF_REG_R12, [UNW_X86_64_R13] = KP_PERF_REG_R13,
+	[UNW_X86_64_R14] = KP_PERF_REG_R14, [UNW_X86_64_R15] = KP_PERF_REG_R15,
 	[UNW_X86_64_RIP] = KP_PERF_REG_IP,
 };
 
@@ -141,8 +133,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	uint64_t bias;
 	int ret;
 
-	if (!c->in->find_map(c->in->map_arg, ip, &m) || !(t = kp_tables_get(&c->u->tables, m.obj)) ||
-	    !t->ok || !kp_tables_bias(t, &m, &bias))
+	if (!c->in->find_map(c->in->map_arg, ip, &m) ||
+	    !(t = kp_tables_get(&c->u->tables, m.obj)) || !t->ok || !kp_tables_bias(t, &m, &bias))
 		goto noinfo;
 	touch(c, t, bias);
 	memset(&di, 0, sizeof(di));
@@ -209,7 +201,6 @@ void kp_remote_space_free(struct aspace *a)
 		unw_destroy_addr_space(a->leaf);
 	free(a);
 }
-
 
 /* The process's address space: libunwind caches register rules by ip, so
  * processes never share one. */

@@ -153,7 +153,8 @@ uint64_t kp_unwind_leaf(struct kp_unwinder *u, const struct kp_unwind_input *in,
 	/* The function has not set up its frame when its CFI leaves the
 	 * frame pointer as it was: then the chain's first return address is
 	 * its caller's, and the one CFI found is the missing frame. */
-	if (nip == fp_ret || nbp != bp || nsp <= c.regs[UNW_X86_64_RSP] || !kp_walk_is_code(&c, nip, &tab))
+	if (nip == fp_ret || nbp != bp || nsp <= c.regs[UNW_X86_64_RSP] ||
+	    !kp_walk_is_code(&c, nip, &tab))
 		return 0;
 	return nip;
 }

@@ -20,7 +20,7 @@
 #include "util/u64map.h"
 
 /* Load segments kept of an object. */
-#define MAX_LOADS	16
+#define MAX_LOADS 16
 /* Objects an address space's unwinds have used (each with its load bias). */
 #define MAX_TOUCHED 64
 /* A frame pointer or CFA this far above the stack pointer is not "the

@@ -48,7 +48,8 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 		if (w0 != *bp && kp_walk_is_code(c, w0, &tab)) {
 			ret = w0; /* before push %rbp, or after pop %rbp */
 			nsp = *sp + 8;
-		} else if (w0 == *bp && stack_word(c, *sp + 8, &w1) && kp_walk_is_code(c, w1, &tab)) {
+		} else if (w0 == *bp && stack_word(c, *sp + 8, &w1) &&
+			   kp_walk_is_code(c, w1, &tab)) {
 			ret = w1; /* between push %rbp and mov %rsp, %rbp */
 			nsp = *sp + 16;
 		}

@@ -230,27 +230,22 @@ Elf *kp_debug_image_open(Elf *elf, const char *const *skip, size_t nskip,
 	return kp_debug_image_open_limit(elf, skip, nskip, (uint64_t)1 << 32, out);
 }
 
-Elf *kp_debug_image_open_limit(Elf *elf, const char *const *skip, size_t nskip, uint64_t limit,
-			       struct kp_debug_image **out)
-{
-	struct kp_debug_image *img = NULL;
-	struct libdeflate_decompressor *z = NULL;
-	struct kept *kept = NULL;
-	size_t nkept = 0, cap = 0, shstrndx, off, names_off, names_len = 1, shoff, total;
-	uint64_t taken = 0;
-	bool packed = false;
-	GElf_Ehdr eh;
-	Elf_Scn *scn = NULL;
-	unsigned char *base;
-	Elf64_Ehdr *h;
-	Elf64_Shdr *sh;
+/* The sections an image keeps and where they go in it. */
+struct layout {
+	struct kept *kept;
+	size_t nkept, cap;
+	size_t names_len; /* of the section name table: the empty name first */
+	size_t names_off, shoff, total;
+};
 
-	*out = NULL;
-	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] !=
-		    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
-	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
+/* Collects the debug sections of elf not in skip into l, with how each
+ * is packed; *packed says whether any is compressed. False when a
+ * section's header makes no sense. */
+static bool keep_sections(Elf *elf, size_t shstrndx, const char *const *skip, size_t nskip,
+			  struct layout *l, bool *packed)
+{
+	Elf_Scn *scn = NULL;
+
 	while ((scn = elf_nextscn(elf, scn))) {
 		struct kept k = {.scn = scn};
 		const char *name;
@@ -274,91 +269,123 @@ Elf *kp_debug_image_open_limit(Elf *elf, const char *const *skip, size_t nskip, 
 		k.name = name;
 		if (!read_packing(&k)) {
 			free(k.renamed);
-			goto fail;
+			return false;
 		}
-		packed |= k.packing != PLAIN;
-		kp_xgrow(&kept, &cap, nkept + 1, sizeof(*kept));
-		kept[nkept++] = k;
-		names_len += strlen(name) + 1;
+		*packed |= k.packing != PLAIN;
+		kp_xgrow(&l->kept, &l->cap, l->nkept + 1, sizeof(*l->kept));
+		l->kept[l->nkept++] = k;
+		l->names_len += strlen(name) + 1;
 	}
-	if (!packed)
-		goto fail;
+	return true;
+}
 
-	/* what the kept sections take, inflated or copied, before anything
-	 * is allocated (copies count too: section headers of a hostile file
-	 * may all cover the same bytes) */
-	for (size_t i = 0; i < nkept; i++) {
-		if (kept[i].out_len > limit - taken)
-			goto fail;
-		taken += kept[i].out_len;
+/* Places the kept sections in the image: header, sections, names
+ * (".shstrtab" last), headers. False when the sizes overflow or together
+ * exceed limit, checked before anything is allocated (copies count too:
+ * section headers of a hostile file may all cover the same bytes). */
+static bool lay_out(struct layout *l, uint64_t limit)
+{
+	uint64_t taken = 0;
+	size_t off;
+
+	for (size_t i = 0; i < l->nkept; i++) {
+		if (l->kept[i].out_len > limit - taken)
+			return false;
+		taken += l->kept[i].out_len;
 	}
-
-	/* layout: header, sections, names (".shstrtab" last), headers */
 	off = sizeof(Elf64_Ehdr);
-	for (size_t i = 0; i < nkept; i++) {
-		off = align_up(off, kept[i].align);
-		kept[i].out_off = off;
-		if (kept[i].out_len > SIZE_MAX / 2 - off)
-			goto fail;
-		off += kept[i].out_len;
+	for (size_t i = 0; i < l->nkept; i++) {
+		off = align_up(off, l->kept[i].align);
+		l->kept[i].out_off = off;
+		if (l->kept[i].out_len > SIZE_MAX / 2 - off)
+			return false;
+		off += l->kept[i].out_len;
 	}
-	names_off = off;
-	names_len += sizeof(".shstrtab");
-	shoff = align_up(names_off + names_len, 8);
-	total = shoff + (nkept + 2) * sizeof(Elf64_Shdr);
+	l->names_off = off;
+	l->names_len += sizeof(".shstrtab");
+	l->shoff = align_up(l->names_off + l->names_len, 8);
+	l->total = l->shoff + (l->nkept + 2) * sizeof(Elf64_Shdr);
+	return true;
+}
 
-	img = kp_xcalloc(1, sizeof(*img));
-	z = libdeflate_alloc_decompressor();
-	if (!z || !map_image(img, total))
-		goto fail;
-	base = img->map;
-	for (size_t i = 0; i < nkept; i++)
-		if (!inflate_into(z, &kept[i], base + kept[i].out_off))
-			goto fail;
+/* Writes the image's ELF header, section names and section headers
+ * around the sections already in image. */
+static void write_headers(void *image, const GElf_Ehdr *eh, const struct layout *l)
+{
+	char *base = image;
+	Elf64_Ehdr *h = image;
+	Elf64_Shdr *sh = (void *)(base + l->shoff);
+	size_t off = l->names_off + 1; /* names start with the empty name */
 
-	h = (Elf64_Ehdr *)base;
-	memcpy(h->e_ident, eh.e_ident, EI_NIDENT);
-	h->e_type = eh.e_type;
-	h->e_machine = eh.e_machine;
+	memcpy(h->e_ident, eh->e_ident, EI_NIDENT);
+	h->e_type = eh->e_type;
+	h->e_machine = eh->e_machine;
 	h->e_version = EV_CURRENT;
-	h->e_flags = (Elf64_Word)eh.e_flags;
+	h->e_flags = (Elf64_Word)eh->e_flags;
 	h->e_ehsize = sizeof(Elf64_Ehdr);
 	h->e_shentsize = sizeof(Elf64_Shdr);
-	h->e_shoff = shoff;
-	h->e_shnum = (Elf64_Half)(nkept + 2);
-	h->e_shstrndx = (Elf64_Half)(nkept + 1);
-	off = names_off + 1; /* names start with the empty name */
-	sh = (Elf64_Shdr *)(base + shoff);
-	for (size_t i = 0; i < nkept; i++) {
+	h->e_shoff = l->shoff;
+	h->e_shnum = (Elf64_Half)(l->nkept + 2);
+	h->e_shstrndx = (Elf64_Half)(l->nkept + 1);
+	for (size_t i = 0; i < l->nkept; i++) {
+		const struct kept *k = &l->kept[i];
 		Elf64_Shdr *s = &sh[i + 1];
 
-		s->sh_name = (Elf64_Word)(off - names_off);
-		off = (size_t)(stpcpy((char *)base + off, kept[i].name) + 1 - (char *)base);
-		s->sh_type = kept[i].sh.sh_type;
-		s->sh_flags = kept[i].sh.sh_flags & ~(GElf_Xword)(SHF_COMPRESSED | SHF_ALLOC);
-		s->sh_offset = kept[i].out_off;
-		s->sh_size = kept[i].out_len;
-		s->sh_addralign = kept[i].align;
-		s->sh_entsize = kept[i].sh.sh_entsize;
+		s->sh_name = (Elf64_Word)(off - l->names_off);
+		off = (size_t)(stpcpy(base + off, k->name) + 1 - base);
+		s->sh_type = k->sh.sh_type;
+		s->sh_flags = k->sh.sh_flags & ~(GElf_Xword)(SHF_COMPRESSED | SHF_ALLOC);
+		s->sh_offset = k->out_off;
+		s->sh_size = k->out_len;
+		s->sh_addralign = k->align;
+		s->sh_entsize = k->sh.sh_entsize;
 	}
-	sh[nkept + 1].sh_name = (Elf64_Word)(off - names_off);
-	strcpy((char *)base + off, ".shstrtab");
-	sh[nkept + 1].sh_type = SHT_STRTAB;
-	sh[nkept + 1].sh_offset = names_off;
-	sh[nkept + 1].sh_size = names_len;
-	sh[nkept + 1].sh_addralign = 1;
+	sh[l->nkept + 1].sh_name = (Elf64_Word)(off - l->names_off);
+	strcpy(base + off, ".shstrtab");
+	sh[l->nkept + 1].sh_type = SHT_STRTAB;
+	sh[l->nkept + 1].sh_offset = l->names_off;
+	sh[l->nkept + 1].sh_size = l->names_len;
+	sh[l->nkept + 1].sh_addralign = 1;
+}
 
-	img->elf = elf_memory((char *)base, total);
+Elf *kp_debug_image_open_limit(Elf *elf, const char *const *skip, size_t nskip, uint64_t limit,
+			       struct kp_debug_image **out)
+{
+	struct kp_debug_image *img = NULL;
+	struct libdeflate_decompressor *z = NULL;
+	struct layout l = {.names_len = 1};
+	size_t shstrndx;
+	bool packed = false;
+	GElf_Ehdr eh;
+
+	*out = NULL;
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] !=
+		    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	if (!keep_sections(elf, shstrndx, skip, nskip, &l, &packed) || !packed ||
+	    !lay_out(&l, limit))
+		goto fail;
+	img = kp_xcalloc(1, sizeof(*img));
+	z = libdeflate_alloc_decompressor();
+	if (!z || !map_image(img, l.total))
+		goto fail;
+	for (size_t i = 0; i < l.nkept; i++)
+		if (!inflate_into(z, &l.kept[i], (unsigned char *)img->map + l.kept[i].out_off))
+			goto fail;
+	write_headers(img->map, &eh, &l);
+	img->elf = elf_memory((char *)img->map, l.total);
 	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF)
 		goto fail;
 	libdeflate_free_decompressor(z);
-	free_kept(kept, nkept);
+	free_kept(l.kept, l.nkept);
 	*out = img;
 	return img->elf;
 fail:
 	if (z)
 		libdeflate_free_decompressor(z);
-	free_kept(kept, nkept);
+	free_kept(l.kept, l.nkept);
 	kp_debug_image_free(img);
 	return NULL;
 }

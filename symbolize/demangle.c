@@ -39,25 +39,104 @@ static const char *const op_tokens[] = {"()", "[]", "<<=", ">>=", "<=>", "->*", 
 static const char *const quals[] = {" const", " volatile", " &&",
 				    " &",     " noexcept", " transaction_safe"};
 
+/* The end of the operator name at name[i] ("operator" and, when one
+ * follows, its bracket token, which must not count as nesting). */
+static size_t skip_operator(const char *name, size_t i)
+{
+	size_t j = i + 8;
+
+	for (size_t k = 0; k < sizeof(op_tokens) / sizeof(op_tokens[0]); k++) {
+		if (starts(name + j, op_tokens[k])) {
+			j += strlen(op_tokens[k]);
+			break;
+		}
+	}
+	return j;
+}
+
+/* The end of the top-level parameter list at name[i] ('('), with the
+ * qualifiers that follow it, into *end; false when it is unbalanced (not
+ * something we understand). */
+static bool skip_params(const char *name, size_t len, size_t i, size_t *end)
+{
+	size_t depth = 0, j = i;
+
+	for (; j < len; j++) {
+		if (name[j] == '(')
+			depth++;
+		else if (name[j] == ')' && --depth == 0)
+			break;
+	}
+	if (j >= len)
+		return false;
+	i = j + 1;
+	for (bool again = true; again;) {
+		again = false;
+		for (size_t k = 0; k < sizeof(quals) / sizeof(quals[0]); k++) {
+			size_t ql = strlen(quals[k]);
+
+			if (starts(name + i, quals[k]) && !is_ident(name[i + ql])) {
+				i += ql;
+				again = true;
+			}
+		}
+	}
+	*end = i;
+	return true;
+}
+
+/* Brackets kept open at once (deeper: the name is left whole). */
+#define NEST_MAX 256
+
+/* Follows the brackets that are kept (template arguments, nested
+ * parentheses) on stack[0..*sp) of NEST_MAX; false when they nest too
+ * deep. */
+static bool track_nesting(char *stack, size_t *sp, char c)
+{
+	switch (c) {
+	case '(':
+	case '<':
+	case '{':
+	case '[':
+		if (*sp == NEST_MAX)
+			return false;
+		stack[(*sp)++] = c;
+		break;
+	case '>':
+		if (*sp && stack[*sp - 1] == '<')
+			(*sp)--;
+		break;
+	case ')':
+	case '}':
+	case ']': {
+		char open = c == ')' ? '(' : c == '}' ? '{' : '[';
+		size_t k = *sp;
+
+		while (k > 0 && stack[k - 1] != open)
+			k--;
+		if (k > 0)
+			*sp = k - 1;
+		break;
+	}
+	default:
+		break;
+	}
+	return true;
+}
+
 char *kp_demangle_strip_params(const char *name)
 {
 	size_t len = strlen(name), o = 0, i = 0, sp = 0;
 	char *out = kp_xmalloc(len + 1);
-	char stack[256];
+	char stack[NEST_MAX];
 
 	while (i < len) {
 		char c = name[i];
 
 		if (c == 'o' && starts(name + i, "operator") &&
 		    (i == 0 || !is_ident(name[i - 1])) && !is_ident(name[i + 8])) {
-			size_t j = i + 8;
+			size_t j = skip_operator(name, i);
 
-			for (size_t k = 0; k < sizeof(op_tokens) / sizeof(op_tokens[0]); k++) {
-				if (starts(name + j, op_tokens[k])) {
-					j += strlen(op_tokens[k]);
-					break;
-				}
-			}
 			memcpy(out + o, name + i, j - i);
 			o += j - i;
 			i = j;
@@ -76,58 +155,12 @@ char *kp_demangle_strip_params(const char *name)
 		if (c == '(' && sp == 0 && !starts(name + i, "(anonymous namespace)") &&
 		    !(i > 0 && name[i - 1] == '!')) {
 			/* a top-level parameter list: skip to its matching ')' */
-			size_t depth = 0, j = i;
-
-			for (; j < len; j++) {
-				if (name[j] == '(')
-					depth++;
-				else if (name[j] == ')' && --depth == 0)
-					break;
-			}
-			if (j >= len)
-				goto give_up; /* unbalanced: not something we understand */
-			i = j + 1;
-			for (bool again = true; again;) {
-				again = false;
-				for (size_t k = 0; k < sizeof(quals) / sizeof(quals[0]); k++) {
-					size_t ql = strlen(quals[k]);
-
-					if (starts(name + i, quals[k]) && !is_ident(name[i + ql])) {
-						i += ql;
-						again = true;
-					}
-				}
-			}
+			if (!skip_params(name, len, i, &i))
+				goto give_up;
 			continue;
 		}
-		switch (c) {
-		case '(':
-		case '<':
-		case '{':
-		case '[':
-			if (sp == sizeof(stack))
-				goto give_up;
-			stack[sp++] = c;
-			break;
-		case '>':
-			if (sp && stack[sp - 1] == '<')
-				sp--;
-			break;
-		case ')':
-		case '}':
-		case ']': {
-			char open = c == ')' ? '(' : c == '}' ? '{' : '[';
-			size_t k = sp;
-
-			while (k > 0 && stack[k - 1] != open)
-				k--;
-			if (k > 0)
-				sp = k - 1;
-			break;
-		}
-		default:
-			break;
-		}
+		if (!track_nesting(stack, &sp, c))
+			goto give_up;
 		out[o++] = c;
 		i++;
 	}

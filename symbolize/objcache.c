@@ -265,6 +265,72 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	free(dpath);
 }
 
+/* Checks the file open as fd against the mapping's build-id bid: a
+ * mapping without one takes the file's; when the path now holds another
+ * build (not the mapped code) the file is closed and -ESTALE comes back.
+ * Returns fd otherwise. */
+static int check_build(int fd, uint8_t *bid, size_t *bid_len)
+{
+	uint8_t fbid[KP_BUILD_ID_MAX];
+	size_t flen = kp_elf_read_build_id(fd, fbid, sizeof(fbid));
+
+	if (!*bid_len) {
+		*bid_len = flen;
+		memcpy(bid, fbid, flen);
+	} else if (flen && (flen != *bid_len || memcmp(fbid, bid, flen) != 0)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* The build's object of the same trust; else a trusted file goes to the
+ * build's object without a file (which it names if still in time; else
+ * the object is named from the build's index, which only trusted files
+ * write). The file k (open as fd, or fd < 0) joins it and the object takes
+ * fd when it wants a file (else fd is closed). Returns the object's id, or
+ * 0 when the build has no such object (fd untouched). */
+static uint32_t join_build(struct kp_objcache *oc, const struct filekey *k, const uint8_t *bid,
+			   size_t bid_len, enum trust trust, int fd, const char *dpath)
+{
+	struct object *o;
+	uint32_t id;
+
+	if (!bid_len || !((id = find_build_id(oc, bid, bid_len, trust)) ||
+			  (trust == TRUSTED && (id = find_build_id(oc, bid, bid_len, NOFILE)))))
+		return 0;
+	add_file(oc, k, id);
+	o = &oc->objs[id - 1];
+	if (fd >= 0 && !(o->elf && kp_elfobj_give_file(o->elf, fd, dpath)))
+		close(fd);
+	else if (fd >= 0)
+		o->trust = trust;
+	return id;
+}
+
+/* A new object for the file k, open as fd (or not, fd < 0) and found at
+ * dpath, of build bid; returns its id. */
+static uint32_t add_object(struct kp_objcache *oc, const struct filekey *k, const uint8_t *bid,
+			   size_t bid_len, enum trust trust, int fd, const char *dpath)
+{
+	struct object *o;
+	uint32_t id;
+
+	kp_xgrow(&oc->objs, &oc->cap, oc->nobjs + 1, sizeof(*oc->objs));
+	o = &oc->objs[oc->nobjs++];
+	memset(o, 0, sizeof(*o));
+	id = (uint32_t)oc->nobjs;
+	o->path = kp_xstrdup(k->path);
+	o->trust = trust;
+	o->build_id_len = bid_len;
+	memcpy(o->build_id, bid, bid_len);
+	o->elf = kp_elfobj_new(fd >= 0 ? fd : -1, o->path, dpath, o->build_id, o->build_id_len);
+	if (bid_len)
+		kp_idmap_put(&oc->by_build_id, kp_hash_bytes(bid, bid_len, 0x6b70), id);
+	add_file(oc, k, id);
+	return id;
+}
+
 /* kp_objcache_get, and kp_objcache_get_memfd when want_elf: then a file
  * that is not ELF (or, out of reach, has no build-id from the record) gets
  * no object and 0 comes back. */
@@ -277,7 +343,6 @@ static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool
 			    .path = (char *)(m->path ? m->path : "")};
 	uint8_t bid[KP_BUILD_ID_MAX];
 	size_t bid_len = 0;
-	struct object *o;
 	char *dpath = NULL;
 	enum trust trust;
 	uint32_t id, nofile;
@@ -326,51 +391,15 @@ opened:
 		free(dpath);
 		return 0;
 	}
-	if (fd >= 0) {
-		uint8_t fbid[KP_BUILD_ID_MAX];
-		size_t flen = kp_elf_read_build_id(fd, fbid, sizeof(fbid));
-
-		if (!bid_len) {
-			bid_len = flen;
-			memcpy(bid, fbid, flen);
-		} else if (flen && (flen != bid_len || memcmp(fbid, bid, flen) != 0)) {
-			/* the path now holds another build: not the mapped code */
-			close(fd);
-			fd = -ESTALE;
-		}
-	}
+	if (fd >= 0)
+		fd = check_build(fd, bid, &bid_len);
 	if (fd < 0 && m->path && m->path[0] == '/')
 		note_failure(oc, m->path, fd);
 	trust = fd < 0 ? NOFILE : kp_elf_file_trusted(fd) ? TRUSTED : OTHER;
-	/* the build's object of the same trust; else a trusted file goes to
-	 * the build's object without a file (which it names if still in
-	 * time; else the object is named from the build's index, which only
-	 * trusted files write) */
-	if (bid_len && ((id = find_build_id(oc, bid, bid_len, trust)) ||
-			(trust == TRUSTED && (id = find_build_id(oc, bid, bid_len, NOFILE))))) {
-		add_file(oc, &k, id);
-		o = &oc->objs[id - 1];
-		if (fd >= 0 && !(o->elf && kp_elfobj_give_file(o->elf, fd, dpath)))
-			close(fd);
-		else if (fd >= 0)
-			o->trust = trust;
-		free(dpath);
-		return id;
-	}
-
-	kp_xgrow(&oc->objs, &oc->cap, oc->nobjs + 1, sizeof(*oc->objs));
-	o = &oc->objs[oc->nobjs++];
-	memset(o, 0, sizeof(*o));
-	id = (uint32_t)oc->nobjs;
-	o->path = kp_xstrdup(k.path);
-	o->trust = trust;
-	o->build_id_len = bid_len;
-	memcpy(o->build_id, bid, bid_len);
-	o->elf = kp_elfobj_new(fd >= 0 ? fd : -1, o->path, dpath, o->build_id, o->build_id_len);
+	id = join_build(oc, &k, bid, bid_len, trust, fd, dpath);
+	if (!id)
+		id = add_object(oc, &k, bid, bid_len, trust, fd, dpath);
 	free(dpath);
-	if (bid_len)
-		kp_idmap_put(&oc->by_build_id, kp_hash_bytes(bid, bid_len, 0x6b70), id);
-	add_file(oc, &k, id);
 	return id;
 }
 

@@ -261,99 +261,116 @@ static void encode_lines(struct line_table *t, const struct kp_dwflat_row *rows,
 	}
 }
 
-/* The arrays are written in place with string ids where offsets go; the
- * strings, known only then, are appended in id order and the ids turned
- * into their offsets. */
-struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
-{
-	struct kp_symidx *x = kp_xcalloc(1, sizeof(*x));
-	struct kp_strtab *ids = kp_strtab_new();
-	const struct kp_dwflat *dw = in->dwarf;
-	struct line_table lt = {0};
-	size_t nscopes = dw ? dw->nscopes : 0;
-	size_t npieces = dw ? dw->npieces : 0;
-	size_t nfiles = dw && dw->files ? kp_strtab_count(dw->files) + 1 : 0;
+/* Where each part of an index goes in its block (the strings last, their
+ * size known only once every array is written), and how many scopes,
+ * pieces and files it holds. */
+struct block_plan {
+	size_t nscopes, npieces, nfiles;
 	size_t segs_at, syms_at, scopes_at, pieces_at, files_at, baddr_at, boff_at, lines_at;
 	size_t strings_at;
-	uint8_t *block;
-	struct kp_symidx_sym *syms;
-	struct scope *scopes;
-	struct piece *pieces;
-	uint32_t *files;
-	struct header *h;
-	uint32_t nstrings, *offs;
-	size_t len = 1; /* offset 0: the empty string that means "none" */
+};
 
-	if (dw && nfiles)
-		encode_lines(&lt, dw->rows, dw->nrows);
-	segs_at = ALIGN8(sizeof(struct header));
-	syms_at = segs_at + ALIGN8(in->nsegs * sizeof(struct kp_symidx_seg));
-	scopes_at = syms_at + ALIGN8(in->nsyms * sizeof(struct kp_symidx_sym));
-	pieces_at = scopes_at + ALIGN8(nscopes * sizeof(struct scope));
-	files_at = pieces_at + ALIGN8(npieces * sizeof(struct piece));
-	baddr_at = files_at + ALIGN8(nfiles * sizeof(uint32_t));
-	boff_at = baddr_at + ALIGN8(lt.nblocks * sizeof(uint64_t));
-	lines_at = boff_at + ALIGN8(lt.nblocks * sizeof(uint32_t));
-	strings_at = lines_at + ALIGN8(lt.stream.n);
-	block = kp_xcalloc(1, strings_at);
-	syms = (void *)(block + syms_at);
-	scopes = (void *)(block + scopes_at);
-	pieces = (void *)(block + pieces_at);
-	files = (void *)(block + files_at);
+static void plan_block(struct block_plan *bp, const struct kp_symidx_input *in,
+		       const struct line_table *lt)
+{
+	bp->segs_at = ALIGN8(sizeof(struct header));
+	bp->syms_at = bp->segs_at + ALIGN8(in->nsegs * sizeof(struct kp_symidx_seg));
+	bp->scopes_at = bp->syms_at + ALIGN8(in->nsyms * sizeof(struct kp_symidx_sym));
+	bp->pieces_at = bp->scopes_at + ALIGN8(bp->nscopes * sizeof(struct scope));
+	bp->files_at = bp->pieces_at + ALIGN8(bp->npieces * sizeof(struct piece));
+	bp->baddr_at = bp->files_at + ALIGN8(bp->nfiles * sizeof(uint32_t));
+	bp->boff_at = bp->baddr_at + ALIGN8(lt->nblocks * sizeof(uint64_t));
+	bp->lines_at = bp->boff_at + ALIGN8(lt->nblocks * sizeof(uint32_t));
+	bp->strings_at = bp->lines_at + ALIGN8(lt->stream.n);
+}
+
+/* Writes the arrays into block, with ids of ids where string offsets go. */
+static void write_arrays(uint8_t *block, const struct block_plan *bp,
+			 const struct kp_symidx_input *in, const struct line_table *lt,
+			 struct kp_strtab *ids)
+{
+	const struct kp_dwflat *dw = in->dwarf;
+	struct kp_symidx_sym *syms = (void *)(block + bp->syms_at);
+	struct scope *scopes = (void *)(block + bp->scopes_at);
+	struct piece *pieces = (void *)(block + bp->pieces_at);
+	uint32_t *files = (void *)(block + bp->files_at);
+
 	if (in->nsegs)
-		memcpy(block + segs_at, in->segs, in->nsegs * sizeof(*in->segs));
+		memcpy(block + bp->segs_at, in->segs, in->nsegs * sizeof(*in->segs));
 	for (size_t i = 0; i < in->nsyms; i++) {
 		syms[i] = in->syms[i];
 		syms[i].name = intern(ids, in->sym_strings + in->syms[i].name);
 		syms[i].reserved = 0;
 	}
-	for (size_t i = 0; i < nscopes; i++) {
+	for (size_t i = 0; i < bp->nscopes; i++) {
 		const struct kp_dwflat_scope *sc = &dw->scopes[i];
 
-		scopes[i] = (struct scope){.parent = sc->parent,
-					   .link = intern(ids, sc->link),
-					   .plain = intern(ids, sc->plain),
-					   .call_file = sc->call_file < nfiles ? sc->call_file : 0,
-					   .call_line = sc->call_line,
-					   .inlined = sc->inlined,
-					   .qualified = sc->qualified};
+		scopes[i] =
+			(struct scope){.parent = sc->parent,
+				       .link = intern(ids, sc->link),
+				       .plain = intern(ids, sc->plain),
+				       .call_file = sc->call_file < bp->nfiles ? sc->call_file : 0,
+				       .call_line = sc->call_line,
+				       .inlined = sc->inlined,
+				       .qualified = sc->qualified};
 	}
-	for (size_t i = 0; i < npieces; i++) {
+	for (size_t i = 0; i < bp->npieces; i++) {
 		const struct kp_dwflat_piece *p = &dw->pieces[i];
 
 		pieces[i] = (struct piece){.lo = p->lo, .hi = p->hi, .scope = p->scope};
 	}
-	for (size_t i = 1; i < nfiles; i++)
+	for (size_t i = 1; i < bp->nfiles; i++)
 		files[i] = intern(ids, kp_strtab_str(dw->files, (uint32_t)i));
-	if (lt.nblocks) {
-		memcpy(block + baddr_at, lt.addr, lt.nblocks * sizeof(uint64_t));
-		memcpy(block + boff_at, lt.off, lt.nblocks * sizeof(uint32_t));
-		memcpy(block + lines_at, lt.stream.v, lt.stream.n);
+	if (lt->nblocks) {
+		memcpy(block + bp->baddr_at, lt->addr, lt->nblocks * sizeof(uint64_t));
+		memcpy(block + bp->boff_at, lt->off, lt->nblocks * sizeof(uint32_t));
+		memcpy(block + bp->lines_at, lt->stream.v, lt->stream.n);
 	}
-	nstrings = kp_strtab_count(ids);
+}
+
+/* Appends the strings of ids to block in id order and turns the arrays'
+ * ids into their offsets. Returns the grown block; *len is the strings'
+ * size (offset 0: the empty string that means "none"). */
+static uint8_t *append_strings(uint8_t *block, const struct block_plan *bp, size_t nsyms,
+			       struct kp_strtab *ids, size_t *len)
+{
+	uint32_t nstrings = kp_strtab_count(ids), *offs, *files;
+	struct kp_symidx_sym *syms;
+	struct scope *scopes;
+
+	*len = 1;
 	offs = kp_xmalloc((nstrings + 1) * sizeof(*offs));
 	offs[0] = 0;
 	for (uint32_t id = 1; id <= nstrings; id++) {
-		offs[id] = (uint32_t)len;
-		len += kp_strtab_len(ids, id) + 1;
+		offs[id] = (uint32_t)*len;
+		*len += kp_strtab_len(ids, id) + 1;
 	}
-	block = kp_xrealloc(block, strings_at + len);
-	syms = (void *)(block + syms_at);
-	scopes = (void *)(block + scopes_at);
-	files = (void *)(block + files_at);
-	h = (void *)block;
-	block[strings_at] = '\0';
+	block = kp_xrealloc(block, bp->strings_at + *len);
+	syms = (void *)(block + bp->syms_at);
+	scopes = (void *)(block + bp->scopes_at);
+	files = (void *)(block + bp->files_at);
+	block[bp->strings_at] = '\0';
 	for (uint32_t id = 1; id <= nstrings; id++)
-		memcpy(block + strings_at + offs[id], kp_strtab_str(ids, id),
+		memcpy(block + bp->strings_at + offs[id], kp_strtab_str(ids, id),
 		       kp_strtab_len(ids, id) + 1);
-	for (size_t i = 0; i < in->nsyms; i++)
+	for (size_t i = 0; i < nsyms; i++)
 		syms[i].name = offs[syms[i].name];
-	for (size_t i = 0; i < nscopes; i++) {
+	for (size_t i = 0; i < bp->nscopes; i++) {
 		scopes[i].link = offs[scopes[i].link];
 		scopes[i].plain = offs[scopes[i].plain];
 	}
-	for (size_t i = 0; i < nfiles; i++)
+	for (size_t i = 0; i < bp->nfiles; i++)
 		files[i] = offs[files[i]];
+	free(offs);
+	return block;
+}
+
+/* Fills the header of the index in block, its checksum last. */
+static void write_header(uint8_t *block, const struct block_plan *bp,
+			 const struct kp_symidx_input *in, const struct line_table *lt, size_t len)
+{
+	struct header *h = (void *)block;
+
 	memcpy(h->magic, SYMIDX_MAGIC, 8);
 	h->version = SYMIDX_VERSION;
 	h->order = SYMIDX_ORDER;
@@ -363,17 +380,42 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 	h->dw_bias = in->dw_bias;
 	h->nsegs = in->nsegs;
 	h->nsyms = in->nsyms;
-	h->nscopes = nscopes;
-	h->npieces = npieces;
-	h->nfiles = nfiles;
-	h->nblocks = lt.nblocks;
-	h->lines_size = lt.stream.n;
+	h->nscopes = bp->nscopes;
+	h->npieces = bp->npieces;
+	h->nfiles = bp->nfiles;
+	h->nblocks = lt->nblocks;
+	h->lines_size = lt->stream.n;
 	h->strings_size = len;
-	h->file_size = strings_at + len;
+	h->file_size = bp->strings_at + len;
 	h->checksum = kp_checksum(block + SUMMED_FROM, h->file_size - SUMMED_FROM);
+}
+
+/* The arrays are written in place with string ids where offsets go; the
+ * strings, known only then, are appended in id order and the ids turned
+ * into their offsets. */
+struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
+{
+	struct kp_symidx *x = kp_xcalloc(1, sizeof(*x));
+	struct kp_strtab *ids = kp_strtab_new();
+	const struct kp_dwflat *dw = in->dwarf;
+	struct line_table lt = {0};
+	struct block_plan bp = {
+		.nscopes = dw ? dw->nscopes : 0,
+		.npieces = dw ? dw->npieces : 0,
+		.nfiles = dw && dw->files ? kp_strtab_count(dw->files) + 1 : 0,
+	};
+	uint8_t *block;
+	size_t len;
+
+	if (dw && bp.nfiles)
+		encode_lines(&lt, dw->rows, dw->nrows);
+	plan_block(&bp, in, &lt);
+	block = kp_xcalloc(1, bp.strings_at);
+	write_arrays(block, &bp, in, &lt, ids);
+	block = append_strings(block, &bp, in->nsyms, ids, &len);
+	write_header(block, &bp, in, &lt, len);
 	x->base = block;
-	layout(x, h, strings_at + len);
-	free(offs);
+	layout(x, (void *)block, bp.strings_at + len);
 	free(lt.addr);
 	free(lt.off);
 	free(lt.stream.v);

@@ -165,7 +165,7 @@ static size_t align_up(size_t v, size_t a)
 	return (v + a - 1) / a * a;
 }
 
-uint64_t kp_inflate_limit(uint64_t file_size)
+uint64_t kp_debug_image_inflate_limit(uint64_t file_size)
 {
 	uint64_t by_size = file_size > KP_INFLATE_MAX / KP_INFLATE_RATIO
 				   ? KP_INFLATE_MAX

@@ -41,7 +41,7 @@ struct kp_debug_image;
 
 /* The limit of an object whose compressed sections are in files of
  * file_size bytes together. */
-uint64_t kp_inflate_limit(uint64_t file_size);
+uint64_t kp_debug_image_inflate_limit(uint64_t file_size);
 
 /* The sum of the inflated sizes that elf's compressed DWARF sections
  * (.debug_* with SHF_COMPRESSED, .zdebug_*), all but those named in

@@ -37,7 +37,7 @@ struct cu_index {
 	Dwarf_Die cudie;
 	const char *comp_dir; /* DW_AT_comp_dir, NULL when the unit has none */
 	bool v5;	      /* DWARF 5: files count from 0 */
-	struct kp_dwscope *scopes;
+	struct kp_dwarf_scope *scopes;
 	size_t nscopes, scopes_cap;
 	struct root *roots; /* by scope: roots[i].scope */
 	size_t nroots;
@@ -52,11 +52,11 @@ struct cu_range {
 	Dwarf_Off die_off; /* the unit's DIE */
 };
 
-struct kp_dwidx {
+struct kp_dwarf_index {
 	struct cu_index *cus; /* id = index + 1 */
 	size_t ncus, cap;
 	struct kp_idmap by_off;
-	struct kp_dwscope **chain;
+	struct kp_dwarf_scope **chain;
 	size_t chain_cap;
 	/* scratch reused from one walk to the next */
 	struct span *spans;
@@ -72,9 +72,9 @@ struct kp_dwidx {
 	bool cu_ranges_built;
 };
 
-struct kp_dwidx *kp_dwidx_new(void)
+struct kp_dwarf_index *kp_dwarf_index_new(void)
 {
-	return kp_xcalloc(1, sizeof(struct kp_dwidx));
+	return kp_xcalloc(1, sizeof(struct kp_dwarf_index));
 }
 
 static void cu_index_fini(struct cu_index *cu)
@@ -88,7 +88,7 @@ static void cu_index_fini(struct cu_index *cu)
 	free(cu->top.v);
 }
 
-void kp_dwidx_free(struct kp_dwidx *x)
+void kp_dwarf_index_free(struct kp_dwarf_index *x)
 {
 	if (!x)
 		return;
@@ -111,7 +111,7 @@ struct span {
 };
 
 struct walk {
-	struct kp_dwidx *x;
+	struct kp_dwarf_index *x;
 	struct cu_index *cu;
 	size_t nspans;
 	bool top; /* the CU level: functions become roots, not descended */
@@ -143,7 +143,7 @@ static bool may_hold_code(const struct walk *w, int tag)
 
 static int add_scope(struct cu_index *cu, Dwarf_Die *die, int parent, bool inlined)
 {
-	struct kp_dwscope *sc;
+	struct kp_dwarf_scope *sc;
 
 	kp_xgrow(&cu->scopes, &cu->scopes_cap, cu->nscopes + 1, sizeof(*cu->scopes));
 	sc = &cu->scopes[cu->nscopes];
@@ -277,7 +277,7 @@ static bool deeper(const struct span *a, const struct span *b)
 
 /* Flattens the spans: for each elementary interval, the deepest covering
  * scope (nested ranges in sane DWARF; a heap keeps it right otherwise). */
-static void flatten(struct kp_dwidx *x, struct pieces *out, struct span *spans, size_t n)
+static void flatten(struct kp_dwarf_index *x, struct pieces *out, struct span *spans, size_t n)
 {
 	Dwarf_Addr *pts;
 	const struct span **heap;
@@ -348,7 +348,7 @@ static void flatten(struct kp_dwidx *x, struct pieces *out, struct span *spans, 
 }
 
 struct off_query {
-	const struct kp_dwidx *x;
+	const struct kp_dwarf_index *x;
 	Dwarf_Off off;
 };
 
@@ -366,9 +366,9 @@ static const char *unit_comp_dir(Dwarf_Die *cudie)
 	return dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
 }
 
-/* A file name of a unit's line table as a kp_dwsrc: relative names are
+/* A file name of a unit's line table as a kp_dwarf_src: relative names are
  * relative to the unit's directory. */
-static void set_src(struct kp_dwsrc *out, const char *comp_dir, const char *file, int line)
+static void set_src(struct kp_dwarf_src *out, const char *comp_dir, const char *file, int line)
 {
 	out->file = file;
 	out->dir = file && file[0] != '/' && comp_dir && *comp_dir ? comp_dir : NULL;
@@ -378,7 +378,7 @@ static void set_src(struct kp_dwsrc *out, const char *comp_dir, const char *file
 /* The line-table row of addr in the unit, as dwarf_getsrc_die picks it; a
  * row naming no file (an index past the table, or 0 before DWARF 5, where
  * files count from 1) is none. */
-static void unit_row(const struct cu_index *cu, Dwarf_Addr addr, struct kp_dwsrc *out)
+static void unit_row(const struct cu_index *cu, Dwarf_Addr addr, struct kp_dwarf_src *out)
 {
 	Dwarf_Die cudie = cu->cudie;
 	Dwarf_Line *l = dwarf_getsrc_die(&cudie, addr);
@@ -396,7 +396,7 @@ static void unit_row(const struct cu_index *cu, Dwarf_Addr addr, struct kp_dwsrc
 
 /* Walks the top level of the unit of cudie into cu (zeroed): its functions
  * with code become roots. */
-static void index_cu(struct kp_dwidx *x, Dwarf_Die *cudie, struct cu_index *cu)
+static void index_cu(struct kp_dwarf_index *x, Dwarf_Die *cudie, struct cu_index *cu)
 {
 	struct walk w = {0};
 
@@ -427,7 +427,7 @@ static void index_cu(struct kp_dwidx *x, Dwarf_Die *cudie, struct cu_index *cu)
 	flatten(x, &cu->top, x->spans, w.nspans);
 }
 
-static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
+static struct cu_index *get_cu(struct kp_dwarf_index *x, Dwarf_Die *cudie)
 {
 	struct off_query q = {x, dwarf_dieoffset(cudie)};
 	uint32_t id = kp_idmap_find(&x->by_off, kp_hash_u64(q.off), off_eq, &q);
@@ -444,7 +444,7 @@ static struct cu_index *get_cu(struct kp_dwidx *x, Dwarf_Die *cudie)
 }
 
 /* Indexes the subtree of one top-level function. */
-static void index_root(struct kp_dwidx *x, struct cu_index *cu, struct root *r)
+static void index_root(struct kp_dwarf_index *x, struct cu_index *cu, struct root *r)
 {
 	Dwarf_Die die = cu->scopes[r->scope].die;
 	struct walk w = {.x = x, .cu = cu};
@@ -486,7 +486,7 @@ static int off_cmp(const void *pa, const void *pb)
  * there is none), read from the unit DIEs with libdw. Units it covers are
  * skipped: opening a unit's DIE decodes its abbreviations, which for every
  * unit of libc would cost more than the lookups. */
-static void build_cu_ranges(struct kp_dwidx *x, Dwarf *dw)
+static void build_cu_ranges(struct kp_dwarf_index *x, Dwarf *dw)
 {
 	Dwarf_Aranges *ar;
 	Dwarf_Off off = 0, next, *covered = NULL;
@@ -531,7 +531,7 @@ static void build_cu_ranges(struct kp_dwidx *x, Dwarf *dw)
 /* The unit holding addr: .debug_aranges through libdw, else (the section
  * is optional, and clang does not emit it by default) the own ranges of
  * the units it does not cover. */
-static bool find_cu(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, Dwarf_Die *cudie)
+static bool find_cu(struct kp_dwarf_index *x, Dwarf *dw, Dwarf_Addr addr, Dwarf_Die *cudie)
 {
 	size_t lo;
 
@@ -545,8 +545,8 @@ static bool find_cu(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, Dwarf_Die *c
 	       dwarf_offdie(dw, x->cu_ranges[lo - 1].die_off, cudie);
 }
 
-size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain,
-		      struct kp_dwsrc *row)
+size_t kp_dwarf_index_chain(struct kp_dwarf_index *x, Dwarf *dw, Dwarf_Addr addr,
+			    struct kp_dwarf_scope ***chain, struct kp_dwarf_src *row)
 {
 	Dwarf_Die cudie;
 	struct cu_index *cu;
@@ -602,7 +602,7 @@ static const char *unit_file(Dwarf_Die *die, Dwarf_Word idx, const char **comp_d
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
-void kp_dwscope_call_site(const struct kp_dwscope *s, struct kp_dwsrc *out)
+void kp_dwarf_index_call_site(const struct kp_dwarf_scope *s, struct kp_dwarf_src *out)
 {
 	Dwarf_Die die = s->die;
 	Dwarf_Attribute attr;
@@ -679,8 +679,8 @@ static char *qualified_name(Dwarf_Die *die, const char *name)
 	return kp_xasprintf("%.*s%s", (int)len, buf, name);
 }
 
-char *kp_dwname_pick(const char *link, const char *plain, kp_dwname_qualify_fn qualify, void *arg,
-		     bool full_names)
+char *kp_dwarf_index_pick_name(const char *link, const char *plain,
+			       kp_dwarf_index_qualify_fn qualify, void *arg, bool full_names)
 {
 	if (link && *link) {
 		char *d = kp_demangle(link, full_names);
@@ -709,13 +709,13 @@ static const char *linkage_name(Dwarf_Die *die)
 	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
 }
 
-const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names)
+const char *kp_dwarf_index_scope_name(struct kp_dwarf_scope *s, bool full_names)
 {
 	if (s->named)
 		return s->name;
 	s->named = true;
-	s->name = kp_dwname_pick(linkage_name(&s->die), dwarf_diename(&s->die),
-				 s->cxx ? qualify_die : NULL, &s->die, full_names);
+	s->name = kp_dwarf_index_pick_name(linkage_name(&s->die), dwarf_diename(&s->die),
+					   s->cxx ? qualify_die : NULL, &s->die, full_names);
 	return s->name;
 }
 
@@ -735,7 +735,7 @@ static char *record_qualified(void *arg, const char *plain)
 
 /* The raw names of a scope, with the plain name qualified when the naming
  * rule would qualify it (which depends on its linkage name only). */
-static void flat_names(struct kp_dwscope *s, struct kp_dwflat_scope *f)
+static void flat_names(struct kp_dwarf_scope *s, struct kp_dwarf_flat_scope *f)
 {
 	const char *plain = dwarf_diename(&s->die);
 
@@ -743,7 +743,7 @@ static void flat_names(struct kp_dwscope *s, struct kp_dwflat_scope *f)
 	if (s->cxx && plain) {
 		struct qualified_rec r = {&s->die, NULL};
 
-		free(kp_dwname_pick(f->link, plain, record_qualified, &r, false));
+		free(kp_dwarf_index_pick_name(f->link, plain, record_qualified, &r, false));
 		if (r.plain) {
 			f->plain = f->qualified_name = r.plain;
 			f->qualified = true;
@@ -753,10 +753,10 @@ static void flat_names(struct kp_dwscope *s, struct kp_dwflat_scope *f)
 	f->plain = plain; /* libdw's string, alive as long as the Dwarf */
 }
 
-static void add_flat_piece(struct kp_dwflat *out, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
+static void add_flat_piece(struct kp_dwarf_flat *out, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
 			   uint32_t scope)
 {
-	struct kp_dwflat_piece *last = out->npieces ? &out->pieces[out->npieces - 1] : NULL;
+	struct kp_dwarf_flat_piece *last = out->npieces ? &out->pieces[out->npieces - 1] : NULL;
 
 	if (lo >= hi)
 		return;
@@ -765,13 +765,13 @@ static void add_flat_piece(struct kp_dwflat *out, size_t *cap, Dwarf_Addr lo, Dw
 		return;
 	}
 	kp_xgrow(&out->pieces, cap, out->npieces + 1, sizeof(*out->pieces));
-	out->pieces[out->npieces++] = (struct kp_dwflat_piece){lo, hi, scope};
+	out->pieces[out->npieces++] = (struct kp_dwarf_flat_piece){lo, hi, scope};
 }
 
 /* The pieces of one unit in global scope numbers (base + the unit's own):
  * each top-level piece filled with its function's inner pieces, the
- * function itself where none covers it, as kp_dwidx_chain finds them. */
-static void flatten_cu(struct cu_index *cu, uint32_t base, struct kp_dwflat *out, size_t *cap)
+ * function itself where none covers it, as kp_dwarf_index_chain finds them. */
+static void flatten_cu(struct cu_index *cu, uint32_t base, struct kp_dwarf_flat *out, size_t *cap)
 {
 	for (size_t i = 0; i < cu->top.n; i++) {
 		const struct piece *tp = &cu->top.v[i];
@@ -795,12 +795,13 @@ static void flatten_cu(struct cu_index *cu, uint32_t base, struct kp_dwflat *out
 	}
 }
 
-static inline bool flat_less(const struct kp_dwflat_piece *a, const struct kp_dwflat_piece *b)
+static inline bool flat_less(const struct kp_dwarf_flat_piece *a,
+			     const struct kp_dwarf_flat_piece *b)
 {
 	return a->lo < b->lo;
 }
 
-KP_MSORT(sort_flat, struct kp_dwflat_piece, flat_less)
+KP_MSORT(sort_flat, struct kp_dwarf_flat_piece, flat_less)
 
 /* One unit's source files as ids in the build's table, made as they are
  * first needed. */
@@ -836,7 +837,7 @@ static void unit_files_fini(struct unit_files *uf)
 /* The build's id of file idx of the unit, 0 for none. */
 static uint32_t unit_file_id(struct unit_files *uf, struct kp_strtab *t, Dwarf_Word idx)
 {
-	struct kp_dwsrc src;
+	struct kp_dwarf_src src;
 	const char *name;
 	size_t len;
 
@@ -855,17 +856,17 @@ static uint32_t unit_file_id(struct unit_files *uf, struct kp_strtab *t, Dwarf_W
 	return uf->ids[idx];
 }
 
-static void add_flat_row(struct kp_dwflat *out, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
+static void add_flat_row(struct kp_dwarf_flat *out, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
 			 uint32_t file, uint32_t line)
 {
-	struct kp_dwflat_row *last = out->nrows ? &out->rows[out->nrows - 1] : NULL;
+	struct kp_dwarf_flat_row *last = out->nrows ? &out->rows[out->nrows - 1] : NULL;
 
 	if (last && last->hi == lo && last->file == file && last->line == line) {
 		last->hi = hi;
 		return;
 	}
 	kp_xgrow(&out->rows, cap, out->nrows + 1, sizeof(*out->rows));
-	out->rows[out->nrows++] = (struct kp_dwflat_row){lo, hi, file, line};
+	out->rows[out->nrows++] = (struct kp_dwarf_flat_row){lo, hi, file, line};
 }
 
 /* An address range of a unit, as find_cu sees them. */
@@ -964,7 +965,7 @@ static size_t unit_coverage(Dwarf_Die *cudie, const struct unit_range *ar, size_
  * length 0 at a sequence's end, which libdw sorts after the end marker,
  * would reach to the unit's next sequence, over other units' code. */
 static void flatten_lines(Dwarf_Die *cudie, struct unit_files *uf, const struct unit_range *cov,
-			  size_t ncov, struct kp_dwflat *out, size_t *cap)
+			  size_t ncov, struct kp_dwarf_flat *out, size_t *cap)
 {
 	Dwarf_Lines *lines;
 	size_t nlines, c = 0;
@@ -1003,25 +1004,25 @@ static void flatten_lines(Dwarf_Die *cudie, struct unit_files *uf, const struct 
 	}
 }
 
-static inline bool row_less(const struct kp_dwflat_row *a, const struct kp_dwflat_row *b)
+static inline bool row_less(const struct kp_dwarf_flat_row *a, const struct kp_dwarf_flat_row *b)
 {
 	return a->lo < b->lo;
 }
 
-KP_MSORT(sort_rows, struct kp_dwflat_row, row_less)
+KP_MSORT(sort_rows, struct kp_dwarf_flat_row, row_less)
 
 /* Rows of units out of address order, or overlapping (broken DWARF):
  * sorted, and where two claim an address the one starting first keeps
  * it; neighbours at one file and line merged. */
-static void normalize_rows(struct kp_dwflat *out)
+static void normalize_rows(struct kp_dwarf_flat *out)
 {
-	struct kp_dwflat_row *tmp = kp_xmalloc((out->nrows ? out->nrows : 1) * sizeof(*tmp));
+	struct kp_dwarf_flat_row *tmp = kp_xmalloc((out->nrows ? out->nrows : 1) * sizeof(*tmp));
 	size_t k = 0;
 
 	sort_rows(out->rows, tmp, out->nrows);
 	free(tmp);
 	for (size_t i = 0; i < out->nrows; i++) {
-		struct kp_dwflat_row r = out->rows[i];
+		struct kp_dwarf_flat_row r = out->rows[i];
 
 		if (k && r.lo < out->rows[k - 1].hi)
 			r.lo = out->rows[k - 1].hi;
@@ -1036,7 +1037,7 @@ static void normalize_rows(struct kp_dwflat *out)
 	out->nrows = k;
 }
 
-void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
+void kp_dwarf_index_flatten(struct kp_dwarf_index *x, Dwarf *dw, struct kp_dwarf_flat *out)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize, cap = 0, scap = 0, rcap = 0, k = 0, nar, cov_cap = 0;
@@ -1063,8 +1064,8 @@ void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
 		unit_files_init(&uf, &cudie, cu.comp_dir);
 		kp_xgrow(&out->scopes, &scap, out->nscopes + cu.nscopes, sizeof(*out->scopes));
 		for (size_t i = 0; i < cu.nscopes; i++) {
-			struct kp_dwscope *sc = &cu.scopes[i];
-			struct kp_dwflat_scope *f = &out->scopes[out->nscopes++];
+			struct kp_dwarf_scope *sc = &cu.scopes[i];
+			struct kp_dwarf_flat_scope *f = &out->scopes[out->nscopes++];
 
 			memset(f, 0, sizeof(*f));
 			f->parent = sc->parent < 0 ? -1 : (int32_t)base + sc->parent;
@@ -1074,7 +1075,7 @@ void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
 				Dwarf_Attribute attr;
 				Dwarf_Word file = 0, line = 0;
 
-				/* what kp_dwscope_call_site reads, in this unit */
+				/* what kp_dwarf_index_call_site reads, in this unit */
 				if (dwarf_formudata(dwarf_attr(&sc->die, DW_AT_call_file, &attr),
 						    &file) == 0)
 					f->call_file = unit_file_id(&uf, out->files, file);
@@ -1103,12 +1104,12 @@ void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
 	if (!sorted) {
 		/* units out of address order, or overlapping (broken DWARF): sort,
 		 * and where two claim an address the one starting first keeps it */
-		struct kp_dwflat_piece *tmp = kp_xmalloc(out->npieces * sizeof(*tmp));
+		struct kp_dwarf_flat_piece *tmp = kp_xmalloc(out->npieces * sizeof(*tmp));
 
 		sort_flat(out->pieces, tmp, out->npieces);
 		free(tmp);
 		for (size_t i = 0; i < out->npieces; i++) {
-			struct kp_dwflat_piece p = out->pieces[i];
+			struct kp_dwarf_flat_piece p = out->pieces[i];
 
 			if (k && p.lo < out->pieces[k - 1].hi)
 				p.lo = out->pieces[k - 1].hi;
@@ -1119,7 +1120,7 @@ void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out)
 	}
 }
 
-void kp_dwflat_fini(struct kp_dwflat *f)
+void kp_dwarf_index_flat_fini(struct kp_dwarf_flat *f)
 {
 	for (size_t i = 0; i < f->nscopes; i++)
 		free(f->scopes[i].qualified_name);

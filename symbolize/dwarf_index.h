@@ -1,4 +1,4 @@
-/* kp_dwidx: per compilation unit, the address ranges of every function and
+/* kp_dwarf_index: per compilation unit, the address ranges of every function and
  * inlined-subroutine instance, flattened once into sorted disjoint pieces
  * that each name their innermost scope. dwarf_getscopes walks a CU's DIE
  * tree on every call; with this index a lookup is a binary search and a
@@ -13,7 +13,7 @@
 
 struct kp_strtab;
 
-struct kp_dwscope {
+struct kp_dwarf_scope {
 	Dwarf_Die die;
 	int parent;   /* index in the CU's scopes, -1 at the top */
 	bool inlined; /* DW_TAG_inlined_subroutine (else DW_TAG_subprogram) */
@@ -22,16 +22,16 @@ struct kp_dwscope {
 	char *name;   /* display name, NULL if none */
 };
 
-struct kp_dwidx;
+struct kp_dwarf_index;
 
-struct kp_dwidx *kp_dwidx_new(void);
-void kp_dwidx_free(struct kp_dwidx *x);
+struct kp_dwarf_index *kp_dwarf_index_new(void);
+void kp_dwarf_index_free(struct kp_dwarf_index *x);
 
 /* A source position as DWARF gives it: the file's name from its unit's
  * line table (joined with its directory there), and when that name is
  * relative, the unit's DW_AT_comp_dir it is relative to (addr2line prints
  * DIR/FILE). The strings are libdw's, valid while the Dwarf is open. */
-struct kp_dwsrc {
+struct kp_dwarf_src {
 	const char *dir;  /* the unit's comp_dir when file is relative, else NULL */
 	const char *file; /* NULL when unknown */
 	uint32_t line;	  /* 0 when unknown (a line-0 row keeps its file) */
@@ -45,31 +45,31 @@ struct kp_dwsrc {
  * before addr, none past an end of sequence), also where no function
  * covers addr (assembler units have rows but no functions). One x serves
  * one dw. */
-size_t kp_dwidx_chain(struct kp_dwidx *x, Dwarf *dw, Dwarf_Addr addr, struct kp_dwscope ***chain,
-		      struct kp_dwsrc *row);
+size_t kp_dwarf_index_chain(struct kp_dwarf_index *x, Dwarf *dw, Dwarf_Addr addr,
+			    struct kp_dwarf_scope ***chain, struct kp_dwarf_src *row);
 
 /* The call site of an inlined scope (DW_AT_call_file, DW_AT_call_line):
  * where, in the scope around it, its code was inlined. */
-void kp_dwscope_call_site(const struct kp_dwscope *s, struct kp_dwsrc *out);
+void kp_dwarf_index_call_site(const struct kp_dwarf_scope *s, struct kp_dwarf_src *out);
 
 /* The scope's display name (linkage name demangled, else DW_AT_name,
  * following abstract origins), or NULL. Owned by x. */
-const char *kp_dwscope_name(struct kp_dwscope *s, bool full_names);
+const char *kp_dwarf_index_scope_name(struct kp_dwarf_scope *s, bool full_names);
 
 /* Makes a qualified name ("ns::C::f") of a plain one, as a heap string. */
-typedef char *(*kp_dwname_qualify_fn)(void *arg, const char *plain);
+typedef char *(*kp_dwarf_index_qualify_fn)(void *arg, const char *plain);
 
-/* The naming rule of kp_dwscope_name, shared with the persisted index
+/* The naming rule of kp_dwarf_index_scope_name, shared with the persisted index
  * (symidx.h): the demangled linkage name when it is a mangled one (or
  * there is no plain name), else the plain name, qualified by qualify (C++
  * and Rust units) or demangled. An unmangled linkage name loses to the
  * plain name: in C it is an asm alias such as glibc's "__GI___sigpause".
  * link and plain may be NULL. Returns a new heap string, or NULL. */
-char *kp_dwname_pick(const char *link, const char *plain, kp_dwname_qualify_fn qualify, void *arg,
-		     bool full_names);
+char *kp_dwarf_index_pick_name(const char *link, const char *plain,
+			       kp_dwarf_index_qualify_fn qualify, void *arg, bool full_names);
 
-/* One scope of a whole flattened build (kp_dwidx_flatten_all). */
-struct kp_dwflat_scope {
+/* One scope of a whole flattened build (kp_dwarf_index_flatten). */
+struct kp_dwarf_flat_scope {
 	int32_t parent; /* an earlier scope, or -1 */
 	bool inlined;
 	bool qualified;	      /* plain is qualified by its namespaces and classes */
@@ -80,25 +80,25 @@ struct kp_dwflat_scope {
 	uint32_t call_line;   /* and line, 0 for none */
 };
 
-struct kp_dwflat_piece {
+struct kp_dwarf_flat_piece {
 	Dwarf_Addr lo, hi;
 	uint32_t scope;
 };
 
 /* [lo, hi) is at line of file (an id in files, never 0). */
-struct kp_dwflat_row {
+struct kp_dwarf_flat_row {
 	Dwarf_Addr lo, hi;
 	uint32_t file, line;
 };
 
-struct kp_dwflat {
-	struct kp_dwflat_scope *scopes; /* parents before children */
+struct kp_dwarf_flat {
+	struct kp_dwarf_flat_scope *scopes; /* parents before children */
 	size_t nscopes;
-	struct kp_dwflat_piece *pieces; /* sorted, disjoint, adjacent ones merged */
+	struct kp_dwarf_flat_piece *pieces; /* sorted, disjoint, adjacent ones merged */
 	size_t npieces;
-	/* the line tables of every unit as kp_dwidx_chain reads them: sorted,
+	/* the line tables of every unit as kp_dwarf_index_chain reads them: sorted,
 	 * disjoint, neighbours at the same file and line merged */
-	struct kp_dwflat_row *rows;
+	struct kp_dwarf_flat_row *rows;
 	size_t nrows;
 	struct kp_strtab *files; /* source files as absolute paths, ids from 1 */
 };
@@ -106,8 +106,8 @@ struct kp_dwflat {
 /* Indexes every unit and function of dw (one x serves one dw; its lazy
  * index is not filled) and fills out with the whole build flattened: what
  * a lookup of any address would find, for the persisted index. The names
- * point into dw: use out while dw is open. Free with kp_dwflat_fini. */
-void kp_dwidx_flatten_all(struct kp_dwidx *x, Dwarf *dw, struct kp_dwflat *out);
-void kp_dwflat_fini(struct kp_dwflat *f);
+ * point into dw: use out while dw is open. Free with kp_dwarf_index_flat_fini. */
+void kp_dwarf_index_flatten(struct kp_dwarf_index *x, Dwarf *dw, struct kp_dwarf_flat *out);
+void kp_dwarf_index_flat_fini(struct kp_dwarf_flat *f);
 
 #endif

@@ -49,8 +49,8 @@ struct kp_elfobj {
 	char *sym_names; /* what syms[].name are offsets into */
 	uint8_t build_id[KP_BUILD_ID_MAX];
 	size_t build_id_len;
-	struct kp_symidx *idx;	/* the whole build indexed: answers every lookup */
-	struct kp_dwidx *dwidx; /* inline scopes, built per CU on demand */
+	struct kp_symidx *idx;	      /* the whole build indexed: answers every lookup */
+	struct kp_dwarf_index *dwidx; /* inline scopes, built per CU on demand */
 	bool dw_tried;
 	Dwarf *dw;	    /* from libdw's module, or ours below */
 	Dwarf_Addr dw_bias; /* module address - DWARF address */
@@ -598,7 +598,7 @@ static void unload(struct kp_elfobj *o)
 	o->syms = NULL;
 	o->sym_names = NULL;
 	o->nsegs = o->nsyms = 0;
-	kp_dwidx_free(o->dwidx);
+	kp_dwarf_index_free(o->dwidx);
 	o->dwidx = NULL;
 	/* the DWARF before its dwz file (dwarf_setalt leaves that to us) */
 	if (o->own_dw)
@@ -1094,7 +1094,7 @@ static void note_refused_debug(struct kp_elfobj *o, const char *path, int fd)
 static bool admit(struct kp_elfobj *o, uint64_t need, uint64_t size, uint64_t *budget)
 {
 	struct kp_elf_ctx *ctx = o->ctx;
-	uint64_t limit = kp_inflate_limit(size);
+	uint64_t limit = kp_debug_image_inflate_limit(size);
 	uint64_t *used = o->trusted ? &ctx->inflated : &ctx->inflated_other;
 	uint64_t run = o->trusted ? KP_INFLATE_RUN : KP_INFLATE_RUN_OTHER;
 
@@ -1410,14 +1410,14 @@ static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 {
 	Dwarf_Addr dwbias;
 	Dwarf *dw = get_dwarf(o, &dwbias, true);
-	struct kp_dwflat flat;
+	struct kp_dwarf_flat flat;
 	struct kp_symidx_input in = {0};
 
 	if (!o->trusted || !dw || dwarf_info_size(dw) > KP_SYMIDX_MAX_DWARF)
 		return;
 	if (!o->dwidx)
-		o->dwidx = kp_dwidx_new();
-	kp_dwidx_flatten_all(o->dwidx, dw, &flat);
+		o->dwidx = kp_dwarf_index_new();
+	kp_dwarf_index_flatten(o->dwidx, dw, &flat);
 	in.build_id = o->build_id;
 	in.build_id_len = o->build_id_len;
 	in.bias = o->bias;
@@ -1429,7 +1429,7 @@ static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	in.nsyms = o->nsyms;
 	in.dwarf = &flat;
 	o->idx = kp_symidx_build(&in);
-	kp_dwflat_fini(&flat);
+	kp_dwarf_index_flat_fini(&flat);
 	if (kp_symidx_save(o->idx, ctx->symidx_dir))
 		ctx->nindexes_saved++;
 	unload(o);
@@ -1501,8 +1501,8 @@ struct chain {
 	const void *src;
 	bool (*inlined)(const void *src, size_t i);
 	char *(*name)(const void *src, size_t i, bool full_names); /* heap, or NULL */
-	void (*call_site)(const void *src, size_t i, struct kp_dwsrc *out);
-	struct kp_dwsrc row;
+	void (*call_site)(const void *src, size_t i, struct kp_dwarf_src *out);
+	struct kp_dwarf_src row;
 };
 
 /* The frames of one address, by the rule both sources follow: the symbol
@@ -1528,7 +1528,7 @@ static bool emit_frames(const char *sym, const struct chain *c, const struct kp_
 		return false;
 	/* i: the next inlined scope, outermost first */
 	for (f.name = outer; f.name; f.inlined = true) {
-		struct kp_dwsrc src = c->row;
+		struct kp_dwarf_src src = c->row;
 		char *name = NULL;
 
 		while (i-- > 0 && !c->inlined(c->src, i))
@@ -1571,7 +1571,7 @@ static char *index_name(const void *src, size_t i, bool full_names)
 	return kp_symidx_scope_name(ic->x, ic->ids[i], full_names);
 }
 
-static void index_call_site(const void *src, size_t i, struct kp_dwsrc *out)
+static void index_call_site(const void *src, size_t i, struct kp_dwarf_src *out)
 {
 	const struct index_chain *ic = src;
 
@@ -1599,24 +1599,24 @@ static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx
 
 static bool dwarf_inlined(const void *src, size_t i)
 {
-	struct kp_dwscope *const *scopes = src;
+	struct kp_dwarf_scope *const *scopes = src;
 
 	return scopes[i]->inlined;
 }
 
 static char *dwarf_name(const void *src, size_t i, bool full_names)
 {
-	struct kp_dwscope *const *scopes = src;
-	const char *n = kp_dwscope_name(scopes[i], full_names);
+	struct kp_dwarf_scope *const *scopes = src;
+	const char *n = kp_dwarf_index_scope_name(scopes[i], full_names);
 
 	return n ? kp_xstrdup(n) : NULL;
 }
 
-static void dwarf_call_site(const void *src, size_t i, struct kp_dwsrc *out)
+static void dwarf_call_site(const void *src, size_t i, struct kp_dwarf_src *out)
 {
-	struct kp_dwscope *const *scopes = src;
+	struct kp_dwarf_scope *const *scopes = src;
 
-	kp_dwscope_call_site(scopes[i], out);
+	kp_dwarf_index_call_site(scopes[i], out);
 }
 
 /* Names ELF address addr (bias included) from the symbols and DWARF
@@ -1624,7 +1624,7 @@ static void dwarf_call_site(const void *src, size_t i, struct kp_dwsrc *out)
 static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr addr,
 			 kp_elf_emit_fn emit, void *arg)
 {
-	struct kp_dwscope **scopes = NULL;
+	struct kp_dwarf_scope **scopes = NULL;
 	struct chain c = {0, NULL, dwarf_inlined, dwarf_name, dwarf_call_site, {0}};
 	const struct kp_symidx_sym *fs = kp_symidx_find_symbol(o->syms, o->nsyms, addr);
 
@@ -1633,15 +1633,15 @@ static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr 
 		Dwarf *dw = get_dwarf(o, &dwbias, !ctx->no_lines);
 
 		if (!o->dwidx) {
-			o->dwidx = kp_dwidx_new();
+			o->dwidx = kp_dwarf_index_new();
 			/* the next run that needs this DWARF indexes it */
 			if (dw && ctx->symidx_dir && o->build_id_len && o->trusted &&
 			    !kp_symidx_seen(ctx->symidx_dir, o->build_id, o->build_id_len))
 				kp_symidx_mark_seen(ctx->symidx_dir, o->build_id, o->build_id_len);
 		}
 		if (dw)
-			c.n = kp_dwidx_chain(o->dwidx, dw, addr - dwbias, &scopes,
-					     ctx->no_lines ? NULL : &c.row);
+			c.n = kp_dwarf_index_chain(o->dwidx, dw, addr - dwbias, &scopes,
+						   ctx->no_lines ? NULL : &c.row);
 	}
 	c.src = scopes;
 	return emit_frames(fs ? o->sym_names + fs->name : NULL, &c, ctx, emit, arg);

@@ -451,8 +451,3 @@ void kp_objcache_release(struct kp_objcache *oc, uint32_t id)
 	kp_elfobj_free(oc->objs[id - 1].elf);
 	oc->objs[id - 1].elf = NULL;
 }
-
-uint32_t kp_objcache_count(const struct kp_objcache *oc)
-{
-	return (uint32_t)oc->nobjs;
-}

@@ -32,7 +32,6 @@ const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id);
 /* The object's build-id (*len bytes, 0 when unknown), or NULL for a bad
  * id. Owned by oc. */
 const uint8_t *kp_objcache_build_id(const struct kp_objcache *oc, uint32_t id, size_t *len);
-uint32_t kp_objcache_count(const struct kp_objcache *oc);
 /* The file descriptor object id holds while its file has not been read
  * for symbols yet (during the recording), or -1 (kp_sym_object_fd). Owned
  * by the cache; do not close. */

@@ -19,7 +19,7 @@
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
-size_t kp_sym_sanitize_name(char *dst, size_t dstsize, const char *name, size_t len)
+size_t kp_perfmap_sanitize_name(char *dst, size_t dstsize, const char *name, size_t len)
 {
 	size_t n = 0;
 
@@ -149,7 +149,7 @@ static void cover(struct reader *rd, uint64_t start, uint64_t end, const char *n
 	while (i < pm->n && pm->addrs[i] < end) {
 		if (!id) {
 			char buf[KP_PERFMAP_NAME_MAX];
-			size_t n = kp_sym_sanitize_name(buf, sizeof(buf), name, len);
+			size_t n = kp_perfmap_sanitize_name(buf, sizeof(buf), name, len);
 
 			id = kp_strtab_intern(pm->names, buf, n);
 		}

@@ -53,6 +53,6 @@ bool kp_perfmap_find(const struct kp_perfmap *pm, uint64_t addr, const char **na
  * ';' becomes ':', control characters and DEL become '?', surrounding
  * blanks are dropped, and names longer than dstsize-1 are cut with "...".
  * Returns the length written. */
-size_t kp_sym_sanitize_name(char *dst, size_t dstsize, const char *name, size_t len);
+size_t kp_perfmap_sanitize_name(char *dst, size_t dstsize, const char *name, size_t len);
 
 #endif

@@ -215,7 +215,7 @@ static void push_frame(struct kp_symbolizer *sym, const char *name, uint8_t kind
 	} else {
 		size_t size = (len < MAX_NAME ? len : MAX_NAME) + 4;
 		char *buf = kp_xmalloc(size);
-		size_t n = kp_sym_sanitize_name(buf, size, name, len);
+		size_t n = kp_perfmap_sanitize_name(buf, size, name, len);
 
 		id = n ? kp_strtab_intern(sym->names, buf, n)
 		       : kp_strtab_intern(sym->names, "?", 1);

@@ -31,7 +31,7 @@
  *   2: the checksum
  *   3: source lines: call sites in the scopes, the files, the line table
  *
- * The line table is the build's rows (kp_dwflat_row) as points, each
+ * The line table is the build's rows (kp_dwarf_flat_row) as points, each
  * holding from its address to the next point's: a row starts a point, a
  * gap between rows is a point of file 0 (none). The points go in blocks
  * of LINE_BLOCK: a block's first address is in blocks_addr (searched),
@@ -246,7 +246,7 @@ static void add_point(struct line_table *t, uint64_t addr, uint32_t file, uint32
 
 /* The rows as points: each row starts one, a gap after a row is one of
  * file 0 (its line kept, so the next row's difference stays small). */
-static void encode_lines(struct line_table *t, const struct kp_dwflat_row *rows, size_t n)
+static void encode_lines(struct line_table *t, const struct kp_dwarf_flat_row *rows, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (i && rows[i].lo != rows[i - 1].hi)
@@ -289,7 +289,7 @@ static void write_arrays(uint8_t *block, const struct block_plan *bp,
 			 const struct kp_symidx_input *in, const struct line_table *lt,
 			 struct kp_strtab *ids)
 {
-	const struct kp_dwflat *dw = in->dwarf;
+	const struct kp_dwarf_flat *dw = in->dwarf;
 	struct kp_symidx_sym *syms = (void *)(block + bp->syms_at);
 	struct scope *scopes = (void *)(block + bp->scopes_at);
 	struct piece *pieces = (void *)(block + bp->pieces_at);
@@ -303,7 +303,7 @@ static void write_arrays(uint8_t *block, const struct block_plan *bp,
 		syms[i].reserved = 0;
 	}
 	for (size_t i = 0; i < bp->nscopes; i++) {
-		const struct kp_dwflat_scope *sc = &dw->scopes[i];
+		const struct kp_dwarf_flat_scope *sc = &dw->scopes[i];
 
 		scopes[i] =
 			(struct scope){.parent = sc->parent,
@@ -315,7 +315,7 @@ static void write_arrays(uint8_t *block, const struct block_plan *bp,
 				       .qualified = sc->qualified};
 	}
 	for (size_t i = 0; i < bp->npieces; i++) {
-		const struct kp_dwflat_piece *p = &dw->pieces[i];
+		const struct kp_dwarf_flat_piece *p = &dw->pieces[i];
 
 		pieces[i] = (struct piece){.lo = p->lo, .hi = p->hi, .scope = p->scope};
 	}
@@ -397,7 +397,7 @@ struct kp_symidx *kp_symidx_build(const struct kp_symidx_input *in)
 {
 	struct kp_symidx *x = kp_xcalloc(1, sizeof(*x));
 	struct kp_strtab *ids = kp_strtab_new();
-	const struct kp_dwflat *dw = in->dwarf;
+	const struct kp_dwarf_flat *dw = in->dwarf;
 	struct line_table lt = {0};
 	struct block_plan bp = {
 		.nscopes = dw ? dw->nscopes : 0,
@@ -758,7 +758,7 @@ char *kp_symidx_scope_name(const struct kp_symidx *x, uint32_t scope, bool full_
 {
 	const struct scope *s = &x->scopes[scope];
 
-	return kp_dwname_pick(s->link ? x->strings + s->link : NULL,
-			      s->plain ? x->strings + s->plain : NULL,
-			      s->qualified ? copy_qualified : NULL, NULL, full_names);
+	return kp_dwarf_index_pick_name(s->link ? x->strings + s->link : NULL,
+					s->plain ? x->strings + s->plain : NULL,
+					s->qualified ? copy_qualified : NULL, NULL, full_names);
 }

@@ -55,7 +55,7 @@ struct kp_symidx_input {
 	const struct kp_symidx_sym *syms; /* sorted by addr, distinct addrs */
 	const char *sym_strings;	  /* what their name offsets point into */
 	size_t nsyms;
-	const struct kp_dwflat *dwarf; /* the whole DWARF flattened, or NULL */
+	const struct kp_dwarf_flat *dwarf; /* the whole DWARF flattened, or NULL */
 };
 
 struct kp_symidx;
@@ -109,11 +109,11 @@ bool kp_symidx_inlined(const struct kp_symidx *idx, uint32_t scope);
 const char *kp_symidx_call_site(const struct kp_symidx *idx, uint32_t scope, uint32_t *line);
 
 /* The line-table row of ELF address addr, as reading the build's DWARF
- * gives it (kp_dwidx_chain): its file (owned by idx, NULL when no row
+ * gives it (kp_dwarf_index_chain): its file (owned by idx, NULL when no row
  * covers addr) and *line (0 when unknown, also for a line-0 row). */
 const char *kp_symidx_line(const struct kp_symidx *idx, uint64_t addr, uint32_t *line);
 
-/* The display name of a scope as kp_dwscope_name makes it, as a new heap
+/* The display name of a scope as kp_dwarf_index_scope_name makes it, as a new heap
  * string, or NULL when it has none. */
 char *kp_symidx_scope_name(const struct kp_symidx *idx, uint32_t scope, bool full_names);
 

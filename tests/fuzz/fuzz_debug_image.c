@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	elf = elf_memory(copy, in.n);
 	if (elf) {
 		uint64_t stated = kp_debug_image_stated(elf, skip, nskip);
-		uint64_t limit = how & 4 ? stated / 2 : kp_inflate_limit(in.n);
+		uint64_t limit = how & 4 ? stated / 2 : kp_debug_image_inflate_limit(in.n);
 
 		out = kp_debug_image_open_limit(elf, skip, nskip, limit, &img);
 		FUZZ_CHECK(!out == !img);

@@ -2,7 +2,7 @@
  * about the addresses its lines name (each start, last byte and end). The
  * answer must be what the rule says, worked out line by line: the name of
  * the last well-formed line covering the address. Then the name cleaner
- * (kp_sym_sanitize_name) on the input, with a buffer size from byte 0.
+ * (kp_perfmap_sanitize_name) on the input, with a buffer size from byte 0.
  *
  * The map is streamed from its end through one read buffer: byte 0 odd
  * makes that buffer 8-135 bytes (from byte 0's other bits), so lines
@@ -78,7 +78,7 @@ static void add_query(uint64_t *q, size_t *n, uint64_t v)
 static void check_sanitize(const char *name, size_t len, size_t dstsize)
 {
 	char dst[260], want[260];
-	size_t n = kp_sym_sanitize_name(dst, dstsize, name, len), w = 0;
+	size_t n = kp_perfmap_sanitize_name(dst, dstsize, name, len), w = 0;
 
 	FUZZ_CHECK(n < dstsize && strlen(dst) == n);
 	while (len && (*name == ' ' || *name == '\t'))

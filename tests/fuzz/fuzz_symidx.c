@@ -44,22 +44,22 @@ static struct kp_symidx *build_good(void)
 						    {0x1100, 0x80, 0, 5, 0},
 						    {0x1200, 0, 0x1280, 21, 0},
 						    {0x5000, 0x40, 0, 28, 0}};
-	struct kp_dwflat_scope scopes[] = {
+	struct kp_dwarf_flat_scope scopes[] = {
 		{-1, false, false, NULL, "main", NULL, 0, 0},
 		{0, true, false, "_ZN2ns4workEi", "work", NULL, 1, 12},
 		{1, true, true, NULL, "ns::(anonymous namespace)::W::step", NULL, 2, 7},
 		{-1, false, false, "_ZN2ns6helperEv", "helper", NULL, 0, 0},
 		{3, true, false, "_RNvCs1234_4core3fmt", NULL, NULL, 2, 0}};
-	struct kp_dwflat_piece pieces[] = {{0x1000, 0x1010, 0}, {0x1010, 0x1020, 1},
-					   {0x1020, 0x1030, 2}, {0x1030, 0x1100, 0},
-					   {0x1100, 0x1140, 3}, {0x1140, 0x1180, 4}};
-	struct kp_dwflat_row rows[] = {{0x1000, 0x1008, 1, 10},
-				       {0x1008, 0x1010, 1, 11},
-				       {0x1010, 0x1030, 2, 3},
-				       {0x1040, 0x1100, 1, 4000000},
-				       {0x1100, 0x1180, 2, 1}};
+	struct kp_dwarf_flat_piece pieces[] = {{0x1000, 0x1010, 0}, {0x1010, 0x1020, 1},
+					       {0x1020, 0x1030, 2}, {0x1030, 0x1100, 0},
+					       {0x1100, 0x1140, 3}, {0x1140, 0x1180, 4}};
+	struct kp_dwarf_flat_row rows[] = {{0x1000, 0x1008, 1, 10},
+					   {0x1008, 0x1010, 1, 11},
+					   {0x1010, 0x1030, 2, 3},
+					   {0x1040, 0x1100, 1, 4000000},
+					   {0x1100, 0x1180, 2, 1}};
 	struct kp_strtab *files = kp_strtab_new();
-	struct kp_dwflat flat = {scopes, 5, pieces, 6, rows, 5, files};
+	struct kp_dwarf_flat flat = {scopes, 5, pieces, 6, rows, 5, files};
 	struct kp_symidx *x;
 
 	kp_strtab_intern(files, "/src/main.c", 11);

@@ -129,14 +129,14 @@ static void test_limit(void)
 {
 	const uint64_t mib = 1u << 20;
 
-	CHECK_EQ_INT(kp_inflate_limit(0), 16 * mib);
-	CHECK_EQ_INT(kp_inflate_limit(150000), 16 * mib); /* the 150 KB program */
-	CHECK_EQ_INT(kp_inflate_limit(mib / 2 + 1), 16 * mib + 32);
-	CHECK_EQ_INT(kp_inflate_limit(mib), 32 * mib);
-	CHECK_EQ_INT(kp_inflate_limit(32 * mib), 1024 * mib);
-	CHECK_EQ_INT(kp_inflate_limit(33 * mib), 1024 * mib);
-	CHECK_EQ_INT(kp_inflate_limit(UINT64_MAX), 1024 * mib);
-	CHECK_EQ_INT(kp_inflate_limit(UINT64_MAX / 32 + 1), 1024 * mib);
+	CHECK_EQ_INT(kp_debug_image_inflate_limit(0), 16 * mib);
+	CHECK_EQ_INT(kp_debug_image_inflate_limit(150000), 16 * mib); /* the 150 KB program */
+	CHECK_EQ_INT(kp_debug_image_inflate_limit(mib / 2 + 1), 16 * mib + 32);
+	CHECK_EQ_INT(kp_debug_image_inflate_limit(mib), 32 * mib);
+	CHECK_EQ_INT(kp_debug_image_inflate_limit(32 * mib), 1024 * mib);
+	CHECK_EQ_INT(kp_debug_image_inflate_limit(33 * mib), 1024 * mib);
+	CHECK_EQ_INT(kp_debug_image_inflate_limit(UINT64_MAX), 1024 * mib);
+	CHECK_EQ_INT(kp_debug_image_inflate_limit(UINT64_MAX / 32 + 1), 1024 * mib);
 	CHECK(KP_INFLATE_RUN >= KP_INFLATE_MAX && KP_INFLATE_RUN_OTHER >= KP_INFLATE_FLOOR);
 }
 

@@ -419,12 +419,12 @@ static void test_sanitize(void)
 {
 	char buf[8];
 
-	CHECK_EQ_INT(kp_sym_sanitize_name(buf, sizeof(buf), "  a;b\t", 6), 3);
+	CHECK_EQ_INT(kp_perfmap_sanitize_name(buf, sizeof(buf), "  a;b\t", 6), 3);
 	CHECK_EQ_STR(buf, "a:b");
-	CHECK_EQ_INT(kp_sym_sanitize_name(buf, sizeof(buf), "abcdefghij", 10), 7);
+	CHECK_EQ_INT(kp_perfmap_sanitize_name(buf, sizeof(buf), "abcdefghij", 10), 7);
 	CHECK_EQ_STR(buf, "abcd...");
 	/* a cut never leaves half a UTF-8 character before the dots */
-	kp_sym_sanitize_name(buf, sizeof(buf), "abc\xc3\xa9xyz", 9);
+	kp_perfmap_sanitize_name(buf, sizeof(buf), "abc\xc3\xa9xyz", 9);
 	CHECK_EQ_STR(buf, "abc...");
 }
 

@@ -44,20 +44,21 @@ static struct kp_symidx *build_small(void)
 	struct kp_strtab *files = kp_strtab_new();
 	uint32_t main_c = kp_strtab_intern(files, "/src/main.c", 11);
 	uint32_t work_h = kp_strtab_intern(files, "/src/work.h", 11);
-	struct kp_dwflat_scope scopes[] = {
+	struct kp_dwarf_flat_scope scopes[] = {
 		{-1, false, false, NULL, "main", NULL, 0, 0},
 		{0, true, false, "_ZN2ns4workEi", "work", NULL, main_c, 11},
 		{1, true, true, NULL, "ns::(anonymous namespace)::W::step", NULL, work_h, 4},
 		{-1, false, false, NULL, "helper", NULL, 0, 0}};
-	struct kp_dwflat_piece pieces[] = {{0x1000, 0x1010, 0},
-					   {0x1010, 0x1020, 1},
-					   {0x1020, 0x1030, 2},
-					   {0x1030, 0x1100, 0},
-					   {0x1100, 0x1180, 3}};
-	struct kp_dwflat_row rows[] = {{0x1000, 0x1008, main_c, 10}, {0x1008, 0x1010, main_c, 11},
-				       {0x1010, 0x1020, work_h, 5},  {0x1020, 0x1030, work_h, 0},
-				       {0x1040, 0x1100, main_c, 12}, {0x1100, 0x1180, main_c, 40}};
-	struct kp_dwflat flat = {scopes, 4, pieces, 5, rows, 6, files};
+	struct kp_dwarf_flat_piece pieces[] = {{0x1000, 0x1010, 0},
+					       {0x1010, 0x1020, 1},
+					       {0x1020, 0x1030, 2},
+					       {0x1030, 0x1100, 0},
+					       {0x1100, 0x1180, 3}};
+	struct kp_dwarf_flat_row rows[] = {
+		{0x1000, 0x1008, main_c, 10}, {0x1008, 0x1010, main_c, 11},
+		{0x1010, 0x1020, work_h, 5},  {0x1020, 0x1030, work_h, 0},
+		{0x1040, 0x1100, main_c, 12}, {0x1100, 0x1180, main_c, 40}};
+	struct kp_dwarf_flat flat = {scopes, 4, pieces, 5, rows, 6, files};
 	struct kp_symidx_input in = {.build_id = bid,
 				     .build_id_len = sizeof(bid),
 				     .segs = segs,
@@ -142,9 +143,9 @@ static void check_small(const struct kp_symidx *x)
 static void test_line_table(void)
 {
 	enum { NROWS = 5000 };
-	struct kp_dwflat_row *rows = calloc(NROWS, sizeof(*rows));
+	struct kp_dwarf_flat_row *rows = calloc(NROWS, sizeof(*rows));
 	struct kp_strtab *files = kp_strtab_new();
-	struct kp_dwflat flat = {0};
+	struct kp_dwarf_flat flat = {0};
 	struct kp_symidx_input in = {.build_id = bid, .build_id_len = sizeof(bid)};
 	uint64_t r = 0x2545f4914f6cdd1dULL, addr = 0x400000;
 	uint32_t line = 100;

@@ -1,8 +1,11 @@
-/* kp_dwarf_index: per compilation unit, the address ranges of every function and
- * inlined-subroutine instance, flattened once into sorted disjoint pieces
- * that each name their innermost scope. dwarf_getscopes walks a CU's DIE
- * tree on every call; with this index a lookup is a binary search and a
- * walk up the parents. Internal to symbolize/. */
+/* kp_dwarf_index: per compilation unit, the address ranges of every
+ * function and inlined-subroutine instance, flattened once into sorted
+ * disjoint pieces that each name their innermost scope (struct
+ * kp_dwarf_scope). dwarf_getscopes walks a CU's DIE tree on every call;
+ * with this index a lookup is a binary search and a walk up the parents.
+ * It also names a scope (kp_dwarf_index_scope_name, _pick_name) and
+ * flattens a whole build for the saved index (kp_dwarf_index_flatten into
+ * struct kp_dwarf_flat, symidx.h). Internal to symbolize/. */
 #ifndef KP_SYMBOLIZE_DWARF_INDEX_H
 #define KP_SYMBOLIZE_DWARF_INDEX_H
 

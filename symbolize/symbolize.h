@@ -1,4 +1,7 @@
-/* kp_symbolizer: names for code locations.
+/* kp_symbolizer: names for code locations. symbolize/ names and does
+ * nothing else: it samples nothing and unwinds nothing (unwind/ reads the
+ * unwind tables of the same open files, which profiler/ hands it through
+ * kp_sym_object_fd).
  *
  * The recorder talks to it twice:
  *  1. while recording, when a process maps a file or starts/exits: it

@@ -19,7 +19,14 @@
  * Every walk is bounded (max frames, each frame strictly above the last),
  * so bad input (garbage registers, a snapshot that ends mid-frame, tables
  * that loop or point outside the snapshot, a process that is gone) ends
- * it early, with the frames found so far and the reason. */
+ * it early, with the frames found so far and the reason.
+ *
+ * unwind/ knows nothing of the symbolizer or of /proc: objects are the
+ * caller's ids, their bytes come through kp_unwind_objects and their
+ * mappings through kp_unwind_map_fn (profiler/ answers both). Its files:
+ * unwind.c these entry points, tables.c the unwind tables, remote.c
+ * libunwind's accessors, walk.c the CFI and frame-pointer walkers, regs.h
+ * the perf register set (which the profiler asks the kernel for). */
 #ifndef KP_UNWIND_UNWIND_H
 #define KP_UNWIND_UNWIND_H
 

@@ -27,18 +27,10 @@ void kp_evlist_fini(struct kp_evlist *el)
 		kp_ring_fini(&el->rings[i].ring);
 	for (size_t i = 0; i < el->nfds; i++)
 		close(el->fds[i]);
-	for (size_t i = 0; i < el->nnotes; i++)
-		free(el->notes[i]);
-	free(el->notes);
+	kp_notes_fini(&el->notes);
 	free(el->fds);
 	free(el->rings);
 	memset(el, 0, sizeof(*el));
-}
-
-static void add_note(struct kp_evlist *el, char *note)
-{
-	kp_xgrow(&el->notes, &el->notes_cap, el->nnotes + 1, sizeof(*el->notes));
-	el->notes[el->nnotes++] = note;
 }
 
 static void push_fd(struct kp_evlist *el, int fd)
@@ -78,8 +70,8 @@ static int open_first(struct kp_evlist *el, pid_t pid, int cpu, struct kp_diag *
 		    el->attr.config == PERF_COUNT_HW_CPU_CYCLES) {
 			el->attr.type = PERF_TYPE_SOFTWARE;
 			el->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-			add_note(el, kp_xasprintf("no hardware cycles event on this machine (no "
-						  "PMU): sampling cpu-clock instead"));
+			kp_notes_add(&el->notes, "no hardware cycles event on this machine (no "
+						 "PMU): sampling cpu-clock instead");
 			snprintf(el->event_name, sizeof(el->event_name), "cpu-clock");
 			continue;
 		}
@@ -93,9 +85,10 @@ static int open_first(struct kp_evlist *el, pid_t pid, int cpu, struct kp_diag *
 		break;
 	}
 	if (fd >= 0 && excluded)
-		add_note(el, kp_xasprintf("perf_event_paranoid is %d: sampling user space only (no "
-					  "kernel frames); run as root for both",
-					  kp_perf_paranoid()));
+		kp_notes_add(&el->notes,
+			     "perf_event_paranoid is %d: sampling user space only (no "
+			     "kernel frames); run as root for both",
+			     kp_perf_paranoid());
 	if (fd < 0)
 		kp_perf_explain(d, fd, el->event_name, pid, cpu);
 	return fd;

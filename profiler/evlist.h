@@ -17,6 +17,7 @@
 
 #include "profiler/ring.h"
 #include "util/diag.h"
+#include "util/notes.h"
 
 struct kp_evlist_ring {
 	int cpu;
@@ -32,8 +33,7 @@ struct kp_evlist {
 	size_t nfds, fds_cap;
 	struct kp_evlist_ring *rings; /* one per CPU */
 	size_t nrings;
-	char **notes; /* the fallbacks taken, one sentence each (heap) */
-	size_t nnotes, notes_cap;
+	struct kp_notes notes; /* the fallbacks taken, one sentence each */
 };
 
 /* attr as kp_perf_attr_init made it; ring_pages 0: sized by

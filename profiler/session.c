@@ -61,8 +61,6 @@ struct kp_session {
 	struct kp_session_stats st;
 	struct timespec t_start;
 	bool stop;
-	char **notes;
-	size_t nnotes, notes_cap;
 };
 
 static uint64_t now_ns(void)
@@ -71,12 +69,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void add_note(struct kp_session *s, char *note)
-{
-	kp_xgrow(&s->notes, &s->notes_cap, s->nnotes + 1, sizeof(*s->notes));
-	s->notes[s->nnotes++] = note;
 }
 
 /* What the events are opened on: every task (-1) system-wide, the held
@@ -251,8 +243,6 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 
 		err = kp_evlist_open(&s->ev, tasks, ntasks, cpus, (size_t)ncpus, s->epfd, d);
 		free(tasks);
-		for (size_t i = 0; i < s->ev.nnotes; i++)
-			add_note(s, kp_xstrdup(s->ev.notes[i]));
 		if (err < 0)
 			goto fail;
 	}
@@ -318,9 +308,6 @@ void kp_session_free(struct kp_session *s)
 	kp_recqueue_fini(&s->queue);
 	free(s->exits);
 	free(s->cpus);
-	for (size_t i = 0; i < s->nnotes; i++)
-		free(s->notes[i]);
-	free(s->notes);
 	free(s);
 }
 
@@ -880,6 +867,5 @@ int kp_session_exit_code(const struct kp_session *s)
 
 const char *const *kp_session_notes(const struct kp_session *s, size_t *n)
 {
-	*n = s->nnotes;
-	return (const char *const *)s->notes;
+	return kp_notes_list(&s->ev.notes, n);
 }

@@ -20,7 +20,7 @@
 #include "symbolize/debug_image.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_index.h"
-#include "symbolize/notes.h"
+#include "util/notes.h"
 #include "symbolize/symidx.h"
 #include "util/cachefile.h"
 #include "util/xalloc.h"
@@ -873,18 +873,17 @@ static void note_if_stripped(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", shown ? ", " : "",
 					ctx->stripped_names[shown]);
 	if (ctx->nstripped == 1)
-		kp_sym_note_update(
-			ctx->notes, &ctx->stripped_slot,
-			"%s is stripped and no debuginfo was found for it (by build-id, "
-			".gnu_debuglink, --debuginfo-dir, debuginfod): only its exported "
-			"functions are named",
-			list);
+		kp_notes_update(ctx->notes, &ctx->stripped_slot,
+				"%s is stripped and no debuginfo was found for it (by build-id, "
+				".gnu_debuglink, --debuginfo-dir, debuginfod): only its exported "
+				"functions are named",
+				list);
 	else
-		kp_sym_note_update(ctx->notes, &ctx->stripped_slot,
-				   "%u stripped binaries have no debuginfo (%s%s): only their "
-				   "exported functions are named; install their debug packages or "
-				   "use --debuginfo-dir",
-				   ctx->nstripped, list, ctx->nstripped > 3 ? ", ..." : "");
+		kp_notes_update(ctx->notes, &ctx->stripped_slot,
+				"%u stripped binaries have no debuginfo (%s%s): only their "
+				"exported functions are named; install their debug packages or "
+				"use --debuginfo-dir",
+				ctx->nstripped, list, ctx->nstripped > 3 ? ", ..." : "");
 }
 
 /* Reports the file to a new Dwfl of its own (through a duplicate of
@@ -1033,7 +1032,7 @@ static void note_capped(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t ne
 	if (!ctx->notes)
 		return;
 	if (ctx->ncapped == 1)
-		kp_sym_note_update(
+		kp_notes_update(
 			ctx->notes, &ctx->capped_slot,
 			"the compressed debug sections of %s were not inflated, over kprof's "
 			"limits (%llu times the size of their files, at least %llu MiB, at most "
@@ -1043,7 +1042,7 @@ static void note_capped(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t ne
 			mib(KP_INFLATE_FLOOR), mib(KP_INFLATE_MAX), mib(KP_INFLATE_RUN),
 			mib(KP_INFLATE_RUN_OTHER));
 	else
-		kp_sym_note_update(
+		kp_notes_update(
 			ctx->notes, &ctx->capped_slot,
 			"the compressed debug sections of %u binaries were not inflated, over "
 			"kprof's limits (%llu times the size of their files, at least %llu MiB, at "
@@ -1073,17 +1072,16 @@ static void note_refused_debug(struct kp_elfobj *o, const char *path, int fd)
 	if (!ctx->notes)
 		return;
 	if (ctx->nrefused_debug == 1)
-		kp_sym_note_update(
-			ctx->notes, &ctx->refused_debug_slot,
-			"ignored the debug file %s: another user could have written it, "
-			"and the binary is one kprof trusts (root's or yours, written by "
-			"no one else)",
-			ctx->refused_debug_first);
+		kp_notes_update(ctx->notes, &ctx->refused_debug_slot,
+				"ignored the debug file %s: another user could have written it, "
+				"and the binary is one kprof trusts (root's or yours, written by "
+				"no one else)",
+				ctx->refused_debug_first);
 	else
-		kp_sym_note_update(ctx->notes, &ctx->refused_debug_slot,
-				   "ignored %u debug files that other users could have written, "
-				   "found for binaries kprof trusts (the first: %s)",
-				   ctx->nrefused_debug, ctx->refused_debug_first);
+		kp_notes_update(ctx->notes, &ctx->refused_debug_slot,
+				"ignored %u debug files that other users could have written, "
+				"found for binaries kprof trusts (the first: %s)",
+				ctx->nrefused_debug, ctx->refused_debug_first);
 }
 
 /* May the object inflate the need bytes its compressed debug sections
@@ -1443,14 +1441,13 @@ static void note_damaged(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	if (!ctx->notes)
 		return;
 	if (ctx->nindexes_damaged == 1)
-		kp_sym_note_update(
-			ctx->notes, &ctx->damaged_slot,
-			"the symbol index of %s in %s was damaged (its checksum or "
-			"contents were wrong): it was ignored and removed, and is rebuilt "
-			"from the build's DWARF when that is found",
-			ctx->damaged_first, kp_cachedir_path(ctx->symidx_dir));
+		kp_notes_update(ctx->notes, &ctx->damaged_slot,
+				"the symbol index of %s in %s was damaged (its checksum or "
+				"contents were wrong): it was ignored and removed, and is rebuilt "
+				"from the build's DWARF when that is found",
+				ctx->damaged_first, kp_cachedir_path(ctx->symidx_dir));
 	else
-		kp_sym_note_update(
+		kp_notes_update(
 			ctx->notes, &ctx->damaged_slot,
 			"%u symbol indexes in %s were damaged (their checksums or "
 			"contents were wrong; the first: %s's): they were ignored and "

@@ -13,7 +13,7 @@
 #define KP_BUILD_ID_MAX 64
 
 /* Shared by every object of one symbolizer; must outlive them. */
-struct kp_sym_notelist;
+struct kp_notes;
 struct kp_cachedir;
 
 struct kp_elf_ctx {
@@ -24,10 +24,10 @@ struct kp_elf_ctx {
 	struct kp_cachedir
 		*symidx_dir; /* where builds' symbol indexes are kept (symidx.h), or NULL */
 	unsigned nindexes_loaded, nindexes_saved, nindexes_damaged;
-	size_t damaged_slot;	       /* the one note about damaged indexes */
-	char *damaged_first;	       /* the first damaged build's file, for that note */
-	struct kp_sym_notelist *notes; /* where to say a file has no symbols, may be NULL */
-	size_t stripped_slot;	       /* the one note about stripped files */
+	size_t damaged_slot;	/* the one note about damaged indexes */
+	char *damaged_first;	/* the first damaged build's file, for that note */
+	struct kp_notes *notes; /* where to say a file has no symbols, may be NULL */
+	size_t stripped_slot;	/* the one note about stripped files */
 	unsigned nstripped;
 	char *stripped_names[3]; /* the first few, for that note */
 	/* What compressed DWARF the run's objects stated and were let

@@ -45,14 +45,14 @@ struct kp_jittab {
 	struct jit *jits; /* id = index + 1 */
 	size_t n, cap;
 	struct kp_idmap by_pid;
-	struct kp_sym_notelist *notes;
+	struct kp_notes *notes;
 	uint64_t reads; /* passes over map files */
 };
 
 static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st);
 static uint64_t now_ms(void);
 
-struct kp_jittab *kp_jittab_new(struct kp_sym_notelist *notes)
+struct kp_jittab *kp_jittab_new(struct kp_notes *notes)
 {
 	struct kp_jittab *jt = kp_xcalloc(1, sizeof(*jt));
 
@@ -190,7 +190,7 @@ static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st)
 		fd = kp_root_open(j->inner_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd == -ELOOP) {
 		shown_path(j, shown, sizeof(shown));
-		kp_sym_note(jt->notes, "ignored %s: it is a symbolic link", shown);
+		kp_notes_add(jt->notes, "ignored %s: it is a symbolic link", shown);
 		return -1;
 	}
 	if (fd < 0) {
@@ -201,14 +201,14 @@ static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st)
 	}
 	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
 		shown_path(j, shown, sizeof(shown));
-		kp_sym_note(jt->notes, "ignored %s: not a regular file", shown);
+		kp_notes_add(jt->notes, "ignored %s: not a regular file", shown);
 		close(fd);
 		return -1;
 	}
 	if (!owner_ok(j, st->st_uid)) {
 		shown_path(j, shown, sizeof(shown));
-		kp_sym_note(jt->notes, "ignored %s: owned by uid %u, not the process's user", shown,
-			    (unsigned)st->st_uid);
+		kp_notes_add(jt->notes, "ignored %s: owned by uid %u, not the process's user",
+			     shown, (unsigned)st->st_uid);
 		close(fd);
 		return -1;
 	}
@@ -250,12 +250,12 @@ static void read_map(struct kp_jittab *jt, struct jit *j)
 	jt->reads++;
 	shown_path(j, shown, sizeof(shown));
 	if (err < 0)
-		kp_sym_note(jt->notes, "cannot read all of %s: %s", shown,
-			    err == -ENODATA ? "it shrank while being read" : strerror(-err));
+		kp_notes_add(jt->notes, "cannot read all of %s: %s", shown,
+			     err == -ENODATA ? "it shrank while being read" : strerror(-err));
 	if (j->map.bad_lines)
-		kp_sym_note_update(jt->notes, &j->bad_note, "%s: skipped %llu malformed line%s",
-				   shown, (unsigned long long)j->map.bad_lines,
-				   j->map.bad_lines == 1 ? "" : "s");
+		kp_notes_update(jt->notes, &j->bad_note, "%s: skipped %llu malformed line%s", shown,
+				(unsigned long long)j->map.bad_lines,
+				j->map.bad_lines == 1 ? "" : "s");
 }
 
 static int u64_cmp(const void *pa, const void *pb)

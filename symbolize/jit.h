@@ -10,11 +10,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "symbolize/notes.h"
+#include "util/notes.h"
 
 struct kp_jittab;
 
-struct kp_jittab *kp_jittab_new(struct kp_sym_notelist *notes);
+struct kp_jittab *kp_jittab_new(struct kp_notes *notes);
 void kp_jittab_free(struct kp_jittab *jt);
 
 /* The id (>= 1) of the live process pid's map, created on first call. */

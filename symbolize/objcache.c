@@ -45,14 +45,14 @@ struct kp_objcache {
 	size_t nkeys, keys_cap;
 	struct kp_idmap by_build_id; /* -> object id */
 	struct kp_idmap by_file;     /* -> filekey id */
-	struct kp_sym_notelist *notes;
+	struct kp_notes *notes;
 	unsigned failed_notes;
 };
 
 /* Only the first few unreadable files are named; the stats count them all. */
 #define MAX_FAILED_NOTES 8
 
-struct kp_objcache *kp_objcache_new(struct kp_sym_notelist *notes)
+struct kp_objcache *kp_objcache_new(struct kp_notes *notes)
 {
 	struct kp_objcache *oc = kp_xcalloc(1, sizeof(*oc));
 
@@ -211,17 +211,17 @@ static void note_failure(struct kp_objcache *oc, const char *path, int err)
 {
 	oc->failed_notes++;
 	if (oc->failed_notes == MAX_FAILED_NOTES + 1)
-		kp_sym_note(oc->notes, "more binaries could not be opened (not listed)");
+		kp_notes_add(oc->notes, "more binaries could not be opened (not listed)");
 	if (oc->failed_notes > MAX_FAILED_NOTES)
 		return;
 	if (err == -ESTALE)
-		kp_sym_note(oc->notes,
-			    "%s was replaced after it was mapped and the mapped file could not be "
-			    "reached; its frames are shown as [unknown]",
-			    path);
+		kp_notes_add(oc->notes,
+			     "%s was replaced after it was mapped and the mapped file could not be "
+			     "reached; its frames are shown as [unknown]",
+			     path);
 	else
-		kp_sym_note(oc->notes, "cannot open %s: %s; its frames are shown as [unknown]",
-			    path, strerror(-err));
+		kp_notes_add(oc->notes, "cannot open %s: %s; its frames are shown as [unknown]",
+			     path, strerror(-err));
 }
 
 /* Opens the file behind m; fills *debug_path (heap or NULL). Returns an fd

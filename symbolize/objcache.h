@@ -7,13 +7,13 @@
 
 #include <stdint.h>
 
-#include "symbolize/notes.h"
+#include "util/notes.h"
 
 struct kp_objcache;
 struct kp_elfobj;
 struct kp_sym_mapping;
 
-struct kp_objcache *kp_objcache_new(struct kp_sym_notelist *notes);
+struct kp_objcache *kp_objcache_new(struct kp_notes *notes);
 void kp_objcache_free(struct kp_objcache *oc);
 
 /* Returns the object id (>= 1) for the mapping, registering the file on

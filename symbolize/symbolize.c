@@ -12,7 +12,7 @@
 #include "symbolize/jit.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/ksymcache.h"
-#include "symbolize/notes.h"
+#include "util/notes.h"
 #include "symbolize/objcache.h"
 #include "symbolize/perfmap.h"
 #include "util/cachefile.h"
@@ -45,14 +45,14 @@ struct kp_symbolizer {
 	size_t ncache, cache_cap;
 	uint32_t *slots; /* open addressing over cache indices + 1 */
 	size_t nslots;
-	struct kp_sym_notelist notes;
+	struct kp_notes notes;
 	struct kp_sym_stats stats;
 };
 
 /* The cache directory's one note, when it cannot be used. */
 static void cache_note(void *arg, const char *msg)
 {
-	kp_sym_note(arg, "%s", msg);
+	kp_notes_add(arg, "%s", msg);
 }
 
 struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
@@ -88,7 +88,7 @@ void kp_sym_free(struct kp_symbolizer *sym)
 	kp_strtab_free(sym->names);
 	kp_elf_ctx_fini(&sym->elf); /* before the cache handle its own is below */
 	kp_cachedir_free(sym->cachedir);
-	kp_sym_notes_fini(&sym->notes);
+	kp_notes_fini(&sym->notes);
 	free(sym->kallsyms_path);
 	free(sym->pool);
 	free(sym->path);
@@ -278,10 +278,11 @@ static int load_kallsyms_cached(struct kp_symbolizer *sym, const uint64_t *addrs
 	}
 	if (err == -EBADMSG && !sym->stats.kallsyms_copy_damaged) {
 		sym->stats.kallsyms_copy_damaged = true;
-		kp_sym_note(&sym->notes,
-			    "the copy of /proc/kallsyms in %s/%s was damaged (its size or checksum "
-			    "did not match): it was ignored and written anew",
-			    kp_cachedir_path(sym->cachedir), kp_ksymcache_name(c));
+		kp_notes_add(
+			&sym->notes,
+			"the copy of /proc/kallsyms in %s/%s was damaged (its size or checksum "
+			"did not match): it was ignored and written anew",
+			kp_cachedir_path(sym->cachedir), kp_ksymcache_name(c));
 	}
 	kp_ksymcache_begin(c, &opts);
 	err = kp_kallsyms_load_opts(sym->kallsyms_path, addrs, n, &opts, &sym->kallsyms, d);
@@ -310,13 +311,13 @@ static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size
 	if (!first)
 		return;
 	if (err < 0) {
-		kp_sym_note(&sym->notes, "%s; kernel frames are shown as [unknown]", d.msg);
+		kp_notes_add(&sym->notes, "%s; kernel frames are shown as [unknown]", d.msg);
 	} else if (kp_kallsyms_restricted(sym->kallsyms)) {
 		sym->stats.kptr_restricted = true;
-		kp_sym_note(&sym->notes,
-			    "%s hides kernel addresses (kernel.kptr_restrict); kernel frames are "
-			    "shown as [kernel]",
-			    sym->kallsyms_path);
+		kp_notes_add(&sym->notes,
+			     "%s hides kernel addresses (kernel.kptr_restrict); kernel frames are "
+			     "shown as [kernel]",
+			     sym->kallsyms_path);
 	}
 }
 
@@ -451,8 +452,7 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 
 const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)
 {
-	*n = sym->notes.n;
-	return (const char *const *)sym->notes.v;
+	return kp_notes_list(&sym->notes, n);
 }
 
 bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vaddr,

@@ -1,4 +1,5 @@
-#include "symbolize/notes.h"
+/* The note list (see notes.h). */
+#include "util/notes.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,7 +8,7 @@
 
 #include "util/xalloc.h"
 
-void kp_sym_note(struct kp_sym_notelist *nl, const char *fmt, ...)
+void kp_notes_add(struct kp_notes *nl, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -24,7 +25,7 @@ void kp_sym_note(struct kp_sym_notelist *nl, const char *fmt, ...)
 	nl->v[nl->n] = NULL;
 }
 
-void kp_sym_note_update(struct kp_sym_notelist *nl, size_t *slot, const char *fmt, ...)
+void kp_notes_update(struct kp_notes *nl, size_t *slot, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -43,7 +44,13 @@ void kp_sym_note_update(struct kp_sym_notelist *nl, size_t *slot, const char *fm
 	*slot = nl->n;
 }
 
-void kp_sym_notes_fini(struct kp_sym_notelist *nl)
+const char *const *kp_notes_list(const struct kp_notes *nl, size_t *n)
+{
+	*n = nl->n;
+	return (const char *const *)nl->v;
+}
+
+void kp_notes_fini(struct kp_notes *nl)
 {
 	for (size_t i = 0; i < nl->n; i++)
 		free(nl->v[i]);

@@ -1,4 +1,6 @@
-/* kp_profile: the one profile model every part of kprof shares, after
+/* profile/ is the profile model (profiler/ is the sampling that fills it).
+ *
+ * kp_profile: the one profile model every part of kprof shares, after
  * pprof's profile.proto.
  *
  * The recorder fills it (locations as the kernel gave them, stacks with

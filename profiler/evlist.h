@@ -1,4 +1,6 @@
-/* kp_evlist: the perf events of a recording and their rings.
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * kp_evlist: the perf events of a recording and their rings.
  *
  * System-wide: one event per CPU. A command or pids: one event per (task,
  * CPU), the first on each CPU owning the ring and the others redirected

@@ -69,7 +69,7 @@ const char *kp_perf_event_names(void)
 	return buf;
 }
 
-void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_record_layout *layout,
+void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_perf_record_layout *layout,
 		       const struct kp_attr_opts *o)
 {
 	memset(attr, 0, sizeof(*attr));

@@ -1,4 +1,6 @@
-/* kp_perf: building perf_event_attr, naming events, opening them, and
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * kp_perf: building perf_event_attr, naming events, opening them, and
  * explaining why the kernel said no. */
 #ifndef KP_PROFILER_PERF_EVENT_H
 #define KP_PROFILER_PERF_EVENT_H
@@ -8,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "profiler/record.h"
+#include "profiler/perf_record.h"
 #include "util/diag.h"
 
 enum kp_callgraph {
@@ -51,7 +53,7 @@ struct kp_attr_opts {
 };
 
 /* Fills attr (and the record layout it implies). */
-void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_record_layout *layout,
+void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_perf_record_layout *layout,
 		       const struct kp_attr_opts *o);
 
 /* perf_event_open(2), with CLOEXEC. Returns the fd or a negative errno. */

@@ -1,4 +1,6 @@
-/* kp_proctab: the process table built from side-band records: which thread
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * kp_proctab: the process table built from side-band records: which thread
  * has which comm, and which code is mapped where in each process. Mappings
  * are described here; the symbolizer object behind a file mapping is
  * registered lazily, the first time a sample lands in it. */

@@ -1,4 +1,6 @@
-/* kp_recqueue: records copied out of the per-CPU rings, handed back in time
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * kp_recqueue: records copied out of the per-CPU rings, handed back in time
  * order. Rings of different CPUs are not ordered with respect to each
  * other; the session pushes everything a round reads and flushes only what
  * is older than a moment every ring has been read past (docs/design.md,

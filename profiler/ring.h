@@ -1,4 +1,6 @@
-/* kp_ring: reading one perf mmap ring buffer.
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * kp_ring: reading one perf mmap ring buffer.
  *
  * The contract (after libperf's tools/lib/perf/mmap.c):
  *   kp_ring_read_init(r)   load data_head once (acquire): what the kernel

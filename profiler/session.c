@@ -17,7 +17,7 @@
 #include "profiler/evlist.h"
 #include "profiler/proctab.h"
 #include "profiler/recqueue.h"
-#include "profiler/record.h"
+#include "profiler/perf_record.h"
 #include "profiler/ring.h"
 #include "profiler/target.h"
 #include "procfs/cpus.h"
@@ -35,7 +35,7 @@
 struct kp_session {
 	struct kp_session_opts opts;
 	struct kp_evlist ev; /* the events, their rings, the attr as opened */
-	struct kp_record_layout layout;
+	struct kp_perf_record_layout layout;
 	int epfd, sigfd;
 	sigset_t oldmask;
 	bool have_target;
@@ -603,8 +603,8 @@ static void process_sample(struct kp_session *s, const struct kp_sample *smp)
 
 static void process_record(struct kp_session *s, const struct perf_event_header *hdr)
 {
-	struct kp_record rec;
-	int err = kp_record_parse(&s->layout, hdr, &rec);
+	struct kp_perf_record rec;
+	int err = kp_perf_record_parse(&s->layout, hdr, &rec);
 
 	if (err == -ENOTSUP)
 		return;
@@ -704,9 +704,9 @@ static void read_round(struct kp_session *s, bool final)
 		 * the kernel reserves 8 KiB, a stack uses a fraction of it */
 		while ((hdr = kp_ring_read_event(r))) {
 			void *at = kp_recqueue_reserve(&s->queue, hdr->size,
-						       kp_record_time(&s->layout, hdr));
+						       kp_perf_record_time(&s->layout, hdr));
 
-			kp_recqueue_trim(&s->queue, kp_record_compact(&s->layout, hdr, at));
+			kp_recqueue_trim(&s->queue, kp_perf_record_compact(&s->layout, hdr, at));
 		}
 		kp_ring_read_done(r);
 	}

@@ -1,4 +1,6 @@
-/* kp_session: one recording, from opening the events to a profile.
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * kp_session: one recording, from opening the events to a profile.
  *
  *   kp_session_new      opens the events (and forks the command, held)
  *   kp_session_run      reads the rings until the command exits, the

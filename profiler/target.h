@@ -1,4 +1,6 @@
-/* kp_target: the command kprof runs. It is forked at once but held on a pipe
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * kp_target: the command kprof runs. It is forked at once but held on a pipe
  * until the events exist (they are opened on its pid with enable_on_exec),
  * then released to exec; an exec failure comes back through a second,
  * close-on-exec pipe so kprof can answer 127/126 like a shell. */

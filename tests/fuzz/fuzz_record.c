@@ -2,7 +2,7 @@
  * the data the kernel published in a ring (profiler/ring.h, over a
  * synthetic buffer as tests/unit/test_ring.c does, starting anywhere so
  * that records and headers wrap), every record read goes through the
- * time-ordering queue (profiler/recqueue.h) and kp_record_parse with the
+ * time-ordering queue (profiler/recqueue.h) and kp_perf_record_parse with the
  * layout kp_perf_attr_init makes (frame pointers or DWARF mode), and what
  * parses is handed to the process table (profiler/proctab.h) as the
  * session does. Each record is also parsed from a copy of exactly its
@@ -19,12 +19,12 @@
 #include "fuzz.h"
 #include "profiler/perf_event.h"
 #include "profiler/proctab.h"
-#include "profiler/record.h"
+#include "profiler/perf_record.h"
 #include "profiler/recqueue.h"
 #include "profiler/ring.h"
 #include "util/strtab.h"
 
-static struct kp_record_layout layouts[2];
+static struct kp_perf_record_layout layouts[2];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -43,13 +43,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 struct ctx {
-	const struct kp_record_layout *layout;
+	const struct kp_perf_record_layout *layout;
 	struct kp_proctab *procs;
 	uint64_t sum; /* what was read, so nothing is optimized away */
 };
 
 /* Reads every byte a parsed record points to. */
-static void touch(struct ctx *c, const struct perf_event_header *h, const struct kp_record *r)
+static void touch(struct ctx *c, const struct perf_event_header *h, const struct kp_perf_record *r)
 {
 	const unsigned char *lo = (const void *)h, *hi = lo + h->size;
 
@@ -89,7 +89,7 @@ static void touch(struct ctx *c, const struct perf_event_header *h, const struct
 
 /* What session.c's process_record does with a record, minus /proc and
  * the symbolizer. */
-static void consume(struct ctx *c, const struct kp_record *r)
+static void consume(struct ctx *c, const struct kp_perf_record *r)
 {
 	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
@@ -126,14 +126,14 @@ static void consume(struct ctx *c, const struct kp_record *r)
 static void process(void *arg, const struct perf_event_header *h)
 {
 	struct ctx *c = arg;
-	struct kp_record r, r2;
+	struct kp_perf_record r, r2;
 	struct perf_event_header *copy = malloc(h->size);
-	int err = kp_record_parse(c->layout, h, &r), err2;
+	int err = kp_perf_record_parse(c->layout, h, &r), err2;
 
 	FUZZ_CHECK(err == 0 || err == -EINVAL || err == -ENOTSUP);
 	/* the same from a copy of exactly its size */
 	memcpy(copy, h, h->size);
-	err2 = kp_record_parse(c->layout, copy, &r2);
+	err2 = kp_perf_record_parse(c->layout, copy, &r2);
 	FUZZ_CHECK(err2 == err);
 	if (err == 0) {
 		touch(c, copy, &r2);
@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		kp_ring_read_init(&r);
 		while ((h = kp_ring_read_event(&r))) {
 			FUZZ_CHECK(h->size >= sizeof(*h));
-			kp_recqueue_push(&q, h, kp_record_time(c.layout, h));
+			kp_recqueue_push(&q, h, kp_perf_record_time(c.layout, h));
 		}
 		kp_ring_read_done(&r);
 		/* all read but a piece too short for a header */

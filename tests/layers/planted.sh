@@ -34,8 +34,8 @@ plant() { # file line
 	sed -i "${n}a $2" "$tree/$1"
 	echo $((n + 1))
 }
-report=$(plant formats/top.c '#include "profiler/record.h"')
-svg=$(plant flamegraph/svg.c '#include "../profiler/record.h"')
+report=$(plant formats/top.c '#include "profiler/perf_record.h"')
+svg=$(plant flamegraph/svg.c '#include "../profiler/perf_record.h"')
 jit=$(plant symbolize/jit.c '#include <flamegraph/svg.h>')
 hash=$(plant util/hash.c '#include "symbolize/symbolize.h"')
 # above it in layers.txt, but not among what its line names
@@ -45,8 +45,8 @@ st=$?
 cat "$tmp/planted.out"
 [ "$st" -eq 1 ] || fail "check-layers exit status $st with planted includes, expected 1"
 for want in \
-	"formats/top.c:$report: #include \"profiler/record.h\": forbidden edge formats -> profiler" \
-	"flamegraph/svg.c:$svg: #include \"../profiler/record.h\": forbidden edge flamegraph -> profiler" \
+	"formats/top.c:$report: #include \"profiler/perf_record.h\": forbidden edge formats -> profiler" \
+	"flamegraph/svg.c:$svg: #include \"../profiler/perf_record.h\": forbidden edge flamegraph -> profiler" \
 	"symbolize/jit.c:$jit: #include <flamegraph/svg.h>: forbidden edge symbolize -> flamegraph" \
 	"util/hash.c:$hash: #include \"symbolize/symbolize.h\": forbidden edge util -> symbolize" \
 	"profiler/session.c:$session: #include \"formats/folded_write.h\": forbidden edge profiler -> formats"; do
@@ -74,8 +74,8 @@ if [ -s "$tmp/cc.sh" ]; then
 		fail "the unchanged top.c does not compile with kp_formats' flags: $(cat "$tmp/cc-clean.err")"
 	bash "$tmp/cc.sh" "$tree/formats/top.c" >"$tmp/cc.err" 2>&1 && fail "the planted top.c compiled"
 	cat "$tmp/cc.err"
-	grep -q "formats/top.c:$report:.*profiler/record.h" "$tmp/cc.err" ||
-		fail "the compiler's error does not name formats/top.c:$report and profiler/record.h"
+	grep -q "formats/top.c:$report:.*profiler/perf_record.h" "$tmp/cc.err" ||
+		fail "the compiler's error does not name formats/top.c:$report and profiler/perf_record.h"
 else
 	fail "no compile command for formats/top.c in $KP_BUILD/compile_commands.json"
 fi

@@ -1,12 +1,16 @@
-/* kp_record: perf ring-buffer records parsed into plain structs.
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * kp_perf_record: perf ring-buffer records parsed into plain structs (a
+ * .kprof file is a recording, formats/recording.h; `kprof record` is the
+ * command).
  *
  * The layout of a record depends on the event's sample_type; kprof always
- * uses the layout described by struct kp_record_layout, which
+ * uses the layout described by struct kp_perf_record_layout, which
  * kp_perf_attr_init (perf_event.c) sets up. Pointers inside a parsed record
  * (callchain, filename, stack) point into the raw record: valid as long as
  * it is. */
-#ifndef KP_PROFILER_RECORD_H
-#define KP_PROFILER_RECORD_H
+#ifndef KP_PROFILER_PERF_RECORD_H
+#define KP_PROFILER_PERF_RECORD_H
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
@@ -14,7 +18,7 @@
 #include <stdint.h>
 
 /* What the events' sample_type / sample_id_all carry. */
-struct kp_record_layout {
+struct kp_perf_record_layout {
 	uint64_t sample_type;
 	uint64_t sample_regs_user; /* mask, for PERF_SAMPLE_REGS_USER */
 };
@@ -65,7 +69,7 @@ struct kp_task { /* FORK and EXIT */
 	uint64_t time;
 };
 
-struct kp_record {
+struct kp_perf_record {
 	uint32_t type; /* PERF_RECORD_* */
 	struct kp_sample_id id;
 	union {
@@ -80,18 +84,19 @@ struct kp_record {
 /* Parses hdr (hdr->size bytes). Returns 0, -EINVAL for a record too short
  * or inconsistent for its type (counted by the caller, never trusted), or
  * -ENOTSUP for a record type kprof does not use. */
-int kp_record_parse(const struct kp_record_layout *layout, const struct perf_event_header *hdr,
-		    struct kp_record *rec);
+int kp_perf_record_parse(const struct kp_perf_record_layout *layout,
+			 const struct perf_event_header *hdr, struct kp_perf_record *rec);
 
 /* Time of any record (the sample's time, or the sample_id trailer's);
  * 0 when it has none. Cheap: used to order records before parsing. */
-uint64_t kp_record_time(const struct kp_record_layout *layout, const struct perf_event_header *hdr);
+uint64_t kp_perf_record_time(const struct kp_perf_record_layout *layout,
+			     const struct perf_event_header *hdr);
 
 /* Copies hdr into dst (hdr->size bytes of room) without the bytes of its
  * user stack copy past dyn_size (the kernel reserves the whole requested
  * size, 8 KiB by default, and fills what the stack used), the copy's size
  * rounded up to 8; any other record, or one that does not parse, whole.
  * Returns the size written. */
-size_t kp_record_compact(const struct kp_record_layout *layout, const struct perf_event_header *hdr,
-			 void *dst);
+size_t kp_perf_record_compact(const struct kp_perf_record_layout *layout,
+			      const struct perf_event_header *hdr, void *dst);
 #endif

@@ -6,9 +6,9 @@
 
 #include "kp_test.h"
 #include "profiler/perf_event.h"
-#include "profiler/record.h"
+#include "profiler/perf_record.h"
 
-static struct kp_record_layout layout;
+static struct kp_perf_record_layout layout;
 
 static void setup(void)
 {
@@ -40,7 +40,7 @@ static struct perf_event_header *finish(struct buf *b, uint32_t type, uint16_t m
 static void test_sample(void)
 {
 	struct buf b = {.n = 1};
-	struct kp_record rec;
+	struct kp_perf_record rec;
 	struct perf_event_header *h;
 
 	setup();
@@ -57,7 +57,7 @@ static void test_sample(void)
 	put(&b, PERF_SAMPLE_REGS_ABI_NONE); /* no user registers (a kernel thread) */
 	put(&b, 0);			    /* no stack */
 	h = finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
 	CHECK_EQ_INT(rec.sample.regs_abi, 0);
 	CHECK(!rec.sample.regs && !rec.sample.stack);
 	CHECK_EQ_INT(rec.sample.ip, 0x401000);
@@ -69,11 +69,11 @@ static void test_sample(void)
 	CHECK_EQ_INT(rec.sample.nr, 4);
 	CHECK(rec.sample.ips && rec.sample.ips[3] == 0x7f0000001000);
 	CHECK(rec.sample.user_mode);
-	CHECK_EQ_INT(kp_record_time(&layout, h), 123456789);
+	CHECK_EQ_INT(kp_perf_record_time(&layout, h), 123456789);
 
 	/* a callchain longer than the record is rejected, not read past */
 	b.w[6] = 1000;
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), -EINVAL);
 }
 
 /* Every mode asks for user registers and a stack copy: both parsed, and
@@ -81,7 +81,7 @@ static void test_sample(void)
 static void test_sample_regs_stack(void)
 {
 	struct buf b = {.n = 1};
-	struct kp_record rec;
+	struct kp_perf_record rec;
 	struct perf_event_header *h;
 	unsigned nregs = (unsigned)__builtin_popcountll(layout.sample_regs_user);
 
@@ -103,7 +103,7 @@ static void test_sample_regs_stack(void)
 	put(&b, 0x2222);
 	put(&b, 8); /* dyn size: one word valid */
 	h = finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
 	CHECK_EQ_INT(rec.sample.regs_abi, PERF_SAMPLE_REGS_ABI_64);
 	CHECK_EQ_INT(rec.sample.nregs, nregs);
 	CHECK(rec.sample.regs && rec.sample.regs[nregs - 1] == 0x1000 + nregs - 1);
@@ -112,11 +112,11 @@ static void test_sample_regs_stack(void)
 	CHECK(rec.sample.stack && memcmp(rec.sample.stack, &b.w[b.n - 3], 8) == 0);
 	/* a dyn size larger than the copy is clamped */
 	b.w[b.n - 1] = 999;
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
 	CHECK_EQ_INT(rec.sample.stack_dyn_size, 16);
 	/* a stack size past the record's end is rejected */
 	b.w[b.n - 4] = 4096;
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), -EINVAL);
 }
 
 /* A sample's stack copy queued only as far as it is valid: the same
@@ -124,7 +124,7 @@ static void test_sample_regs_stack(void)
 static void test_compact(void)
 {
 	struct buf b = {.n = 1}, out;
-	struct kp_record rec, crec;
+	struct kp_perf_record rec, crec;
 	struct perf_event_header *h;
 	unsigned nregs = (unsigned)__builtin_popcountll(layout.sample_regs_user);
 	size_t n;
@@ -146,7 +146,7 @@ static void test_compact(void)
 	put(&b, 0xbeef);
 	put(&b, 12); /* dyn size: a word and a half valid */
 	h = finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	n = kp_record_compact(&layout, h, out.w);
+	n = kp_perf_record_compact(&layout, h, out.w);
 	CHECK_EQ_INT(n, h->size - 16);
 	{
 		struct perf_event_header oh;
@@ -154,8 +154,8 @@ static void test_compact(void)
 		memcpy(&oh, out.w, sizeof(oh));
 		CHECK_EQ_INT(oh.size, n);
 	}
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
-	CHECK_EQ_INT(kp_record_parse(&layout, (const void *)out.w, &crec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, (const void *)out.w, &crec), 0);
 	CHECK(crec.sample.ip == rec.sample.ip && crec.sample.pid == 42 && crec.sample.tid == 43);
 	CHECK(crec.sample.regs && memcmp(crec.sample.regs, rec.sample.regs, nregs * 8) == 0);
 	CHECK_EQ_INT(crec.sample.stack_size, 16);
@@ -163,11 +163,11 @@ static void test_compact(void)
 	CHECK(memcmp(crec.sample.stack, rec.sample.stack, 16) == 0);
 	/* all of it valid: nothing to drop */
 	b.w[b.n - 1] = 32;
-	CHECK_EQ_INT(kp_record_compact(&layout, h, out.w), h->size);
+	CHECK_EQ_INT(kp_perf_record_compact(&layout, h, out.w), h->size);
 	CHECK(memcmp(out.w, h, h->size) == 0);
 	/* a record that does not parse is copied as it is */
 	b.w[b.n - 6] = 4096;
-	CHECK_EQ_INT(kp_record_compact(&layout, h, out.w), h->size);
+	CHECK_EQ_INT(kp_perf_record_compact(&layout, h, out.w), h->size);
 	CHECK(memcmp(out.w, h, h->size) == 0);
 }
 
@@ -190,7 +190,7 @@ static void put_id(struct buf *b, uint32_t pid, uint32_t tid, uint64_t time, uin
 static void test_mmap2(void)
 {
 	struct buf b = {.n = 1};
-	struct kp_record rec;
+	struct kp_perf_record rec;
 	struct perf_event_header *h;
 
 	setup();
@@ -205,7 +205,7 @@ static void test_mmap2(void)
 	put_str(&b, "/usr/bin/true");
 	put_id(&b, 7, 7, 555, 0);
 	h = finish(&b, PERF_RECORD_MMAP2, 0);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
 	CHECK_EQ_INT(rec.mmap2.addr, 0x400000);
 	CHECK_EQ_INT(rec.mmap2.len, 0x2000);
 	CHECK_EQ_INT(rec.mmap2.pgoff, 0x1000);
@@ -215,13 +215,13 @@ static void test_mmap2(void)
 	CHECK(rec.mmap2.build_id == NULL);
 	CHECK_EQ_STR(rec.mmap2.filename, "/usr/bin/true");
 	CHECK_EQ_INT(rec.id.time, 555);
-	CHECK_EQ_INT(kp_record_time(&layout, h), 555);
+	CHECK_EQ_INT(kp_perf_record_time(&layout, h), 555);
 }
 
 static void test_mmap2_build_id(void)
 {
 	struct buf b = {.n = 1};
-	struct kp_record rec;
+	struct kp_perf_record rec;
 	struct perf_event_header *h;
 	unsigned char bid[24] = {20, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef};
 
@@ -236,7 +236,7 @@ static void test_mmap2_build_id(void)
 	put_str(&b, "/lib/x.so");
 	put_id(&b, 7, 7, 1, 0);
 	h = finish(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
 	CHECK_EQ_INT(rec.mmap2.build_id_size, 20);
 	CHECK(rec.mmap2.build_id && rec.mmap2.build_id[0] == 0xde);
 	CHECK_EQ_STR(rec.mmap2.filename, "/lib/x.so");
@@ -245,7 +245,7 @@ static void test_mmap2_build_id(void)
 static void test_comm_fork_lost(void)
 {
 	struct buf b = {.n = 1};
-	struct kp_record rec;
+	struct kp_perf_record rec;
 	struct perf_event_header *h;
 
 	setup();
@@ -253,7 +253,7 @@ static void test_comm_fork_lost(void)
 	put_str(&b, "my prog");
 	put_id(&b, 10, 11, 77, 1);
 	h = finish(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
 	CHECK_EQ_STR(rec.comm.comm, "my prog");
 	CHECK(rec.comm.exec);
 	CHECK_EQ_INT(rec.comm.tid, 11);
@@ -265,7 +265,7 @@ static void test_comm_fork_lost(void)
 	memset(&b.w[3], 'x', 8); /* overwrites the trailer too: no NUL before the end */
 	memset(&b.w[4], 'x', 8);
 	memset(&b.w[5], 'x', 8);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), -EINVAL);
 
 	b.n = 1;
 	put(&b, 20ULL | 10ULL << 32); /* pid, ppid */
@@ -273,7 +273,7 @@ static void test_comm_fork_lost(void)
 	put(&b, 999);
 	put_id(&b, 20, 21, 999, 0);
 	h = finish(&b, PERF_RECORD_FORK, 0);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
 	CHECK_EQ_INT(rec.task.pid, 20);
 	CHECK_EQ_INT(rec.task.ppid, 10);
 	CHECK_EQ_INT(rec.task.tid, 21);
@@ -284,13 +284,13 @@ static void test_comm_fork_lost(void)
 	put(&b, 17); /* lost */
 	put_id(&b, 0, 0, 1000, 0);
 	h = finish(&b, PERF_RECORD_LOST, 0);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
 	CHECK_EQ_INT(rec.lost, 17);
 
 	/* a record shorter than its header claims to need */
 	b.n = 1;
 	h = finish(&b, PERF_RECORD_FORK, 0);
-	CHECK_EQ_INT(kp_record_parse(&layout, h, &rec), -EINVAL);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), -EINVAL);
 }
 
 KP_TEST_MAIN(test_sample, test_sample_regs_stack, test_compact, test_mmap2, test_mmap2_build_id,

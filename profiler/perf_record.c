@@ -1,4 +1,4 @@
-#include "profiler/record.h"
+#include "profiler/perf_record.h"
 
 #include <errno.h>
 #include <string.h>
@@ -48,8 +48,8 @@ static const uint64_t *get_array(struct cursor *c, uint64_t n)
 
 /* The sample_id trailer sits at the end of non-sample records: parse it
  * backwards from the end so the variable-size body does not matter. */
-static void parse_sample_id(const struct kp_record_layout *l, const struct perf_event_header *hdr,
-			    struct kp_sample_id *id)
+static void parse_sample_id(const struct kp_perf_record_layout *l,
+			    const struct perf_event_header *hdr, struct kp_sample_id *id)
 {
 	uint64_t t = l->sample_type;
 	size_t n = 0;
@@ -78,7 +78,7 @@ static void parse_sample_id(const struct kp_record_layout *l, const struct perf_
 		get_u32_pair(&c, &id->cpu, &dummy);
 }
 
-static int parse_sample(const struct kp_record_layout *l, const struct perf_event_header *hdr,
+static int parse_sample(const struct kp_perf_record_layout *l, const struct perf_event_header *hdr,
 			struct kp_sample *s)
 {
 	struct cursor c = {(const unsigned char *)(hdr + 1), (const unsigned char *)hdr + hdr->size,
@@ -181,8 +181,8 @@ static int parse_mmap2(const struct perf_event_header *hdr, struct kp_mmap2 *m)
 	return m->filename ? 0 : -EINVAL;
 }
 
-int kp_record_parse(const struct kp_record_layout *layout, const struct perf_event_header *hdr,
-		    struct kp_record *rec)
+int kp_perf_record_parse(const struct kp_perf_record_layout *layout,
+			 const struct perf_event_header *hdr, struct kp_perf_record *rec)
 {
 	const unsigned char *body = (const unsigned char *)(hdr + 1);
 	const unsigned char *end = (const unsigned char *)hdr + hdr->size;
@@ -231,7 +231,8 @@ int kp_record_parse(const struct kp_record_layout *layout, const struct perf_eve
 	}
 }
 
-uint64_t kp_record_time(const struct kp_record_layout *layout, const struct perf_event_header *hdr)
+uint64_t kp_perf_record_time(const struct kp_perf_record_layout *layout,
+			     const struct perf_event_header *hdr)
 {
 	struct kp_sample_id id;
 
@@ -254,7 +255,7 @@ uint64_t kp_record_time(const struct kp_record_layout *layout, const struct perf
 
 /* Where the stack copy of a sample is, when some of it can go: the offset
  * of its size field and the bytes kept of it. */
-static bool stack_to_cut(const struct kp_record_layout *l, const struct perf_event_header *hdr,
+static bool stack_to_cut(const struct kp_perf_record_layout *l, const struct perf_event_header *hdr,
 			 size_t *size_off, size_t *keep, size_t *stack_size)
 {
 	struct kp_sample smp;
@@ -268,8 +269,8 @@ static bool stack_to_cut(const struct kp_record_layout *l, const struct perf_eve
 	return *keep < *stack_size;
 }
 
-size_t kp_record_compact(const struct kp_record_layout *layout, const struct perf_event_header *hdr,
-			 void *dst)
+size_t kp_perf_record_compact(const struct kp_perf_record_layout *layout,
+			      const struct perf_event_header *hdr, void *dst)
 {
 	const unsigned char *src = (const unsigned char *)hdr;
 	unsigned char *out = dst;

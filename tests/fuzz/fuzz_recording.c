@@ -1,4 +1,4 @@
-/* The .kprof reader (formats/recording.c). Random bytes would all stop
+/* The .kprof reader (formats/recording_read.c). Random bytes would all stop
  * at zstd's checksum, so the input is mostly the decompressed body: the
  * target puts the header and a valid zstd frame around it, and the chunks,
  * their lengths and every id in them are what the fuzzer changes. Whatever

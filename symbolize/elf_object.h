@@ -1,4 +1,4 @@
-/* kp_elfobj: one ELF file (executable, shared library, vDSO image) opened
+/* kp_elf_object: one ELF file (executable, shared library, vDSO image) opened
  * while its process lived, symbolized later through libdw: file offset ->
  * ELF address (PT_LOAD), symtab/dynsym symbol (from the file or its
  * separate debuginfo), inline chain from DWARF. Internal to symbolize/. */
@@ -16,7 +16,7 @@
 struct kp_notes;
 struct kp_cachedir;
 
-struct kp_elf_ctx {
+struct kp_elf_object_ctx {
 	Dwfl_Callbacks callbacks; /* standard find_debuginfo on debuginfo_path */
 	char *debuginfo_path;	  /* ":.debug:/usr/lib/debug[:DIR...]" */
 	bool no_inline, full_names;
@@ -46,32 +46,32 @@ struct kp_elf_ctx {
 
 /* cache: kprof's cache directory (symbol indexes go in its symbols/), or
  * NULL to keep none; it must outlive ctx. */
-void kp_elf_ctx_init(struct kp_elf_ctx *ctx, const char *const *dirs, size_t ndirs, bool no_inline,
-		     bool full_names, struct kp_cachedir *cache);
-void kp_elf_ctx_fini(struct kp_elf_ctx *ctx);
+void kp_elf_object_ctx_init(struct kp_elf_object_ctx *ctx, const char *const *dirs, size_t ndirs,
+			    bool no_inline, bool full_names, struct kp_cachedir *cache);
+void kp_elf_object_ctx_fini(struct kp_elf_object_ctx *ctx);
 
-struct kp_elfobj;
+struct kp_elf_object;
 
 /* Takes ownership of fd (may be -1: no file). name is for messages ("/usr/lib/libc.so.6",
  * "[vdso]"); debug_path is where debuglink lookups start (a path in our
  * namespace, may be NULL); the build-id (may be empty) names the file's
  * symbol index in the cache. Returns a new object; free with
- * kp_elfobj_free. */
-struct kp_elfobj *kp_elfobj_new(int fd, const char *name, const char *debug_path,
-				const uint8_t *build_id, size_t build_id_len);
-void kp_elfobj_free(struct kp_elfobj *o);
+ * kp_elf_object_free. */
+struct kp_elf_object *kp_elf_object_new(int fd, const char *name, const char *debug_path,
+					const uint8_t *build_id, size_t build_id_len);
+void kp_elf_object_free(struct kp_elf_object *o);
 
 /* An object made without a file (fd -1) is named only from its build's
  * saved index, unless it is given its file before its first lookup:
- * kp_elfobj_wants_file says whether it would take one, and
- * kp_elfobj_give_file hands it fd (taking ownership) and the path its
+ * kp_elf_object_wants_file says whether it would take one, and
+ * kp_elf_object_give_file hands it fd (taking ownership) and the path its
  * debuglink search starts from; false when it takes neither. */
-bool kp_elfobj_wants_file(const struct kp_elfobj *o);
-bool kp_elfobj_give_file(struct kp_elfobj *o, int fd, const char *debug_path);
+bool kp_elf_object_wants_file(const struct kp_elf_object *o);
+bool kp_elf_object_give_file(struct kp_elf_object *o, int fd, const char *debug_path);
 
 /* The object's own descriptor of its file, or -1 once libdw or an index
  * took over (or without a file). Still owned by the object. */
-int kp_elfobj_fd(const struct kp_elfobj *o);
+int kp_elf_object_fd(const struct kp_elf_object *o);
 
 /* May kprof trust what the file open as fd says about itself: that a
  * build-id names it, that its symbols and DWARF are that build's? Only when
@@ -83,14 +83,14 @@ int kp_elfobj_fd(const struct kp_elfobj *o);
  * trusted file's build is saved to the cache or named from it, and a
  * trusted binary's debug files must be trusted too (docs/symbolize.md,
  * "Trust"). */
-bool kp_elf_file_trusted(int fd);
+bool kp_elf_object_file_trusted(int fd);
 
 /* Reads the GNU build-id note of the ELF file fd into buf; returns its
  * length, or 0 when there is none or the file is not ELF. */
-size_t kp_elf_read_build_id(int fd, uint8_t *buf, size_t cap);
+size_t kp_elf_object_read_build_id(int fd, uint8_t *buf, size_t cap);
 
 /* Whether fd is an ELF file in this machine's byte order. */
-bool kp_elf_is_elf(int fd);
+bool kp_elf_object_is_elf(int fd);
 
 /* One frame of an address. The strings are only valid during the call. */
 struct kp_elf_frame {
@@ -112,12 +112,12 @@ typedef void (*kp_elf_emit_fn)(void *arg, const struct kp_elf_frame *f);
  * first use, loads the build's symbol index from the cache, else the file,
  * its symbols and its debuginfo (then indexing the build when the cache is
  * on and it has DWARF). */
-bool kp_elfobj_lookup(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t off,
-		      kp_elf_emit_fn emit, void *arg);
+bool kp_elf_object_lookup(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx, uint64_t off,
+			  kp_elf_emit_fn emit, void *arg);
 
 /* The same for ELF virtual address vaddr (as addr2line takes them): works
  * for separate debug files too, which have no file offsets for code. */
-bool kp_elfobj_lookup_vaddr(struct kp_elfobj *o, struct kp_elf_ctx *ctx, uint64_t vaddr,
-			    kp_elf_emit_fn emit, void *arg);
+bool kp_elf_object_lookup_vaddr(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx,
+				uint64_t vaddr, kp_elf_emit_fn emit, void *arg);
 
 #endif

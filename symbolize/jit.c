@@ -52,7 +52,7 @@ struct kp_jittab {
 static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st);
 static uint64_t now_ms(void);
 
-struct kp_jittab *kp_jittab_new(struct kp_notes *notes)
+struct kp_jittab *kp_jit_new(struct kp_notes *notes)
 {
 	struct kp_jittab *jt = kp_xcalloc(1, sizeof(*jt));
 
@@ -60,7 +60,7 @@ struct kp_jittab *kp_jittab_new(struct kp_notes *notes)
 	return jt;
 }
 
-void kp_jittab_free(struct kp_jittab *jt)
+void kp_jit_free(struct kp_jittab *jt)
 {
 	if (!jt)
 		return;
@@ -97,7 +97,7 @@ static uint32_t find_live(struct kp_jittab *jt, pid_t pid)
 	return kp_idmap_find(&jt->by_pid, kp_hash_u64((uint64_t)pid), live_pid_eq, &q);
 }
 
-uint32_t kp_jittab_get(struct kp_jittab *jt, pid_t pid)
+uint32_t kp_jit_get(struct kp_jittab *jt, pid_t pid)
 {
 	struct kp_status st;
 	struct jit *j;
@@ -283,7 +283,7 @@ static void want_add(struct jit *j, const uint64_t *addrs, size_t n)
 	j->stale = true;
 }
 
-void kp_jittab_exit(struct kp_jittab *jt, pid_t pid)
+void kp_jit_exit(struct kp_jittab *jt, pid_t pid)
 {
 	uint32_t id = find_live(jt, pid);
 	struct stat st;
@@ -301,13 +301,13 @@ void kp_jittab_exit(struct kp_jittab *jt, pid_t pid)
 	j->exited = true;
 }
 
-void kp_jittab_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n)
+void kp_jit_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n)
 {
 	if (id >= 1 && id <= jt->n)
 		want_add(&jt->jits[id - 1], addrs, n);
 }
 
-const char *kp_jittab_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr)
+const char *kp_jit_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr)
 {
 	const char *name;
 	struct jit *j;
@@ -323,7 +323,7 @@ const char *kp_jittab_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr)
 	return kp_perfmap_find(&j->map, addr, &name) ? name : NULL;
 }
 
-uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt)
+uint64_t kp_jit_bad_lines(const struct kp_jittab *jt)
 {
 	uint64_t n = 0;
 
@@ -332,12 +332,12 @@ uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt)
 	return n;
 }
 
-uint64_t kp_jittab_reads(const struct kp_jittab *jt)
+uint64_t kp_jit_reads(const struct kp_jittab *jt)
 {
 	return jt->reads;
 }
 
-pid_t kp_jittab_pid(const struct kp_jittab *jt, uint32_t id)
+pid_t kp_jit_pid(const struct kp_jittab *jt, uint32_t id)
 {
 	return id >= 1 && id <= jt->n ? jt->jits[id - 1].pid : 0;
 }

@@ -14,28 +14,28 @@
 
 struct kp_jittab;
 
-struct kp_jittab *kp_jittab_new(struct kp_notes *notes);
-void kp_jittab_free(struct kp_jittab *jt);
+struct kp_jittab *kp_jit_new(struct kp_notes *notes);
+void kp_jit_free(struct kp_jittab *jt);
 
 /* The id (>= 1) of the live process pid's map, created on first call. */
-uint32_t kp_jittab_get(struct kp_jittab *jt, pid_t pid);
+uint32_t kp_jit_get(struct kp_jittab *jt, pid_t pid);
 /* The live process pid exits: its map is opened and checked (not read)
- * and that file is the one read later; the next kp_jittab_get(pid) then
+ * and that file is the one read later; the next kp_jit_get(pid) then
  * belongs to a new process. */
-void kp_jittab_exit(struct kp_jittab *jt, pid_t pid);
+void kp_jit_exit(struct kp_jittab *jt, pid_t pid);
 /* Adds addrs[0..n) (any order) to the addresses map id is read for. */
-void kp_jittab_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n);
+void kp_jit_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n);
 /* The (folded-safe) name covering addr in map id, or NULL. The first
  * lookup after hints reads the map for all of them; a lookup of an
  * address never hinted reads it again, for that address too. Owned by
  * the table. */
-const char *kp_jittab_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr);
+const char *kp_jit_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr);
 /* Malformed lines skipped, summed over the maps as last read. */
-uint64_t kp_jittab_bad_lines(const struct kp_jittab *jt);
+uint64_t kp_jit_bad_lines(const struct kp_jittab *jt);
 /* The process of JIT map id, 0 for a bad id. */
-pid_t kp_jittab_pid(const struct kp_jittab *jt, uint32_t id);
+pid_t kp_jit_pid(const struct kp_jittab *jt, uint32_t id);
 /* Passes over map files so far (one per map whose addresses were all
  * hinted before its first lookup). */
-uint64_t kp_jittab_reads(const struct kp_jittab *jt);
+uint64_t kp_jit_reads(const struct kp_jittab *jt);
 
 #endif

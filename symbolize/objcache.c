@@ -23,11 +23,11 @@ struct object {
 	uint8_t build_id[KP_BUILD_ID_MAX];
 	size_t build_id_len;
 	/* A build-id is a claim, not a proof: one build-id may have an object
-	 * of files kprof trusts (kp_elf_file_trusted), one of the other
+	 * of files kprof trusts (kp_elf_object_file_trusted), one of the other
 	 * files claiming it, and one without a file (named only from the
 	 * build's index, which only trusted files write). */
 	enum trust { NOFILE, OTHER, TRUSTED } trust;
-	struct kp_elfobj *elf; /* without a file until one is found; NULL once released */
+	struct kp_elf_object *elf; /* without a file until one is found; NULL once released */
 };
 
 /* One name under which an object was seen. */
@@ -65,7 +65,7 @@ void kp_objcache_free(struct kp_objcache *oc)
 	if (!oc)
 		return;
 	for (size_t i = 0; i < oc->nobjs; i++) {
-		kp_elfobj_free(oc->objs[i].elf);
+		kp_elf_object_free(oc->objs[i].elf);
 		free(oc->objs[i].path);
 	}
 	for (size_t i = 0; i < oc->nkeys; i++)
@@ -250,18 +250,18 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 	char *dpath;
 	int fd;
 
-	if (!o->elf || !kp_elfobj_wants_file(o->elf))
+	if (!o->elf || !kp_elf_object_wants_file(o->elf))
 		return;
 	fd = open_mapping(m, vdso, &dpath);
 	if (fd < 0)
 		return;
-	len = kp_elf_read_build_id(fd, bid, sizeof(bid));
+	len = kp_elf_object_read_build_id(fd, bid, sizeof(bid));
 	if ((o->build_id_len && (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0 ||
-				 !kp_elf_file_trusted(fd))) ||
-	    !kp_elfobj_give_file(o->elf, fd, dpath))
+				 !kp_elf_object_file_trusted(fd))) ||
+	    !kp_elf_object_give_file(o->elf, fd, dpath))
 		close(fd);
 	else
-		o->trust = o->build_id_len || kp_elf_file_trusted(fd) ? TRUSTED : OTHER;
+		o->trust = o->build_id_len || kp_elf_object_file_trusted(fd) ? TRUSTED : OTHER;
 	free(dpath);
 }
 
@@ -272,7 +272,7 @@ static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_
 static int check_build(int fd, uint8_t *bid, size_t *bid_len)
 {
 	uint8_t fbid[KP_BUILD_ID_MAX];
-	size_t flen = kp_elf_read_build_id(fd, fbid, sizeof(fbid));
+	size_t flen = kp_elf_object_read_build_id(fd, fbid, sizeof(fbid));
 
 	if (!*bid_len) {
 		*bid_len = flen;
@@ -301,7 +301,7 @@ static uint32_t join_build(struct kp_objcache *oc, const struct filekey *k, cons
 		return 0;
 	add_file(oc, k, id);
 	o = &oc->objs[id - 1];
-	if (fd >= 0 && !(o->elf && kp_elfobj_give_file(o->elf, fd, dpath)))
+	if (fd >= 0 && !(o->elf && kp_elf_object_give_file(o->elf, fd, dpath)))
 		close(fd);
 	else if (fd >= 0)
 		o->trust = trust;
@@ -324,7 +324,7 @@ static uint32_t add_object(struct kp_objcache *oc, const struct filekey *k, cons
 	o->trust = trust;
 	o->build_id_len = bid_len;
 	memcpy(o->build_id, bid, bid_len);
-	o->elf = kp_elfobj_new(fd >= 0 ? fd : -1, o->path, dpath, o->build_id, o->build_id_len);
+	o->elf = kp_elf_object_new(fd >= 0 ? fd : -1, o->path, dpath, o->build_id, o->build_id_len);
 	if (bid_len)
 		kp_idmap_put(&oc->by_build_id, kp_hash_bytes(bid, bid_len, 0x6b70), id);
 	add_file(oc, k, id);
@@ -385,7 +385,7 @@ opened:
 	/* A memfd holds a program (fexecve) or code a JIT wrote: only an ELF
 	 * file is an object. The kernel gives a build-id only from ELF notes,
 	 * so one out of reach but with a build-id is a program too. */
-	if (want_elf && (fd >= 0 ? !kp_elf_is_elf(fd) : !bid_len)) {
+	if (want_elf && (fd >= 0 ? !kp_elf_object_is_elf(fd) : !bid_len)) {
 		if (fd >= 0)
 			close(fd);
 		free(dpath);
@@ -395,7 +395,7 @@ opened:
 		fd = check_build(fd, bid, &bid_len);
 	if (fd < 0 && m->path && m->path[0] == '/')
 		note_failure(oc, m->path, fd);
-	trust = fd < 0 ? NOFILE : kp_elf_file_trusted(fd) ? TRUSTED : OTHER;
+	trust = fd < 0 ? NOFILE : kp_elf_object_file_trusted(fd) ? TRUSTED : OTHER;
 	id = join_build(oc, &k, bid, bid_len, trust, fd, dpath);
 	if (!id)
 		id = add_object(oc, &k, bid, bid_len, trust, fd, dpath);
@@ -413,7 +413,7 @@ uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_sym_mappi
 	return get(oc, m, true);
 }
 
-struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id)
+struct kp_elf_object *kp_objcache_elf(struct kp_objcache *oc, uint32_t id)
 {
 	struct object *o;
 
@@ -439,15 +439,15 @@ const uint8_t *kp_objcache_build_id(const struct kp_objcache *oc, uint32_t id, s
 
 int kp_objcache_fd(struct kp_objcache *oc, uint32_t id)
 {
-	struct kp_elfobj *e = kp_objcache_elf(oc, id);
+	struct kp_elf_object *e = kp_objcache_elf(oc, id);
 
-	return e ? kp_elfobj_fd(e) : -1;
+	return e ? kp_elf_object_fd(e) : -1;
 }
 
 void kp_objcache_release(struct kp_objcache *oc, uint32_t id)
 {
 	if (id < 1 || id > oc->nobjs)
 		return;
-	kp_elfobj_free(oc->objs[id - 1].elf);
+	kp_elf_object_free(oc->objs[id - 1].elf);
 	oc->objs[id - 1].elf = NULL;
 }

@@ -10,7 +10,7 @@
 #include "util/notes.h"
 
 struct kp_objcache;
-struct kp_elfobj;
+struct kp_elf_object;
 struct kp_sym_mapping;
 
 struct kp_objcache *kp_objcache_new(struct kp_notes *notes);
@@ -26,7 +26,7 @@ uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_sym_mappi
 /* The ELF object of id, with its file, or without one when it could not
  * be opened (then only the build's saved index can name it); NULL when
  * id is not an object or was released. Owned by the cache. */
-struct kp_elfobj *kp_objcache_elf(struct kp_objcache *oc, uint32_t id);
+struct kp_elf_object *kp_objcache_elf(struct kp_objcache *oc, uint32_t id);
 /* The path the object was first seen under, or NULL for a bad id. */
 const char *kp_objcache_path(const struct kp_objcache *oc, uint32_t id);
 /* The object's build-id (*len bytes, 0 when unknown), or NULL for a bad

@@ -29,7 +29,7 @@ struct cache_ent {
 };
 
 struct kp_symbolizer {
-	struct kp_elf_ctx elf;
+	struct kp_elf_object_ctx elf;
 	char *kallsyms_path;
 	struct kp_kallsyms *kallsyms;
 	bool kallsyms_tried;
@@ -64,14 +64,14 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 		opts = &none;
 	if (opts->cache_dir && *opts->cache_dir)
 		sym->cachedir = kp_cachedir_new(opts->cache_dir, cache_note, &sym->notes);
-	kp_elf_ctx_init(&sym->elf, opts->debuginfo_dirs,
-			opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
-			opts->full_names, sym->cachedir);
+	kp_elf_object_ctx_init(&sym->elf, opts->debuginfo_dirs,
+			       opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
+			       opts->full_names, sym->cachedir);
 	sym->elf.notes = &sym->notes;
 	sym->elf.no_lines = opts->no_lines;
 	sym->kallsyms_path = kp_xstrdup(KP_PROC_KALLSYMS);
 	sym->objs = kp_objcache_new(&sym->notes);
-	sym->jits = kp_jittab_new(&sym->notes);
+	sym->jits = kp_jit_new(&sym->notes);
 	sym->names = kp_strtab_new();
 	sym->nslots = 1024;
 	sym->slots = kp_xcalloc(sym->nslots, sizeof(*sym->slots));
@@ -83,10 +83,10 @@ void kp_sym_free(struct kp_symbolizer *sym)
 	if (!sym)
 		return;
 	kp_objcache_free(sym->objs);
-	kp_jittab_free(sym->jits);
+	kp_jit_free(sym->jits);
 	kp_kallsyms_free(sym->kallsyms);
 	kp_strtab_free(sym->names);
-	kp_elf_ctx_fini(&sym->elf); /* before the cache handle its own is below */
+	kp_elf_object_ctx_fini(&sym->elf); /* before the cache handle its own is below */
 	kp_cachedir_free(sym->cachedir);
 	kp_notes_fini(&sym->notes);
 	free(sym->kallsyms_path);
@@ -134,7 +134,7 @@ int kp_sym_object_fd(struct kp_symbolizer *sym, uint32_t obj)
 
 uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid)
 {
-	return kp_jittab_get(sym->jits, pid);
+	return kp_jit_get(sym->jits, pid);
 }
 
 void kp_sym_object_done(struct kp_symbolizer *sym, uint32_t obj)
@@ -144,12 +144,12 @@ void kp_sym_object_done(struct kp_symbolizer *sym, uint32_t obj)
 
 void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid)
 {
-	kp_jittab_exit(sym->jits, pid);
+	kp_jit_exit(sym->jits, pid);
 }
 
 void kp_sym_jit_hint(struct kp_symbolizer *sym, uint32_t id, const uint64_t *addrs, size_t n)
 {
-	kp_jittab_hint(sym->jits, id, addrs, n);
+	kp_jit_hint(sym->jits, id, addrs, n);
 }
 
 static uint64_t loc_hash(uint64_t addr, uint32_t obj, uint32_t kind)
@@ -347,11 +347,11 @@ static bool resolve_kernel(struct kp_symbolizer *sym, uint64_t addr)
  * virtual address addr; pushes its frames, or [unknown]. */
 static bool resolve_user(struct kp_symbolizer *sym, uint32_t obj, uint64_t addr, bool by_vaddr)
 {
-	struct kp_elfobj *o = kp_objcache_elf(sym->objs, obj);
+	struct kp_elf_object *o = kp_objcache_elf(sym->objs, obj);
 	struct emit_ctx ec = {sym};
 
-	if (o && (by_vaddr ? kp_elfobj_lookup_vaddr(o, &sym->elf, addr, emit_elf, &ec)
-			   : kp_elfobj_lookup(o, &sym->elf, addr, emit_elf, &ec)))
+	if (o && (by_vaddr ? kp_elf_object_lookup_vaddr(o, &sym->elf, addr, emit_elf, &ec)
+			   : kp_elf_object_lookup(o, &sym->elf, addr, emit_elf, &ec)))
 		return true;
 	push_frame(sym, "[unknown]", KP_FRAME_USER);
 	return false;
@@ -365,7 +365,7 @@ static bool resolve_uncached(struct kp_symbolizer *sym, const struct kp_loc *loc
 	case KP_LOC_USER:
 		return resolve_user(sym, loc->obj, loc->addr, false);
 	case KP_LOC_JIT: {
-		const char *name = kp_jittab_lookup(sym->jits, loc->obj, loc->addr);
+		const char *name = kp_jit_lookup(sym->jits, loc->obj, loc->addr);
 
 		/* perf script prints [unknown] for JIT code its map does not name */
 		push_frame(sym, name ? name : "[unknown]", KP_FRAME_JIT);
@@ -443,8 +443,8 @@ void kp_sym_frames_fini(struct kp_sym_frames *f)
 void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 {
 	*st = sym->stats;
-	st->jit_bad_lines = kp_jittab_bad_lines(sym->jits);
-	st->jit_map_reads = kp_jittab_reads(sym->jits);
+	st->jit_bad_lines = kp_jit_bad_lines(sym->jits);
+	st->jit_map_reads = kp_jit_reads(sym->jits);
 	st->indexes_loaded = sym->elf.nindexes_loaded;
 	st->indexes_saved = sym->elf.nindexes_saved;
 	st->indexes_damaged = sym->elf.nindexes_damaged;
@@ -469,7 +469,7 @@ bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vadd
 
 bool kp_sym_is_elf(int fd)
 {
-	return kp_elf_is_elf(fd);
+	return kp_elf_object_is_elf(fd);
 }
 
 /* ---- naming a profile ---- */
@@ -532,7 +532,7 @@ static void describe_mapping(struct kp_symbolizer *sym, struct kp_profile *p,
 		}
 	} else {
 		path = "[jit]";
-		m.pid = kp_jittab_pid(sym->jits, loc->obj);
+		m.pid = kp_jit_pid(sym->jits, loc->obj);
 	}
 	m.path = path ? kp_profile_intern(p, path, strlen(path)) : 0;
 	kp_profile_set_mapping(p, &m);

@@ -268,8 +268,8 @@ static void check_trust(const char *what, int fd, bool want)
 	CHECK(fd >= 0);
 	if (fd < 0)
 		return;
-	CHECK_EQ_INT(kp_elf_file_trusted(fd), want);
-	printf("%s: %s\n", what, kp_elf_file_trusted(fd) ? "trusted" : "not trusted");
+	CHECK_EQ_INT(kp_elf_object_file_trusted(fd), want);
+	printf("%s: %s\n", what, kp_elf_object_file_trusted(fd) ? "trusted" : "not trusted");
 	close(fd);
 }
 

@@ -387,7 +387,7 @@ static void build_id_hex(const char *path, char *hex, size_t size)
 {
 	uint8_t id[KP_BUILD_ID_MAX];
 	int fd = open(path, O_RDONLY);
-	size_t n = fd >= 0 ? kp_elf_read_build_id(fd, id, sizeof(id)) : 0;
+	size_t n = fd >= 0 ? kp_elf_object_read_build_id(fd, id, sizeof(id)) : 0;
 
 	hex[0] = '\0';
 	for (size_t i = 0; i < n && 2 * i + 2 < size; i++)
@@ -805,7 +805,7 @@ static void test_index_without_file(void)
 	stop(&p);
 	leaf = mark(&p, "leaf");
 	fd = open(bin, O_RDONLY);
-	idlen = fd >= 0 ? kp_elf_read_build_id(fd, id, sizeof(id)) : 0;
+	idlen = fd >= 0 ? kp_elf_object_read_build_id(fd, id, sizeof(id)) : 0;
 	if (fd >= 0)
 		close(fd);
 	if (!leaf || !idlen) {
@@ -869,11 +869,11 @@ static void test_path_reused(void)
 		goto out;
 	}
 	fd = open(a, O_RDONLY);
-	len_a = fd >= 0 ? kp_elf_read_build_id(fd, id_a, sizeof(id_a)) : 0;
+	len_a = fd >= 0 ? kp_elf_object_read_build_id(fd, id_a, sizeof(id_a)) : 0;
 	if (fd >= 0)
 		close(fd);
 	fd = open(b, O_RDONLY);
-	len_b = fd >= 0 ? kp_elf_read_build_id(fd, id_b, sizeof(id_b)) : 0;
+	len_b = fd >= 0 ? kp_elf_object_read_build_id(fd, id_b, sizeof(id_b)) : 0;
 	if (fd >= 0)
 		close(fd);
 	CHECK(len_a && (len_a != len_b || memcmp(id_a, id_b, len_a) != 0));
@@ -988,7 +988,7 @@ static void test_memfd(void)
 	gone = leaf->m;
 	CHECK_EQ_INT(kp_sym_memfd_get(late, &gone), 0);
 	fd = open(bin, O_RDONLY);
-	idlen = fd >= 0 ? kp_elf_read_build_id(fd, id, sizeof(id)) : 0;
+	idlen = fd >= 0 ? kp_elf_object_read_build_id(fd, id, sizeof(id)) : 0;
 	if (fd >= 0)
 		close(fd);
 	CHECK(idlen > 0);

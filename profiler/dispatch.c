@@ -1,0 +1,135 @@
+/* Record dispatch and ordering (see profilerP.h): the rings read in
+ * rounds, their records queued by time and processed once every ring has
+ * been read past them, each handed to the process table, the unwinder's
+ * caches, the counts or sample.c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "profiler/profilerP.h"
+#include "profiler/ring.h"
+#include "symbolize/symbolize.h"
+#include "unwind/unwind.h"
+#include "util/xalloc.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void process_record(struct kp_session *s, const struct perf_event_header *hdr)
+{
+	struct kp_perf_record rec;
+	int err = kp_perf_record_parse(&s->layout, hdr, &rec);
+
+	if (err == -ENOTSUP)
+		return;
+	if (err < 0) {
+		s->st.bad_records++;
+		return;
+	}
+	switch (rec.type) {
+	case PERF_RECORD_SAMPLE:
+		kp_sample_add(s, &rec.sample);
+		break;
+	case PERF_RECORD_MMAP2:
+		/* libunwind keeps rules by address: forget them when code that
+		 * had rules may have changed (JITs map anonymous code all the
+		 * time, which has none) */
+		if (rec.mmap2.filename[0] == '/' ||
+		    kp_proctab_overlaps_file(s->procs, (pid_t)rec.mmap2.pid, rec.mmap2.addr,
+					     rec.mmap2.addr + rec.mmap2.len))
+			kp_unwind_flush(s->unw, (pid_t)rec.mmap2.pid);
+		kp_proctab_mmap(s->procs, (pid_t)rec.mmap2.pid, rec.mmap2.addr, rec.mmap2.len,
+				rec.mmap2.pgoff, rec.mmap2.maj, rec.mmap2.min, rec.mmap2.ino,
+				rec.mmap2.filename, rec.mmap2.build_id, rec.mmap2.build_id_size);
+		break;
+	case PERF_RECORD_COMM:
+		if (rec.comm.exec)
+			kp_unwind_forget(s->unw, (pid_t)rec.comm.pid);
+		kp_proctab_comm(s->procs, (pid_t)rec.comm.pid, (pid_t)rec.comm.tid, rec.comm.comm,
+				rec.comm.exec);
+		break;
+	case PERF_RECORD_FORK:
+		kp_proctab_fork(s->procs, (pid_t)rec.task.pid, (pid_t)rec.task.ppid,
+				(pid_t)rec.task.tid, (pid_t)rec.task.ptid);
+		break;
+	case PERF_RECORD_EXIT:
+		/* applied one flush later: a sample of the exiting task read a
+		 * little out of order must still find its process */
+		kp_xgrow(&s->exits, &s->exits_cap, s->nexits + 1, sizeof(*s->exits));
+		s->exits[s->nexits][0] = (pid_t)rec.task.pid;
+		s->exits[s->nexits][1] = (pid_t)rec.task.tid;
+		s->nexits++;
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		s->st.lost += rec.lost;
+		break;
+	case PERF_RECORD_THROTTLE:
+		s->st.throttled++;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Forgets the first n exited tasks. A JIT process's map is only opened
+ * and kept here (cheap); it is read after the window, when folding. */
+static void apply_exits(struct kp_session *s, size_t n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1])) {
+			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
+			kp_unwind_forget(s->unw, s->exits[i][0]);
+		}
+	memmove(s->exits, s->exits + n, (s->nexits - n) * sizeof(*s->exits));
+	s->nexits -= n;
+}
+
+static void process_queued(void *arg, const struct perf_event_header *hdr)
+{
+	process_record(arg, hdr);
+}
+
+/* Processes queued records older than limit in time order; keeps the rest.
+ * A record is only processed once every ring has been read past its time,
+ * so a sample never comes before the MMAP2 or COMM it depends on. */
+static void flush_queue(struct kp_session *s, uint64_t limit)
+{
+	apply_exits(s, s->exits_ready);
+	s->exits_ready = s->nexits;
+	kp_recqueue_flush(&s->queue, limit, process_queued, s);
+}
+
+void kp_dispatch_round(struct kp_session *s, bool final)
+{
+	uint64_t start = now_ns();
+
+	for (size_t i = 0; i < s->ev.nrings; i++) {
+		struct kp_ring *r = &s->ev.rings[i].ring;
+		const struct perf_event_header *hdr;
+
+		if (!kp_ring_read_init(r))
+			continue;
+		/* a sample's stack copy is queued only as far as it is valid:
+		 * the kernel reserves 8 KiB, a stack uses a fraction of it */
+		while ((hdr = kp_ring_read_event(r))) {
+			void *at = kp_recqueue_reserve(&s->queue, hdr->size,
+						       kp_perf_record_time(&s->layout, hdr));
+
+			kp_recqueue_trim(&s->queue, kp_perf_record_compact(&s->layout, hdr, at));
+		}
+		kp_ring_read_done(r);
+	}
+	flush_queue(s, final ? UINT64_MAX : s->flush_before);
+	s->flush_before = start;
+	if (final)
+		apply_exits(s, s->nexits);
+}

@@ -1,0 +1,67 @@
+/* What the files of profiler/ share about a session (private to the
+ * folder): its state, and the steps session.c's loop calls. session.c
+ * owns the lifecycle and the loop, dispatch.c reads the rings and hands
+ * each record, in time order, to what it concerns, sample.c turns one
+ * sample into a location stack of the profile. */
+#ifndef KP_PROFILER_PROFILERP_H
+#define KP_PROFILER_PROFILERP_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "profile/run_meta.h"
+#include "profiler/evlist.h"
+#include "profiler/perf_record.h"
+#include "profiler/proctab.h"
+#include "profiler/recqueue.h"
+#include "profiler/session.h"
+#include "profiler/target.h"
+#include "util/strtab.h"
+#include "util/u64map.h"
+
+/* Unwind cost histogram: 100 ns buckets up to 1 ms, then one bucket. */
+#define COST_BUCKETS 10001
+
+struct kp_session {
+	struct kp_session_opts opts;
+	struct kp_evlist ev; /* the events, their rings, the attr as opened */
+	struct kp_perf_record_layout layout;
+	int epfd, sigfd;
+	sigset_t oldmask;
+	bool have_target;
+	struct kp_target target;
+
+	struct kp_strtab *strings;
+	struct kp_proctab *procs;
+	struct kp_profile *prof;       /* what the recording becomes */
+	struct kp_run_meta meta;       /* the run, written into prof's metadata */
+	int *cpus;		       /* the CPUs sampled (meta.cpus) */
+	struct utsname uts;	       /* the machine (meta.host, meta.kernel) */
+	struct kp_u64map synth_failed; /* pids /proc could not describe */
+
+	struct kp_recqueue queue; /* records read, not yet processed */
+	uint64_t flush_before;	  /* start time of the previous round */
+	pid_t (*exits)[2];	  /* EXIT records (pid, tid) not applied yet */
+	size_t nexits, exits_cap, exits_ready;
+
+	struct kp_unwinder *unw;
+	uint32_t *cost; /* unwind cost histogram, COST_BUCKETS */
+	uint64_t ncost;
+
+	struct kp_session_stats st;
+	struct timespec t_start;
+	bool stop;
+};
+
+/* Reads every ring once and processes what every ring has passed, in time
+ * order (final: everything, and the exits left). dispatch.c */
+void kp_dispatch_round(struct kp_session *s, bool final);
+
+/* Adds sample smp to the profile: its kernel and user stacks (unwound as
+ * the call-graph mode says) as locations, under its root. sample.c */
+void kp_sample_add(struct kp_session *s, const struct kp_sample *smp);
+
+#endif

@@ -1,0 +1,299 @@
+/* One sample to a location stack (see profilerP.h): the callchain split by
+ * context, the user stack validated or unwound, each frame a location of
+ * the profile, and the stack added under its root. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "profiler/profilerP.h"
+#include "symbolize/symbolize.h"
+#include "unwind/unwind.h"
+
+/* Makes sure pid is described: a pid the table has never heard of (it
+ * started between the events and the /proc scan, or its records were lost)
+ * is read from /proc once. */
+static void know_pid(struct kp_session *s, pid_t pid)
+{
+	uint64_t dummy;
+
+	if (pid <= 0 || kp_proctab_has(s->procs, pid) ||
+	    kp_u64map_get(&s->synth_failed, (uint64_t)pid, &dummy))
+		return;
+	if (kp_proctab_synthesize(s->procs, pid) < 0)
+		kp_u64map_put(&s->synth_failed, (uint64_t)pid, 1);
+}
+
+/* What the symbolizer needs to know of mapping m of pid. */
+static struct kp_sym_mapping sym_mapping(const struct kp_session *s, pid_t pid,
+					 const struct kp_map *m)
+{
+	return (struct kp_sym_mapping){
+		.pid = pid,
+		.path = kp_strtab_str(s->strings, m->path),
+		.start = m->start,
+		.end = m->end,
+		.pgoff = m->pgoff,
+		.maj = m->maj,
+		.min = m->min,
+		.ino = m->ino,
+		.build_id = m->build_id_size ? m->build_id : NULL,
+		.build_id_len = m->build_id_size,
+	};
+}
+
+/* The symbolizer object behind mapping m of pid (a file or the vDSO),
+ * registered the first time it is needed; 0 for anything else. A memfd
+ * is decided then, while the process still lives to reach it: a program
+ * run from memory when it holds ELF (m becomes KP_MAP_FILE), else JIT
+ * code (KP_MAP_ANON). */
+static uint32_t map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
+{
+	struct kp_sym_mapping sm;
+
+	if (m->obj || m->kind == KP_MAP_ANON || m->kind == KP_MAP_OTHER)
+		return m->obj;
+	sm = sym_mapping(s, pid, m);
+	if (m->kind == KP_MAP_MEMFD) {
+		m->obj = kp_sym_memfd_get(s->opts.sym, &sm);
+		m->kind = m->obj ? KP_MAP_FILE : KP_MAP_ANON;
+	} else {
+		m->obj = kp_sym_object_get(s->opts.sym, &sm);
+	}
+	return m->obj;
+}
+
+static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
+{
+	struct kp_loc loc = {.addr = addr, .kind = KP_LOC_UNKNOWN};
+	struct kp_map *m = kp_proctab_find_map(s->procs, pid, addr);
+
+	/* No mapping: a stale or garbage frame pointer (the outermost frames
+	 * of code built without them) more often than not. JIT code is always
+	 * in a mapping: mmap and mprotect(PROT_EXEC) both report it. */
+	if (!m || m->kind == KP_MAP_OTHER)
+		return loc;
+	loc.obj = map_object(s, pid, m);
+	if (m->kind == KP_MAP_ANON) {
+		loc.kind = KP_LOC_JIT;
+		loc.obj = kp_sym_jit_get(s->opts.sym, pid);
+		return loc;
+	}
+	loc.kind = KP_LOC_USER;
+	loc.addr = addr - m->start + m->pgoff;
+	return loc;
+}
+
+/* The unwinder's view of the process table. */
+struct map_arg {
+	struct kp_session *s;
+	pid_t pid;
+};
+
+static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
+{
+	struct map_arg *a = arg;
+	struct kp_map *m = kp_proctab_find_map(a->s->procs, a->pid, addr);
+
+	if (!m || m->kind == KP_MAP_OTHER)
+		return false;
+	out->start = m->start;
+	out->end = m->end;
+	out->pgoff = m->pgoff;
+	out->obj = m->kind == KP_MAP_ANON ? 0 : map_object(a->s, a->pid, m);
+	return true;
+}
+
+/* Is addr code of pid (a mapping that is not [vsyscall]-like)? */
+static bool is_code(struct kp_session *s, pid_t pid, uint64_t addr)
+{
+	struct kp_map *m = kp_proctab_find_map(s->procs, pid, addr);
+
+	return m && m->kind != KP_MAP_OTHER;
+}
+
+/* A frame-pointer chain from the kernel, leaf first, is cut at the first
+ * return address that is not code: what follows is garbage (code built
+ * without frame pointers leaves other values in rbp). Returns the frames
+ * kept; *cut says it was cut. */
+static size_t validate_fp(struct kp_session *s, pid_t pid, const uint64_t *ips, size_t n, bool *cut)
+{
+	*cut = false;
+	for (size_t i = 1; i < n; i++) {
+		if (!is_code(s, pid, ips[i])) {
+			*cut = true;
+			return i;
+		}
+	}
+	return n;
+}
+
+static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)((b->tv_sec - a->tv_sec) * 1000000000LL + (b->tv_nsec - a->tv_nsec));
+}
+
+/* The sample's user stack, leaf first, into user[0..max) from the kernel's
+ * chain kc[0..nkc) (chain_full: it stopped at the kernel's depth limit)
+ * and/or the snapshot, as the mode says. Returns the number of frames;
+ * *cut says the stack is not whole. */
+static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, const uint64_t *kc,
+			 size_t nkc, bool chain_full, uint64_t *user, size_t max, bool *cut)
+{
+	enum kp_callgraph mode = s->opts.attr.callgraph;
+	struct map_arg ma = {s, (pid_t)smp->pid};
+	struct kp_unwind_input in = {
+		.pid = (pid_t)smp->pid,
+		.regs = smp->regs,
+		.regs_mask = smp->regs ? s->layout.sample_regs_user : 0,
+		.stack = smp->stack,
+		.stack_len = smp->stack ? (size_t)smp->stack_dyn_size : 0,
+		.find_map = find_map,
+		.map_arg = &ma,
+	};
+	bool regs = smp->regs_abi == PERF_SAMPLE_REGS_ABI_64 && smp->regs && smp->pid > 0;
+	struct kp_unwind_result res;
+	struct timespec t0, t1;
+	uint64_t ns;
+	size_t n;
+
+	*cut = false;
+	if (mode == KP_CALLGRAPH_FP || !regs) {
+		/* the kernel's chain, validated; its leaf repaired */
+		n = nkc < max ? nkc : max;
+		memcpy(user, kc, n * sizeof(*user));
+		n = validate_fp(s, (pid_t)smp->pid, user, n, cut);
+		if (n && regs && n < max) {
+			uint64_t ret = kp_unwind_leaf(s->unw, &in, n > 1 ? user[1] : 0);
+
+			if (ret) {
+				memmove(user + 2, user + 1, (n - 1) * sizeof(*user));
+				user[1] = ret;
+				n++;
+				s->st.leaf_repaired++;
+			}
+		}
+		if (chain_full)
+			*cut = true; /* the kernel stopped at its depth limit */
+		if (*cut)
+			s->st.fp_cut++;
+		return n;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kp_unwind_stack(s->unw, &in, user, max, &res);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = ns_between(&t0, &t1) / 100;
+	s->cost[ns < COST_BUCKETS - 1 ? ns : COST_BUCKETS - 1]++;
+	s->ncost++;
+	s->st.unwind_ns_total += ns_between(&t0, &t1);
+	s->st.unwound++;
+	s->st.ends[res.end]++;
+	n = res.n;
+	if (res.end == KP_UNWIND_OUTERMOST)
+		return n;
+	*cut = true;
+	/* auto: past the end of the snapshot, the kernel's frame-pointer chain
+	 * goes on from the last frame found, where the two agree */
+	if (mode == KP_CALLGRAPH_AUTO && res.end == KP_UNWIND_SNAPSHOT && n > 1) {
+		for (size_t j = nkc; j-- > 1;) {
+			bool kcut;
+			size_t more;
+
+			if (kc[j] != user[n - 1])
+				continue;
+			more = nkc - j - 1 < max - n ? nkc - j - 1 : max - n;
+			memcpy(user + n, kc + j + 1, more * sizeof(*user));
+			/* validate from the spliced frame on */
+			more = validate_fp(s, (pid_t)smp->pid, user + n - 1, more + 1, &kcut) - 1;
+			n += more;
+			*cut = kcut || chain_full;
+			s->st.spliced++;
+			break;
+		}
+	}
+	return n;
+}
+
+/* The sample's comm as a string of the profile (the process table's
+ * strings are the recorder's own). */
+static uint32_t comm_of(struct kp_session *s, const struct kp_sample *smp)
+{
+	const char *comm;
+
+	if (smp->pid == 0)
+		comm = "swapper";
+	else
+		comm = kp_strtab_str(
+			s->strings, kp_proctab_comm_of(s->procs, (pid_t)smp->pid, (pid_t)smp->tid));
+	return kp_profile_intern(s->prof, comm, strlen(comm));
+}
+
+void kp_sample_add(struct kp_session *s, const struct kp_sample *smp)
+{
+	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
+	uint64_t kern[KP_SESSION_MAX_FRAMES], kc[KP_SESSION_MAX_FRAMES], user[KP_SESSION_MAX_FRAMES];
+	size_t nk = 0, nkc = 0, nu = 0, n = 0;
+	enum { CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = smp->user_mode ? CTX_USER : CTX_KERNEL;
+	struct kp_profile_root root;
+	kp_count values[2] = {1, smp->period};
+	const uint64_t *ips = smp->ips;
+	uint64_t nr = smp->nr;
+	bool cut = false;
+
+	s->st.samples++;
+	if (!nr) {
+		ips = &smp->ip;
+		nr = 1;
+	}
+	know_pid(s, (pid_t)smp->pid);
+	/* the callchain, leaf first, split by context */
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = ip == (uint64_t)PERF_CONTEXT_KERNEL ? CTX_KERNEL
+			      : ip == (uint64_t)PERF_CONTEXT_USER ? CTX_USER
+								  : CTX_OTHER;
+			continue;
+		}
+		if (ctx == CTX_KERNEL && nk < KP_SESSION_MAX_FRAMES)
+			kern[nk++] = ip;
+		else if (ctx == CTX_USER && ip && nkc < KP_SESSION_MAX_FRAMES)
+			kc[nkc++] = ip;
+	}
+	if (!nkc && smp->user_mode)
+		kc[nkc++] = smp->ip; /* -g dwarf asks for no user chain */
+	/* the kernel's limit counts kernel and user entries together */
+	if (smp->pid > 0)
+		nu = user_stack(s, smp, kc, nkc, nk + nkc >= s->ev.attr.sample_max_stack, user,
+				KP_SESSION_MAX_FRAMES - nk, &cut);
+	/* return addresses point after the call: look up the call */
+	for (size_t i = 0; i < nk; i++) {
+		struct kp_loc loc = {.addr = kern[i] - (i && kern[i]), .kind = KP_LOC_KERNEL};
+
+		locs[n++] = kp_profile_location(s->prof, &loc);
+	}
+	for (size_t i = 0; i < nu; i++) {
+		struct kp_loc loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
+
+		locs[n++] = kp_profile_location(s->prof, &loc);
+	}
+	if (cut) {
+		struct kp_loc loc = {.kind = KP_LOC_TRUNCATED};
+
+		locs[n++] = kp_profile_location(s->prof, &loc);
+		s->st.truncated++;
+	}
+	/* the callchain is leaf first; stacks are stored root first */
+	for (size_t i = 0; i < n / 2; i++) {
+		uint32_t t = locs[i];
+
+		locs[i] = locs[n - 1 - i];
+		locs[n - 1 - i] = t;
+	}
+	root.comm = comm_of(s, smp);
+	root.pid = s->opts.root_pid || s->opts.root_tid ? smp->pid : 0;
+	root.tid = s->opts.root_tid ? smp->tid : 0;
+	/* a sum past 2^128 would need more samples than time allows */
+	kp_profile_add(s->prof, &root, locs, n, values);
+}

@@ -12,8 +12,8 @@
 
 #include "diff/diff_files.h"
 #include "diff/diff_report.h"
-#include "profile/fold.h"
 #include "flamegraph/svg.h"
+#include "profile/fold.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 #include "util/outfile.h"

@@ -1,0 +1,434 @@
+#include "cli/record_args.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/messages.h"
+#include "cli/output.h"
+#include "cli/svg_options.h"
+#include "util/cpulist.h"
+#include "util/xalloc.h"
+
+enum {
+	OPT_PID = 2000,
+	OPT_TID,
+	OPT_ANNOTATE,
+	OPT_NO_INLINE,
+	OPT_FULL_NAMES,
+	OPT_DEBUGINFO_DIR,
+	OPT_NO_CACHE,
+	OPT_CALL_GRAPH,
+	OPT_STATS,
+	OPT_VERSION,
+	OPT_HELP,
+};
+
+static const struct option record_longopts[] = {
+	{"all-cpus", no_argument, NULL, 'a'},
+	{"cpu", required_argument, NULL, 'C'},
+	{"freq", required_argument, NULL, 'F'},
+	{"count", required_argument, NULL, 'c'},
+	{"event", required_argument, NULL, 'e'},
+	{"output", required_argument, NULL, 'o'},
+	{"format", required_argument, NULL, 'f'},
+	{"duration", required_argument, NULL, 'd'},
+	{"mmap-pages", required_argument, NULL, 'm'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+	/* --pid/--tid name the root frame as stackcollapse-perf.pl does
+	 * (attaching is -p/-t); --per-pid/--per-tid are the same */
+	{"pid", no_argument, NULL, OPT_PID},
+	{"tid", no_argument, NULL, OPT_TID},
+	{"per-pid", no_argument, NULL, OPT_PID},
+	{"per-tid", no_argument, NULL, OPT_TID},
+	{"annotate", no_argument, NULL, OPT_ANNOTATE},
+	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
+	{"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	{"debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR},
+	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
+	{"stats", no_argument, NULL, OPT_STATS},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"help", no_argument, NULL, OPT_HELP},
+};
+
+void kp_record_args_usage(FILE *out)
+{
+	fprintf(out, "usage: kprof [-a | -C CPUS | -p PID | -t TID] [-F HZ | -c N] [-e EVENT] "
+		     "[-f FORMAT] [-o FILE] [-d SECONDS] [--] [COMMAND [ARGS...]]\n"
+		     "       kprof collapse [OPTIONS] [FILE...]\n"
+		     "       kprof flamegraph [OPTIONS] [FILE...]\n"
+		     "       kprof symbolize -e FILE [OPTIONS] [ADDR...]\n"
+		     "       kprof report [OPTIONS] FILE\n");
+}
+
+static void help(void)
+{
+	kp_record_args_usage(stdout);
+	puts("\nSample with perf_event_open and write an interactive flame graph (or folded "
+	     "stacks).\n"
+	     "With a COMMAND and no target option, the command (and its threads and children) is\n"
+	     "sampled; with -a/-C/-p/-t, COMMAND only sets how long to record.\n\n"
+	     "Targets:\n"
+	     "  -a, --all-cpus          sample every CPU (the whole machine)\n"
+	     "  -C, --cpu LIST          sample only these CPUs (e.g. 0-3,6); implies system-wide\n"
+	     "  -p PID[,PID]            attach to running processes (all their threads)\n"
+	     "  -t TID[,TID]            attach to running threads\n"
+	     "  -d, --duration SECONDS  stop after this long (also ends the command)\n"
+	     "Sampling:\n"
+	     "  -F, --freq HZ           samples per second per CPU (default 99)\n"
+	     "  -c, --count N           one sample every N events instead of a frequency\n"
+	     "  -e, --event EVENT       cycles (default; falls back to cpu-clock without a PMU),\n"
+	     "                          instructions, cpu-clock, task-clock, page-faults, ...\n"
+	     "  -g, --call-graph MODE   how user stacks are unwound (kernel frames always come\n"
+	     "                          from the kernel's frame-pointer walk):\n"
+	     "                          auto[,SIZE] (default): CFI (.eh_frame) over a copy of\n"
+	     "                            the stack (8192 bytes), frame pointers where no\n"
+	     "                            table covers a frame, the kernel's chain past it\n"
+	     "                          dwarf[,SIZE]: the same without the kernel's chain\n"
+	     "                            past the copy\n"
+	     "                          fp: the kernel's frame-pointer walk, validated, with\n"
+	     "                            the leaf's caller recovered from its CFI\n"
+	     "                          -g alone keeps the default (perf compatibility)\n"
+	     "  -m, --mmap-pages N      ring buffer pages per CPU (power of two; default: sized\n"
+	     "                          from frequency, stack copy size and CPUs)\n"
+	     "Output:\n"
+	     "  -f, --format FMT        svg (the default; the -o extension chooses too), folded,\n"
+	     "                          top, or another of 'kprof report --help'\n"
+	     "  -o, --output FILE       write here instead of stdout (atomically); repeatable:\n"
+	     "                          one recording, several files, each in the format its\n"
+	     "                          extension names (unless -f)\n"
+	     "      --pid               root frame comm-PID (also --per-pid)\n"
+	     "      --tid               root frame comm-PID/TID (also --per-tid)\n"
+	     "      --annotate          folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
+	     "      --no-inline         no inline frames\n"
+	     "      --full-names        keep C++ parameter lists\n"
+	     "      --debuginfo-dir DIR also look for separate debuginfo here (repeatable)\n"
+	     "      --no-cache          read /proc/kallsyms and each binary's DWARF, not the\n"
+	     "                          kallsyms copy and build indexes kept in\n"
+	     "                          $XDG_CACHE_HOME/kprof (~/.cache/kprof); keep none\n"
+	     "  -q, --quiet             no summary line\n"
+	     "      --stats             also print how user stacks were unwound and its cost\n"
+	     "      --version           print the version\n"
+	     "      --help              this text\n"
+	     "Flame graph (with -f svg):");
+	kp_svg_options_help(stdout);
+	puts("\nSubcommands: 'kprof collapse --help', 'kprof flamegraph --help',\n"
+	     "'kprof symbolize --help'. See kprof(1).");
+}
+
+static int parse_pids(const char *arg, pid_t **pids, size_t *n)
+{
+	char *copy = kp_xstrdup(arg), *save = NULL;
+	size_t cap = 0;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || *end || v <= 0 || v > INT_MAX) {
+			free(copy);
+			return -EINVAL;
+		}
+		kp_xgrow(pids, &cap, *n + 1, sizeof(**pids));
+		(*pids)[(*n)++] = (pid_t)v;
+	}
+	free(copy);
+	return *n ? 0 : -EINVAL;
+}
+
+static int parse_u64(const char *arg, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(arg, &end, 10);
+	return errno || *end || end == arg || arg[0] == '-' ? -EINVAL : 0;
+}
+
+/* -g / --call-graph MODE: fp, dwarf[,SIZE] or auto[,SIZE]. Returns 0, -EINVAL
+ * for an unknown mode or -ERANGE for a bad size. */
+static int parse_callgraph(const char *arg, struct kp_attr_opts *a)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	uint64_t size = 0;
+
+	if (len == 2 && strncmp(arg, "fp", 2) == 0 && !comma)
+		a->callgraph = KP_CALLGRAPH_FP;
+	else if (len == 4 && strncmp(arg, "auto", 4) == 0)
+		a->callgraph = KP_CALLGRAPH_AUTO;
+	else if (len == 5 && strncmp(arg, "dwarf", 5) == 0)
+		a->callgraph = KP_CALLGRAPH_DWARF;
+	else
+		return -EINVAL;
+	if (comma) {
+		if (parse_u64(comma + 1, &size) < 0 || size < 64 || size > KP_STACK_DUMP_MAX)
+			return -ERANGE;
+		a->stack_dump_size = (uint32_t)((size + 7) & ~7ULL);
+		if (a->stack_dump_size > KP_STACK_DUMP_MAX)
+			a->stack_dump_size = KP_STACK_DUMP_MAX;
+	}
+	return 0;
+}
+
+void kp_record_args_init(struct kp_record_args *c)
+{
+	memset(c, 0, sizeof(*c));
+	kp_perf_event_lookup("cycles", &c->sess.attr.event);
+	c->sess.attr.freq = 99;
+	c->sess.attr.build_id = true;
+	c->sess.attr.max_stack =
+		(uint16_t)(kp_perf_max_stack() < KP_SESSION_MAX_FRAMES ? kp_perf_max_stack()
+								       : KP_SESSION_MAX_FRAMES);
+	kp_svg_opts_init(&c->svg);
+}
+
+/* The options below return 1 when they took opt, 0 when it is not theirs,
+ * -1 on a bad value (said on stderr). */
+
+/* What is sampled, and for how long. */
+static int target_option(struct kp_record_args *c, int opt)
+{
+	switch (opt) {
+	case 'a':
+		c->sess.system_wide = true;
+		return 1;
+	case 'C': {
+		int n = kp_cpulist_parse(optarg, &c->cpus);
+
+		if (n < 0) {
+			kp_err("-C: invalid CPU list '%s'", optarg);
+			return -1;
+		}
+		c->sess.cpus = c->cpus;
+		c->sess.ncpus = (size_t)n;
+		c->sess.system_wide = true;
+		return 1;
+	}
+	case 'p':
+	case 't':
+		if (parse_pids(optarg, &c->pids, &c->npids) < 0) {
+			kp_err("-%c: invalid id list '%s'", opt, optarg);
+			return -1;
+		}
+		c->sess.pids_are_tids = opt == 't';
+		return 1;
+	case 'd': {
+		char *end;
+		double dv = strtod(optarg, &end);
+
+		if (*end || end == optarg || !(dv > 0) || dv > 1e7) {
+			kp_err("-d: invalid duration '%s'", optarg);
+			return -1;
+		}
+		c->sess.duration = dv;
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* How: the event, its rate, the stacks, the rings. */
+static int sampling_option(struct kp_record_args *c, int opt, int argc, char **argv)
+{
+	uint64_t v;
+	int r;
+
+	switch (opt) {
+	case 'F':
+		if (parse_u64(optarg, &v) < 0 || v == 0 || v > 1000000) {
+			kp_err("-F: invalid frequency '%s'", optarg);
+			return -1;
+		}
+		c->sess.attr.freq = v;
+		c->sess.attr.period = 0;
+		return 1;
+	case 'c':
+		if (parse_u64(optarg, &v) < 0 || v == 0) {
+			kp_err("-c: invalid period '%s'", optarg);
+			return -1;
+		}
+		c->sess.attr.period = v;
+		return 1;
+	case 'e':
+		if (kp_perf_event_lookup(optarg, &c->sess.attr.event) < 0) {
+			kp_err("unknown event '%s' (known: %s)", optarg,
+			       kp_perf_event_names());
+			return -1;
+		}
+		c->event_given = true;
+		return 1;
+	case 'm':
+		if (parse_u64(optarg, &v) < 0 || v == 0 || (v & (v - 1)) || v > (1 << 20)) {
+			kp_err("-m: pages must be a power of two, got '%s'", optarg);
+			return -1;
+		}
+		c->sess.ring_pages = (unsigned)v;
+		return 1;
+	case 'g':
+		/* perf's -g takes no mode; kprof's takes one when the next
+		 * word is one, so `-g cmd` and `-g -- cmd` still work */
+		if (optind >= argc)
+			return 1;
+		r = parse_callgraph(argv[optind], &c->sess.attr);
+		if (r == 0)
+			optind++;
+		/* a mode with a bad size (dwarf,0) is not a command */
+		if (r == -ERANGE) {
+			kp_err("-g: the stack copy size must be 64 to %d bytes, got '%s'",
+			       KP_STACK_DUMP_MAX, argv[optind]);
+			return -1;
+		}
+		return 1;
+	case OPT_CALL_GRAPH:
+		r = parse_callgraph(optarg, &c->sess.attr);
+		if (r == -ERANGE) {
+			kp_err("--call-graph: the stack copy size must be 64 to %d bytes, "
+			       "got "
+			       "'%s'",
+			       KP_STACK_DUMP_MAX, optarg);
+			return -1;
+		}
+		if (r < 0) {
+			kp_err("--call-graph: unknown mode '%s' (auto[,SIZE], fp, "
+			       "dwarf[,SIZE])",
+			       optarg);
+			return -1;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* What is written, and how frames are named. */
+static int output_option(struct kp_record_args *c, int opt)
+{
+	switch (opt) {
+	case 'o':
+		kp_args_list_add(&c->outputs, optarg);
+		return 1;
+	case 'f':
+		if (!kp_output_by_name(&kp_output_profile, optarg)) {
+			kp_err("-f: unknown format '%s' (%s)", optarg,
+			       kp_output_names(&kp_output_profile));
+			return -1;
+		}
+		c->format = optarg;
+		return 1;
+	case 'q':
+		c->quiet = true;
+		return 1;
+	case OPT_PID:
+		c->sess.root_pid = true;
+		return 1;
+	case OPT_TID:
+		c->sess.root_tid = true;
+		return 1;
+	case OPT_ANNOTATE:
+		c->annotate = true;
+		return 1;
+	case OPT_NO_INLINE:
+		c->sym.no_inline = true;
+		return 1;
+	case OPT_FULL_NAMES:
+		c->sym.full_names = true;
+		return 1;
+	case OPT_DEBUGINFO_DIR:
+		kp_args_list_add(&c->dirs, optarg);
+		return 1;
+	case OPT_NO_CACHE:
+		c->no_cache = true;
+		return 1;
+	case OPT_STATS:
+		c->stats = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* What the options ask of the session besides themselves: the command
+ * (argv[first...]), the ids, and the run's metadata. -1 after saying why
+ * when there is nothing to sample or targets conflict. */
+static int set_session(struct kp_record_args *c, int argc, char **argv, int first)
+{
+	char **cmd_argv = argv + first;
+
+	if (c->npids && c->sess.system_wide) {
+		kp_err("-p/-t and -a/-C cannot be combined");
+		kp_record_args_usage(stderr);
+		return -1;
+	}
+	c->sess.pids = c->pids;
+	c->sess.npids = c->npids;
+	c->sess.argv = first < argc ? cmd_argv : NULL;
+	c->sess.command_is_target = c->sess.argv && !c->sess.system_wide && !c->npids;
+	c->sess.event_is_default = !c->event_given;
+	c->sess.version = KP_VERSION;
+	c->sess.kprof_argv = argv;
+	c->sess.kprof_argc = (size_t)argc;
+	if (!c->sess.argv && !c->sess.system_wide && !c->npids) {
+		kp_err("nothing to sample: give a command, -a, -C, -p or -t");
+		kp_record_args_usage(stderr);
+		return -1;
+	}
+	c->sym.debuginfo_dirs = c->dirs.v;
+	c->sym.n_debuginfo_dirs = c->dirs.n;
+	return 0;
+}
+
+int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv)
+{
+	struct option *opts = kp_svg_options_with(
+		record_longopts, sizeof(record_longopts) / sizeof(record_longopts[0]));
+	int opt, r = 0;
+
+	optind = 1;
+	/* '+': stop at the first non-option, the command */
+	while ((opt = getopt_long(argc, argv, "+aC:p:t:F:c:e:o:f:d:m:qg", opts, NULL)) != -1) {
+		if (opt == OPT_VERSION) {
+			printf("kprof %s\n", KP_VERSION);
+			free(opts);
+			return 1;
+		}
+		if (opt == OPT_HELP) {
+			help();
+			free(opts);
+			return 1;
+		}
+		r = target_option(c, opt);
+		if (r == 0)
+			r = sampling_option(c, opt, argc, argv);
+		if (r == 0)
+			r = output_option(c, opt);
+		if (r == 0) {
+			r = kp_svg_option(opt, optarg, &c->svg);
+			if (r < 0)
+				break; /* a bad SVG value: said, without the usage line */
+		}
+		if (r <= 0) {
+			/* a bad value of ours (said), or an unknown option */
+			kp_record_args_usage(stderr);
+			r = -1;
+			break;
+		}
+	}
+	free(opts);
+	return r < 0 ? -1 : set_session(c, argc, argv, optind);
+}
+
+void kp_record_args_free(struct kp_record_args *c)
+{
+	kp_args_list_free(&c->outputs);
+	kp_args_list_free(&c->dirs);
+	free(c->pids);
+	free(c->cpus);
+}

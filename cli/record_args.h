@@ -1,0 +1,49 @@
+/* The command line of `kprof [record]`: its options, --help, and what they
+ * ask for (the session's and the symbolizer's options, the outputs). */
+#ifndef KP_CLI_RECORD_ARGS_H
+#define KP_CLI_RECORD_ARGS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cli/args.h"
+#include "flamegraph/svg.h"
+#include "profiler/session.h"
+#include "symbolize/symbolize.h"
+
+struct kp_record_args {
+	struct kp_session_opts sess;
+	struct kp_sym_options sym;
+	struct kp_svg_opts svg;
+	struct kp_args_list outputs; /* -o, repeatable; none: stdout */
+	const char *format;	     /* -f NAME, or NULL */
+	bool annotate;
+	bool quiet;
+	bool stats;
+	bool event_given;
+	bool no_cache;
+	struct kp_args_list dirs; /* --debuginfo-dir, repeatable */
+	pid_t *pids;
+	size_t npids;
+	int *cpus;
+};
+
+/* The defaults: cycles at 99 Hz, build-ids, the kernel's stack depth,
+ * flamegraph.pl's SVG options. */
+void kp_record_args_init(struct kp_record_args *c);
+
+/* Parses argv: the options, then the command to run, if any (after them
+ * or "--"); fills c->sess (the command, the ids, the run's metadata) and
+ * c->sym's debuginfo folders. Returns 0 to go on, 1 when done (--help,
+ * --version printed), -1 on a usage error (said on stderr, with the usage
+ * line). The strings are argv's: argv outlives c. */
+int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv);
+
+/* The usage line(s) of kprof, for usage errors. */
+void kp_record_args_usage(FILE *out);
+
+/* Frees what parsing allocated. */
+void kp_record_args_free(struct kp_record_args *c);
+
+#endif

@@ -1,0 +1,110 @@
+/* What a recording says on stderr besides errors: the progress line on a
+ * terminal, why no sample was recorded, the summary line (samples, lost
+ * records, unresolved frames, truncated stacks, where the profile went)
+ * and, with --stats, how stacks were unwound. */
+#include "cli/record_summary.h"
+
+#include <stdio.h>
+
+#include "cli/messages.h"
+
+/* The progress line on a terminal: rewritten in place. */
+void kp_record_summary_progress(void *arg, const struct kp_session_stats *st)
+{
+	(void)arg;
+	if (st->seconds < 1.0)
+		return;
+	fprintf(stderr, "\rkprof: recording %.1f s, %llu samples, %llu lost \033[K", st->seconds,
+		(unsigned long long)st->samples, (unsigned long long)st->lost);
+}
+
+/* Why a recording can be empty depends on what was sampled. */
+void kp_record_summary_no_samples(const struct kp_record_args *c, const struct kp_session_stats *st)
+{
+	const char *period = st->freq ? "1/F seconds" : "-c events";
+
+	/* then it was not too short: the rings could not hold a sample */
+	if (st->lost)
+		kp_warn("no samples were recorded: all %llu were lost, the rings (%u page%s per "
+			"CPU) too small for a sample and its stack copy; give a larger -m",
+			(unsigned long long)st->lost, st->ring_pages,
+			st->ring_pages == 1 ? "" : "s");
+	else if (c->sess.command_is_target)
+		kp_warn("no samples were recorded: the command ran for less than one sampling "
+			"period (%s), or slept all the time",
+			period);
+	else if (c->npids)
+		kp_warn("no samples were recorded: the %s sampled used no CPU in the %.1f s "
+			"recorded (idle or sleeping)",
+			c->sess.pids_are_tids ? (c->npids == 1 ? "thread" : "threads")
+					      : (c->npids == 1 ? "process" : "processes"),
+			st->seconds);
+	else
+		kp_warn("no samples were recorded in %.1f s (shorter than one sampling period, "
+			"%s?)",
+			st->seconds, period);
+}
+
+static const char *const end_names[KP_UNWIND_NEND] = {
+	[KP_UNWIND_OUTERMOST] = "whole",	   [KP_UNWIND_SNAPSHOT] = "snapshot too small",
+	[KP_UNWIND_DEPTH] = "depth limit",	   [KP_UNWIND_BAD_FRAME] = "bad frame",
+	[KP_UNWIND_NO_REGS] = "no user registers",
+};
+
+void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
+			     const struct kp_profile *p, const char *where)
+{
+	/* the stack entries of the profile, weighted by samples, and those
+	 * left unresolved, by location kind */
+	kp_count frames, unresolved[KP_LOC_NKINDS], unres = 0;
+	double share;
+	char trunc[256] = "";
+	size_t len = 0;
+
+	kp_profile_frame_counts(p, 0, &frames, unresolved);
+	for (size_t k = 0; k < KP_LOC_NKINDS; k++)
+		unres += unresolved[k];
+	share = frames ? 100.0 * (double)unres / (double)frames : 0.0;
+
+	if (c->quiet)
+		return;
+	/* why stacks were cut, by cause (the fp chain's own cuts included) */
+	for (int e = KP_UNWIND_SNAPSHOT; e < KP_UNWIND_NEND; e++)
+		if (st->ends[e])
+			len += (size_t)snprintf(trunc + len, sizeof(trunc) - len, "%s %s %llu",
+						len ? "," : ":", end_names[e],
+						(unsigned long long)st->ends[e]);
+	if (st->fp_cut)
+		snprintf(trunc + len, sizeof(trunc) - len, "%s frame-pointer chain cut %llu",
+			 len ? "," : ":", (unsigned long long)st->fp_cut);
+	fprintf(stderr,
+		"kprof: %llu samples, %llu lost, %zu process%s, %.1f s; %.1f%% of frames "
+		"unresolved (kernel %llu, user %llu, JIT %llu, other %llu); %llu stacks "
+		"truncated%s; profile in %s\n",
+		(unsigned long long)st->samples, (unsigned long long)st->lost, st->nprocs,
+		st->nprocs == 1 ? "" : "es", st->seconds, share,
+		(unsigned long long)unresolved[KP_LOC_KERNEL],
+		(unsigned long long)unresolved[KP_LOC_USER],
+		(unsigned long long)unresolved[KP_LOC_JIT],
+		(unsigned long long)unresolved[KP_LOC_UNKNOWN],
+		(unsigned long long)st->truncated, trunc, where);
+	if (st->lost)
+		fprintf(stderr,
+			"kprof: %llu records were lost: the rings (%u pages per CPU) filled "
+			"faster than kprof read them; -m %u would avoid it\n",
+			(unsigned long long)st->lost, st->ring_pages,
+			st->ring_pages < (1u << 18) ? st->ring_pages * 4 : st->ring_pages);
+	if (c->stats)
+		fprintf(stderr,
+			"kprof: unwinding: %llu stacks from snapshots (median %.1f us, p99 %.1f "
+			"us, %.3f s in all), %llu continued with the kernel's chain, %llu leaves "
+			"repaired; unwind tables of %llu objects (%llu without), %.1f MB read; "
+			"rings %u pages per CPU\n",
+			(unsigned long long)st->unwound, (double)st->unwind_ns_p50 / 1000.0,
+			(double)st->unwind_ns_p99 / 1000.0, (double)st->unwind_ns_total / 1e9,
+			(unsigned long long)st->spliced, (unsigned long long)st->leaf_repaired,
+			(unsigned long long)st->tables.objects,
+			(unsigned long long)st->tables.objects_no_table,
+			(double)st->tables.table_bytes / 1e6, st->ring_pages);
+}
+

@@ -1,0 +1,24 @@
+/* What `kprof [record]` says of a run on stderr (record_summary.c). */
+#ifndef KP_CLI_RECORD_SUMMARY_H
+#define KP_CLI_RECORD_SUMMARY_H
+
+#include "cli/record_args.h"
+#include "profile/profile.h"
+#include "profiler/session.h"
+
+/* The progress line on a terminal, rewritten in place: a session's
+ * progress callback (arg unused). */
+void kp_record_summary_progress(void *arg, const struct kp_session_stats *st);
+
+/* Warns that no sample was recorded, and the likely reason for what c
+ * sampled. */
+void kp_record_summary_no_samples(const struct kp_record_args *c,
+				  const struct kp_session_stats *st);
+
+/* The summary line of the run (none with -q), the lost records' advice,
+ * and with --stats the unwinding line; p is the named profile, where says
+ * where it went ("a.svg, b.folded"). */
+void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
+			     const struct kp_profile *p, const char *where);
+
+#endif

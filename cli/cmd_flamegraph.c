@@ -49,12 +49,18 @@ static void usage(FILE *out)
 	kp_svg_options_help(out);
 }
 
-static int read_input(struct kp_folded *f, const char *path, const struct kp_folded_read_opts *ro,
-		      uint64_t *bad, char *first_bad, size_t first_bad_size)
+/* What was read: the stacks, and the lines skipped. */
+struct inputs {
+	struct kp_folded *f;
+	uint64_t bad;		  /* lines skipped */
+	struct kp_diag first_bad; /* the first of them, named */
+};
+
+static int read_input(struct inputs *all, const char *path, const struct kp_folded_read_opts *ro)
 {
 	struct kp_diag d = {{0}};
 	struct kp_input in;
-	uint64_t before = *bad;
+	uint64_t before = all->bad;
 	int err = kp_input_open(&in, path, &d);
 
 	if (err) {
@@ -62,135 +68,150 @@ static int read_input(struct kp_folded *f, const char *path, const struct kp_fol
 		kp_input_close(&in);
 		return -1;
 	}
-	err = kp_folded_read(f, in.fp, in.name, ro, bad, &d);
+	err = kp_folded_read(all->f, in.fp, in.name, ro, &all->bad, &d);
 	kp_input_close(&in);
 	if (err) {
 		kp_err("%s", d.msg);
 		return -1;
 	}
-	if (*bad > before && !first_bad[0])
-		snprintf(first_bad, first_bad_size, "%s", d.msg);
+	if (all->bad > before && !all->first_bad.msg[0])
+		all->first_bad = d;
+	return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct kp_svg_opts *so, struct kp_folded_read_opts *ro,
+		      const char **opath)
+{
+	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
+	int c, status = -1;
+
+	optind = 1;
+	opterr = 0;
+	while (status < 0 && (c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		int r;
+
+		switch (c) {
+		case 'o':
+			if (kp_output_once(opath, optarg, "flamegraph"))
+				status = 2;
+			continue;
+		case 'h':
+			usage(stdout);
+			status = 0;
+			continue;
+		case OPT_IGNORE_BAD_LINES:
+			continue; /* what kprof does anyway */
+		case OPT_STRICT:
+			ro->strict = true;
+			continue;
+		case '?':
+			kp_args_unknown("flamegraph", argv);
+			status = 1;
+			continue;
+		default:
+			break;
+		}
+		r = kp_svg_option(c, optarg, so);
+		if (r == 0)
+			usage(stderr);
+		if (r <= 0)
+			status = 1;
+	}
+	free(opts);
+	return status;
+}
+
+/* Reads the files of argv[first..argc), or stdin, into in->f. Returns 0,
+ * or -1 after saying why nothing can be drawn. */
+static int read_inputs(struct inputs *in, int first, int argc, char **argv,
+		       const struct kp_folded_read_opts *ro)
+{
+	if (first == argc) {
+		if (isatty(STDIN_FILENO)) {
+			kp_err("flamegraph: no input: name folded files or pipe them in "
+			       "(kprof flamegraph --help)");
+			return -1;
+		}
+		if (read_input(in, "-", ro) < 0)
+			return -1;
+	}
+	for (int i = first; i < argc; i++)
+		if (read_input(in, argv[i], ro) < 0)
+			return -1;
+	if (!kp_folded_nstacks(in->f)) {
+		if (in->bad)
+			kp_err("no valid stack in the input: %llu line%s with invalid format; the "
+			       "first: %s",
+			       (unsigned long long)in->bad, in->bad == 1 ? "" : "s",
+			       in->first_bad.msg);
+		else
+			kp_err("no stacks in the input (expected folded lines like "
+			       "\"main;foo;bar 12\")");
+		return -1;
+	}
+	if (in->bad)
+		kp_warn("ignored %llu line%s with invalid format; the first: %s",
+			(unsigned long long)in->bad, in->bad == 1 ? "" : "s", in->first_bad.msg);
+	if (kp_folded_total_exact(in->f) == 0) {
+		kp_err("every count in the input is zero: nothing to draw");
+		return -1;
+	}
+	return 0;
+}
+
+/* Draws f into opath (NULL: stdout; the top table instead on a
+ * terminal). Returns the exit status. */
+static int draw(const struct kp_folded *f, struct kp_svg_opts *so, const char *opath)
+{
+	struct kp_diag d = {{0}};
+	struct kp_outfile of;
+	double total = kp_folded_total(f);
+
+	if (so->total > 0 && so->total < total) {
+		/* flamegraph.pl ignores it too, and only warns when it matters */
+		if (so->total / total > 0.02)
+			kp_warn("--total %g is less than the sum of the counts (%g), so ignored",
+				so->total, total);
+		so->total = 0;
+	}
+	if (!opath && isatty(STDOUT_FILENO)) {
+		/* XML is no use on a terminal */
+		kp_top_write(f, stdout, 20, so->countname);
+		printf("\nkprof: stdout is a terminal, so the flame graph was not written: use -o "
+		       "FILE.svg "
+		       "or redirect stdout to a file.\n");
+		return 0;
+	}
+	if (kp_outfile_open(&of, opath, &d) < 0) {
+		kp_err("%s", d.msg);
+		return 1;
+	}
+	if (kp_svg_write(f, so, of.fp, &d) < 0 || kp_outfile_commit(&of, &d) < 0) {
+		kp_outfile_abort(&of);
+		kp_err("%s", d.msg);
+		return 1;
+	}
+	kp_outfile_abort(&of); /* after a commit: frees what is left */
 	return 0;
 }
 
 int kp_cmd_flamegraph(int argc, char **argv)
 {
-	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
 	struct kp_svg_opts so;
 	struct kp_folded_read_opts ro = {0};
-	struct kp_folded *f = NULL;
-	struct kp_outfile of;
-	struct kp_diag d = {{0}};
+	struct inputs in = {0};
 	const char *opath = NULL;
-	char first_bad[sizeof(d.msg)] = "";
-	uint64_t bad = 0;
-	int c, status = 1;
-	double total;
+	int status;
 
 	kp_svg_opts_init(&so);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		int r;
-
-		switch (c) {
-		case 'o':
-			if (kp_output_once(&opath, optarg, "flamegraph")) {
-				status = 2;
-				goto out;
-			}
-			continue;
-		case 'h':
-			usage(stdout);
-			status = 0;
-			goto out;
-		case OPT_IGNORE_BAD_LINES:
-			continue; /* what kprof does anyway */
-		case OPT_STRICT:
-			ro.strict = true;
-			continue;
-		case '?':
-			kp_args_unknown("flamegraph", argv);
-			goto out;
-		default:
-			break;
-		}
-		r = kp_svg_option(c, optarg, &so);
-		if (r < 0)
-			goto out;
-		if (r == 0) {
-			usage(stderr);
-			goto out;
-		}
-	}
-
-	f = kp_folded_new();
+	status = parse_args(argc, argv, &so, &ro, &opath);
+	if (status >= 0)
+		return status;
+	in.f = kp_folded_new();
 	/* a flame chart draws stacks in input (time) order */
-	kp_folded_set_sequence(f, so.flamechart);
-	if (optind == argc) {
-		if (isatty(STDIN_FILENO)) {
-			kp_err("flamegraph: no input: name folded files or pipe them in "
-			       "(kprof flamegraph --help)");
-			goto out;
-		}
-		if (read_input(f, "-", &ro, &bad, first_bad, sizeof(first_bad)) < 0)
-			goto out;
-	}
-	for (int i = optind; i < argc; i++)
-		if (read_input(f, argv[i], &ro, &bad, first_bad, sizeof(first_bad)) < 0)
-			goto out;
-	if (!kp_folded_nstacks(f)) {
-		if (bad)
-			kp_err("no valid stack in the input: %llu line%s with invalid format; the "
-			       "first: %s",
-			       (unsigned long long)bad, bad == 1 ? "" : "s", first_bad);
-		else
-			kp_err("no stacks in the input (expected folded lines like "
-			       "\"main;foo;bar 12\")");
-		goto out;
-	}
-	if (bad)
-		kp_warn("ignored %llu line%s with invalid format; the first: %s",
-			(unsigned long long)bad, bad == 1 ? "" : "s", first_bad);
-	total = kp_folded_total(f);
-	if (kp_folded_total_exact(f) == 0) {
-		kp_err("every count in the input is zero: nothing to draw");
-		goto out;
-	}
-	if (so.total > 0 && so.total < total) {
-		/* flamegraph.pl ignores it too, and only warns when it matters */
-		if (so.total / total > 0.02)
-			kp_warn("--total %g is less than the sum of the counts (%g), so ignored",
-				so.total, total);
-		so.total = 0;
-	}
-	if (!opath && isatty(STDOUT_FILENO)) {
-		/* XML is no use on a terminal */
-		kp_top_write(f, stdout, 20, so.countname);
-		printf("\nkprof: stdout is a terminal, so the flame graph was not written: use -o "
-		       "FILE.svg "
-		       "or redirect stdout to a file.\n");
-		status = 0;
-		goto out;
-	}
-	if (kp_outfile_open(&of, opath, &d) < 0) {
-		kp_err("%s", d.msg);
-		goto out;
-	}
-	if (kp_svg_write(f, &so, of.fp, &d) < 0) {
-		kp_outfile_abort(&of);
-		kp_err("%s", d.msg);
-		goto out;
-	}
-	if (kp_outfile_commit(&of, &d) < 0) {
-		kp_outfile_abort(&of);
-		kp_err("%s", d.msg);
-		goto out;
-	}
-	kp_outfile_abort(&of); /* after a commit: frees what is left */
-	status = 0;
-out:
-	kp_folded_free(f);
-	free(opts);
+	kp_folded_set_sequence(in.f, so.flamechart);
+	status = read_inputs(&in, optind, argc, argv, &ro) < 0 ? 1 : draw(in.f, &so, opath);
+	kp_folded_free(in.f);
 	return status;
 }

@@ -61,89 +61,92 @@ static void usage(FILE *out)
 	kp_svg_options_help(out);
 }
 
-int kp_cmd_report(int argc, char **argv)
+struct report_cli {
+	struct kp_svg_opts so;
+	struct kp_output_ctx ctx; /* --top, --annotate, --pid, --tid, --lines */
+	struct kp_load_opts lo;	  /* --strict */
+	struct kp_args_list opaths;
+	const char *fname, *value; /* -f, --value */
+};
+
+/* One option of ours, else an SVG one. Returns -1 when taken, else the
+ * exit status (after --help, or saying why not). */
+static int option(int c, struct report_cli *rc, char **argv)
+{
+	int r;
+
+	switch (c) {
+	case 'f':
+		rc->fname = optarg;
+		return -1;
+	case 'o':
+		kp_args_list_add(&rc->opaths, optarg);
+		return -1;
+	case OPT_TOP:
+		return kp_args_top("report", optarg, 1, 1000000, &rc->ctx.top) < 0 ? 1 : -1;
+	case OPT_ANNOTATE:
+		rc->ctx.annotate = true;
+		return -1;
+	case OPT_STRICT:
+		rc->lo.strict = true;
+		return -1;
+	case OPT_VALUE:
+		rc->value = optarg;
+		return -1;
+	case OPT_PID:
+		rc->ctx.fold.root_pid = true;
+		return -1;
+	case OPT_TID:
+		rc->ctx.fold.root_tid = true;
+		return -1;
+	case OPT_LINES:
+		rc->ctx.per_line = true;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return 0;
+	case '?':
+		kp_args_unknown("report", argv);
+		return 2;
+	default:
+		break;
+	}
+	r = kp_svg_option(c, optarg, &rc->so);
+	if (r == 0)
+		usage(stderr);
+	return r <= 0 ? 2 : -1;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct report_cli *rc)
 {
 	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
-	struct kp_svg_opts so;
-	struct kp_output_ctx ctx = {0};
-	struct kp_load_opts lo = {0};
-	struct kp_load_info info;
-	struct kp_profile *p = NULL;
-	struct kp_outputs outs = {0};
-	struct kp_diag d = {{0}};
-	struct kp_args_list opaths = {0};
-	const char *fname = NULL, *value = NULL;
-	int c, status = 1;
+	int c, status = -1;
 
-	kp_svg_opts_init(&so);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
-		int r;
-
-		switch (c) {
-		case 'f':
-			fname = optarg;
-			continue;
-		case 'o':
-			kp_args_list_add(&opaths, optarg);
-			continue;
-		case OPT_TOP:
-			if (kp_args_top("report", optarg, 1, 1000000, &ctx.top) < 0)
-				goto out;
-			continue;
-		case OPT_ANNOTATE:
-			ctx.annotate = true;
-			continue;
-		case OPT_STRICT:
-			lo.strict = true;
-			continue;
-		case OPT_VALUE:
-			value = optarg;
-			continue;
-		case OPT_PID:
-			ctx.fold.root_pid = true;
-			continue;
-		case OPT_TID:
-			ctx.fold.root_tid = true;
-			continue;
-		case OPT_LINES:
-			ctx.per_line = true;
-			continue;
-		case 'h':
-			usage(stdout);
-			status = 0;
-			goto out;
-		case '?':
-			kp_args_unknown("report", argv);
-			status = 2;
-			goto out;
-		default:
-			break;
-		}
-		r = kp_svg_option(c, optarg, &so);
-		if (r <= 0) {
-			if (r == 0)
-				usage(stderr);
-			status = 2;
-			goto out;
-		}
-	}
-	if (optind != argc - 1) {
+	while (status < 0 && (c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1)
+		status = option(c, rc, argv);
+	free(opts);
+	if (status < 0 && optind != argc - 1) {
 		kp_err("report: give one profile to read (kprof report --help)");
 		status = 2;
-		goto out;
 	}
-	/* the outputs are created before the profile is read: a bad path or
-	 * format fails at once */
-	status = kp_outputs_open(&outs, &kp_output_profile, fname, opaths.v, opaths.n, "report: ");
-	if (status)
-		goto out;
-	status = 1;
-	lo.countname = so.countname;
-	if (kp_profile_load(argv[optind], &lo, &p, &info, &d) < 0) {
+	return status;
+}
+
+/* Reads the profile at path into rc->ctx, with the roots and the value to
+ * draw. Returns 0, or 1 after saying why. */
+static int load(const char *path, struct report_cli *rc, struct kp_profile **p)
+{
+	struct kp_output_ctx *ctx = &rc->ctx;
+	struct kp_load_info info;
+	struct kp_diag d = {{0}};
+
+	rc->lo.countname = rc->so.countname;
+	if (kp_profile_load(path, &rc->lo, p, &info, &d) < 0) {
 		kp_err("%s", d.msg);
-		goto out;
+		return 1;
 	}
 	if (info.bad_lines)
 		kp_warn("ignored %llu line%s with invalid format; the first: %s",
@@ -152,32 +155,51 @@ int kp_cmd_report(int argc, char **argv)
 	if (info.differential)
 		kp_warn("%s holds two counts a line (BEFORE AFTER, a differential profile): the "
 			"profile keeps AFTER (kprof flamegraph draws both)",
-			argv[optind]);
+			path);
 	/* roots as the recording was made (--pid, --tid), unless told */
-	if (!ctx.fold.root_pid && !ctx.fold.root_tid) {
-		const char *roots = kp_profile_meta(p, KP_META_ROOTS);
+	if (!ctx->fold.root_pid && !ctx->fold.root_tid) {
+		const char *roots = kp_profile_meta(*p, KP_META_ROOTS);
 
-		ctx.fold.root_tid = roots && strcmp(roots, "comm-pid/tid") == 0;
-		ctx.fold.root_pid = roots && strcmp(roots, "comm-pid") == 0;
+		ctx->fold.root_tid = roots && strcmp(roots, "comm-pid/tid") == 0;
+		ctx->fold.root_pid = roots && strcmp(roots, "comm-pid") == 0;
 	}
-	if (value) {
-		int v = kp_profile_find_value(p, value);
+	if (rc->value) {
+		int v = kp_profile_find_value(*p, rc->value);
 
 		if (v < 0) {
-			kp_err("report: %s has no value '%s'", argv[optind], value);
-			goto out;
+			kp_err("report: %s has no value '%s'", path, rc->value);
+			return 1;
 		}
-		ctx.fold.value = (size_t)v;
+		ctx->fold.value = (size_t)v;
 	}
-	ctx.profile = p;
-	ctx.svg = &so;
-	if (kp_outputs_write(&outs, &ctx, NULL, 0))
+	ctx->profile = *p;
+	ctx->svg = &rc->so;
+	return 0;
+}
+
+int kp_cmd_report(int argc, char **argv)
+{
+	struct report_cli rc = {0};
+	struct kp_profile *p = NULL;
+	struct kp_outputs outs = {0};
+	int status;
+
+	kp_svg_opts_init(&rc.so);
+	status = parse_args(argc, argv, &rc);
+	if (status >= 0)
 		goto out;
-	status = 0;
+	/* the outputs are created before the profile is read: a bad path or
+	 * format fails at once */
+	status = kp_outputs_open(&outs, &kp_output_profile, rc.fname, rc.opaths.v, rc.opaths.n,
+				 "report: ");
+	if (status)
+		goto out;
+	status = load(argv[optind], &rc, &p);
+	if (status == 0)
+		status = kp_outputs_write(&outs, &rc.ctx, NULL, 0);
 out:
 	kp_outputs_free(&outs);
-	kp_args_list_free(&opaths);
+	kp_args_list_free(&rc.opaths);
 	kp_profile_free(p);
-	free(opts);
 	return status;
 }

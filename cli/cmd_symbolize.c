@@ -120,69 +120,129 @@ static int read_stdin(struct addrs *a)
 	return 0;
 }
 
-int kp_cmd_symbolize(int argc, char **argv)
-{
-	struct kp_sym_options opts = {0};
-	struct kp_sym_mapping m = {0};
-	struct kp_sym_frames f = {0};
-	struct kp_outfile out = {0};
-	struct kp_diag d = {{0}};
-	struct addrs a = {0};
-	const char *exe = NULL, *output = NULL;
-	struct kp_args_list dirs = {0}; /* --debuginfo-dir, repeatable */
-	struct stat st = {0};
-	char *cache_dir = NULL, *abs = NULL;
-	bool annotate = false, no_cache = false, lines = false;
-	struct kp_symbolizer *sym = NULL;
-	size_t nnotes;
-	const char *const *notes;
-	uint32_t obj;
-	int c, fd, status = 1;
-	bool is_elf;
+struct symbolize_cli {
+	struct kp_sym_options opts; /* --no-inline, --full-names */
+	const char *exe, *output;   /* -e, -o */
+	struct kp_args_list dirs;   /* --debuginfo-dir, repeatable */
+	bool annotate, no_cache, lines;
+};
 
-	while ((c = getopt_long(argc, argv, "e:lo:h", long_opts, NULL)) != -1) {
-		switch (c) {
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct symbolize_cli *c)
+{
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "e:lo:h", long_opts, NULL)) != -1) {
+		switch (ch) {
 		case 'e':
-			exe = optarg;
+			c->exe = optarg;
 			break;
 		case 'l':
-			lines = true;
+			c->lines = true;
 			break;
 		case 'o':
-			if (kp_output_once(&output, optarg, "symbolize"))
+			if (kp_output_once(&c->output, optarg, "symbolize"))
 				return 2;
 			break;
 		case OPT_NO_INLINE:
-			opts.no_inline = true;
+			c->opts.no_inline = true;
 			break;
 		case OPT_FULL_NAMES:
-			opts.full_names = true;
+			c->opts.full_names = true;
 			break;
 		case OPT_ANNOTATE:
-			annotate = true;
+			c->annotate = true;
 			break;
 		case OPT_DEBUGINFO_DIR:
-			kp_args_list_add(&dirs, optarg);
+			kp_args_list_add(&c->dirs, optarg);
 			break;
 		case OPT_NO_CACHE:
-			no_cache = true;
+			c->no_cache = true;
 			break;
 		case 'h':
 			print_help();
-			kp_args_list_free(&dirs);
 			return 0;
 		default:
 			fputs(usage_line, stderr);
-			kp_args_list_free(&dirs);
 			return 2;
 		}
 	}
-	if (!exe) {
+	if (!c->exe) {
 		kp_err("symbolize: which file? (-e FILE)");
 		fputs(usage_line, stderr);
-		kp_args_list_free(&dirs);
 		return 2;
 	}
+	return -1;
+}
+
+/* The absolute path of exe, an ELF file of this machine's byte order, as
+ * the symbolizer takes a mapping's path (a new string); NULL after saying
+ * why not. */
+static char *elf_path(const char *exe)
+{
+	/* a FIFO or device is refused without waiting on it */
+	char *abs = realpath(exe, NULL);
+	int fd = abs ? open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+	struct stat st = {0};
+	bool is_elf;
+
+	if (fd < 0) {
+		kp_err("%s: %s", exe, strerror(errno));
+		free(abs);
+		return NULL;
+	}
+	is_elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && kp_sym_is_elf(fd);
+	close(fd);
+	if (!is_elf) {
+		kp_err("%s: not an ELF file (%s)", exe,
+		       S_ISREG(st.st_mode) ? "of this machine's byte order" : "not a regular file");
+		free(abs);
+		return NULL;
+	}
+	return abs;
+}
+
+/* A line per address: the address, then its frames outermost first. */
+static void write_frames(const struct symbolize_cli *c, struct kp_symbolizer *sym, uint32_t obj,
+			 const struct addrs *a, FILE *out)
+{
+	struct kp_sym_frames f = {0};
+
+	for (size_t i = 0; i < a->n; i++) {
+		fprintf(out, "0x%" PRIx64 " ", a->v[i]);
+		kp_sym_resolve_vaddr(sym, obj, a->v[i], &f);
+		for (size_t k = 0; k < f.n; k++) {
+			if (k)
+				putc(';', out);
+			fputs(f.frames[k].name, out);
+			if (c->annotate && f.frames[k].kind == KP_FRAME_INLINE)
+				fputs("_[i]", out);
+			if (c->lines)
+				fprintf(out, " %s:%" PRIu32,
+					f.frames[k].file ? f.frames[k].file : "??",
+					f.frames[k].line);
+		}
+		putc('\n', out);
+	}
+	kp_sym_frames_fini(&f);
+}
+
+int kp_cmd_symbolize(int argc, char **argv)
+{
+	struct symbolize_cli c = {0};
+	struct kp_sym_mapping m = {0};
+	struct kp_outfile out = {0};
+	struct kp_diag d = {{0}};
+	struct addrs a = {0};
+	char *cache_dir = NULL, *abs = NULL;
+	struct kp_symbolizer *sym = NULL;
+	size_t nnotes;
+	const char *const *notes;
+	int status = parse_args(argc, argv, &c);
+
+	if (status >= 0)
+		goto out;
+	status = 1;
 	for (int i = optind; i < argc; i++) {
 		uint64_t addr;
 
@@ -192,51 +252,23 @@ int kp_cmd_symbolize(int argc, char **argv)
 		}
 		add_addr(&a, addr);
 	}
-	/* the symbolizer takes a mapping's absolute path, as a process maps
-	 * it; a FIFO or device is refused without waiting on it */
-	abs = realpath(exe, NULL);
-	fd = abs ? open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
-	if (fd < 0) {
-		kp_err("%s: %s", exe, strerror(errno));
+	abs = elf_path(c.exe);
+	if (!abs)
 		goto out;
-	}
-	is_elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && kp_sym_is_elf(fd);
-	close(fd);
-	if (!is_elf) {
-		kp_err("%s: not an ELF file (%s)", exe,
-		       S_ISREG(st.st_mode) ? "of this machine's byte order" : "not a regular file");
-		goto out;
-	}
 	if (optind == argc && read_stdin(&a) != 0)
 		goto out;
-	if (kp_outfile_open(&out, output, &d) != 0) {
+	if (kp_outfile_open(&out, c.output, &d) != 0) {
 		kp_err("%s", d.msg);
 		goto out;
 	}
-	opts.debuginfo_dirs = dirs.v;
-	opts.n_debuginfo_dirs = dirs.n;
-	opts.no_lines = !lines;
-	if (!no_cache)
-		opts.cache_dir = cache_dir = kp_args_cache_dir();
-	sym = kp_sym_new(&opts);
+	c.opts.debuginfo_dirs = c.dirs.v;
+	c.opts.n_debuginfo_dirs = c.dirs.n;
+	c.opts.no_lines = !c.lines;
+	if (!c.no_cache)
+		c.opts.cache_dir = cache_dir = kp_args_cache_dir();
+	sym = kp_sym_new(&c.opts);
 	m.path = abs;
-	obj = kp_sym_object_get(sym, &m);
-	for (size_t i = 0; i < a.n; i++) {
-		fprintf(out.fp, "0x%" PRIx64 " ", a.v[i]);
-		kp_sym_resolve_vaddr(sym, obj, a.v[i], &f);
-		for (size_t k = 0; k < f.n; k++) {
-			if (k)
-				putc(';', out.fp);
-			fputs(f.frames[k].name, out.fp);
-			if (annotate && f.frames[k].kind == KP_FRAME_INLINE)
-				fputs("_[i]", out.fp);
-			if (lines)
-				fprintf(out.fp, " %s:%" PRIu32,
-					f.frames[k].file ? f.frames[k].file : "??",
-					f.frames[k].line);
-		}
-		putc('\n', out.fp);
-	}
+	write_frames(&c, sym, kp_sym_object_get(sym, &m), &a, out.fp);
 	notes = kp_sym_notes(sym, &nnotes);
 	kp_warn_notes(notes, nnotes);
 	if (kp_outfile_commit(&out, &d) != 0) {
@@ -246,12 +278,10 @@ int kp_cmd_symbolize(int argc, char **argv)
 	status = 0;
 out:
 	kp_outfile_abort(&out);
-
-	kp_sym_frames_fini(&f);
 	kp_sym_free(sym);
 	free(cache_dir);
 	free(abs);
 	free(a.v);
-	kp_args_list_free(&dirs);
+	kp_args_list_free(&c.dirs);
 	return status;
 }

@@ -200,24 +200,17 @@ static bool is_empty_frame(const struct kp_folded *f, uint32_t fid)
 	return len == 0 && kp_folded_frame_kind(fid) == KP_FRAME_USER;
 }
 
-/* Steps 1-3: fills g->nodes. */
-static void flow(struct svg *g)
+/* The scales of the drawing: the total (summed in drawing order, order
+ * or the table's), px per count, minwidth in counts and, for
+ * differential tables, BEFORE's scale and the largest stack delta. */
+static void measure(struct svg *g, const uint32_t *order)
 {
 	const struct kp_folded *f = g->f;
-	size_t nstacks = kp_folded_nstacks(f), depth = 0, open_cap = 0, keys_cap = 0;
-	uint32_t *order = NULL;
-	/* the frames open at each depth (0: the root), and the identities of
-	 * the stack being added */
-	struct open_frame *open = NULL;
-	uint64_t *keys = NULL;
+	size_t nstacks = kp_folded_nstacks(f);
+	bool differential = kp_folded_differential(f);
 	double time = 0;
-	/* the same sums exact, for the titles */
-	kp_count xtime = 0, xbtime = 0;
-	bool chain = g->pal == KP_PAL_CHAIN, differential = kp_folded_differential(f);
 
-	if (!g->o->flamechart)
-		order = kp_folded_sorted(f, KP_FOLDED_ANNOTATE_ALL, g->o->reverse);
-	/* the total first, summed in drawing order as flamegraph.pl does */
+	/* summed in drawing order as flamegraph.pl does */
 	for (size_t i = 0; i < nstacks; i++) {
 		double count;
 
@@ -243,14 +236,49 @@ static void flow(struct svg *g)
 		if (d > g->maxdelta)
 			g->maxdelta = d;
 	}
+}
 
-	time = 0;
+/* The identities of the frames of a stack (ids[0..n), root first, or
+ * leaf first with --reverse) in drawing order, in keys[1..n] (keys[0]:
+ * the root "all"): frame id * 2, plus 1 above a chain graph's "--". */
+static void stack_keys(const struct svg *g, const uint32_t *ids, size_t n, uint64_t *keys)
+{
+	bool chain = g->pal == KP_PAL_CHAIN, waker = false;
+
+	keys[0] = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t fid = ids[g->o->reverse ? n - 1 - k : k];
+		bool sep = chain && k > 0 && k + 1 < n && is_separator(g->f, fid);
+
+		keys[k + 1] = (uint64_t)fid * 2 + (waker && !sep);
+		waker = waker || sep;
+	}
+}
+
+/* Steps 1-3: fills g->nodes. */
+static void flow(struct svg *g)
+{
+	const struct kp_folded *f = g->f;
+	size_t nstacks = kp_folded_nstacks(f), depth = 0, open_cap = 0, keys_cap = 0;
+	uint32_t *order = NULL;
+	/* the frames open at each depth (0: the root), and the identities of
+	 * the stack being added */
+	struct open_frame *open = NULL;
+	uint64_t *keys = NULL;
+	double time = 0;
+	/* the same sums exact, for the titles */
+	kp_count xtime = 0, xbtime = 0;
+	bool differential = kp_folded_differential(f);
+
+	if (!g->o->flamechart)
+		order = kp_folded_sorted(f, KP_FOLDED_ANNOTATE_ALL, g->o->reverse);
+	measure(g, order);
 	kp_xgrow(&open, &open_cap, 1, sizeof(*open));
 	for (size_t i = 0; i < nstacks; i++) {
 		size_t n, same = 0, si = order ? order[i] : i;
 		double count, delta;
 		const uint32_t *ids = kp_folded_stack_ids(f, si, &n, &count);
-		bool waker = false, has_before = false;
+		bool has_before = false;
 
 		delta = differential ? stack_delta(g, si, &has_before) : 0;
 		/* flamegraph.pl --reverse joins the reversed frames and splits
@@ -262,14 +290,7 @@ static void flow(struct svg *g)
 
 		kp_xgrow(&open, &open_cap, n + 1, sizeof(*open));
 		kp_xgrow(&keys, &keys_cap, n + 1, sizeof(*keys));
-		keys[0] = 0;
-		for (size_t k = 0; k < n; k++) {
-			uint32_t fid = ids[g->o->reverse ? n - 1 - k : k];
-			bool sep = chain && k > 0 && k + 1 < n && is_separator(f, fid);
-
-			keys[k + 1] = (uint64_t)fid * 2 + (waker && !sep);
-			waker = waker || sep;
-		}
+		stack_keys(g, ids, n, keys);
 		while (same < depth && same < n && open[same + 1].key == keys[same + 1])
 			same++;
 		/* close the frames above the common part, deepest first */
@@ -545,14 +566,97 @@ static void put_delta(struct svg *g, const struct node *n)
 	put(out, " points");
 }
 
+/* The frame's <title>: its name, count, share, change and note. */
+static void write_title(struct svg *g, const struct node *n, const char *name, size_t nlen,
+			double end)
+{
+	const struct kp_svg_opts *o = g->o;
+	FILE *out = g->out;
+	char samples[KP_COUNT_BUF + 16], buf[160];
+
+	put(out, "<g>\n<title>");
+	kp_xml_escape(out, name, nlen);
+	put(out, " (");
+	if (exact_title(g, n))
+		kp_count_format(n->samples, 0, samples);
+	else
+		snprintf(samples, sizeof(samples), "%.0f", (end - n->start) * o->factor);
+	put_commas(out, samples);
+	putc_unlocked(' ', out);
+	putesc(out, o->countname);
+	if (!n->depth) {
+		put(out, ", 100%)</title>");
+		return;
+	}
+	snprintf(buf, sizeof(buf), ", %.2f%%",
+		 100 * strtod(samples, NULL) / (g->timemax * o->factor));
+	put(out, buf);
+	if (n->has_delta)
+		put_delta(g, n);
+	if (o->frame_note) {
+		const char *note =
+			o->frame_note(o->frame_note_arg, name, nlen, kp_folded_frame_kind(n->fid));
+
+		if (note) {
+			put(out, "; ");
+			kp_xml_escape(out, note, strlen(note));
+		}
+	}
+	put(out, ")</title>");
+}
+
+/* The frame's fill: grey for chain graphs' separators, the change scale
+ * for a frame with a delta, else the palette's colour of its annotated
+ * name ann[0..alen). */
+static struct kp_color frame_color(struct svg *g, const struct node *n, const char *ann,
+				   size_t alen)
+{
+	if (n->depth && alen == 2 && ann[0] == '-' && ann[1] == '-')
+		return (struct kp_color){160, 160, 160};
+	if (n->depth && alen == 1 && ann[0] == '-')
+		return (struct kp_color){200, 200, 200};
+	if (n->has_delta)
+		return color_scale(n->delta, g->maxdelta, g->o->negate);
+	return kp_palette_color(g->pal, g->mode, ann, alen,
+				n->depth ? kp_folded_frame_kind(n->fid) : KP_FRAME_ROOT, &g->rng);
+}
+
+/* The label of a frame from x1 to x2, between y1 and y2: as many
+ * characters as fit, ".." when cut; frames too narrow for three
+ * characters get none (the script adds it on zoom). */
+static void write_label(struct svg *g, const struct layout *l, const char *name, size_t nlen,
+			double x1, double x2, double y1, double y2)
+{
+	FILE *out = g->out;
+	double chars_d = (x2 - x1) / (l->fs * g->o->fontwidth);
+	char buf[160];
+	size_t chars, cps;
+
+	if (chars_d < 3)
+		return;
+	chars = chars_d > 1e6 ? 1000000 : (size_t)chars_d;
+	cps = kp_utf8_count(name, nlen);
+	snprintf(buf, sizeof(buf), "<text x=\"%.2f\" y=\"", x1 + 3);
+	put(out, buf);
+	putnum(out, 3 + (y1 + y2) / 2);
+	put(out, "\">");
+	if (chars < cps) {
+		kp_xml_escape(out, name, kp_utf8_prefix(name, nlen, chars - 2));
+		put(out, "..");
+	} else {
+		kp_xml_escape(out, name, nlen);
+	}
+	put(out, "</text>\n");
+}
+
 static void write_frame(struct svg *g, const struct layout *l, const struct node *n)
 {
 	const struct kp_svg_opts *o = g->o;
 	FILE *out = g->out;
 	double end = n->depth ? n->end : g->timemax;
 	double x1 = XPAD + n->start * g->widthpertime, x2 = XPAD + end * g->widthpertime;
-	double y1, y2, chars_d;
-	char sx1[64], sx2[64], samples[KP_COUNT_BUF + 16], buf[160];
+	double y1, y2;
+	char sx1[64], sx2[64], buf[160];
 	long long t1, t2, tw;
 	size_t nlen, alen;
 	const char *name;
@@ -583,46 +687,8 @@ static void write_frame(struct svg *g, const struct layout *l, const struct node
 	t2 = llround(strtod(sx2, NULL) * 10);
 	tw = t2 - t1;
 
-	put(out, "<g>\n<title>");
-	kp_xml_escape(out, name, nlen);
-	put(out, " (");
-	if (exact_title(g, n))
-		kp_count_format(n->samples, 0, samples);
-	else
-		snprintf(samples, sizeof(samples), "%.0f", (end - n->start) * o->factor);
-	put_commas(out, samples);
-	putc_unlocked(' ', out);
-	putesc(out, o->countname);
-	if (n->depth) {
-		snprintf(buf, sizeof(buf), ", %.2f%%",
-			 100 * strtod(samples, NULL) / (g->timemax * o->factor));
-		put(out, buf);
-		if (n->has_delta)
-			put_delta(g, n);
-		if (o->frame_note) {
-			const char *note = o->frame_note(o->frame_note_arg, name, nlen,
-							 kp_folded_frame_kind(n->fid));
-
-			if (note) {
-				put(out, "; ");
-				kp_xml_escape(out, note, strlen(note));
-			}
-		}
-		put(out, ")</title>");
-	} else {
-		put(out, ", 100%)</title>");
-	}
-
-	if (n->depth && alen == 2 && ann[0] == '-' && ann[1] == '-')
-		c = (struct kp_color){160, 160, 160};
-	else if (n->depth && alen == 1 && ann[0] == '-')
-		c = (struct kp_color){200, 200, 200};
-	else if (n->has_delta)
-		c = color_scale(n->delta, g->maxdelta, o->negate);
-	else
-		c = kp_palette_color(g->pal, g->mode, ann, alen,
-				     n->depth ? kp_folded_frame_kind(n->fid) : KP_FRAME_ROOT,
-				     &g->rng);
+	write_title(g, n, name, nlen, end);
+	c = frame_color(g, n, ann, alen);
 	snprintf(buf, sizeof(buf), "<rect x=\"%s\" y=\"", sx1);
 	put(out, buf);
 	putnum(out, y1);
@@ -631,26 +697,7 @@ static void write_frame(struct svg *g, const struct layout *l, const struct node
 		 "ry=\"2\" />\n",
 		 tw < 0 ? "-" : "", llabs(tw) / 10, llabs(tw) % 10, y2 - y1, c.r, c.g, c.b);
 	put(out, buf);
-
-	/* the label: as many characters as fit, ".." when cut; frames too
-	 * narrow for three characters get none (the script adds it on zoom) */
-	chars_d = (x2 - x1) / (l->fs * o->fontwidth);
-	if (chars_d >= 3) {
-		size_t chars = chars_d > 1e6 ? 1000000 : (size_t)chars_d;
-		size_t cps = kp_utf8_count(name, nlen);
-
-		snprintf(buf, sizeof(buf), "<text x=\"%.2f\" y=\"", x1 + 3);
-		put(out, buf);
-		putnum(out, 3 + (y1 + y2) / 2);
-		put(out, "\">");
-		if (chars < cps) {
-			kp_xml_escape(out, name, kp_utf8_prefix(name, nlen, chars - 2));
-			put(out, "..");
-		} else {
-			kp_xml_escape(out, name, nlen);
-		}
-		put(out, "</text>\n");
-	}
+	write_label(g, l, name, nlen, x1, x2, y1, y2);
 	put(out, "</g>\n");
 }
 

@@ -13,7 +13,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
-#include "formats/profile_load.h"
+#include "formats/load.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
@@ -144,7 +144,7 @@ static int load(const char *path, struct report_cli *rc, struct kp_profile **p)
 	struct kp_diag d = {{0}};
 
 	rc->lo.countname = rc->so.countname;
-	if (kp_profile_load(path, &rc->lo, p, &info, &d) < 0) {
+	if (kp_load_profile(path, &rc->lo, p, &info, &d) < 0) {
 		kp_err("%s", d.msg);
 		return 1;
 	}

@@ -16,7 +16,7 @@
 
 #include "diff/diff.h"
 #include "diff/diff_input.h"
-#include "formats/profile_load.h"
+#include "formats/load.h"
 #include "profile/folded.h"
 #include "util/diag.h"
 

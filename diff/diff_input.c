@@ -195,7 +195,7 @@ static int add_run(struct kp_diff *df, enum kp_diff_side side, const char *file,
 	struct kp_profile *p = NULL;
 	struct kp_load_info info;
 	struct kp_diff_values v;
-	int err = kp_profile_load(file, &o->load, &p, &info, d);
+	int err = kp_load_profile(file, &o->load, &p, &info, d);
 
 	if (err < 0)
 		return err;

@@ -13,7 +13,7 @@
 #include "diff/diff.h"
 #include "profile/folded.h"
 #include "profile/fold.h"
-#include "formats/profile_load.h"
+#include "formats/load.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 

@@ -61,7 +61,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Folded text into a profile, as kp_profile_load does; NULL when the
+/* Folded text into a profile, as kp_load_profile does; NULL when the
  * loader refuses it (a read error, no stack). */
 static struct kp_profile *load(const uint8_t *text, size_t n, bool strict)
 {

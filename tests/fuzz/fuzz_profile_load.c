@@ -1,5 +1,5 @@
 /* The profile loader of `kprof report` and `kprof diff`
- * (formats/profile_load.h): the input is written to a file in a private
+ * (formats/load.h): the input is written to a file in a private
  * temporary directory and loaded by its path, as the CLI loads a file. The
  * loader tells folded text, zstd-compressed folded text and .kprof
  * recordings apart by their first bytes; fuzz_recording covers the
@@ -33,7 +33,7 @@
 #include "formats/folded_write.h"
 #include "profile/folded.h"
 #include "profile/fold.h"
-#include "formats/profile_load.h"
+#include "formats/load.h"
 #include "formats/recording.h"
 #include "formats/zstdio.h"
 #include "fuzz.h"
@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!len || fwrite(file, 1, len, fp) == len);
 	FUZZ_CHECK(fclose(fp) == 0);
 
-	err = kp_profile_load(path, &lo, &p, &info, &d);
+	err = kp_load_profile(path, &lo, &p, &info, &d);
 
 	/* what the first bytes say (the loader looks at 4096 of them) */
 	is_kprof = kp_recording_magic(file, len);

@@ -18,7 +18,7 @@
 #include "formats/folded_write.h"
 #include "profile/folded.h"
 #include "profile/fold.h"
-#include "formats/profile_load.h"
+#include "formats/load.h"
 #include "formats/recording.h"
 #include "formats/zstdio.h"
 #include "kp_test.h"
@@ -345,7 +345,7 @@ static void test_folded_round_trip(void)
 	}
 }
 
-/* ---- damage, through kp_profile_load as `kprof report` reads ---- */
+/* ---- damage, through kp_load_profile as `kprof report` reads ---- */
 
 static char tmpdir[] = "/tmp/kp_test_recording.XXXXXX";
 static char path[sizeof(tmpdir) + 16];
@@ -370,7 +370,7 @@ static struct kp_profile *load(const void *buf, size_t len, struct kp_diag *d)
 
 	put_file(buf, len);
 	memset(d, 0, sizeof(*d));
-	err = kp_profile_load(path, NULL, &p, NULL, d);
+	err = kp_load_profile(path, NULL, &p, NULL, d);
 	if (err) {
 		bool one_line = !strchr(d->msg, '\n') && strncmp(d->msg, path, strlen(path)) == 0;
 

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "formats/profile_load.h"
+#include "formats/load.h"
 #include "formats/recording.h"
 #include "formats/zstdio.h"
 #include "kp_test.h"
@@ -211,7 +211,7 @@ static void put_file(const void *buf, size_t len)
 
 struct outcome {
 	int status;	/* the child's wait status */
-	bool refused;	/* kp_profile_load failed */
+	bool refused;	/* kp_load_profile failed */
 	char msg[1024]; /* its message */
 	long peak_kb;	/* the load's peak RSS above what the child had before */
 	double seconds; /* the load's */
@@ -263,7 +263,7 @@ static void load_in_child(struct outcome *o)
 		}
 		base = status_kb("VmRSS:");
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		err = kp_profile_load(path, NULL, &p, NULL, &d);
+		err = kp_load_profile(path, NULL, &p, NULL, &d);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		snprintf(out, sizeof(out), "%d %ld %.3f %s", err != 0, status_kb("VmHWM:") - base,
 			 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
@@ -356,7 +356,7 @@ static void refused_body(struct pb *body, const char *want)
 	int err;
 
 	put_file(rec, len);
-	err = kp_profile_load(path, NULL, &p, NULL, &d);
+	err = kp_load_profile(path, NULL, &p, NULL, &d);
 	CHECK(err < 0);
 	CHECK(p == NULL);
 	CHECK(one_line(d.msg));
@@ -492,7 +492,7 @@ static void test_truncated_message(void)
 	struct kp_diag d = {{0}};
 
 	put_file(rec, len - 1);
-	CHECK(kp_profile_load(path, NULL, &p, NULL, &d) < 0);
+	CHECK(kp_load_profile(path, NULL, &p, NULL, &d) < 0);
 	CHECK(one_line(d.msg));
 	CHECK(strstr(d.msg, ": truncated .kprof recording (") != NULL);
 	CHECK(strstr(d.msg, "((") == NULL && strstr(d.msg, "))") == NULL);

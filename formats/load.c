@@ -1,5 +1,5 @@
 #include "formats/folded_read.h"
-#include "formats/profile_load.h"
+#include "formats/load.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -122,7 +122,7 @@ static FILE *open_input(const char *path, bool regular_only, struct kp_diag *d)
 	return in;
 }
 
-int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_profile **out,
+int kp_load_profile(const char *path, const struct kp_load_opts *o, struct kp_profile **out,
 		    struct kp_load_info *info, struct kp_diag *d)
 {
 	static const struct kp_load_opts defaults = {0};

@@ -1,8 +1,8 @@
-/* kp_profile_load: a profile from a file, whatever kprof can read: folded
+/* kp_load_profile: sniffing and loading any profile file kprof reads: folded
  * text, zstd-compressed folded text (.zst, recognised by its magic, not its
  * name), and .kprof recordings. `kprof report` and `kprof diff` start here. */
-#ifndef KP_FORMATS_PROFILE_LOAD_H
-#define KP_FORMATS_PROFILE_LOAD_H
+#ifndef KP_FORMATS_LOAD_H
+#define KP_FORMATS_LOAD_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,7 +30,7 @@ struct kp_load_info {
  * in d: unreadable, a directory, damaged or truncated compressed data, no
  * valid stack, a link or no regular file with regular_only. Bad lines of folded text are skipped
  * and described in info (may be NULL). */
-int kp_profile_load(const char *path, const struct kp_load_opts *o, struct kp_profile **out,
+int kp_load_profile(const char *path, const struct kp_load_opts *o, struct kp_profile **out,
 		    struct kp_load_info *info, struct kp_diag *d);
 
 #endif

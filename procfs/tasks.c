@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/xalloc.h"
@@ -70,6 +71,18 @@ size_t kp_tasks_of(pid_t pid, pid_t **out)
 	}
 	*out = v;
 	return n;
+}
+
+int kp_tasks_owner(pid_t pid, uid_t *uid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) != 0)
+		return -errno;
+	*uid = st.st_uid;
+	return 0;
 }
 
 int kp_tasks_comm(pid_t pid, pid_t tid, char *buf, size_t size)

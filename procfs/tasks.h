@@ -19,6 +19,10 @@ int kp_tasks_threads(pid_t pid, pid_t **out, size_t *n);
  * number, the array in *out (caller frees). */
 size_t kp_tasks_of(pid_t pid, pid_t **out);
 
+/* The owner of process pid (of /proc/PID): 0 with the uid in *uid, or a
+ * negative errno (the process is gone). */
+int kp_tasks_owner(pid_t pid, uid_t *uid);
+
 /* Reads /proc/PID/task/TID/comm (or /proc/PID/comm when tid is 0) into buf
  * without the newline. Returns 0 or a negative errno. */
 int kp_tasks_comm(pid_t pid, pid_t tid, char *buf, size_t size);

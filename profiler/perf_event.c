@@ -1,6 +1,7 @@
 #include "profiler/perf_event.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs/sysctl.h"
+#include "procfs/tasks.h"
 #include "unwind/regs.h"
 
 static const struct {
@@ -129,38 +132,28 @@ int kp_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
 
 unsigned kp_perf_max_stack(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
-	unsigned v = 127;
+	long v;
 
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1 || v == 0)
-			v = 127;
-		fclose(f);
-	}
-	return v;
+	if (kp_sysctl_read("kernel/perf_event_max_stack", &v) < 0 || v <= 0 || v > UINT_MAX)
+		return 127;
+	return (unsigned)v;
 }
 
 int kp_perf_paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 2;
+	long v;
 
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 2;
-		fclose(f);
-	}
-	return v;
+	if (kp_sysctl_read("kernel/perf_event_paranoid", &v) < 0 || v < INT_MIN || v > INT_MAX)
+		return 2;
+	return (int)v;
 }
 
 /* Is process pid ours (the same real user)? True when unknown. */
 static bool same_owner(pid_t pid)
 {
-	char path[32];
-	struct stat st;
+	uid_t uid;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) != 0 || geteuid() == 0 || st.st_uid == getuid();
+	return kp_tasks_owner(pid, &uid) < 0 || geteuid() == 0 || uid == getuid();
 }
 
 void kp_perf_explain(struct kp_diag *d, int err, const char *event, pid_t pid, int cpu)

@@ -231,7 +231,8 @@ static uint32_t comm_of(struct kp_session *s, const struct kp_sample *smp)
 void kp_sample_add(struct kp_session *s, const struct kp_sample *smp)
 {
 	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
-	uint64_t kern[KP_SESSION_MAX_FRAMES], kc[KP_SESSION_MAX_FRAMES], user[KP_SESSION_MAX_FRAMES];
+	uint64_t kern[KP_SESSION_MAX_FRAMES], kc[KP_SESSION_MAX_FRAMES],
+		user[KP_SESSION_MAX_FRAMES];
 	size_t nk = 0, nkc = 0, nu = 0, n = 0;
 	enum { CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = smp->user_mode ? CTX_USER : CTX_KERNEL;
 	struct kp_profile_root root;

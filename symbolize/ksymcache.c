@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "procfs/kernel.h"
 #include "util/checksum.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
@@ -37,38 +38,6 @@ struct kp_ksymcache {
 	uint64_t size, want_size, want_sum;
 	bool write_failed;
 };
-
-/* Reads a small procfs file whole into a new NUL-terminated string. */
-static char *read_small(const char *path)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = kp_xmalloc(cap + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		free(buf);
-		return NULL;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			if (cap >= (16u << 20)) /* not a small file after all */
-				break;
-			cap *= 2;
-			buf = kp_xrealloc(buf, cap + 1);
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-}
 
 /* "name size refs deps state 0xaddr [taint]" per line: each module's
  * [addr, addr + size), when addresses are shown. */
@@ -101,7 +70,7 @@ struct kp_ksymcache *kp_ksymcache_new(struct kp_cachedir *dir)
 
 	if (!dir)
 		return NULL;
-	boot = read_small("/proc/sys/kernel/random/boot_id");
+	boot = kp_kernel_read("sys/kernel/random/boot_id");
 	if (!boot)
 		return NULL;
 	blen = strspn(boot, "0123456789abcdef-");
@@ -109,7 +78,7 @@ struct kp_ksymcache *kp_ksymcache_new(struct kp_cachedir *dir)
 		free(boot);
 		return NULL;
 	}
-	mods = read_small("/proc/modules");
+	mods = kp_kernel_read("modules");
 	c = kp_xcalloc(1, sizeof(*c));
 	c->dir = dir;
 	c->fd = -1;

@@ -1,0 +1,44 @@
+/* What /proc says of the kernel (see kernel.h). */
+#include "procfs/kernel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "util/xalloc.h"
+
+char *kp_kernel_read(const char *name)
+{
+	char path[256];
+	size_t len = 0, cap = 4096;
+	char *buf = kp_xmalloc(cap + 1);
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			if (cap >= (16u << 20)) /* not a small file after all */
+				break;
+			cap *= 2;
+			buf = kp_xrealloc(buf, cap + 1);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}

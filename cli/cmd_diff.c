@@ -154,7 +154,7 @@ static int parse_args(int argc, char **argv, struct diff_cli *c)
 			status = 2;
 		else if (r == -3)
 			status = 0;
-		else if (r == 0 && (r = kp_svg_option(ch, optarg, &c->svg)) <= 0) {
+		else if (r == 0 && (r = kp_svg_options_apply(ch, optarg, &c->svg)) <= 0) {
 			if (r == 0)
 				usage(stderr);
 			status = 2;
@@ -184,7 +184,7 @@ static void report_gate(const struct kp_diff *df, const struct kp_diff_gate *g)
 	for (size_t k = 0; k < g->n; k++) {
 		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 
-		kp_diff_format_regression(df, g, k, line, sizeof(line));
+		kp_diff_report_format_regression(df, g, k, line, sizeof(line));
 		kp_err("regression: %.*s%s: %s", (int)(fn->name_len > 200 ? 200 : fn->name_len),
 		       fn->name, kp_frame_kind_note(fn->kind), line);
 	}

@@ -112,7 +112,7 @@ static int parse_args(int argc, char **argv, struct kp_svg_opts *so, struct kp_f
 		default:
 			break;
 		}
-		r = kp_svg_option(c, optarg, so);
+		r = kp_svg_options_apply(c, optarg, so);
 		if (r == 0)
 			usage(stderr);
 		if (r <= 0)

@@ -111,7 +111,7 @@ static int option(int c, struct report_cli *rc, char **argv)
 	default:
 		break;
 	}
-	r = kp_svg_option(c, optarg, &rc->so);
+	r = kp_svg_options_apply(c, optarg, &rc->so);
 	if (r == 0)
 		usage(stderr);
 	return r <= 0 ? 2 : -1;

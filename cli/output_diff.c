@@ -8,14 +8,14 @@
 
 static int write_text(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
-	int err = kp_diff_write_text(ctx->diff->files->df, ctx->diff->report, out);
+	int err = kp_diff_text_write(ctx->diff->files->df, ctx->diff->report, out);
 
 	return err ? kp_diag_errno(d, err, "cannot write the output") : 0;
 }
 
 static int write_json(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
-	return kp_diff_write_json(ctx->diff->files->df, ctx->diff->report, out, d);
+	return kp_diff_json_write(ctx->diff->files->df, ctx->diff->report, out, d);
 }
 
 static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
@@ -24,7 +24,7 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	struct kp_diff_svg_opts o = {
 		.svg = ctx->svg, .base_shape = od->base_shape, .value = od->value};
 
-	return kp_diff_write_svg(od->files->df, od->report, od->files->fold, &o, out, d);
+	return kp_diff_svg_write(od->files->df, od->report, od->files->fold, &o, out, d);
 }
 
 /* "stack BASE NEW" lines, as difffolded.pl writes them */
@@ -37,21 +37,21 @@ static int write_folded(const struct kp_output_ctx *ctx, FILE *out, struct kp_di
 
 static int write_markdown(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
-	int err = kp_diff_write_markdown(ctx->diff->files->df, ctx->diff->report, out);
+	int err = kp_diff_text_write_markdown(ctx->diff->files->df, ctx->diff->report, out);
 
 	return err ? kp_diag_errno(d, err, "cannot write the output") : 0;
 }
 
 static int write_junit(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
-	int err = kp_diff_write_junit(ctx->diff->files->df, ctx->diff->report, out);
+	int err = kp_diff_junit_write(ctx->diff->files->df, ctx->diff->report, out);
 
 	return err ? kp_diag_errno(d, err, "cannot write the output") : 0;
 }
 
 static int write_github(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
-	int err = kp_diff_write_github(ctx->diff->files->df, ctx->diff->report, out);
+	int err = kp_diff_text_write_github(ctx->diff->files->df, ctx->diff->report, out);
 
 	return err ? kp_diag_errno(d, err, "cannot write the output") : 0;
 }

@@ -259,8 +259,7 @@ static int sampling_option(struct kp_record_args *c, int opt, int argc, char **a
 		return 1;
 	case 'e':
 		if (kp_perf_event_lookup(optarg, &c->sess.attr.event) < 0) {
-			kp_err("unknown event '%s' (known: %s)", optarg,
-			       kp_perf_event_names());
+			kp_err("unknown event '%s' (known: %s)", optarg, kp_perf_event_names());
 			return -1;
 		}
 		c->event_given = true;
@@ -410,7 +409,7 @@ int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv)
 		if (r == 0)
 			r = output_option(c, opt);
 		if (r == 0) {
-			r = kp_svg_option(opt, optarg, &c->svg);
+			r = kp_svg_options_apply(opt, optarg, &c->svg);
 			if (r < 0)
 				break; /* a bad SVG value: said, without the usage line */
 		}

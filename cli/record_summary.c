@@ -86,8 +86,8 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 		(unsigned long long)unresolved[KP_LOC_KERNEL],
 		(unsigned long long)unresolved[KP_LOC_USER],
 		(unsigned long long)unresolved[KP_LOC_JIT],
-		(unsigned long long)unresolved[KP_LOC_UNKNOWN],
-		(unsigned long long)st->truncated, trunc, where);
+		(unsigned long long)unresolved[KP_LOC_UNKNOWN], (unsigned long long)st->truncated,
+		trunc, where);
 	if (st->lost)
 		fprintf(stderr,
 			"kprof: %llu records were lost: the rings (%u pages per CPU) filled "
@@ -107,4 +107,3 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 			(unsigned long long)st->tables.objects_no_table,
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);
 }
-

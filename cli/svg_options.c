@@ -32,7 +32,7 @@ enum {
 	OPT_NOTES,
 };
 
-const struct option kp_svg_longopts[] = {
+const struct option kp_svg_options_long[] = {
 	{"title", required_argument, NULL, OPT_TITLE},
 	{"subtitle", required_argument, NULL, OPT_SUBTITLE},
 	{"width", required_argument, NULL, OPT_WIDTH},
@@ -63,17 +63,17 @@ struct option *kp_svg_options_with(const struct option *own, size_t nown)
 	size_t nsvg = 0;
 	struct option *opts;
 
-	while (kp_svg_longopts[nsvg].name)
+	while (kp_svg_options_long[nsvg].name)
 		nsvg++;
 	opts = kp_xcalloc(nown + nsvg + 1, sizeof(*opts));
 	memcpy(opts, own, nown * sizeof(*opts));
-	memcpy(opts + nown, kp_svg_longopts, nsvg * sizeof(*opts));
+	memcpy(opts + nown, kp_svg_options_long, nsvg * sizeof(*opts));
 	return opts;
 }
 
 static const char *name_of(int val)
 {
-	for (const struct option *o = kp_svg_longopts; o->name; o++)
+	for (const struct option *o = kp_svg_options_long; o->name; o++)
 		if (o->val == val)
 			return o->name;
 	return "?";
@@ -143,7 +143,7 @@ static int check_text(int val, const char *arg)
 	return 1;
 }
 
-int kp_svg_option(int val, const char *arg, struct kp_svg_opts *o)
+int kp_svg_options_apply(int val, const char *arg, struct kp_svg_opts *o)
 {
 	switch (val) {
 	case OPT_TITLE:

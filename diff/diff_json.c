@@ -155,7 +155,7 @@ static json_t *side(const struct kp_diff *df, const struct kp_diff_report *r, in
 	return o;
 }
 
-int kp_diff_write_json(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out,
+int kp_diff_json_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out,
 		       struct kp_diag *d)
 {
 	json_t *root = json_object(), *value = json_object(), *test = json_object();

@@ -19,14 +19,14 @@ static void change_line(const struct kp_diff_change *ch, char *buf, size_t size)
 {
 	char p[32], sec[96];
 
-	kp_diff_format_p(ch->p_adj, p, sizeof(p));
-	kp_diff_format_seconds(ch, sec, sizeof(sec));
+	kp_diff_report_format_p(ch->p_adj, p, sizeof(p));
+	kp_diff_report_format_seconds(ch, sec, sizeof(sec));
 	snprintf(buf, size, "total share %.2f%% -> %.2f%% (%+.2f points, p %s after Holm%s)%s%s",
 		 ch->share[0], ch->share[1], ch->change, p, ch->significant ? ", significant" : "",
 		 sec[0] ? "; CPU a run " : "", sec);
 }
 
-int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+int kp_diff_junit_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
 	const struct kp_diff_gate *g = r->gate;
 	size_t n, nfail = 0, nskip = 0;
@@ -73,7 +73,7 @@ int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r
 		xml_str(out, note);
 		fputs("\" time=\"0\">", out);
 		if (k) {
-			kp_diff_format_regression(df, g, k - 1, line, sizeof(line));
+			kp_diff_report_format_regression(df, g, k - 1, line, sizeof(line));
 			fputs(k <= g->n ? "<failure type=\"regression\" message=\""
 					: "<skipped message=\"interrupt work, not gated: ",
 			      out);

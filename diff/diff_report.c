@@ -30,7 +30,7 @@ uint32_t *kp_diff_report_listed(const struct kp_diff *df, const struct kp_diff_r
 	return out;
 }
 
-void kp_diff_format_p(double p, char *buf, size_t size)
+void kp_diff_report_format_p(double p, char *buf, size_t size)
 {
 	if (p >= 0.001)
 		snprintf(buf, size, "%.3f", p);
@@ -40,7 +40,7 @@ void kp_diff_format_p(double p, char *buf, size_t size)
 		snprintf(buf, size, "<1e-300");
 }
 
-void kp_diff_format_seconds(const struct kp_diff_change *ch, char *buf, size_t size)
+void kp_diff_report_format_seconds(const struct kp_diff_change *ch, char *buf, size_t size)
 {
 	double a = ch->seconds[0], b = ch->seconds[1], top = fmax(a, b), scale = 1;
 	const char *unit = "s";
@@ -72,21 +72,21 @@ void kp_diff_format_seconds(const struct kp_diff_change *ch, char *buf, size_t s
 		 rel);
 }
 
-void kp_diff_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g, size_t k,
-			       char *buf, size_t size)
+void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g,
+				      size_t k, char *buf, size_t size)
 {
 	const struct kp_diff_change *ch = &kp_diff_function(df, g->fn[k])->col[KP_DIFF_TOTAL];
 	char p[32], sec[96];
 	size_t len;
 
-	kp_diff_format_p(g->p[k], p, sizeof(p));
+	kp_diff_report_format_p(g->p[k], p, sizeof(p));
 	snprintf(buf, size,
 		 "total share %.2f%% -> %.2f%% (%+.2f points, more than %g; p %s after Holm over "
 		 "%zu "
 		 "function%s, alpha %g)",
 		 ch->share[0], ch->share[1], ch->change, g->points, p, g->family,
 		 g->family == 1 ? "" : "s", kp_diff_alpha(df));
-	kp_diff_format_seconds(ch, sec, sizeof(sec));
+	kp_diff_report_format_seconds(ch, sec, sizeof(sec));
 	len = strlen(buf);
 	if (sec[0] && len < size)
 		snprintf(buf + len, size - len, "; CPU a run %s", sec);

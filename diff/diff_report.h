@@ -37,28 +37,29 @@ struct kp_diff_report {
 /* The table: the method, then for total and for self share the top
  * functions by the size of their change, then the gate's verdict when
  * there is one. Returns 0 or -EIO. */
-int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
+int kp_diff_text_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
 
 /* A pull-request comment: the verdict first, the regressions, a table of
  * the significant changes of total share (at most top), the method and
  * the command line. Returns 0 or -EIO. */
-int kp_diff_write_markdown(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
+int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_report *r,
+				FILE *out);
 
 /* GitHub Actions workflow commands: an ::error:: line per regression, a
  * ::warning:: for interrupt work not gated and for a --fail-above below
  * the resolution, a ::notice:: with the verdict. Returns 0 or -EIO. */
-int kp_diff_write_github(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
+int kp_diff_text_write_github(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
 
 /* The JSON document (docs/diff.md): the union of each column's top
  * functions and every regression, largest total change first. Names are
  * made valid UTF-8 (invalid bytes become U+FFFD). Returns 0 or a negative
  * errno (d set). */
-int kp_diff_write_json(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out,
+int kp_diff_json_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out,
 		       struct kp_diag *d);
 
 /* JUnit XML: one test case a listed function (the union as for JSON),
  * failed when it is a regression. Returns 0 or -EIO. */
-int kp_diff_write_junit(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
+int kp_diff_junit_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out);
 
 struct kp_diff_svg_opts {
 	const struct kp_svg_opts *svg; /* the user's; title and subtitle NULL: the diff's own */
@@ -71,7 +72,7 @@ struct kp_diff_svg_opts {
  * grew, blue where it shrank, each function's CPU time a run in its
  * tooltip; titled "Differential Flame Graph" and subtitled with r's files
  * unless o->svg says otherwise. Returns 0 or a negative errno (d set). */
-int kp_diff_write_svg(const struct kp_diff *df, const struct kp_diff_report *r,
+int kp_diff_svg_write(const struct kp_diff *df, const struct kp_diff_report *r,
 		      const struct kp_folded *f, const struct kp_diff_svg_opts *o, FILE *out,
 		      struct kp_diag *d);
 
@@ -84,19 +85,19 @@ uint32_t *kp_diff_report_listed(const struct kp_diff *df, const struct kp_diff_r
 				size_t *n);
 
 /* A p-value in a few characters: 0.034, 1.2e-45, <1e-300. */
-void kp_diff_format_p(double p, char *buf, size_t size);
+void kp_diff_report_format_p(double p, char *buf, size_t size);
 
 /* CPU seconds a run, BASE and NEW in one unit with the relative change:
  * "0.182 -> 0.238 s (+30%)", "12.1 -> 9.4 ms (-22%)", "0 -> 3.1 ms
  * (new)". Empty when the change has no seconds. */
-void kp_diff_format_seconds(const struct kp_diff_change *ch, char *buf, size_t size);
+void kp_diff_report_format_seconds(const struct kp_diff_change *ch, char *buf, size_t size);
 
 /* The line after the name of the gate's k-th function (a regression or
  * interrupt work passed over): "total share 15.81% -> 19.52% (+3.71
  * points, more than 2; p 1.2e-12 after Holm over 14 functions, alpha
  * 0.01); CPU a run 0.182 -> 0.238 s (+30%)" (what stderr, the text and
  * GitHub say). */
-void kp_diff_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g, size_t k,
-			       char *buf, size_t size);
+void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g,
+				      size_t k, char *buf, size_t size);
 
 #endif

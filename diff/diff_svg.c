@@ -24,7 +24,7 @@ static const char *seconds_note(void *arg, const char *name, size_t len, enum kp
 		return NULL;
 	char *paren;
 
-	kp_diff_format_seconds(&fn->col[KP_DIFF_TOTAL], sec, sizeof(sec));
+	kp_diff_report_format_seconds(&fn->col[KP_DIFF_TOTAL], sec, sizeof(sec));
 	if (!sec[0])
 		return NULL;
 	/* no parenthesis inside the title's own: viewers (and flamegraph.pl's
@@ -40,7 +40,7 @@ static const char *seconds_note(void *arg, const char *name, size_t len, enum kp
 	return sn->buf;
 }
 
-int kp_diff_write_svg(const struct kp_diff *df, const struct kp_diff_report *r,
+int kp_diff_svg_write(const struct kp_diff *df, const struct kp_diff_report *r,
 		      const struct kp_folded *f, const struct kp_diff_svg_opts *o, FILE *out,
 		      struct kp_diag *d)
 {

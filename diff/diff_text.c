@@ -152,12 +152,12 @@ static void print_column(const struct kp_diff *df, const struct kp_diff_report *
 		if (!ch->tested)
 			continue;
 		shown++;
-		kp_diff_format_p(ch->p_adj, p, sizeof(p));
+		kp_diff_report_format_p(ch->p_adj, p, sizeof(p));
 		fprintf(out, "  %7.2f%%  %7.2f%%  %+8.2f  %6.2f  %9s %s  ", ch->share[0],
 			ch->share[1], ch->change == 0 ? 0.0 : ch->change, ch->se, p,
 			ch->significant ? "*" : " ");
 		if (seconds) {
-			kp_diff_format_seconds(ch, sec, sizeof(sec));
+			kp_diff_report_format_seconds(ch, sec, sizeof(sec));
 			fprintf(out, "%-27s  ", sec);
 		}
 		fprintf(out, "%.*s%s%s\n", name_len(fn), fn->name,
@@ -172,7 +172,7 @@ static void print_gated(const struct kp_diff *df, const struct kp_diff_gate *g, 
 	const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 	char line[1024];
 
-	kp_diff_format_regression(df, g, k, line, sizeof(line));
+	kp_diff_report_format_regression(df, g, k, line, sizeof(line));
 	fprintf(out, "  %.*s%s: %s\n", name_len(fn), fn->name, kp_frame_kind_note(fn->kind), line);
 }
 
@@ -210,7 +210,7 @@ static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, F
 			g->points, g->resolution);
 }
 
-int kp_diff_write_text(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+int kp_diff_text_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
 	char num[KP_COUNT_BUF * 2], runs[32], para[2048];
 
@@ -287,13 +287,13 @@ static void md_row(FILE *out, const struct kp_diff_function *fn, bool seconds)
 	const struct kp_diff_change *ch = &fn->col[KP_DIFF_TOTAL];
 	char p[32], sec[96];
 
-	kp_diff_format_p(ch->p_adj, p, sizeof(p));
+	kp_diff_report_format_p(ch->p_adj, p, sizeof(p));
 	fputs("| ", out);
 	md_name(out, fn);
 	fprintf(out, " | %.2f%% | %.2f%% | %s%+.2f%s | %.2f | %s |", ch->share[0], ch->share[1],
 		ch->change > 0 ? "**" : "", ch->change, ch->change > 0 ? "**" : "", ch->se, p);
 	if (seconds) {
-		kp_diff_format_seconds(ch, sec, sizeof(sec));
+		kp_diff_report_format_seconds(ch, sec, sizeof(sec));
 		fprintf(out, " %s |", sec);
 	}
 	fputc('\n', out);
@@ -306,7 +306,7 @@ static void md_table_head(FILE *out, bool seconds)
 	fprintf(out, "| --- | ---: | ---: | ---: | ---: | ---: |%s\n", seconds ? " ---: |" : "");
 }
 
-int kp_diff_write_markdown(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
 	const struct kp_diff_gate *g = r->gate;
 	size_t nreg = g ? g->n : 0, nfn = kp_diff_nfunctions(df), top = r->top ? r->top : nfn;
@@ -430,7 +430,7 @@ static void gh_function(FILE *out, const char *level, const char *title, const s
 	const char *note = kp_frame_kind_note(fn->kind);
 	char line[1024];
 
-	kp_diff_format_regression(df, g, k, line, sizeof(line));
+	kp_diff_report_format_regression(df, g, k, line, sizeof(line));
 	fprintf(out, "::%s title=", level);
 	gh_escape(out, title, strlen(title), true);
 	fputs("::", out);
@@ -441,7 +441,7 @@ static void gh_function(FILE *out, const char *level, const char *title, const s
 	fputc('\n', out);
 }
 
-int kp_diff_write_github(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
+int kp_diff_text_write_github(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
 	const struct kp_diff_gate *g = r->gate;
 	char msg[512];

@@ -275,7 +275,7 @@ static void check_reports(const struct kp_diff *df, const struct kp_diff_report 
 	size_t len;
 
 	fuzz_out_open(&out);
-	FUZZ_CHECK(kp_diff_write_text(df, r, out.f) == 0);
+	FUZZ_CHECK(kp_diff_text_write(df, r, out.f) == 0);
 	buf = fuzz_out_close(&out, &len);
 	verdict = strstr(buf, "\nGate (--fail-above ");
 	FUZZ_CHECK(verdict != NULL);
@@ -291,7 +291,7 @@ static void check_reports(const struct kp_diff *df, const struct kp_diff_report 
 	free(buf);
 
 	fuzz_out_open(&out);
-	FUZZ_CHECK(kp_diff_write_json(df, r, out.f, &d) == 0);
+	FUZZ_CHECK(kp_diff_json_write(df, r, out.f, &d) == 0);
 	buf = fuzz_out_close(&out, &len);
 	root = json_loadb(buf, len, 0, &jerr);
 	FUZZ_CHECK(root != NULL && json_is_object(root));
@@ -330,12 +330,12 @@ static void check_other_reports(const struct kp_diff *df, const struct kp_diff_r
 	size_t len;
 
 	fuzz_out_open(&out);
-	FUZZ_CHECK(kp_diff_write_markdown(df, r, out.f) == 0);
+	FUZZ_CHECK(kp_diff_text_write_markdown(df, r, out.f) == 0);
 	buf = fuzz_out_close(&out, &len);
 	FUZZ_CHECK(strncmp(buf, "### kprof diff", 14) == 0);
 	free(buf);
 	fuzz_out_open(&out);
-	FUZZ_CHECK(kp_diff_write_github(df, r, out.f) == 0);
+	FUZZ_CHECK(kp_diff_text_write_github(df, r, out.f) == 0);
 	buf = fuzz_out_close(&out, &len);
 	/* every line a workflow command: no name breaks one */
 	for (char *line = buf; line && *line;
@@ -343,7 +343,7 @@ static void check_other_reports(const struct kp_diff *df, const struct kp_diff_r
 		FUZZ_CHECK(strncmp(line, "::", 2) == 0);
 	free(buf);
 	fuzz_out_open(&out);
-	FUZZ_CHECK(kp_diff_write_junit(df, r, out.f) == 0);
+	FUZZ_CHECK(kp_diff_junit_write(df, r, out.f) == 0);
 	buf = fuzz_out_close(&out, &len);
 	FUZZ_CHECK(strstr(buf, "</testsuites>\n") != NULL);
 	free(buf);

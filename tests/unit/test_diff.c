@@ -930,14 +930,14 @@ static void test_report_escaping(void)
 	kp_diff_gate(df, 5, &g);
 	CHECK_EQ_INT(g.n, 1);
 	out = open_memstream(&buf, &len);
-	CHECK(kp_diff_write_markdown(df, &r, out) == 0);
+	CHECK(kp_diff_text_write_markdown(df, &r, out) == 0);
 	fclose(out);
 	CHECK(strstr(buf, "### kprof diff: FAIL, 1 regression") != NULL);
 	CHECK(strstr(buf, "<code>a&#124;b&lt;c&gt;`d%e?f&amp;g</code>") != NULL);
 	CHECK(strstr(buf, "`base|'x`") != NULL);
 	free(buf);
 	out = open_memstream(&buf, &len);
-	CHECK(kp_diff_write_github(df, &r, out) == 0);
+	CHECK(kp_diff_text_write_github(df, &r, out) == 0);
 	fclose(out);
 	CHECK(strncmp(buf,
 		      "::error title=kprof diff%3A regression::a|b<c>`d%25e%0Af&g: total share",
@@ -945,7 +945,7 @@ static void test_report_escaping(void)
 	CHECK(strstr(buf, "\n::notice title=kprof diff::FAIL: 1 function") != NULL);
 	free(buf);
 	out = open_memstream(&buf, &len);
-	CHECK(kp_diff_write_junit(df, &r, out) == 0);
+	CHECK(kp_diff_junit_write(df, &r, out) == 0);
 	fclose(out);
 	CHECK(strstr(buf, "tests=\"3\" failures=\"1\"") != NULL);
 	CHECK(strstr(buf, "name=\"a|b&lt;c&gt;`d%e?f&amp;g\"") != NULL);

@@ -5,8 +5,10 @@
  *
  * The recorder fills it (locations as the kernel gave them, stacks with
  * their values, the run's metadata), the symbolizer names its locations,
- * and every writer reads it: folded text, SVG, the top table, .kprof,
- * pprof, speedscope; `kprof report` and `kprof diff` load it.
+ * and every writer reads it: .kprof, pprof and speedscope directly;
+ * folded text, the SVG and the top table through its named-stack view,
+ * the folded table (profile/folded.h), which profile/fold.h fills from
+ * it; `kprof report` and `kprof diff` load it (formats/load.h).
  *
  *   value types  what each value of a sample counts: "samples"/"count",
  *                "cpu"/"nanoseconds" (the event's period), ... (at most

@@ -2,8 +2,9 @@
  * same folded input draws the same boxes:
  *   1. stack lines sorted bytewise ("a;b;c N", kinds as _[k]/_[j]/_[i]),
  *      or kept in input order for a flame chart;
- *   2. flow(): walking the sorted stacks, a frame that differs from the
- *      previous stack at the same depth closes there and a new one opens;
+ *   2. kp_layout_flow (layout.c): walking the sorted stacks, a frame
+ *      that differs from the previous stack at the same depth closes
+ *      there and a new one opens;
  *      a closed frame spans [start, end) in cumulative counts;
  *   3. frames narrower than minwidth (in counts: minwidth px divided by
  *      px per count) are dropped; their counts stay in their parents;
@@ -29,13 +30,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flamegraph/layout.h"
 #include "flamegraph/palette.h"
 #include "flamegraph/svg_script.h"
 #include "flamegraph/xmlout.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
-#define XPAD	    10.0
+#define XPAD	    KP_LAYOUT_XPAD
 #define FRAMEPAD    1.0
 #define SEARCHCOLOR "rgb(230,0,230)"
 
@@ -67,65 +69,17 @@ bool kp_svg_bgcolors_known(const char *name)
 	return kp_palette_background(name, KP_PAL_HOT, &c1, &l1, &c2, &l2);
 }
 
-/* A closed frame that survived the minwidth cut. */
-struct node {
-	uint32_t fid;
-	uint32_t depth;	   /* 0 is the "all" root */
-	bool waker;	   /* chain palette: after a "--" separator frame */
-	bool has_delta;	   /* differential: opened by a stack with a BEFORE */
-	double start, end; /* as flamegraph.pl sums them: positions */
-	kp_count samples;  /* exact: the title's count */
-	kp_count before;   /* differential: BEFORE summed over the frame */
-	double delta;	   /* differential: its self delta */
-};
-
-/* A frame still open during flow(), by depth. */
-struct open_frame {
-	uint64_t key; /* fid * 2 + waker bit */
-	double start;
-	kp_count xstart, xbstart; /* exact sums of AFTER and BEFORE at its start */
-	double delta;
-	bool has_delta;
-};
-
 struct svg {
 	const struct kp_folded *f;
 	const struct kp_svg_opts *o;
 	FILE *out;
-	struct node *nodes;
-	size_t nnodes, nodes_cap;
-	double time, timemax, widthpertime, minwidth_time;
-	double maxdelta;    /* differential: the largest |stack delta|, at least 1 */
-	double scale;	    /* differential: what BEFORE counts are multiplied by */
-	double time_before; /* differential: the sum of BEFORE */
-	uint32_t depthmax;
+	struct kp_layout lay; /* the frames and the scales */
 	enum kp_palette pal;
 	enum kp_color_mode mode;
 	uint64_t rng;
 	char *scratch; /* annotated names for colouring */
 	size_t scratch_cap;
 };
-
-/* Perl prints an integer-valued number as an integer and any other as
- * %.15g; flamegraph.pl's frame keys and y values go through that. */
-static int perl_num(char *buf, size_t size, double v)
-{
-	if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		return snprintf(buf, size, "%.0f", v);
-	return snprintf(buf, size, "%.15g", v);
-}
-
-/* flamegraph.pl stores a frame's end time inside its hash key as a
- * string and reads it back: decimal counts lose digits past 15. */
-static double perl_roundtrip(double v)
-{
-	char buf[64];
-
-	if (v == floor(v) && fabs(v) < 9007199254740992.0)
-		return v;
-	perl_num(buf, sizeof(buf), v);
-	return strtod(buf, NULL);
-}
 
 static void put(FILE *out, const char *s)
 {
@@ -135,7 +89,7 @@ static void put(FILE *out, const char *s)
 static void putnum(FILE *out, double v)
 {
 	char buf[64];
-	int n = perl_num(buf, sizeof(buf), v);
+	int n = kp_layout_perl_num(buf, sizeof(buf), v);
 
 	fwrite_unlocked(buf, 1, (size_t)n, out);
 }
@@ -143,186 +97,6 @@ static void putnum(FILE *out, double v)
 static void putesc(FILE *out, const char *s)
 {
 	kp_xml_escape(out, s, strlen(s));
-}
-
-/* Closes the open frame o at depth, at time end (exact sums xtime, xbtime). */
-static void emit(struct svg *g, const struct open_frame *o, uint32_t depth, double end,
-		 kp_count xtime, kp_count xbtime)
-{
-	struct node *n;
-
-	if (end - o->start < g->minwidth_time)
-		return;
-	kp_xgrow(&g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof(*g->nodes));
-	n = &g->nodes[g->nnodes++];
-	n->fid = (uint32_t)(o->key >> 1);
-	n->depth = depth;
-	n->waker = o->key & 1;
-	n->start = o->start;
-	n->end = end;
-	n->samples = xtime - o->xstart;
-	n->before = xbtime - o->xbstart;
-	n->delta = o->delta;
-	n->has_delta = o->has_delta;
-	if (depth > g->depthmax)
-		g->depthmax = depth;
-}
-
-/* The delta of stack i (0 without a BEFORE): AFTER - BEFORE, BEFORE scaled
- * to AFTER's total for share changes. */
-static double stack_delta(const struct svg *g, size_t i, bool *has)
-{
-	unsigned decimals = kp_folded_decimals(g->f);
-	kp_count before = kp_folded_before(g->f, i, has);
-
-	if (!*has)
-		return 0;
-	return kp_count_double(kp_folded_count(g->f, i), decimals) -
-	       kp_count_double(before, decimals) * g->scale;
-}
-
-/* A "--" frame inside a stack separates the off-CPU stack from its waker's
- * in chain graphs (flamegraph.pl splits on ";--;"). */
-static bool is_separator(const struct kp_folded *f, uint32_t fid)
-{
-	size_t len;
-	const char *name = kp_folded_frame_name(f, fid, &len);
-
-	return len == 2 && name[0] == '-' && name[1] == '-' &&
-	       kp_folded_frame_kind(fid) == KP_FRAME_USER;
-}
-
-static bool is_empty_frame(const struct kp_folded *f, uint32_t fid)
-{
-	size_t len;
-
-	kp_folded_frame_name(f, fid, &len);
-	return len == 0 && kp_folded_frame_kind(fid) == KP_FRAME_USER;
-}
-
-/* The scales of the drawing: the total (summed in drawing order, order
- * or the table's), px per count, minwidth in counts and, for
- * differential tables, BEFORE's scale and the largest stack delta. */
-static void measure(struct svg *g, const uint32_t *order)
-{
-	const struct kp_folded *f = g->f;
-	size_t nstacks = kp_folded_nstacks(f);
-	bool differential = kp_folded_differential(f);
-	double time = 0;
-
-	/* summed in drawing order as flamegraph.pl does */
-	for (size_t i = 0; i < nstacks; i++) {
-		double count;
-
-		kp_folded_stack_ids(f, order ? order[i] : i, NULL, &count);
-		time += count;
-	}
-	g->time = time;
-	g->timemax = g->o->total > time ? g->o->total : time;
-	g->widthpertime = (g->o->width - 2 * XPAD) / g->timemax;
-	if (g->o->minwidth_percent)
-		g->minwidth_time = g->timemax * g->o->minwidth / 100;
-	else
-		g->minwidth_time = g->o->minwidth / g->widthpertime;
-	g->scale = 1;
-	g->maxdelta = 1;
-	g->time_before = kp_count_double(kp_folded_total_before_exact(f), kp_folded_decimals(f));
-	if (differential && g->o->diff_shares)
-		g->scale = g->time_before > 0 ? time / g->time_before : 0;
-	for (size_t i = 0; differential && i < nstacks; i++) {
-		bool has;
-		double d = fabs(stack_delta(g, i, &has));
-
-		if (d > g->maxdelta)
-			g->maxdelta = d;
-	}
-}
-
-/* The identities of the frames of a stack (ids[0..n), root first, or
- * leaf first with --reverse) in drawing order, in keys[1..n] (keys[0]:
- * the root "all"): frame id * 2, plus 1 above a chain graph's "--". */
-static void stack_keys(const struct svg *g, const uint32_t *ids, size_t n, uint64_t *keys)
-{
-	bool chain = g->pal == KP_PAL_CHAIN, waker = false;
-
-	keys[0] = 0;
-	for (size_t k = 0; k < n; k++) {
-		uint32_t fid = ids[g->o->reverse ? n - 1 - k : k];
-		bool sep = chain && k > 0 && k + 1 < n && is_separator(g->f, fid);
-
-		keys[k + 1] = (uint64_t)fid * 2 + (waker && !sep);
-		waker = waker || sep;
-	}
-}
-
-/* Steps 1-3: fills g->nodes. */
-static void flow(struct svg *g)
-{
-	const struct kp_folded *f = g->f;
-	size_t nstacks = kp_folded_nstacks(f), depth = 0, open_cap = 0, keys_cap = 0;
-	uint32_t *order = NULL;
-	/* the frames open at each depth (0: the root), and the identities of
-	 * the stack being added */
-	struct open_frame *open = NULL;
-	uint64_t *keys = NULL;
-	double time = 0;
-	/* the same sums exact, for the titles */
-	kp_count xtime = 0, xbtime = 0;
-	bool differential = kp_folded_differential(f);
-
-	if (!g->o->flamechart)
-		order = kp_folded_sorted(f, KP_FOLDED_ANNOTATE_ALL, g->o->reverse);
-	measure(g, order);
-	kp_xgrow(&open, &open_cap, 1, sizeof(*open));
-	for (size_t i = 0; i < nstacks; i++) {
-		size_t n, same = 0, si = order ? order[i] : i;
-		double count, delta;
-		const uint32_t *ids = kp_folded_stack_ids(f, si, &n, &count);
-		bool has_before = false;
-
-		delta = differential ? stack_delta(g, si, &has_before) : 0;
-		/* flamegraph.pl --reverse joins the reversed frames and splits
-		 * again, which drops what were leading empty frames */
-		while (g->o->reverse && n && is_empty_frame(f, ids[0])) {
-			ids++;
-			n--;
-		}
-
-		kp_xgrow(&open, &open_cap, n + 1, sizeof(*open));
-		kp_xgrow(&keys, &keys_cap, n + 1, sizeof(*keys));
-		stack_keys(g, ids, n, keys);
-		while (same < depth && same < n && open[same + 1].key == keys[same + 1])
-			same++;
-		/* close the frames above the common part, deepest first */
-		for (; depth > same; depth--)
-			emit(g, &open[depth], (uint32_t)depth, perl_roundtrip(time), xtime, xbtime);
-		/* the root opens with the first stack, the others above the
-		 * common part (flamegraph.pl gives a frame a delta when the
-		 * stack that opens it has one) */
-		for (size_t k = i ? same + 1 : 0; k <= n; k++)
-			open[k] = (struct open_frame){.key = keys[k],
-						      .start = time,
-						      .xstart = xtime,
-						      .xbstart = xbtime,
-						      .has_delta = has_before};
-		/* the stack's delta is its leaf's self delta */
-		if (has_before) {
-			open[n].delta += delta;
-			open[n].has_delta = true;
-		}
-		depth = n;
-		time += count;
-		xtime += kp_folded_count(f, si);
-		xbtime += kp_folded_before(f, si, NULL);
-	}
-	for (; depth > 0; depth--)
-		emit(g, &open[depth], (uint32_t)depth, perl_roundtrip(time), xtime, xbtime);
-	/* the root "all" spans everything */
-	if (nstacks)
-		emit(g, &open[0], 0, perl_roundtrip(time), xtime, xbtime);
-	free(order);
-	free(open);
-	free(keys);
 }
 
 static void put_commas(FILE *out, const char *digits)
@@ -394,12 +168,12 @@ static const char *title_of(const struct kp_svg_opts *o)
 	return o->inverted ? "Icicle Graph" : "Flame Graph";
 }
 
-struct layout {
+struct page {
 	double fs, ypad1, ypad2, extra_top, height;
 	size_t nlines; /* subtitle and info lines */
 };
 
-static void write_head(struct svg *g, const struct layout *l)
+static void write_head(struct svg *g, const struct page *l)
 {
 	const struct kp_svg_opts *o = g->o;
 	FILE *out = g->out;
@@ -484,7 +258,7 @@ static void write_head(struct svg *g, const struct layout *l)
 
 /* The name as flamegraph.pl would hold it: with its kind suffix (and _[w]
  * for waker frames of chain graphs); the palettes read it. */
-static const char *annotated(struct svg *g, const struct node *n, size_t *len)
+static const char *annotated(struct svg *g, const struct kp_layout_node *n, size_t *len)
 {
 	size_t nlen;
 	const char *name = n->depth ? kp_folded_frame_name(g->f, n->fid, &nlen) : "";
@@ -505,10 +279,10 @@ static const char *annotated(struct svg *g, const struct node *n, size_t *len)
 /* Integer counts print exactly (flamegraph.pl's %.0f of a double sum
  * drifts past 2^53); decimal counts, --factor and the root under --total
  * keep flamegraph.pl's rounding. */
-static bool exact_title(const struct svg *g, const struct node *n)
+static bool exact_title(const struct svg *g, const struct kp_layout_node *n)
 {
 	return kp_folded_decimals(g->f) == 0 && g->o->factor == 1 &&
-	       (n->depth || g->timemax == g->time);
+	       (n->depth || g->lay.timemax == g->lay.time);
 }
 
 /* flamegraph.pl's color_scale: white for no change, to red (255,0,0) for
@@ -542,7 +316,7 @@ static void put_change(FILE *out, double v)
  * delta in percent of the total), or for share changes "; self +D,
  * total +T points" (the frame's self and total share in AFTER minus the
  * same in BEFORE; NEW minus BASE even when AFTER holds BASE). */
-static void put_delta(struct svg *g, const struct node *n)
+static void put_delta(struct svg *g, const struct kp_layout_node *n)
 {
 	const struct kp_svg_opts *o = g->o;
 	FILE *out = g->out;
@@ -552,23 +326,23 @@ static void put_delta(struct svg *g, const struct node *n)
 	if (!o->diff_shares) {
 		put(out, "; ");
 		put_change(out,
-			   100 * (o->negate ? -n->delta : n->delta) / (g->timemax * o->factor));
+			   100 * (o->negate ? -n->delta : n->delta) / (g->lay.timemax * o->factor));
 		put(out, "%");
 		return;
 	}
-	total = 100 * kp_count_double(n->samples, decimals) / g->time;
-	if (g->time_before > 0)
-		total -= 100 * kp_count_double(n->before, decimals) / g->time_before;
+	total = 100 * kp_count_double(n->samples, decimals) / g->lay.time;
+	if (g->lay.time_before > 0)
+		total -= 100 * kp_count_double(n->before, decimals) / g->lay.time_before;
 	put(out, "; self ");
-	put_change(out, sign * 100 * n->delta / g->time);
+	put_change(out, sign * 100 * n->delta / g->lay.time);
 	put(out, ", total ");
 	put_change(out, sign * total);
 	put(out, " points");
 }
 
 /* The frame's <title>: its name, count, share, change and note. */
-static void write_title(struct svg *g, const struct node *n, const char *name, size_t nlen,
-			double end)
+static void write_title(struct svg *g, const struct kp_layout_node *n, const char *name,
+			size_t nlen, double end)
 {
 	const struct kp_svg_opts *o = g->o;
 	FILE *out = g->out;
@@ -589,7 +363,7 @@ static void write_title(struct svg *g, const struct node *n, const char *name, s
 		return;
 	}
 	snprintf(buf, sizeof(buf), ", %.2f%%",
-		 100 * strtod(samples, NULL) / (g->timemax * o->factor));
+		 100 * strtod(samples, NULL) / (g->lay.timemax * o->factor));
 	put(out, buf);
 	if (n->has_delta)
 		put_delta(g, n);
@@ -608,7 +382,7 @@ static void write_title(struct svg *g, const struct node *n, const char *name, s
 /* The frame's fill: grey for chain graphs' separators, the change scale
  * for a frame with a delta, else the palette's colour of its annotated
  * name ann[0..alen). */
-static struct kp_color frame_color(struct svg *g, const struct node *n, const char *ann,
+static struct kp_color frame_color(struct svg *g, const struct kp_layout_node *n, const char *ann,
 				   size_t alen)
 {
 	if (n->depth && alen == 2 && ann[0] == '-' && ann[1] == '-')
@@ -616,7 +390,7 @@ static struct kp_color frame_color(struct svg *g, const struct node *n, const ch
 	if (n->depth && alen == 1 && ann[0] == '-')
 		return (struct kp_color){200, 200, 200};
 	if (n->has_delta)
-		return color_scale(n->delta, g->maxdelta, g->o->negate);
+		return color_scale(n->delta, g->lay.maxdelta, g->o->negate);
 	return kp_palette_color(g->pal, g->mode, ann, alen,
 				n->depth ? kp_folded_frame_kind(n->fid) : KP_FRAME_ROOT, &g->rng);
 }
@@ -624,7 +398,7 @@ static struct kp_color frame_color(struct svg *g, const struct node *n, const ch
 /* The label of a frame from x1 to x2, between y1 and y2: as many
  * characters as fit, ".." when cut; frames too narrow for three
  * characters get none (the script adds it on zoom). */
-static void write_label(struct svg *g, const struct layout *l, const char *name, size_t nlen,
+static void write_label(struct svg *g, const struct page *l, const char *name, size_t nlen,
 			double x1, double x2, double y1, double y2)
 {
 	FILE *out = g->out;
@@ -649,12 +423,12 @@ static void write_label(struct svg *g, const struct layout *l, const char *name,
 	put(out, "</text>\n");
 }
 
-static void write_frame(struct svg *g, const struct layout *l, const struct node *n)
+static void write_frame(struct svg *g, const struct page *l, const struct kp_layout_node *n)
 {
 	const struct kp_svg_opts *o = g->o;
 	FILE *out = g->out;
-	double end = n->depth ? n->end : g->timemax;
-	double x1 = XPAD + n->start * g->widthpertime, x2 = XPAD + end * g->widthpertime;
+	double end = n->depth ? n->end : g->lay.timemax;
+	double x1 = XPAD + n->start * g->lay.widthpertime, x2 = XPAD + end * g->lay.widthpertime;
 	double y1, y2;
 	char sx1[64], sx2[64], buf[160];
 	long long t1, t2, tw;
@@ -707,7 +481,7 @@ int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *opts, FILE
 	struct kp_svg_opts defaults, copy = *opts;
 	const struct kp_svg_opts *o = &copy;
 	struct svg g = {.f = f, .o = o, .out = out};
-	struct layout l;
+	struct page l;
 	int pal;
 
 	/* a caller that left a string NULL gets the default */
@@ -738,27 +512,28 @@ int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *opts, FILE
 	/* --random: a different picture each run */
 	g.rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^ 0x6b70726f66ULL;
 
+	g.lay = (struct kp_layout){.f = f, .o = o, .chain = g.pal == KP_PAL_CHAIN};
 	if (kp_folded_total(f) > 0)
-		flow(&g);
+		kp_layout_flow(&g.lay);
 
 	l.fs = o->fontsize;
 	l.ypad1 = l.fs * 3;
 	l.ypad2 = l.fs * 2 + 10;
 	l.nlines = (o->subtitle && *o->subtitle ? 1 : 0) + o->n_info_lines;
 	l.extra_top = l.nlines ? l.fs * 2 + (double)(l.nlines - 1) * (l.fs + 4) : 0;
-	l.height = (g.depthmax + 1.0) * o->frame_height + l.ypad1 + l.ypad2 + l.extra_top;
+	l.height = (g.lay.depthmax + 1.0) * o->frame_height + l.ypad1 + l.ypad2 + l.extra_top;
 
 	write_head(&g, &l);
 	put(out, "<g id=\"frames\">\n");
-	for (size_t i = 0; i < g.nnodes; i++)
-		write_frame(&g, &l, &g.nodes[i]);
+	for (size_t i = 0; i < g.lay.nnodes; i++)
+		write_frame(&g, &l, &g.lay.nodes[i]);
 	put(out, "</g>\n");
-	if (!g.nnodes)
+	if (!g.lay.nnodes)
 		put_text(out, "nosamples", o->width / 2.0,
 			 l.height - l.ypad2 - o->frame_height / 2.0, NULL,
 			 "No samples were recorded");
 	put(out, "</svg>\n");
-	free(g.nodes);
+	kp_layout_fini(&g.lay);
 	free(g.scratch);
 	if (ferror(out))
 		return kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the flame graph");

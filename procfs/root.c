@@ -58,6 +58,11 @@ bool kp_root_is_ours(int rootfd)
 	       a.st_ino == b.st_ino;
 }
 
+void kp_root_name(pid_t pid, const char *path, char *buf, size_t size)
+{
+	snprintf(buf, size, "/proc/%d/root%s", (int)pid, path);
+}
+
 int kp_root_open_in(int rootfd, const char *path, int flags)
 {
 	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT};

@@ -7,6 +7,7 @@
 #define KP_PROCFS_ROOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,6 +16,10 @@
 int kp_root_of(pid_t pid);
 /* True when rootfd is the same directory as our own "/". */
 bool kp_root_is_ours(int rootfd);
+
+/* The name in our own namespace of path (absolute, as process pid sees
+ * it): /proc/PID/rootPATH, cut to fit buf. */
+void kp_root_name(pid_t pid, const char *path, char *buf, size_t size);
 
 /* Opens path (absolute, as the process sees it) under rootfd as if rootfd
  * were "/" (symlinks included: openat2 RESOLVE_IN_ROOT, or a plain

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "procfs/root.h"
 #include "util/xalloc.h"
 
 /* The positive numbers a directory of /proc names entries by; digits_only:
@@ -83,6 +84,21 @@ int kp_tasks_owner(pid_t pid, uid_t *uid)
 		return -errno;
 	*uid = st.st_uid;
 	return 0;
+}
+
+ssize_t kp_tasks_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = kp_root_open(path, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	n = pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n < 0 ? -EIO : n;
 }
 
 int kp_tasks_comm(pid_t pid, pid_t tid, char *buf, size_t size)

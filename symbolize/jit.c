@@ -161,7 +161,7 @@ static bool owner_ok(const struct jit *j, uid_t owner)
 static void shown_path(const struct jit *j, char *buf, size_t size)
 {
 	if (j->rootfd >= 0 && !kp_root_is_ours(j->rootfd))
-		snprintf(buf, size, "/proc/%d/root%s", (int)j->pid, j->inner_path);
+		kp_root_name(j->pid, j->inner_path, buf, size);
 	else
 		snprintf(buf, size, "%s", j->inner_path);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "procfs/maps.h"
+#include "procfs/tasks.h"
 #include "symbolize/elf_object.h"
 #include "symbolize/idmap.h"
 #include "symbolize/procfs.h"
@@ -186,22 +187,20 @@ static int vdso_fd(const struct kp_sym_mapping *m)
 {
 	uint64_t s, e, len = m->end - m->start;
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	char path[64];
 	void *buf;
 	ssize_t n;
-	int fd, memfd;
+	int memfd;
 
 	if (base && kp_maps_find_self("[vdso]", &s, &e) == 0 && s == base && e - s == len)
 		return memfd_with((const void *)base, len);
 	if (m->pid <= 0 || !len || len > (64u << 20))
 		return -ENOENT;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)m->pid);
-	fd = kp_sym_open(path, O_RDONLY);
-	if (fd < 0)
-		return fd;
 	buf = kp_xmalloc(len);
-	n = pread(fd, buf, len, (off_t)m->start);
-	close(fd);
+	n = kp_tasks_read_mem(m->pid, m->start, buf, len);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
+	}
 	memfd = n == (ssize_t)len ? memfd_with(buf, len) : -EIO;
 	free(buf);
 	return memfd;

@@ -1,6 +1,5 @@
 /* The symbolizer's side of procfs/root.h: its mappings (struct
- * kp_sym_mapping) opened through kp_root_open_mapping, and its files
- * opened with the descriptor limit raised when needed. Internal to
+ * kp_sym_mapping) opened through kp_root_open_mapping. Internal to
  * symbolize/. */
 #ifndef KP_SYMBOLIZE_PROCFS_H
 #define KP_SYMBOLIZE_PROCFS_H
@@ -23,12 +22,6 @@ static inline int kp_sym_proc_open_mapping(const struct kp_sym_mapping *m, char 
 	};
 
 	return kp_root_open_mapping(&rm, debug_path);
-}
-
-/* kp_root_open (see procfs/root.h). */
-static inline int kp_sym_open(const char *path, int flags)
-{
-	return kp_root_open(path, flags);
 }
 
 #endif

@@ -58,6 +58,16 @@ bool kp_root_is_ours(int rootfd)
 	       a.st_ino == b.st_ino;
 }
 
+ssize_t kp_root_fd_link(int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, size);
+	return n < 0 ? -errno : n;
+}
+
 void kp_root_name(pid_t pid, const char *path, char *buf, size_t size)
 {
 	snprintf(buf, size, "/proc/%d/root%s", (int)pid, path);

@@ -21,6 +21,11 @@ bool kp_root_is_ours(int rootfd);
  * it): /proc/PID/rootPATH, cut to fit buf. */
 void kp_root_name(pid_t pid, const char *path, char *buf, size_t size);
 
+/* What our descriptor fd names (the link /proc/self/fd/FD: a path,
+ * "/memfd:NAME (deleted)", ...), at most size bytes, not NUL-terminated.
+ * Returns its length or a negative errno. */
+ssize_t kp_root_fd_link(int fd, char *buf, size_t size);
+
 /* Opens path (absolute, as the process sees it) under rootfd as if rootfd
  * were "/" (symlinks included: openat2 RESOLVE_IN_ROOT, or a plain
  * relative openat on kernels without it). flags get O_CLOEXEC. Returns an

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "procfs/root.h"
 #include "symbolize/debug_image.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_index.h"
@@ -85,13 +86,12 @@ static void libelf_init(void)
  * "/memfd:NAME (deleted)", and it takes seals. */
 static bool is_memfd(int fd, const struct stat *st)
 {
-	char link[64], target[16];
+	char target[16];
 	ssize_t n;
 
 	if (st->st_nlink != 0 || fcntl(fd, F_GET_SEALS) < 0)
 		return false;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target));
+	n = kp_root_fd_link(fd, target, sizeof(target));
 	return n >= 7 && memcmp(target, "/memfd:", 7) == 0;
 }
 

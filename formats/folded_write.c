@@ -47,27 +47,45 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 	return ferror(out) ? -EIO : 0;
 }
 
-/* A growing buffer for a line's text. */
+/* The text of every stack, one after the other. */
 struct text {
 	char *p;
 	size_t len, cap;
 };
 
-static void text_put(struct text *t, const char *s, size_t n)
+static inline void text_put(struct text *t, const char *s, size_t n)
 {
-	kp_xgrow(&t->p, &t->cap, t->len + n + 1, 1);
-	memcpy(t->p + t->len, s, n);
+	if (t->len + n > t->cap)
+		kp_xgrow(&t->p, &t->cap, t->len + n, 1);
+	if (n)
+		memcpy(t->p + t->len, s, n);
 	t->len += n;
 }
 
-/* The stack text of stack i: its frames, with the suffixes flags ask
- * for, joined by ';'. */
-static void stack_text(const struct kp_folded *f, size_t i, unsigned flags, struct text *t)
+/* A stack's text in the buffer. */
+struct stack_text {
+	size_t off, len;
+	uint32_t stack;
+};
+
+static int cmp_text(const void *a, const void *b, void *arg)
+{
+	const char *txt = arg;
+	const struct stack_text *x = a, *y = b;
+	int r = memcmp(txt + x->off, txt + y->off, x->len < y->len ? x->len : y->len);
+
+	if (r)
+		return r;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Appends the text of stack i to t: its frames, with the suffixes flags
+ * ask for, joined by ';'. */
+static void put_stack_text(const struct kp_folded *f, size_t i, unsigned flags, struct text *t)
 {
 	size_t n;
 	const uint32_t *ids = kp_folded_stack_ids(f, i, &n, NULL);
 
-	t->len = 0;
 	for (size_t j = 0; j < n; j++) {
 		size_t len;
 		const char *name = kp_folded_frame_name(f, ids[j], &len);
@@ -81,12 +99,12 @@ static void stack_text(const struct kp_folded *f, size_t i, unsigned flags, stru
 }
 
 /* "TEXT [BEFORE ]COUNT\n". */
-static void put_line(const struct text *t, bool has_before, kp_count before, kp_count count,
+static void put_line(const char *text, size_t len, bool has_before, kp_count before, kp_count count,
 		     unsigned decimals, FILE *out)
 {
 	char num[KP_COUNT_BUF];
 
-	fwrite_unlocked(t->p, 1, t->len, out);
+	fwrite_unlocked(text, 1, len, out);
 	putc_unlocked(' ', out);
 	if (has_before) {
 		kp_count_format(before, decimals, num);
@@ -98,45 +116,42 @@ static void put_line(const struct text *t, bool has_before, kp_count before, kp_
 	putc_unlocked('\n', out);
 }
 
-/* KP_FOLDED_BY_STACK: in the order of the stacks' text, stacks of the same
- * text one line (different frames can print the same: a ';' in a verbatim
- * name), as stackcollapse-perf.pl's hash keys. */
+/* KP_FOLDED_BY_STACK: the lines in the order of the stacks' text, stacks
+ * of the same text one line (different frames can print the same: a ';'
+ * in a verbatim name), as stackcollapse-perf.pl sorts its hash keys. The
+ * texts are built once and compared whole: for `kprof collapse`, whose
+ * stacks all differ, that is faster than kp_folded_sorted's lazy
+ * comparison. */
 static int write_by_stack(const struct kp_folded *f, FILE *out, unsigned flags)
 {
-	uint32_t *order = kp_folded_sorted(f, flags, false);
-	size_t nstacks = kp_folded_nstacks(f);
+	size_t nstacks = kp_folded_nstacks(f), nv = 0;
 	unsigned decimals = kp_folded_decimals(f);
-	struct text line = {0}, next = {0};
-	kp_count count = 0, before = 0;
-	bool has_before = false;
+	struct stack_text *v = kp_xmalloc((nstacks ? nstacks : 1) * sizeof(*v));
+	struct text txt = {0};
 
 	for (size_t i = 0; i < nstacks; i++) {
-		bool hb;
-		kp_count b = kp_folded_before(f, order[i], &hb);
-		struct text t;
-
-		stack_text(f, order[i], flags, &next);
-		if (i && next.len == line.len && memcmp(next.p, line.p, line.len) == 0) {
-			/* parts of the table's total, which fits */
-			kp_count_add(&count, kp_folded_count(f, order[i]));
-			kp_count_add(&before, b);
-			has_before |= hb;
-			continue;
-		}
-		if (i)
-			put_line(&line, has_before, before, count, decimals, out);
-		t = line;
-		line = next;
-		next = t;
-		count = kp_folded_count(f, order[i]);
-		before = b;
-		has_before = hb;
+		v[i].off = txt.len;
+		put_stack_text(f, i, flags, &txt);
+		v[i].len = txt.len - v[i].off;
+		v[i].stack = (uint32_t)i;
 	}
-	if (nstacks)
-		put_line(&line, has_before, before, count, decimals, out);
-	free(line.p);
-	free(next.p);
-	free(order);
+	qsort_r(v, nstacks, sizeof(*v), cmp_text, txt.p);
+	while (nv < nstacks) {
+		size_t k = nv;
+		bool has_before = false, hb;
+		kp_count count = 0, before = 0;
+
+		/* the counts of one text are parts of the table's total: they fit */
+		for (; k < nstacks && (k == nv || cmp_text(&v[nv], &v[k], txt.p) == 0); k++) {
+			kp_count_add(&before, kp_folded_before(f, v[k].stack, &hb));
+			kp_count_add(&count, kp_folded_count(f, v[k].stack));
+			has_before |= hb;
+		}
+		put_line(txt.p + v[nv].off, v[nv].len, has_before, before, count, decimals, out);
+		nv = k;
+	}
+	free(v);
+	free(txt.p);
 	return ferror(out) ? -EIO : 0;
 }
 

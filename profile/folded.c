@@ -485,9 +485,8 @@ static void cursor_next(struct cursor *cur)
 		switch (cur->phase) {
 		case 0:
 			if (cur->j >= s->n) {
-				/* by stack: the text ends with the frames */
-				cur->phase = c->flags & KP_FOLDED_BY_STACK ? 5 : 3;
-				if (!c->reverse && s->n && !(c->flags & KP_FOLDED_BY_STACK) &&
+				cur->phase = 3;
+				if (!c->reverse && s->n &&
 				    kp_folded_needs_end_mark(c->f, frame_at(c, s, s->n - 1),
 							     c->flags)) {
 					cur->p = ";";
@@ -601,8 +600,7 @@ uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool rever
 
 	for (size_t i = 0; i < nstacks; i++)
 		order[i] = (uint32_t)i;
-	if (!(flags & KP_FOLDED_BY_STACK))
-		count_texts(f, &c);
+	count_texts(f, &c);
 	/* input from collapse tools is usually sorted already */
 	for (size_t i = 1; i < nstacks; i++) {
 		if (cmp_stacks(&order[i - 1], &order[i], &c) > 0) {

@@ -70,10 +70,11 @@ enum {
 	KP_FOLDED_ANNOTATE_JIT = 1 << 1,    /* append _[j] to JIT frames */
 	KP_FOLDED_ANNOTATE_INLINE = 1 << 2, /* append _[i] to inline frames */
 	KP_FOLDED_ANNOTATE_ALL = 7,
-	/* Lines ordered by their stacks' text alone, as stackcollapse-perf.pl
-	 * sorts its hash keys (no count, no ';' after a leaf named like a
-	 * count), and stacks whose text is the same written as one line,
-	 * their counts summed: `kprof collapse`, byte for byte the script. */
+	/* The folded writer only (not kp_folded_sorted): lines ordered by
+	 * their stacks' text alone, as stackcollapse-perf.pl sorts its hash
+	 * keys (no count, no ';' after a leaf named like a count), and stacks
+	 * whose text is the same written as one line, their counts summed:
+	 * `kprof collapse`, byte for byte the script. */
 	KP_FOLDED_BY_STACK = 1 << 3,
 };
 
@@ -126,8 +127,7 @@ const char *kp_folded_kind_suffix(enum kp_frame_kind kind);
 /* Stack indexes in the bytewise order of their rendered lines ("a;b;c N",
  * "a;b;c B N" for differential stacks,
  * kinds in flags annotated; reverse: frames leaf first, as flamegraph.pl
- * --reverse sorts them; with KP_FOLDED_BY_STACK, of their stacks' text
- * alone). Returns a new array of kp_folded_nstacks entries;
+ * --reverse sorts them). Returns a new array of kp_folded_nstacks entries;
  * the caller frees it. */
 uint32_t *kp_folded_sorted(const struct kp_folded *f, unsigned flags, bool reverse);
 

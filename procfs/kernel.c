@@ -42,3 +42,26 @@ char *kp_kernel_read(const char *name)
 	buf[len] = '\0';
 	return buf;
 }
+
+ssize_t kp_kernel_read_start(const char *name, char *buf, size_t size)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || size == 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	do
+		n = read(fd, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}

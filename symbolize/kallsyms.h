@@ -68,7 +68,4 @@ const char *kp_kallsyms_lookup(const struct kp_kallsyms *ks, uint64_t addr, cons
  * pages instead of faulting in fresh ones (measured best of 8 KiB-1 MiB). */
 #define KP_KALLSYMS_READ_SIZE (64 * 1024)
 
-/* The running kernel's table. */
-#define KP_PROC_KALLSYMS "/proc/kallsyms"
-
 #endif

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,15 +123,10 @@ const char *kp_ksymcache_name(const struct kp_ksymcache *c)
 static bool addresses_shown(void)
 {
 	char line[128];
-	int fd = open(KP_PROC_KALLSYMS, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, line, sizeof(line) - 1) : -1;
 	size_t hex;
 
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	if (kp_kernel_read_start("kallsyms", line, sizeof(line)) <= 0)
 		return false;
-	line[n] = '\0';
 	hex = strspn(line, "0123456789abcdef");
 	return hex && line[hex] == ' ' && strspn(line, "0") < hex;
 }

@@ -12,11 +12,12 @@
 #include "symbolize/jit.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/ksymcache.h"
-#include "util/notes.h"
 #include "symbolize/objcache.h"
 #include "symbolize/perfmap.h"
+#include "procfs/kernel.h"
 #include "util/cachefile.h"
 #include "util/hash.h"
+#include "util/notes.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
@@ -69,7 +70,7 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 			       opts->full_names, sym->cachedir);
 	sym->elf.notes = &sym->notes;
 	sym->elf.no_lines = opts->no_lines;
-	sym->kallsyms_path = kp_xstrdup(KP_PROC_KALLSYMS);
+	sym->kallsyms_path = kp_xstrdup(KP_KERNEL_KALLSYMS);
 	sym->objs = kp_objcache_new(&sym->notes);
 	sym->jits = kp_jit_new(&sym->notes);
 	sym->names = kp_strtab_new();
@@ -303,7 +304,7 @@ static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size
 	kp_kallsyms_free(sym->kallsyms);
 	sym->kallsyms = NULL;
 	/* only the running kernel's own file has a per-boot copy */
-	if (addrs && sym->cachedir && strcmp(sym->kallsyms_path, KP_PROC_KALLSYMS) == 0)
+	if (addrs && sym->cachedir && strcmp(sym->kallsyms_path, KP_KERNEL_KALLSYMS) == 0)
 		err = load_kallsyms_cached(sym, addrs, n, &d);
 	else
 		err = addrs ? kp_kallsyms_load_for(sym->kallsyms_path, addrs, n, &sym->kallsyms, &d)

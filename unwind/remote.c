@@ -1,5 +1,5 @@
 /* libunwind's remote unwinding over one sample (after perf's
- * util/unwind-libunwind-local.c): the accessors through which libunwind
+ * tools/perf/util/unwind-libunwind-local.c): the accessors through which libunwind
  * reads memory (the stack copy, and the objects' unwind tables through
  * tables.c), the sampled registers and the unwind tables' search, and one
  * process's address spaces, which hold libunwind's rule cache. See

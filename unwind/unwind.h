@@ -1,6 +1,6 @@
 /* kp_unwind: the user stack of one sample, from its registers and a copy
  * of the top of its stack, with libunwind over a remote address space
- * (after perf's util/unwind-libunwind-local.c):
+ * (after perf's tools/perf/util/unwind-libunwind-local.c):
  *
  *   registers   the sampled user registers (perf_regs.h order, x86-64)
  *   memory      the stack snapshot for [sp, sp + len), the unwind tables

@@ -1,7 +1,7 @@
 /* kp_seqtab: interning of uint32 sequences. Each distinct sequence gets a
  * dense index (0, 1, ...) and its words live once in one arena. This is the
  * table behind every "stack -> count" map in kprof: location stacks while
- * recording (profiler/stacktab.c) and frame-id stacks of the folded table
+ * recording (profile/profile.c) and frame-id stacks of the folded table
  * (profile/folded.c); callers keep their counts in arrays parallel to
  * the indexes. */
 #ifndef KP_UTIL_SEQTAB_H

@@ -166,7 +166,7 @@ static enum kp_map_kind classify(const char *path)
 }
 
 /* Index of the first mapping that ends after addr. */
-static size_t lower_bound(const struct proc *p, uint64_t addr)
+static size_t first_ending_after(const struct proc *p, uint64_t addr)
 {
 	return KP_FIRST_ABOVE(p->maps, p->nmaps, end, addr);
 }
@@ -204,7 +204,7 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 	}
 	/* Like mmap(MAP_FIXED): the new range replaces what it overlaps; the
 	 * parts of old mappings outside it stay. */
-	i = lower_bound(p, m.start);
+	i = first_ending_after(p, m.start);
 	while (i < p->nmaps && p->maps[i].start < m.end) {
 		struct kp_map old = p->maps[i];
 
@@ -225,7 +225,7 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 			break;
 		}
 	}
-	insert_at(p, lower_bound(p, m.start), &m);
+	insert_at(p, first_ending_after(p, m.start), &m);
 }
 
 uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid)
@@ -246,7 +246,7 @@ struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t ad
 
 	if (!p)
 		return NULL;
-	i = lower_bound(p, addr);
+	i = first_ending_after(p, addr);
 	if (i < p->nmaps && p->maps[i].start <= addr)
 		return &p->maps[i];
 	return NULL;
@@ -256,8 +256,8 @@ bool kp_proctab_overlaps_file(struct kp_proctab *pt, pid_t pid, uint64_t start, 
 {
 	struct proc *p = proc_get(pt, pid);
 
-	for (size_t i = p ? lower_bound(p, start) : 0; p && i < p->nmaps && p->maps[i].start < end;
-	     i++)
+	for (size_t i = p ? first_ending_after(p, start) : 0;
+	     p && i < p->nmaps && p->maps[i].start < end; i++)
 		if (p->maps[i].kind == KP_MAP_FILE || p->maps[i].kind == KP_MAP_VDSO)
 			return true;
 	return false;

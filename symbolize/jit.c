@@ -23,6 +23,7 @@
 #include "symbolize/idmap.h"
 #include "symbolize/perfmap.h"
 #include "util/hash.h"
+#include "util/search.h"
 #include "util/xalloc.h"
 
 struct jit {
@@ -258,13 +259,6 @@ static void read_map(struct kp_jittab *jt, struct jit *j)
 				j->map.bad_lines == 1 ? "" : "s");
 }
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
 /* Adds addrs[0..n) to the addresses j's map is read for. */
 static void want_add(struct jit *j, const uint64_t *addrs, size_t n)
 {
@@ -275,7 +269,7 @@ static void want_add(struct jit *j, const uint64_t *addrs, size_t n)
 	kp_xgrow(&j->want, &j->want_cap, j->nwant + n, sizeof(*j->want));
 	memcpy(j->want + j->nwant, addrs, n * sizeof(*addrs));
 	j->nwant += n;
-	qsort(j->want, j->nwant, sizeof(*j->want), u64_cmp);
+	qsort(j->want, j->nwant, sizeof(*j->want), kp_u64_cmp);
 	for (size_t i = 0; i < j->nwant; i++)
 		if (!k || j->want[k - 1] != j->want[i])
 			j->want[k++] = j->want[i];

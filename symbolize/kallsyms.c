@@ -224,25 +224,10 @@ struct sparse {
 	size_t nfresh;
 };
 
-static size_t first_at_or_above(const uint64_t *w, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (w[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static void gap_add(struct kp_kallsyms *ks, struct sparse *sp, const struct ksym *sym,
 		    const char *mod)
 {
-	size_t i = first_at_or_above(ks->wanted, ks->nwanted, sym->addr);
+	size_t i = kp_first_at_or_above(ks->wanted, ks->nwanted, sym->addr);
 	struct gap *g = &sp->gaps[i];
 	bool hi = !g->used || sym->addr > g->hi.addr ||
 		  (sym->addr == g->hi.addr && ksym_cmp(sym, &g->hi) < 0);
@@ -514,7 +499,7 @@ bool kp_kallsyms_covers(const struct kp_kallsyms *ks, uint64_t addr)
 
 	if (!ks->wanted)
 		return true;
-	i = first_at_or_above(ks->wanted, ks->nwanted, addr);
+	i = kp_first_at_or_above(ks->wanted, ks->nwanted, addr);
 	return i < ks->nwanted && ks->wanted[i] == addr;
 }
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/search.h"
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
@@ -116,31 +117,12 @@ static size_t unsettled_from(struct reader *rd, size_t i)
 	return i;
 }
 
-/* First index of pm->addrs at or above a (n when none). Branch-free: it
- * runs once per line of the map, and with the addresses in no order the
- * branches of a plain binary search would be mispredicted half the time. */
-static size_t lower_bound(const struct kp_perfmap *pm, uint64_t a)
-{
-	const uint64_t *base = pm->addrs;
-	size_t n = pm->n;
-
-	if (!n)
-		return 0;
-	while (n > 1) {
-		size_t half = n / 2;
-
-		base = base[half - 1] < a ? base + half : base;
-		n -= half;
-	}
-	return (size_t)(base - pm->addrs) + (*base < a);
-}
-
 /* The line [start, end) named name[0..len) is the latest one not yet
  * seen: it names every unsettled address it covers. */
 static void cover(struct reader *rd, uint64_t start, uint64_t end, const char *name, size_t len)
 {
 	struct kp_perfmap *pm = rd->pm;
-	size_t i = lower_bound(pm, start);
+	size_t i = kp_first_at_or_above(pm->addrs, pm->n, start);
 	uint32_t id = 0;
 
 	if (i == pm->n || pm->addrs[i] >= end)
@@ -306,13 +288,6 @@ static int stream_back(struct reader *rd, const struct source *src, uint64_t siz
 	return err;
 }
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
 static int read_map(struct kp_perfmap *pm, const struct source *src, uint64_t size,
 		    const uint64_t *addrs, size_t n, size_t read_size)
 {
@@ -324,7 +299,7 @@ static int read_map(struct kp_perfmap *pm, const struct source *src, uint64_t si
 	pm->addrs = kp_xmalloc((n ? n : 1) * sizeof(*pm->addrs));
 	if (n)
 		memcpy(pm->addrs, addrs, n * sizeof(*addrs));
-	qsort(pm->addrs, n, sizeof(*pm->addrs), u64_cmp);
+	qsort(pm->addrs, n, sizeof(*pm->addrs), kp_u64_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (!pm->n || pm->addrs[pm->n - 1] != pm->addrs[i])
 			pm->addrs[pm->n++] = pm->addrs[i];
@@ -371,7 +346,7 @@ void kp_perfmap_fini(struct kp_perfmap *pm)
 
 bool kp_perfmap_find(const struct kp_perfmap *pm, uint64_t addr, const char **name)
 {
-	size_t i = lower_bound(pm, addr);
+	size_t i = kp_first_at_or_above(pm->addrs, pm->n, addr);
 
 	if (i == pm->n || pm->addrs[i] != addr)
 		return false;

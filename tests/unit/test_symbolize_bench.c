@@ -34,6 +34,7 @@
 #else
 #define SANITIZED 0
 #endif
+#include "util/search.h"
 #include "symbolize/symbolize.h"
 
 static char tmp[64];
@@ -599,13 +600,6 @@ static void test_index_equivalence(void)
 		pclose(p);
 }
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
 static void bench(void)
 {
 	const char *bin =
@@ -666,7 +660,7 @@ static void bench(void)
 				vaddrs[n++] = fns[i].vaddr + (fns[i].size * (round * 37 % 64)) / 64;
 		}
 	}
-	qsort(vaddrs, n, sizeof(*vaddrs), u64_cmp);
+	qsort(vaddrs, n, sizeof(*vaddrs), kp_u64_cmp);
 	out = getenv("KP_BENCH_ADDRS_OUT");
 	fp = out ? fopen(out, "w") : NULL;
 	for (size_t i = 0; fp && i < n; i++) {

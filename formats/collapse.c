@@ -21,6 +21,7 @@
 
 #include "formats/folded_write.h"
 #include "profile/folded.h"
+#include "util/bytes.h"
 #include "util/count.h"
 #include "util/xalloc.h"
 
@@ -102,27 +103,6 @@ static uint64_t fast_hash(const void *data, size_t len)
 	return mum(a ^ 0xe7037ed1a0b428dbULL ^ h, b ^ 0x8ebc6af09c88c6e3ULL);
 }
 
-struct bytes {
-	char *p;
-	size_t len, cap;
-};
-
-static inline void bytes_put(struct bytes *b, const char *s, size_t n)
-{
-	if (b->len + n > b->cap)
-		kp_xgrow(&b->p, &b->cap, b->len + n, 1);
-	if (n)
-		memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-static inline void bytes_putc(struct bytes *b, char ch)
-{
-	if (b->len + 1 > b->cap)
-		kp_xgrow(&b->p, &b->cap, b->len + 1, 1);
-	b->p[b->len++] = ch;
-}
-
 /* What a frame line turned into (cached per distinct line and Java-ness). */
 enum line_kind {
 	LINE_UNSEEN = 0,
@@ -153,10 +133,10 @@ struct kp_collapse {
 
 	struct line_ent *lines; /* frame lines seen: open addressing */
 	size_t nlines, lines_cap;
-	struct bytes linebuf;
+	struct kp_bytes linebuf;
 	uint32_t *pool; /* part ids of cached lines */
 	size_t npool, pool_cap;
-	struct bytes scratch; /* a name being built */
+	struct kp_bytes scratch; /* a name being built */
 
 	/* distinct stacks (frame ids, root first) and their sums of
 	 * periods, exact; frame and root names are interned in it */
@@ -168,7 +148,7 @@ struct kp_collapse {
 	bool have_pname;
 	bool java; /* pname starts with "java": Java names get tidied */
 	uint32_t pname_id;
-	struct bytes pname;
+	struct kp_bytes pname;
 	kp_count period;
 	uint32_t *ids; /* name ids of its frames, in input order */
 	size_t nids, ids_cap;
@@ -178,8 +158,8 @@ struct kp_collapse {
 	size_t npending, pending_next, pending_cap;
 
 	/* input framing */
-	struct bytes carry; /* partial line from the previous chunk */
-	bool skipping;	    /* inside an over-long line */
+	struct kp_bytes carry; /* partial line from the previous chunk */
+	bool skipping;	       /* inside an over-long line */
 	uint64_t line_no;
 	unsigned input;
 	char *readbuf;
@@ -249,13 +229,13 @@ static void bad_line(struct kp_collapse *c)
 }
 
 /* The frame id of name b, interned in the table. */
-static uint32_t intern_bytes(struct kp_collapse *c, const struct bytes *b)
+static uint32_t intern_bytes(struct kp_collapse *c, const struct kp_bytes *b)
 {
 	return kp_folded_frame_id(c->stacks, b->len ? b->p : "", b->len, KP_FRAME_USER);
 }
 
 /* Whether frame id is named b. */
-static bool same_name(const struct kp_collapse *c, uint32_t id, const struct bytes *b)
+static bool same_name(const struct kp_collapse *c, uint32_t id, const struct kp_bytes *b)
 {
 	size_t len;
 	const char *name = kp_folded_frame_name(c->stacks, id, &len);
@@ -422,13 +402,13 @@ static bool header_line(struct kp_collapse *c, const char *s, size_t n)
 		tidn = d1n;
 	}
 	c->pname.len = 0;
-	bytes_put(&c->pname, s, comm_len);
+	kp_bytes_put(&c->pname, s, comm_len);
 	if (c->opts.tid || c->opts.pid) {
-		bytes_putc(&c->pname, '-');
-		bytes_put(&c->pname, pid, pidn);
+		kp_bytes_putc(&c->pname, '-');
+		kp_bytes_put(&c->pname, pid, pidn);
 		if (c->opts.tid) {
-			bytes_putc(&c->pname, '/');
-			bytes_put(&c->pname, tid, tidn);
+			kp_bytes_putc(&c->pname, '/');
+			kp_bytes_put(&c->pname, tid, tidn);
 		}
 	}
 	for (size_t i = 0; i < c->pname.len; i++)
@@ -586,30 +566,30 @@ static void add_part(struct kp_collapse *c, const char *part, size_t pn, bool fi
 		     const char *pc, size_t pcn, const char *mod, size_t modn, bool kmod, bool jit,
 		     bool java)
 {
-	struct bytes *t = &c->scratch;
+	struct kp_bytes *t = &c->scratch;
 	uint32_t id;
 
 	t->len = 0;
 	if (pn == 9 && memcmp(part, "[unknown]", 9) == 0) {
 		/* use the module's file name instead, if known */
-		bytes_putc(t, '[');
+		kp_bytes_putc(t, '[');
 		if (!(modn == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
 			const char *sl = memrchr(mod, '/', modn);
 			const char *b = sl ? sl + 1 : mod;
 
-			bytes_put(t, b, (size_t)(mod + modn - b));
+			kp_bytes_put(t, b, (size_t)(mod + modn - b));
 		} else {
-			bytes_put(t, "unknown", 7);
+			kp_bytes_put(t, "unknown", 7);
 			*unknown = true;
 		}
 		if (c->opts.addrs) {
-			bytes_put(t, " <", 2);
-			bytes_put(t, pc, pcn);
-			bytes_putc(t, '>');
+			kp_bytes_put(t, " <", 2);
+			kp_bytes_put(t, pc, pcn);
+			kp_bytes_putc(t, '>');
 		}
-		bytes_putc(t, ']');
+		kp_bytes_putc(t, ']');
 	} else {
-		bytes_put(t, part, pn);
+		kp_bytes_put(t, part, pn);
 	}
 	if (t->len)
 		t->len = tidy_generic(t->p, t->len);
@@ -620,12 +600,12 @@ static void add_part(struct kp_collapse *c, const char *part, size_t pn, bool fi
 	}
 	if (!first) {
 		if (!mem_has(t->p, t->len, "_[i]"))
-			bytes_put(t, "_[i]", 4);
+			kp_bytes_put(t, "_[i]", 4);
 	} else if (kmod) {
-		bytes_put(t, "_[k]", 4);
+		kp_bytes_put(t, "_[k]", 4);
 	} else if (jit) {
 		if (!mem_has(t->p, t->len, "_[j]"))
-			bytes_put(t, "_[j]", 4);
+			kp_bytes_put(t, "_[j]", 4);
 	}
 	id = intern_bytes(c, t);
 	pool_push(c, id | (c->opts.srcline && !*unknown ? PART_SRCLINE : 0));
@@ -720,7 +700,7 @@ static struct line_res *line_lookup(struct kp_collapse *c, const char *s, size_t
 	e->hash = h;
 	e->off = c->linebuf.len;
 	e->len = (uint32_t)n;
-	bytes_put(&c->linebuf, s, n);
+	kp_bytes_put(&c->linebuf, s, n);
 	if (++c->nlines * 2 > c->lines_cap) {
 		lines_grow(c);
 		return line_lookup(c, s, n, java);
@@ -783,29 +763,29 @@ static bool frame_line(struct kp_collapse *c, const char *s, size_t n)
 static void srcline_line(struct kp_collapse *c, const char *s, size_t n)
 {
 	size_t slot = c->pending[c->pending_next++];
-	struct bytes *t = &c->scratch;
+	struct kp_bytes *t = &c->scratch;
 	uint32_t id = c->ids[slot];
 	size_t i = 0, mark, a, b, len;
 	const char *name;
 
 	t->len = 0;
 	name = kp_folded_frame_name(c->stacks, id, &len);
-	bytes_put(t, name, len);
-	bytes_putc(t, ':');
+	kp_bytes_put(t, name, len);
+	kp_bytes_putc(t, ':');
 	mark = t->len;
 	while (i < n) {
 		const char *lb = memchr(s + i, '[', n - i), *rb;
 
 		if (!lb) {
-			bytes_put(t, s + i, n - i);
+			kp_bytes_put(t, s + i, n - i);
 			break;
 		}
 		rb = memchr(lb + 1, ']', n - (size_t)(lb + 1 - s));
 		if (!rb) {
-			bytes_put(t, s + i, n - i);
+			kp_bytes_put(t, s + i, n - i);
 			break;
 		}
-		bytes_put(t, s + i, (size_t)(lb - (s + i)));
+		kp_bytes_put(t, s + i, (size_t)(lb - (s + i)));
 		i = (size_t)(rb - s) + 1;
 	}
 	a = mark;
@@ -904,7 +884,7 @@ void kp_collapse_feed(struct kp_collapse *c, const char *buf, size_t len)
 			c->carry.len = 0;
 		}
 		if (!c->skipping)
-			bytes_put(&c->carry, p, take);
+			kp_bytes_put(&c->carry, p, take);
 		if (!nl)
 			return;
 		finish_carried_line(c);
@@ -919,7 +899,7 @@ void kp_collapse_feed(struct kp_collapse *c, const char *buf, size_t len)
 			if (rest > MAX_LINE)
 				c->skipping = true;
 			else
-				bytes_put(&c->carry, p, rest);
+				kp_bytes_put(&c->carry, p, rest);
 			break;
 		}
 		if ((size_t)(nl - p) > MAX_LINE)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/bytes.h"
 #include "util/count.h"
 #include "util/xalloc.h"
 
@@ -47,21 +48,6 @@ static int write_sorted(const struct kp_folded *f, FILE *out, unsigned flags)
 	return ferror(out) ? -EIO : 0;
 }
 
-/* The text of every stack, one after the other. */
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static inline void text_put(struct text *t, const char *s, size_t n)
-{
-	if (t->len + n > t->cap)
-		kp_xgrow(&t->p, &t->cap, t->len + n, 1);
-	if (n)
-		memcpy(t->p + t->len, s, n);
-	t->len += n;
-}
-
 /* A stack's text in the buffer. */
 struct stack_text {
 	size_t off, len;
@@ -81,7 +67,7 @@ static int cmp_text(const void *a, const void *b, void *arg)
 
 /* Appends the text of stack i to t: its frames, with the suffixes flags
  * ask for, joined by ';'. */
-static void put_stack_text(const struct kp_folded *f, size_t i, unsigned flags, struct text *t)
+static void put_stack_text(const struct kp_folded *f, size_t i, unsigned flags, struct kp_bytes *t)
 {
 	size_t n;
 	const uint32_t *ids = kp_folded_stack_ids(f, i, &n, NULL);
@@ -92,9 +78,9 @@ static void put_stack_text(const struct kp_folded *f, size_t i, unsigned flags, 
 		const char *suffix = kp_folded_annotation(ids[j], flags);
 
 		if (j)
-			text_put(t, ";", 1);
-		text_put(t, name, len);
-		text_put(t, suffix, strlen(suffix));
+			kp_bytes_put(t, ";", 1);
+		kp_bytes_put(t, name, len);
+		kp_bytes_put(t, suffix, strlen(suffix));
 	}
 }
 
@@ -127,7 +113,7 @@ static int write_by_stack(const struct kp_folded *f, FILE *out, unsigned flags)
 	size_t nstacks = kp_folded_nstacks(f), nv = 0;
 	unsigned decimals = kp_folded_decimals(f);
 	struct stack_text *v = kp_xmalloc((nstacks ? nstacks : 1) * sizeof(*v));
-	struct text txt = {0};
+	struct kp_bytes txt = {0};
 
 	for (size_t i = 0; i < nstacks; i++) {
 		v[i].off = txt.len;

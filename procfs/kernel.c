@@ -9,15 +9,21 @@
 
 #include "util/xalloc.h"
 
-char *kp_kernel_read(const char *name)
+/* /proc/NAME opened for reading, or -1. */
+static int open_proc(const char *name)
 {
 	char path[256];
-	size_t len = 0, cap = 4096;
-	char *buf = kp_xmalloc(cap + 1);
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+char *kp_kernel_read(const char *name)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = kp_xmalloc(cap + 1);
+	int fd = open_proc(name);
+
 	if (fd < 0) {
 		free(buf);
 		return NULL;
@@ -45,17 +51,11 @@ char *kp_kernel_read(const char *name)
 
 ssize_t kp_kernel_read_start(const char *name, char *buf, size_t size)
 {
-	char path[256];
 	ssize_t n;
-	int fd;
+	int fd = size ? open_proc(name) : -1;
 
-	snprintf(path, sizeof(path), "/proc/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || size == 0) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return -1;
-	}
 	do
 		n = read(fd, buf, size - 1);
 	while (n < 0 && errno == EINTR);

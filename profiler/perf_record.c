@@ -78,6 +78,27 @@ static void parse_sample_id(const struct kp_perf_record_layout *l,
 		get_u32_pair(&c, &id->cpu, &dummy);
 }
 
+/* PERF_SAMPLE_RAW: a u32 size, that many bytes, padded so the whole is
+ * a multiple of 8 (the kernel's size includes the padding). */
+static void get_raw(struct cursor *c, struct kp_sample *s)
+{
+	uint32_t size;
+
+	if ((size_t)(c->end - c->p) < 4) {
+		c->bad = true;
+		return;
+	}
+	memcpy(&size, c->p, 4);
+	if (size > (size_t)(c->end - c->p) - 4 || (4 + (size_t)size) % 8) {
+		c->bad = true;
+		c->p = c->end;
+		return;
+	}
+	s->raw = c->p + 4;
+	s->raw_size = size;
+	c->p += 4 + (size_t)size;
+}
+
 static int parse_sample(const struct kp_perf_record_layout *l, const struct perf_event_header *hdr,
 			struct kp_sample *s)
 {
@@ -88,7 +109,7 @@ static int parse_sample(const struct kp_perf_record_layout *l, const struct perf
 
 	memset(s, 0, sizeof(*s));
 	if (t & PERF_SAMPLE_IDENTIFIER)
-		get_u64(&c);
+		s->id = get_u64(&c);
 	if (t & PERF_SAMPLE_IP)
 		s->ip = get_u64(&c);
 	if (t & PERF_SAMPLE_TID)
@@ -109,6 +130,8 @@ static int parse_sample(const struct kp_perf_record_layout *l, const struct perf
 		s->nr = get_u64(&c);
 		s->ips = get_array(&c, s->nr);
 	}
+	if (t & PERF_SAMPLE_RAW)
+		get_raw(&c, s);
 	if (t & PERF_SAMPLE_REGS_USER) {
 		s->regs_abi = get_u64(&c);
 		if (s->regs_abi) {
@@ -226,6 +249,13 @@ int kp_perf_record_parse(const struct kp_perf_record_layout *layout,
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
 		return 0;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		rec->sw.out = hdr->misc & PERF_RECORD_MISC_SWITCH_OUT;
+		rec->sw.preempt = rec->sw.out && (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		if (hdr->type == PERF_RECORD_SWITCH_CPU_WIDE)
+			get_u32_pair(&c, &rec->sw.other_pid, &rec->sw.other_tid);
+		return c.bad ? -EINVAL : 0;
 	default:
 		return -ENOTSUP;
 	}

@@ -43,8 +43,20 @@ struct kp_sample {
 	uint64_t nregs;
 	uint64_t stack_size; /* PERF_SAMPLE_STACK_USER: bytes copied */
 	const unsigned char *stack;
-	uint64_t stack_dyn_size; /* bytes of those that are valid */
-	bool user_mode;		 /* the sample hit user code (misc) */
+	uint64_t stack_dyn_size;  /* bytes of those that are valid */
+	bool user_mode;		  /* the sample hit user code (misc) */
+	uint64_t id;		  /* PERF_SAMPLE_IDENTIFIER: which event */
+	const unsigned char *raw; /* PERF_SAMPLE_RAW: a tracepoint's fields */
+	uint32_t raw_size;
+};
+
+/* SWITCH and SWITCH_CPU_WIDE: a task went off or came on a CPU (the task
+ * is the record's sample_id: pid, tid, time). */
+struct kp_switch {
+	bool out;	    /* switched out (else in) */
+	bool preempt;	    /* out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
+	uint32_t other_pid; /* CPU-wide: the task coming in (out) or going out (in) */
+	uint32_t other_tid;
 };
 
 struct kp_mmap2 {
@@ -77,6 +89,7 @@ struct kp_perf_record {
 		struct kp_mmap2 mmap2;
 		struct kp_comm comm;
 		struct kp_task task;
+		struct kp_switch sw;
 		uint64_t lost; /* LOST and LOST_SAMPLES: how many */
 	};
 };

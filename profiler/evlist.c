@@ -19,6 +19,22 @@ void kp_evlist_init(struct kp_evlist *el, const struct perf_event_attr *attr,
 	el->attr = *attr;
 	snprintf(el->event_name, sizeof(el->event_name), "%s", event_name);
 	el->ring_pages = ring_pages;
+	kp_u64map_init(&el->ids2);
+}
+
+void kp_evlist_add_second(struct kp_evlist *el, const struct perf_event_attr *attr,
+			  const char *event_name)
+{
+	el->two = true;
+	el->attr2 = *attr;
+	snprintf(el->event2_name, sizeof(el->event2_name), "%s", event_name);
+}
+
+bool kp_evlist_is_second(const struct kp_evlist *el, uint64_t id)
+{
+	uint64_t dummy;
+
+	return el->two && kp_u64map_get(&el->ids2, id, &dummy);
 }
 
 void kp_evlist_fini(struct kp_evlist *el)
@@ -28,6 +44,7 @@ void kp_evlist_fini(struct kp_evlist *el)
 	for (size_t i = 0; i < el->nfds; i++)
 		close(el->fds[i]);
 	kp_notes_fini(&el->notes);
+	kp_u64map_fini(&el->ids2);
 	free(el->fds);
 	free(el->rings);
 	memset(el, 0, sizeof(*el));
@@ -41,20 +58,42 @@ static void push_fd(struct kp_evlist *el, int fd)
 
 /* Opens one event with the fallbacks a real machine needs: no build-ids in
  * MMAP2 on kernels before 5.12. */
-static int open_one(struct kp_evlist *el, pid_t pid, int cpu)
+static int open_one(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
-	int fd = kp_perf_open(&el->attr, pid, cpu, -1);
+	int fd = kp_perf_open(attr, pid, cpu, -1);
 
-	if (fd == -EINVAL && el->attr.build_id) {
-		el->attr.build_id = 0;
-		fd = kp_perf_open(&el->attr, pid, cpu, -1);
+	if (fd == -EINVAL && attr->build_id) {
+		attr->build_id = 0;
+		fd = kp_perf_open(attr, pid, cpu, -1);
 	}
 	return fd;
 }
 
+static bool is_switch_event(const struct perf_event_attr *attr)
+{
+	return attr->context_switch;
+}
+
+/* sched:sched_switch refused (tracefs says its id, but the raw record
+ * needs CAP_PERFMON or perf_event_paranoid -1): the software
+ * context-switch event fires at the same point, without the state. */
+static void switch_fallback(struct kp_evlist *el, struct perf_event_attr *attr, char *name,
+			    size_t size, int err)
+{
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	snprintf(name, size, "context-switches");
+	kp_notes_add(&el->notes,
+		     "cannot open sched:sched_switch (%s): sampling the context-switches "
+		     "event, so waits are told apart as blocked or preempted only, not "
+		     "sleeping or uninterruptible",
+		     strerror(-err));
+}
+
 /* The first event decides the attr: cycles may fall back to cpu-clock, an
  * unprivileged user may fall back to user-only sampling. */
-static int open_first(struct kp_evlist *el, pid_t pid, int cpu, struct kp_diag *d)
+static int open_first(struct kp_evlist *el, struct perf_event_attr *attr, char *name,
+		      size_t name_size, pid_t pid, int cpu, struct kp_diag *d)
 {
 	bool excluded = false;
 	int fd;
@@ -62,23 +101,27 @@ static int open_first(struct kp_evlist *el, pid_t pid, int cpu, struct kp_diag *
 	/* The kernel checks permissions and PMU support in either order, so
 	 * try the fallbacks until none applies. */
 	for (;;) {
-		fd = open_one(el, pid, cpu);
+		fd = open_one(attr, pid, cpu);
 		if (fd >= 0)
 			break;
 		if ((fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV) &&
-		    el->attr.type == PERF_TYPE_HARDWARE &&
-		    el->attr.config == PERF_COUNT_HW_CPU_CYCLES) {
-			el->attr.type = PERF_TYPE_SOFTWARE;
-			el->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		    attr->type == PERF_TYPE_HARDWARE && attr->config == PERF_COUNT_HW_CPU_CYCLES) {
+			attr->type = PERF_TYPE_SOFTWARE;
+			attr->config = PERF_COUNT_SW_CPU_CLOCK;
 			kp_notes_add(&el->notes, "no hardware cycles event on this machine (no "
 						 "PMU): sampling cpu-clock instead");
-			snprintf(el->event_name, sizeof(el->event_name), "cpu-clock");
+			snprintf(name, name_size, "cpu-clock");
 			continue;
 		}
-		if ((fd == -EACCES || fd == -EPERM) && !el->attr.exclude_kernel && pid > 0) {
+		if (attr->type == PERF_TYPE_TRACEPOINT && is_switch_event(attr)) {
+			switch_fallback(el, attr, name, name_size, fd);
+			continue;
+		}
+		if ((fd == -EACCES || fd == -EPERM) && !attr->exclude_kernel && pid > 0 &&
+		    !is_switch_event(attr)) {
 			/* paranoid 2 still lets users sample their own code */
-			el->attr.exclude_kernel = 1;
-			el->attr.exclude_callchain_kernel = 1;
+			attr->exclude_kernel = 1;
+			attr->exclude_callchain_kernel = 1;
 			excluded = true;
 			continue;
 		}
@@ -90,8 +133,31 @@ static int open_first(struct kp_evlist *el, pid_t pid, int cpu, struct kp_diag *
 			     "kernel frames); run as root for both",
 			     kp_perf_paranoid());
 	if (fd < 0)
-		kp_perf_explain(d, fd, el->event_name, pid, cpu);
+		kp_perf_explain(d, fd, name, pid, cpu);
 	return fd;
+}
+
+/* The second event on (task, cpu), writing into leader's ring; its sample
+ * id remembered. Returns 0 or a negative errno (said in d). */
+static int open_second(struct kp_evlist *el, pid_t task, int cpu, int leader, bool first,
+		       struct kp_diag *d)
+{
+	uint64_t id;
+	int fd = first ? open_first(el, &el->attr2, el->event2_name, sizeof(el->event2_name), task,
+				    cpu, d)
+		       : open_one(&el->attr2, task, cpu);
+
+	if (fd < 0) {
+		if (!first)
+			kp_perf_explain(d, fd, el->event2_name, task, cpu);
+		return fd;
+	}
+	push_fd(el, fd);
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		return kp_diag_errno(d, -errno, "cannot share the ring of CPU %d", cpu);
+	kp_u64map_put(&el->ids2, id, 1);
+	return 0;
 }
 
 static int add_ring(struct kp_evlist *el, int fd, int cpu, int epfd, struct kp_diag *d)
@@ -134,6 +200,13 @@ void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus)
 		       el->attr.sample_stack_user;
 	uint64_t want = rate * rec / 2 / 4096, pages = 128;
 
+	/* a switch storm writes two SWITCH records a switch, hundreds of
+	 * thousands a second, beside the switch event's own samples */
+	if (el->two)
+		want += el->attr2.sample_freq * rec / 2 / 4096;
+	if (el->attr.context_switch || el->two)
+		want += 2048;
+
 	if (!el->ring_pages) {
 		while (pages < want && pages < 4096 && (pages * 2) * 4096 * ncpus <= (1ULL << 30))
 			pages *= 2;
@@ -150,12 +223,19 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 	int err = 0;
 
 	el->rings = kp_xcalloc(ncpus, sizeof(*el->rings));
+	/* the second event follows the first's targets and ring settings */
+	el->attr2.inherit = el->attr.inherit;
+	el->attr2.enable_on_exec = el->attr.enable_on_exec;
+	el->attr2.watermark = el->attr.watermark;
+	el->attr2.wakeup_watermark = el->attr.wakeup_watermark;
 	for (size_t c = 0; c < ncpus; c++) {
 		int leader = -1;
 
 		for (size_t t = 0; t < ntasks; t++) {
-			int fd = el->nfds == 0 ? open_first(el, tasks[t], cpus[c], d)
-					       : open_one(el, tasks[t], cpus[c]);
+			bool first = el->nfds == 0;
+			int fd = first ? open_first(el, &el->attr, el->event_name,
+						    sizeof(el->event_name), tasks[t], cpus[c], d)
+				       : open_one(&el->attr, tasks[t], cpus[c]);
 
 			if (fd == -ESRCH && ntasks > 1)
 				continue; /* a thread that exited meanwhile */
@@ -175,6 +255,11 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 				err = kp_diag_errno(d, -errno, "cannot share the ring of CPU %d",
 						    cpus[c]);
 				goto out;
+			}
+			if (el->two) {
+				err = open_second(el, tasks[t], cpus[c], leader, first, d);
+				if (err < 0)
+					goto out;
 			}
 		}
 	}

@@ -8,7 +8,11 @@
  * whatever the number of threads. The first event opened decides the
  * attr, with the fallbacks a real machine needs: no PMU (cycles becomes
  * cpu-clock), perf_event_paranoid (user space only), kernels before 5.12
- * (no build-ids in MMAP2); each fallback taken leaves a note. */
+ * (no build-ids in MMAP2); each fallback taken leaves a note.
+ *
+ * A second event may be opened beside the first on every (task, CPU) and
+ * write into the same rings (kprof --wall: the switch event beside the CPU
+ * clock); its samples are told apart by their PERF_SAMPLE_IDENTIFIER. */
 #ifndef KP_PROFILER_EVLIST_H
 #define KP_PROFILER_EVLIST_H
 
@@ -18,6 +22,7 @@
 #include <sys/types.h>
 
 #include "profiler/ring.h"
+#include "util/u64map.h"
 #include "util/diag.h"
 #include "util/notes.h"
 
@@ -36,12 +41,24 @@ struct kp_evlist {
 	struct kp_evlist_ring *rings; /* one per CPU */
 	size_t nrings;
 	struct kp_notes notes; /* the fallbacks taken, one sentence each */
+	/* the second event, when two: as opened, and its fds' sample ids */
+	bool two;
+	struct perf_event_attr attr2;
+	char event2_name[64];
+	struct kp_u64map ids2;
 };
 
 /* attr as kp_perf_attr_init made it; ring_pages 0: sized by
  * kp_evlist_size_rings. */
 void kp_evlist_init(struct kp_evlist *el, const struct perf_event_attr *attr,
 		    const char *event_name, unsigned ring_pages);
+/* Adds the second event (before kp_evlist_open); its sample_type must be
+ * the first's, PERF_SAMPLE_IDENTIFIER included. */
+void kp_evlist_add_second(struct kp_evlist *el, const struct perf_event_attr *attr,
+			  const char *event_name);
+/* Is sample id (PERF_SAMPLE_IDENTIFIER) one of the second event's? */
+bool kp_evlist_is_second(const struct kp_evlist *el, uint64_t id);
+
 /* Unmaps the rings, closes the events, frees the notes. */
 void kp_evlist_fini(struct kp_evlist *el);
 

@@ -123,6 +123,28 @@ void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_perf_record_layou
 	layout->sample_regs_user = attr->sample_regs_user;
 }
 
+void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_event_attr *base,
+			      uint64_t tracepoint_id, uint64_t freq, bool side_band)
+{
+	*attr = *base;
+	attr->type = tracepoint_id ? PERF_TYPE_TRACEPOINT : PERF_TYPE_SOFTWARE;
+	attr->config = tracepoint_id ? tracepoint_id : PERF_COUNT_SW_CONTEXT_SWITCHES;
+	attr->freq = freq != 0;
+	if (freq)
+		attr->sample_freq = freq;
+	else
+		attr->sample_period = 1;
+	/* the switch happens in the kernel: its regs are kernel regs, and an
+	 * event that excludes the kernel never fires */
+	attr->exclude_kernel = 0;
+	attr->exclude_callchain_kernel = 0;
+	attr->context_switch = 1;
+	if (!side_band) {
+		attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 0;
+		attr->build_id = 0;
+	}
+}
+
 int kp_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
 {
 	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);

@@ -23,6 +23,10 @@ enum {
 	OPT_NO_CACHE,
 	OPT_CALL_GRAPH,
 	OPT_STATS,
+	OPT_OFF_CPU,
+	OPT_WALL,
+	OPT_SWITCH_FREQ,
+	OPT_MIN_WAIT,
 	OPT_VERSION,
 	OPT_HELP,
 };
@@ -51,6 +55,10 @@ static const struct option record_longopts[] = {
 	{"debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR},
 	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 	{"stats", no_argument, NULL, OPT_STATS},
+	{"off-cpu", no_argument, NULL, OPT_OFF_CPU},
+	{"wall", no_argument, NULL, OPT_WALL},
+	{"switch-freq", required_argument, NULL, OPT_SWITCH_FREQ},
+	{"min-wait", required_argument, NULL, OPT_MIN_WAIT},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"help", no_argument, NULL, OPT_HELP},
 };
@@ -95,6 +103,16 @@ static void help(void)
 	     "                          -g alone keeps the default (perf compatibility)\n"
 	     "  -m, --mmap-pages N      ring buffer pages per CPU (power of two; default: sized\n"
 	     "                          from frequency, stack copy size and CPUs)\n"
+	     "What to measure (docs/offcpu.md):\n"
+	     "      --off-cpu           where threads wait off CPU (blocked, sleeping, disk,\n"
+	     "                          preempted): each wait's time on the stack it began at;\n"
+	     "                          counts in microseconds\n"
+	     "      --wall              on-CPU samples and off-CPU waits together, per thread:\n"
+	     "                          each function's share of its thread's wall-clock time\n"
+	     "      --switch-freq HZ    stacks sampled at context switches a second per CPU\n"
+	     "                          and thread (default 1000; every switch below that rate;\n"
+	     "                          0: every switch); waits are timed whatever the rate\n"
+	     "      --min-wait USEC     leave out waits shorter than this (default 0)\n"
 	     "Output:\n"
 	     "  -f, --format FMT        svg (the default; the -o extension chooses too), folded,\n"
 	     "                          top, or another of 'kprof report --help'\n"
@@ -182,6 +200,7 @@ void kp_record_args_init(struct kp_record_args *c)
 	memset(c, 0, sizeof(*c));
 	kp_perf_event_lookup("cycles", &c->sess.attr.event);
 	c->sess.attr.freq = 99;
+	c->sess.switch_freq = 1000;
 	c->sess.attr.build_id = true;
 	c->sess.attr.max_stack =
 		(uint16_t)(kp_perf_max_stack() < KP_SESSION_MAX_FRAMES ? kp_perf_max_stack()
@@ -263,6 +282,31 @@ static int sampling_option(struct kp_record_args *c, int opt, int argc, char **a
 			return -1;
 		}
 		c->event_given = true;
+		return 1;
+	case OPT_OFF_CPU:
+	case OPT_WALL: {
+		enum kp_session_mode m = opt == OPT_WALL ? KP_SESSION_WALL : KP_SESSION_OFFCPU;
+
+		if (c->sess.mode != KP_SESSION_CPU && c->sess.mode != m) {
+			kp_err("--off-cpu and --wall cannot be combined (--wall holds both)");
+			return -1;
+		}
+		c->sess.mode = m;
+		return 1;
+	}
+	case OPT_SWITCH_FREQ:
+		if (parse_u64(optarg, &v) < 0 || v > 1000000) {
+			kp_err("--switch-freq: invalid frequency '%s'", optarg);
+			return -1;
+		}
+		c->sess.switch_freq = v;
+		return 1;
+	case OPT_MIN_WAIT:
+		if (parse_u64(optarg, &v) < 0 || v > UINT64_MAX / 1000) {
+			kp_err("--min-wait: invalid microseconds '%s'", optarg);
+			return -1;
+		}
+		c->sess.min_wait_ns = v * 1000;
 		return 1;
 	case 'm':
 		if (parse_u64(optarg, &v) < 0 || v == 0 || (v & (v - 1)) || v > (1 << 20)) {
@@ -354,6 +398,35 @@ static int output_option(struct kp_record_args *c, int opt)
 	}
 }
 
+/* --off-cpu and --wall: what they need of the sampling options. Wall-clock
+ * shares weigh on-CPU samples by their time, so the event is a clock. */
+static int set_mode(struct kp_record_args *c)
+{
+	uint32_t type = c->sess.attr.event.type;
+	uint64_t config = c->sess.attr.event.config;
+	bool clock = type == PERF_TYPE_SOFTWARE &&
+		     (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK);
+
+	if (c->sess.mode == KP_SESSION_OFFCPU && c->event_given) {
+		kp_err("--off-cpu samples where threads leave the CPU: -e does not apply");
+		return -1;
+	}
+	if (c->sess.mode != KP_SESSION_WALL)
+		return 0;
+	if (c->event_given && !clock) {
+		kp_err("--wall weighs on-CPU samples by their time: -e cpu-clock or task-clock, "
+		       "not %s",
+		       c->sess.attr.event.name);
+		return -1;
+	}
+	if (!c->event_given)
+		kp_perf_event_lookup("cpu-clock", &c->sess.attr.event);
+	/* wall-clock time is a thread's: one tower per thread */
+	if (!c->sess.root_pid)
+		c->sess.root_tid = true;
+	return 0;
+}
+
 /* What the options ask of the session besides themselves: the command
  * (argv[first...]), the ids, and the run's metadata. -1 after saying why
  * when there is nothing to sample or targets conflict. */
@@ -366,6 +439,8 @@ static int set_session(struct kp_record_args *c, int argc, char **argv, int firs
 		kp_record_args_usage(stderr);
 		return -1;
 	}
+	if (set_mode(c) < 0)
+		return -1;
 	c->sess.pids = c->pids;
 	c->sess.npids = c->npids;
 	c->sess.argv = first < argc ? cmd_argv : NULL;

@@ -24,7 +24,11 @@ void kp_record_summary_no_samples(const struct kp_record_args *c, const struct k
 	const char *period = st->freq ? "1/F seconds" : "-c events";
 
 	/* then it was not too short: the rings could not hold a sample */
-	if (st->lost)
+	if (c->sess.mode == KP_SESSION_OFFCPU && !st->lost)
+		kp_warn("no off-CPU waits were recorded: the threads sampled never blocked, "
+			"slept or were preempted in the %.1f s recorded",
+			st->seconds);
+	else if (st->lost)
 		kp_warn("no samples were recorded: all %llu were lost, the rings (%u page%s per "
 			"CPU) too small for a sample and its stack copy; give a larger -m",
 			(unsigned long long)st->lost, st->ring_pages,
@@ -51,6 +55,38 @@ static const char *const end_names[KP_UNWIND_NEND] = {
 	[KP_UNWIND_NO_REGS] = "no user registers",
 };
 
+/* The off-CPU line: the waits timed, the stacks sampled, what was left out
+ * and why (docs/offcpu.md). */
+static void print_offcpu(const struct kp_session_stats *st)
+{
+	char out[512] = "";
+	size_t len = 0;
+
+	if (st->waits_nostack)
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"; left out: %llu waits before their thread's first stack "
+					"(%.3f s)",
+					(unsigned long long)st->waits_nostack,
+					(double)st->nostack_ns / 1e9);
+	if (st->waits_short)
+		len += (size_t)snprintf(
+			out + len, sizeof(out) - len, "%s %llu under --min-wait",
+			len ? "," : "; left out:", (unsigned long long)st->waits_short);
+	if (st->waits_unpaired)
+		len += (size_t)snprintf(
+			out + len, sizeof(out) - len, "%s %llu unpaired (switch records lost)",
+			len ? "," : "; left out:", (unsigned long long)st->waits_unpaired);
+	if (st->clock_skew)
+		snprintf(out + len, sizeof(out) - len, "; %llu ended before they began (counted 0)",
+			 (unsigned long long)st->clock_skew);
+	fprintf(stderr,
+		"kprof: off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "
+		"%llu switches sampled (%s)%s\n",
+		(unsigned long long)st->waits, (double)st->offcpu_ns / 1e9,
+		(unsigned long long)st->waits_open, (unsigned long long)st->switch_samples,
+		st->switch_event ? st->switch_event : "?", out);
+}
+
 void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
 			     const struct kp_profile *p, const char *where)
 {
@@ -61,7 +97,9 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 	char trunc[256] = "";
 	size_t len = 0;
 
-	kp_profile_frame_counts(p, 0, &frames, unresolved);
+	int v = kp_profile_find_value(p, "samples");
+
+	kp_profile_frame_counts(p, v < 0 ? 0 : (size_t)v, &frames, unresolved);
 	for (size_t k = 0; k < KP_LOC_NKINDS; k++)
 		unres += unresolved[k];
 	share = frames ? 100.0 * (double)unres / (double)frames : 0.0;
@@ -88,6 +126,8 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 		(unsigned long long)unresolved[KP_LOC_JIT],
 		(unsigned long long)unresolved[KP_LOC_UNKNOWN], (unsigned long long)st->truncated,
 		trunc, where);
+	if (c->sess.mode != KP_SESSION_CPU)
+		print_offcpu(st);
 	if (st->lost)
 		fprintf(stderr,
 			"kprof: %llu records were lost: the rings (%u pages per CPU) filled "

@@ -34,7 +34,16 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 	}
 	switch (rec.type) {
 	case PERF_RECORD_SAMPLE:
-		kp_sample_add(s, &rec.sample);
+		if (s->opts.mode == KP_SESSION_OFFCPU ||
+		    (s->opts.mode == KP_SESSION_WALL && kp_evlist_is_second(&s->ev, rec.sample.id)))
+			kp_offcpu_sample(s, &rec.sample);
+		else
+			kp_sample_add(s, &rec.sample);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (s->opts.mode != KP_SESSION_CPU)
+			kp_offcpu_switch(s, &rec.id, &rec.sw);
 		break;
 	case PERF_RECORD_MMAP2:
 		/* libunwind keeps rules by address: forget them when code that
@@ -84,11 +93,13 @@ static void apply_exits(struct kp_session *s, size_t n)
 {
 	if (!n)
 		return;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		kp_offcpu_exit(s, s->exits[i][1]);
 		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1])) {
 			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
 			kp_unwind_forget(s->unw, s->exits[i][0]);
 		}
+	}
 	memmove(s->exits, s->exits + n, (s->nexits - n) * sizeof(*s->exits));
 	s->nexits -= n;
 }

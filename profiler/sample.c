@@ -228,20 +228,17 @@ static uint32_t comm_of(struct kp_session *s, const struct kp_sample *smp)
 	return kp_profile_intern(s->prof, comm, strlen(comm));
 }
 
-void kp_sample_add(struct kp_session *s, const struct kp_sample *smp)
+size_t kp_sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
+		       struct kp_profile_root *root)
 {
-	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
 	uint64_t kern[KP_SESSION_MAX_FRAMES], kc[KP_SESSION_MAX_FRAMES],
 		user[KP_SESSION_MAX_FRAMES];
 	size_t nk = 0, nkc = 0, nu = 0, n = 0;
 	enum { CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = smp->user_mode ? CTX_USER : CTX_KERNEL;
-	struct kp_profile_root root;
-	kp_count values[2] = {1, smp->period};
 	const uint64_t *ips = smp->ips;
 	uint64_t nr = smp->nr;
 	bool cut = false;
 
-	s->st.samples++;
 	if (!nr) {
 		ips = &smp->ip;
 		nr = 1;
@@ -292,9 +289,29 @@ void kp_sample_add(struct kp_session *s, const struct kp_sample *smp)
 		locs[i] = locs[n - 1 - i];
 		locs[n - 1 - i] = t;
 	}
-	root.comm = comm_of(s, smp);
-	root.pid = s->opts.root_pid || s->opts.root_tid ? smp->pid : 0;
-	root.tid = s->opts.root_tid ? smp->tid : 0;
+	root->comm = comm_of(s, smp);
+	root->pid = s->opts.root_pid || s->opts.root_tid ? smp->pid : 0;
+	root->tid = s->opts.root_tid ? smp->tid : 0;
+	return n;
+}
+
+void kp_sample_add(struct kp_session *s, const struct kp_sample *smp)
+{
+	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
+	struct kp_profile_root root;
+	kp_count values[KP_PROFILE_MAX_VALUES] = {0};
+	size_t n;
+
+	s->st.samples++;
+	n = kp_sample_stack(s, smp, locs, &root);
+	/* the value types of the mode (profile/wait.h) */
+	if (s->opts.mode == KP_SESSION_WALL) {
+		values[0] = values[2] = smp->period; /* wall, cpu */
+		values[1] = 1;
+	} else {
+		values[0] = 1;
+		values[1] = smp->period;
+	}
 	/* a sum past 2^128 would need more samples than time allows */
 	kp_profile_add(s->prof, &root, locs, n, values);
 }

@@ -17,6 +17,7 @@
 #include "procfs/cpus.h"
 #include "procfs/status.h"
 #include "procfs/tasks.h"
+#include "profile/wait.h"
 #include "util/xalloc.h"
 
 #define ROUND_MS 100
@@ -54,6 +55,12 @@ static size_t target_tasks(const struct kp_session *s, pid_t **out)
 	return ntasks;
 }
 
+/* The switch event as opened (the tracepoint may have fallen back). */
+static const struct perf_event_attr *switch_attr(const struct kp_session *s)
+{
+	return s->opts.mode == KP_SESSION_WALL ? &s->ev.attr2 : &s->ev.attr;
+}
+
 /* The profile's value types, once the event is known (cycles may have
  * fallen back to cpu-clock): a sample, and its period in the event's unit.
  * The run's record starts here: what was sampled, where, from when. */
@@ -65,8 +72,30 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 	struct timespec now;
 
 	s->prof = kp_profile_new();
-	kp_profile_add_value_type(s->prof, "samples", "count", 0);
-	kp_profile_add_value_type(s->prof, clock ? "cpu" : ev, clock ? "nanoseconds" : "count", 0);
+	if (s->opts.mode != KP_SESSION_CPU) {
+		const struct perf_event_attr *sw = switch_attr(s);
+
+		s->have_switch_state = s->have_switch_state && sw->type == PERF_TYPE_TRACEPOINT;
+		s->st.switch_event = s->opts.mode == KP_SESSION_WALL ? s->ev.event2_name : ev;
+		snprintf(s->event_desc, sizeof(s->event_desc), "%s%s%s",
+			 s->opts.mode == KP_SESSION_WALL ? ev : "",
+			 s->opts.mode == KP_SESSION_WALL ? "," : "", s->st.switch_event);
+		ev = s->event_desc;
+	}
+	/* the value types of the mode (profile/wait.h) */
+	if (s->opts.mode == KP_SESSION_OFFCPU) {
+		kp_profile_add_value_type(s->prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
+		kp_profile_add_value_type(s->prof, "samples", "count", 0);
+	} else if (s->opts.mode == KP_SESSION_WALL) {
+		kp_profile_add_value_type(s->prof, KP_VALUE_WALL, "nanoseconds", 0);
+		kp_profile_add_value_type(s->prof, "samples", "count", 0);
+		kp_profile_add_value_type(s->prof, "cpu", "nanoseconds", 0);
+		kp_profile_add_value_type(s->prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
+	} else {
+		kp_profile_add_value_type(s->prof, "samples", "count", 0);
+		kp_profile_add_value_type(s->prof, clock ? "cpu" : ev,
+					  clock ? "nanoseconds" : "count", 0);
+	}
 	m->version = s->opts.version;
 	m->argv = s->opts.kprof_argv;
 	m->argc = s->opts.kprof_argc;
@@ -75,7 +104,9 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 		m->kernel = s->uts.release;
 	}
 	m->event = ev;
-	if (s->ev.attr.freq)
+	if (s->opts.mode == KP_SESSION_OFFCPU)
+		; /* the switch event's rate is the kernel's to set */
+	else if (s->ev.attr.freq)
 		m->frequency = s->ev.attr.sample_freq;
 	else
 		m->period = s->ev.attr.sample_period;
@@ -205,11 +236,57 @@ static void describe_running(struct kp_session *s)
 	}
 }
 
+/* The events of the mode: the sampled event (CPU); the switch event
+ * (off-CPU); both on the same rings, told apart by sample id (wall). The
+ * switch event is sched:sched_switch where tracefs names it, whose raw
+ * record says sleeping or uninterruptible; else (or when the kernel
+ * refuses it, evlist.c) the software context-switch event. */
+static void init_events(struct kp_session *s, const struct kp_session_opts *opts)
+{
+	struct perf_event_attr attr, sw;
+	uint64_t tp_id = 0;
+	const char *sw_name = "context-switches";
+	int err;
+
+	kp_perf_attr_init(&attr, &s->layout, &opts->attr);
+	if (opts->mode == KP_SESSION_CPU) {
+		kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
+		return;
+	}
+	err = kp_tracefs_event("sched", "sched_switch", "prev_state", &tp_id, &s->switch_state);
+	if (err == 0) {
+		s->have_switch_state = true;
+		sw_name = "sched:sched_switch";
+	} else {
+		tp_id = 0;
+	}
+	/* one record layout for both events: the CPU clock's raw record is
+	 * the kernel's empty one */
+	attr.sample_type |= PERF_SAMPLE_RAW;
+	if (opts->mode == KP_SESSION_WALL)
+		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	s->layout.sample_type = attr.sample_type;
+	kp_perf_switch_attr_init(&sw, &attr, tp_id, opts->switch_freq,
+				 opts->mode == KP_SESSION_OFFCPU);
+	if (opts->mode == KP_SESSION_OFFCPU) {
+		kp_evlist_init(&s->ev, &sw, sw_name, opts->ring_pages);
+	} else {
+		kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
+		kp_evlist_add_second(&s->ev, &sw, sw_name);
+	}
+	if (!tp_id)
+		kp_notes_add(&s->ev.notes,
+			     "%s: sampling the context-switches event, so waits are told apart "
+			     "as blocked or preempted only, not sleeping or uninterruptible",
+			     err == -EACCES ? "tracefs may not be read (root may)"
+					    : "no tracefs with sched:sched_switch (root may mount "
+					      "it: mount -t tracefs nodev /sys/kernel/tracing)");
+}
+
 /* The session's tables, before anything is opened. */
 static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 {
 	struct kp_session *s = kp_xcalloc(1, sizeof(*s));
-	struct perf_event_attr attr;
 
 	s->opts = *opts;
 	s->epfd = s->sigfd = -1;
@@ -217,8 +294,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	s->procs = kp_proctab_new(s->strings);
 	kp_u64map_init(&s->synth_failed);
 	kp_recqueue_init(&s->queue);
-	kp_perf_attr_init(&attr, &s->layout, &opts->attr);
-	kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
+	init_events(s, opts);
 	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym});
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 	return s;
@@ -282,6 +358,7 @@ void kp_session_free(struct kp_session *s)
 		kill(s->target.pid, SIGKILL);
 		kp_target_reap(&s->target, true);
 	}
+	kp_offcpu_finish(s, 0);
 	kp_evlist_fini(&s->ev);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -298,6 +375,14 @@ void kp_session_free(struct kp_session *s)
 	free(s->exits);
 	free(s->cpus);
 	free(s);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static double elapsed(const struct kp_session *s)
@@ -348,6 +433,7 @@ int kp_session_run(struct kp_session *s,
 	struct epoll_event evs[64];
 	double last_progress = 0;
 	int rounds = 0;
+	uint64_t end;
 
 	(void)d;
 	while (!s->stop) {
@@ -380,7 +466,10 @@ int kp_session_run(struct kp_session *s,
 	}
 	s->st.seconds = elapsed(s);
 	kp_evlist_enable(&s->ev, false);
+	end = now_ns();
 	kp_dispatch_round(s, true);
+	/* waits still open end with the recording */
+	kp_offcpu_finish(s, end);
 
 	/* The recording is over; a command still running (duration ended, or
 	 * kprof was interrupted) is asked to stop, then waited for. */
@@ -396,7 +485,7 @@ int kp_session_run(struct kp_session *s,
 	}
 	s->st.nprocs = kp_proctab_nprocs_seen(s->procs);
 	s->meta.duration = s->st.seconds;
-	s->meta.samples = s->st.samples;
+	s->meta.samples = s->st.samples + s->st.switch_samples;
 	s->meta.lost = s->st.lost;
 	s->meta.have_end = true;
 	kp_run_meta_write(&s->meta, s->prof);
@@ -406,8 +495,10 @@ int kp_session_run(struct kp_session *s,
 void kp_session_count_unresolved(struct kp_session *s)
 {
 	kp_count frames;
+	int v = kp_profile_find_value(s->prof, "samples");
 
-	kp_profile_frame_counts(s->prof, 0, &frames, s->meta.unresolved);
+	/* frames of sampled stacks, not of nanoseconds */
+	kp_profile_frame_counts(s->prof, v < 0 ? 0 : (size_t)v, &frames, s->meta.unresolved);
 	s->meta.have_unresolved = true;
 	kp_run_meta_write(&s->meta, s->prof);
 }

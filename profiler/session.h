@@ -27,8 +27,18 @@
 /* Most frames kept per sample (kernel and user together). */
 #define KP_SESSION_MAX_FRAMES 1024
 
+/* What a recording measures (docs/offcpu.md). */
+enum kp_session_mode {
+	KP_SESSION_CPU = 0, /* where CPU time goes: samples of the event */
+	KP_SESSION_OFFCPU,  /* where threads wait: time off CPU, by the stack they left at */
+	KP_SESSION_WALL,    /* both, per thread: each function's share of wall-clock time */
+};
+
 struct kp_session_opts {
 	struct kp_attr_opts attr;
+	enum kp_session_mode mode;
+	uint64_t switch_freq;  /* off-CPU stacks sampled a second per event (0: every switch) */
+	uint64_t min_wait_ns;  /* waits shorter are left out (counted) */
 	bool event_is_default; /* -e not given: cycles may fall back quietly-ish */
 	bool system_wide;      /* -a, or -C without targets */
 	const int *cpus;       /* -C list; NULL = all online CPUs */
@@ -71,6 +81,19 @@ struct kp_session_stats {
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
 	uint64_t unwind_ns_total;	       /* of all of them */
 	struct kp_unwind_stats tables;	       /* unwind tables read */
+	/* off-CPU waits (--off-cpu, --wall): each from a SWITCH out record to
+	 * the thread's next SWITCH in, attributed to the stack last sampled at
+	 * a switch of its kind (blocked or preempted) */
+	const char *switch_event; /* "sched:sched_switch" or "context-switches" */
+	uint64_t switch_samples;  /* stacks sampled at switches */
+	uint64_t waits;		  /* waits timed and attributed */
+	uint64_t offcpu_ns;	  /* their time */
+	uint64_t waits_nostack;	  /* waits before the thread's first stack of their kind */
+	uint64_t nostack_ns;	  /* their time (left out) */
+	uint64_t waits_short;	  /* under --min-wait (left out) */
+	uint64_t waits_unpaired;  /* SWITCH records that did not pair (lost records) */
+	uint64_t waits_open;	  /* still open when the recording ended (end there) */
+	uint64_t clock_skew;	  /* a wait that ended before it began (clamped to 0) */
 };
 
 struct kp_session;

@@ -119,9 +119,9 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 		"kprof: %llu samples, %llu lost, %zu process%s, %.1f s; %.1f%% of frames "
 		"unresolved (kernel %llu, user %llu, JIT %llu, other %llu); %llu stacks "
 		"truncated%s; profile in %s\n",
-		(unsigned long long)st->samples, (unsigned long long)st->lost, st->nprocs,
-		st->nprocs == 1 ? "" : "es", st->seconds, share,
-		(unsigned long long)unresolved[KP_LOC_KERNEL],
+		(unsigned long long)(st->samples + st->switch_samples),
+		(unsigned long long)st->lost, st->nprocs, st->nprocs == 1 ? "" : "es", st->seconds,
+		share, (unsigned long long)unresolved[KP_LOC_KERNEL],
 		(unsigned long long)unresolved[KP_LOC_USER],
 		(unsigned long long)unresolved[KP_LOC_JIT],
 		(unsigned long long)unresolved[KP_LOC_UNKNOWN], (unsigned long long)st->truncated,

@@ -28,7 +28,9 @@ struct stack {
 	struct kp_profile_root root;
 	uint8_t kind; /* enum kp_wait_kind; KP_WAIT_NKINDS: from the switch record */
 	bool valid;
-	bool fresh; /* not yet counted as a sample */
+	bool fresh;	 /* not yet counted as a sample */
+	uint64_t acc_ns; /* waits attributed, not yet added to the profile */
+	bool acc_fresh;	 /* and whether they count the sample */
 };
 
 struct thread {
@@ -153,13 +155,28 @@ static void wait_values(const struct kp_session *s, uint64_t ns, bool fresh, kp_
 	}
 }
 
+/* Adds what st holds to the profile: at a switch storm one stack stands
+ * for thousands of waits, added once. */
+static void flush_stack(struct kp_session *s, struct kp_offcpu *o, struct stack *st)
+{
+	uint32_t locs[KP_SESSION_MAX_FRAMES + 2];
+	kp_count values[KP_PROFILE_MAX_VALUES];
+
+	if (!st->valid || !st->acc_ns)
+		return;
+	memcpy(locs, st->locs, st->n * sizeof(*locs));
+	locs[st->n] = o->markers[st->kind];
+	wait_values(s, st->acc_ns, st->acc_fresh, values);
+	kp_profile_add(s->prof, &st->root, locs, st->n + 1, values);
+	st->acc_ns = 0;
+	st->acc_fresh = false;
+}
+
 /* A wait of thread t ended at end (the thread came back, or the recording
  * ended): its time goes to the stack of its class. */
 static void end_wait(struct kp_session *s, struct kp_offcpu *o, struct thread *t, uint64_t end)
 {
 	struct stack *st = &t->by_class[t->preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
-	uint32_t locs[KP_SESSION_MAX_FRAMES + 2];
-	kp_count values[KP_PROFILE_MAX_VALUES];
 	uint64_t ns = 0;
 
 	t->pending = false;
@@ -176,13 +193,12 @@ static void end_wait(struct kp_session *s, struct kp_offcpu *o, struct thread *t
 		s->st.nostack_ns += ns;
 		return;
 	}
-	memcpy(locs, st->locs, st->n * sizeof(*locs));
-	locs[st->n] = o->markers[st->kind];
-	wait_values(s, ns, st->fresh, values);
+	(void)o;
+	st->acc_ns += ns;
+	st->acc_fresh |= st->fresh;
 	st->fresh = false;
 	s->st.waits++;
 	s->st.offcpu_ns += ns;
-	kp_profile_add(s->prof, &st->root, locs, st->n + 1, values);
 }
 
 void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
@@ -214,13 +230,19 @@ void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
 		if (t->staged.kind == KP_WAIT_NKINDS ||
 		    (t->staged.kind == KP_WAIT_PREEMPTED) != sw->preempt)
 			t->staged.kind = sw->preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
+		flush_stack(s, o, st);
 		stack_copy(st, &t->staged);
+		st->acc_ns = 0;
+		st->acc_fresh = false;
 		t->staged.valid = false;
 	}
 }
 
-static void thread_free(struct thread *t)
+/* Frees t's stacks, adding what they hold to the profile when keep. */
+static void thread_free(struct kp_session *s, struct kp_offcpu *o, struct thread *t, bool keep)
 {
+	for (int c = 0; c < NCLASSES && keep; c++)
+		flush_stack(s, o, &t->by_class[c]);
 	free(t->staged.locs);
 	for (int c = 0; c < NCLASSES; c++)
 		free(t->by_class[c].locs);
@@ -233,7 +255,7 @@ void kp_offcpu_exit(struct kp_session *s, pid_t tid)
 
 	if (!o || !kp_u64map_get(&o->index, (uint64_t)tid, &slot))
 		return;
-	thread_free(&o->threads[slot - 1]);
+	thread_free(s, o, &o->threads[slot - 1], true);
 	memset(&o->threads[slot - 1], 0, sizeof(o->threads[slot - 1]));
 	kp_u64map_del(&o->index, (uint64_t)tid);
 	kp_xgrow(&o->free_slots, &o->free_cap, o->nfree + 1, sizeof(*o->free_slots));
@@ -251,7 +273,7 @@ void kp_offcpu_finish(struct kp_session *s, uint64_t end_ns)
 			s->st.waits_open++;
 			end_wait(s, o, &o->threads[i], end_ns);
 		}
-		thread_free(&o->threads[i]);
+		thread_free(s, o, &o->threads[i], end_ns != 0);
 	}
 	kp_u64map_fini(&o->index);
 	free(o->threads);

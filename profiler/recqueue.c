@@ -15,6 +15,7 @@ void kp_recqueue_fini(struct kp_recqueue *q)
 	free(q->buf);
 	free(q->spare);
 	free(q->ents);
+	free(q->tmp);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -44,13 +45,64 @@ void kp_recqueue_push(struct kp_recqueue *q, const struct perf_event_header *hdr
 	memcpy(kp_recqueue_reserve(q, hdr->size, time), hdr, hdr->size);
 }
 
-static int cmp_entries(const void *a, const void *b)
+/* The end of the run of entries in time order that starts at i. */
+static size_t run_end(const struct kp_recqueue_entry *a, size_t i, size_t n)
 {
-	const struct kp_recqueue_entry *x = a, *y = b;
+	while (i + 1 < n && a[i].time <= a[i + 1].time)
+		i++;
+	return i + 1;
+}
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+/* Merges x[0..nx) and y[0..ny) into out, x first on equal times. */
+static void merge(const struct kp_recqueue_entry *x, size_t nx, const struct kp_recqueue_entry *y,
+		  size_t ny, struct kp_recqueue_entry *out)
+{
+	size_t i = 0, j = 0;
+
+	while (i < nx && j < ny)
+		*out++ = y[j].time < x[i].time ? y[j++] : x[i++];
+	memcpy(out, x + i, (nx - i) * sizeof(*x));
+	memcpy(out + (nx - i), y + j, (ny - j) * sizeof(*y));
+}
+
+/* Sorts the entries by time, keeping arrival order on equal times (the
+ * survivors of the last flush, in order and older, come first; then
+ * each ring's records in arrival order). They are a few runs in order
+ * already, one per ring read, so merging runs pairwise costs n log(runs)
+ * where a general sort costs n log n: at a switch storm a round holds
+ * hundreds of thousands of records. */
+static void sort_entries(struct kp_recqueue *q)
+{
+	struct kp_recqueue_entry *a, *b, *t;
+	size_t n = q->n, runs;
+
+	kp_xgrow(&q->tmp, &q->tmp_cap, n, sizeof(*q->tmp));
+	a = q->ents;
+	b = q->tmp;
+	do {
+		size_t i = 0;
+
+		runs = 0;
+		while (i < n) {
+			size_t m = run_end(a, i, n), e = m < n ? run_end(a, m, n) : n;
+
+			merge(a + i, m - i, a + m, e - m, b + i);
+			i = e;
+			runs++;
+		}
+		t = a;
+		a = b;
+		b = t;
+	} while (runs > 1);
+	if (a != q->ents) {
+		/* the sorted entries are in the scratch array: swap the arrays */
+		size_t c = q->ents_cap;
+
+		q->tmp = q->ents;
+		q->ents = a;
+		q->ents_cap = q->tmp_cap;
+		q->tmp_cap = c;
+	}
 }
 
 void kp_recqueue_flush(struct kp_recqueue *q, uint64_t limit,
@@ -61,7 +113,7 @@ void kp_recqueue_flush(struct kp_recqueue *q, uint64_t limit,
 
 	if (!q->n)
 		return;
-	qsort(q->ents, q->n, sizeof(*q->ents), cmp_entries);
+	sort_entries(q);
 	for (i = 0; i < q->n && q->ents[i].time < limit; i++)
 		fn(arg, (const void *)(q->buf + q->ents[i].off));
 	/* move the survivors into the spare buffer, then swap the two */

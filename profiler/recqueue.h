@@ -25,6 +25,8 @@ struct kp_recqueue {
 	size_t spare_cap;
 	struct kp_recqueue_entry *ents;
 	size_t n, ents_cap;
+	struct kp_recqueue_entry *tmp; /* scratch of the merge sort */
+	size_t tmp_cap;
 	uint64_t seq;
 };
 

@@ -132,7 +132,15 @@ static int open_first(struct kp_evlist *el, struct perf_event_attr *attr, char *
 			     "perf_event_paranoid is %d: sampling user space only (no "
 			     "kernel frames); run as root for both",
 			     kp_perf_paranoid());
-	if (fd < 0)
+	if ((fd == -EACCES || fd == -EPERM) && is_switch_event(attr) && pid > 0 && geteuid() != 0)
+		kp_diag_set(d, fd,
+			    "off-CPU stacks are sampled where the kernel switches threads, in "
+			    "kernel mode, and /proc/sys/kernel/perf_event_paranoid is %d: it lets "
+			    "users sample user space only; run as root, give kprof CAP_PERFMON, "
+			    "or set perf_event_paranoid to 1 (your own processes, kernel "
+			    "included)",
+			    kp_perf_paranoid());
+	else if (fd < 0)
 		kp_perf_explain(d, fd, name, pid, cpu);
 	return fd;
 }

@@ -64,18 +64,19 @@ static void print_offcpu(const struct kp_session_stats *st)
 
 	if (st->waits_nostack)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; left out: %llu waits before their thread's first stack "
-					"(%.3f s)",
+					"; %llu waits (%.3f s) came before their thread's first "
+					"sampled stack: under [no stack sampled]",
 					(unsigned long long)st->waits_nostack,
 					(double)st->nostack_ns / 1e9);
 	if (st->waits_short)
-		len += (size_t)snprintf(
-			out + len, sizeof(out) - len, "%s %llu under --min-wait",
-			len ? "," : "; left out:", (unsigned long long)st->waits_short);
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"; left out: %llu under --min-wait",
+					(unsigned long long)st->waits_short);
 	if (st->waits_unpaired)
-		len += (size_t)snprintf(
-			out + len, sizeof(out) - len, "%s %llu unpaired (switch records lost)",
-			len ? "," : "; left out:", (unsigned long long)st->waits_unpaired);
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"%s %llu unpaired (switch records lost)",
+					st->waits_short ? "," : "; left out:",
+					(unsigned long long)st->waits_unpaired);
 	if (st->clock_skew)
 		snprintf(out + len, sizeof(out) - len, "; %llu ended before they began (counted 0)",
 			 (unsigned long long)st->clock_skew);

@@ -70,6 +70,7 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 	case PERF_RECORD_EXIT:
 		/* applied one flush later: a sample of the exiting task read a
 		 * little out of order must still find its process */
+		kp_offcpu_exit(s, (pid_t)rec.task.tid);
 		kp_xgrow(&s->exits, &s->exits_cap, s->nexits + 1, sizeof(*s->exits));
 		s->exits[s->nexits][0] = (pid_t)rec.task.pid;
 		s->exits[s->nexits][1] = (pid_t)rec.task.tid;
@@ -94,7 +95,7 @@ static void apply_exits(struct kp_session *s, size_t n)
 	if (!n)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		kp_offcpu_exit(s, s->exits[i][1]);
+		kp_offcpu_forget(s, s->exits[i][1]);
 		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1])) {
 			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
 			kp_unwind_forget(s->unw, s->exits[i][0]);

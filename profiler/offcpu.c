@@ -28,17 +28,20 @@ struct stack {
 	struct kp_profile_root root;
 	uint8_t kind; /* enum kp_wait_kind; KP_WAIT_NKINDS: from the switch record */
 	bool valid;
-	bool fresh;	 /* not yet counted as a sample */
-	uint64_t acc_ns; /* waits attributed, not yet added to the profile */
-	bool acc_fresh;	 /* and whether they count the sample */
+	bool placeholder; /* no stack sampled yet: "[no stack sampled]" */
+	bool fresh;	  /* not yet counted as a sample */
+	uint64_t acc_ns;  /* waits attributed, not yet added to the profile */
+	bool acc_fresh;	  /* and whether they count the sample */
 };
 
 struct thread {
 	struct stack staged; /* sampled, its SWITCH out record not seen yet */
 	struct stack by_class[NCLASSES];
 	uint64_t out_time;
+	pid_t pid, tid;
 	bool pending; /* switched out, not yet in */
 	bool preempt;
+	bool dead; /* exited: its last switch out is no wait */
 };
 
 struct kp_offcpu {
@@ -49,6 +52,7 @@ struct kp_offcpu {
 	size_t nfree, free_cap;
 	unsigned state_off, state_size; /* sched_switch's prev_state; size 0: none */
 	uint32_t markers[KP_WAIT_NKINDS];
+	uint32_t no_stack; /* the location "[no stack sampled]" */
 };
 
 static struct kp_offcpu *get(struct kp_session *s)
@@ -66,6 +70,8 @@ static struct kp_offcpu *get(struct kp_session *s)
 			o->markers[k] = kp_profile_named_location(s->prof, name, strlen(name),
 								  KP_FRAME_USER);
 		}
+		o->no_stack =
+			kp_profile_named_location(s->prof, "[no stack sampled]", 18, KP_FRAME_USER);
 	}
 	return o;
 }
@@ -85,6 +91,7 @@ static struct thread *thread_of(struct kp_offcpu *o, pid_t tid, bool create)
 		slot = o->nthreads++;
 	}
 	memset(&o->threads[slot], 0, sizeof(o->threads[slot]));
+	o->threads[slot].tid = tid;
 	kp_u64map_put(&o->index, (uint64_t)tid, slot + 1);
 	return &o->threads[slot];
 }
@@ -172,6 +179,25 @@ static void flush_stack(struct kp_session *s, struct kp_offcpu *o, struct stack 
 	st->acc_fresh = false;
 }
 
+/* A wait before any stack of its class was sampled on t (at a switch
+ * storm, or system-wide where the switch event counts every task's
+ * switches): its time stays on the thread, under "[no stack sampled]". */
+static void placeholder_stack(struct kp_session *s, struct kp_offcpu *o, const struct thread *t,
+			      struct stack *st)
+{
+	const char *comm = kp_strtab_str(s->strings, kp_proctab_comm_of(s->procs, t->pid, t->tid));
+
+	kp_xgrow(&st->locs, &st->cap, 1, sizeof(*st->locs));
+	st->locs[0] = o->no_stack;
+	st->n = 1;
+	st->root.comm = kp_profile_intern(s->prof, comm, strlen(comm));
+	st->root.pid = s->opts.root_pid || s->opts.root_tid ? (uint32_t)t->pid : 0;
+	st->root.tid = s->opts.root_tid ? (uint32_t)t->tid : 0;
+	st->kind = t->preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
+	st->valid = st->placeholder = true;
+	st->fresh = false;
+}
+
 /* A wait of thread t ended at end (the thread came back, or the recording
  * ended): its time goes to the stack of its class. */
 static void end_wait(struct kp_session *s, struct kp_offcpu *o, struct thread *t, uint64_t end)
@@ -188,12 +214,12 @@ static void end_wait(struct kp_session *s, struct kp_offcpu *o, struct thread *t
 		s->st.waits_short++;
 		return;
 	}
-	if (!st->valid) {
+	if (!st->valid)
+		placeholder_stack(s, o, t, st);
+	if (st->placeholder) {
 		s->st.waits_nostack++;
 		s->st.nostack_ns += ns;
-		return;
 	}
-	(void)o;
 	st->acc_ns += ns;
 	st->acc_fresh |= st->fresh;
 	st->fresh = false;
@@ -210,7 +236,7 @@ void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
 	if (id->tid == 0)
 		return; /* the idle task */
 	t = thread_of(o, (pid_t)id->tid, sw->out);
-	if (!t)
+	if (!t || t->dead)
 		return; /* in, never seen out: off CPU since before the recording */
 	if (!sw->out) {
 		if (t->pending)
@@ -222,6 +248,7 @@ void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
 	t->pending = true;
 	t->preempt = sw->preempt;
 	t->out_time = id->time;
+	t->pid = (pid_t)id->pid;
 	/* the sample taken at this switch (just before its record) becomes
 	 * the stack of its class */
 	if (t->staged.valid) {
@@ -232,6 +259,7 @@ void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
 			t->staged.kind = sw->preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
 		flush_stack(s, o, st);
 		stack_copy(st, &t->staged);
+		st->placeholder = false;
 		st->acc_ns = 0;
 		st->acc_fresh = false;
 		t->staged.valid = false;
@@ -249,6 +277,18 @@ static void thread_free(struct kp_session *s, struct kp_offcpu *o, struct thread
 }
 
 void kp_offcpu_exit(struct kp_session *s, pid_t tid)
+{
+	struct kp_offcpu *o = s->offcpu;
+	struct thread *t = o ? thread_of(o, tid, false) : NULL;
+
+	/* system-wide, the exiting task's last switch out follows its EXIT */
+	if (t) {
+		t->dead = true;
+		t->pending = false;
+	}
+}
+
+void kp_offcpu_forget(struct kp_session *s, pid_t tid)
 {
 	struct kp_offcpu *o = s->offcpu;
 	uint64_t slot;

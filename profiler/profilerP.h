@@ -83,7 +83,8 @@ size_t kp_sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32
 void kp_offcpu_sample(struct kp_session *s, const struct kp_sample *smp);
 void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
 		      const struct kp_switch *sw);
-void kp_offcpu_exit(struct kp_session *s, pid_t tid);
+void kp_offcpu_exit(struct kp_session *s, pid_t tid);	      /* at its EXIT record */
+void kp_offcpu_forget(struct kp_session *s, pid_t tid);	      /* a flush later */
 void kp_offcpu_finish(struct kp_session *s, uint64_t end_ns); /* 0: drop them */
 
 #endif

@@ -88,8 +88,9 @@ struct kp_session_stats {
 	uint64_t switch_samples;  /* stacks sampled at switches */
 	uint64_t waits;		  /* waits timed and attributed */
 	uint64_t offcpu_ns;	  /* their time */
-	uint64_t waits_nostack;	  /* waits before the thread's first stack of their kind */
-	uint64_t nostack_ns;	  /* their time (left out) */
+	uint64_t waits_nostack;	  /* of those, before the thread's first stack of their
+				   * class: under "[no stack sampled]" */
+	uint64_t nostack_ns;	  /* their time */
 	uint64_t waits_short;	  /* under --min-wait (left out) */
 	uint64_t waits_unpaired;  /* SWITCH records that did not pair (lost records) */
 	uint64_t waits_open;	  /* still open when the recording ended (end there) */

@@ -84,6 +84,9 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 		o = *ctx->svg;
 	else
 		kp_svg_opts_init(&o);
+	/* time values are folded into microseconds */
+	if (!o.countname && kp_fold_micros(ctx->profile, ctx->fold.value))
+		o.countname = "us";
 	if (!o.n_info_lines) {
 		o.info_lines = info;
 		o.n_info_lines = run_lines(ctx->profile, lines);

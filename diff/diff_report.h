@@ -64,7 +64,8 @@ int kp_diff_junit_write(const struct kp_diff *df, const struct kp_diff_report *r
 struct kp_diff_svg_opts {
 	const struct kp_svg_opts *svg; /* the user's; title and subtitle NULL: the diff's own */
 	bool base_shape;	       /* f's AFTER is BASE (--base-shape) */
-	const char *value;	       /* --value, or NULL: names the count unless --countname */
+	const char *value;	       /* --value, or NULL: names the count unless --countname
+					* ("us" for a value in time, r->unit "nanoseconds") */
 };
 
 /* The differential flame graph of f (the differential folded table whose

@@ -56,8 +56,11 @@ int kp_diff_svg_write(const struct kp_diff *df, const struct kp_diff_report *r,
 	so.frame_note_arg = &sn;
 	if (!so.title)
 		so.title = "Differential Flame Graph";
-	/* the titles count what the shares are of */
-	if (o->value && strcmp(so.countname, "samples") == 0)
+	/* the titles count what the shares are of: time in microseconds, as
+	 * the fold counts it */
+	if (!so.countname && r->unit && strcmp(r->unit, "nanoseconds") == 0)
+		so.countname = "us";
+	else if (!so.countname && o->value)
 		so.countname = o->value;
 	if (!so.subtitle) {
 		snprintf(subtitle, sizeof(subtitle),

@@ -49,7 +49,7 @@ void kp_svg_opts_init(struct kp_svg_opts *o)
 	o->fontsize = 12;
 	o->fonttype = "Verdana";
 	o->minwidth = 0.1;
-	o->countname = "samples";
+	o->countname = NULL; /* "samples", unless the caller knows better */
 	o->nametype = "Function:";
 	o->colors = "hot";
 	o->fontwidth = 0.59;
@@ -489,7 +489,7 @@ int kp_svg_write(const struct kp_folded *f, const struct kp_svg_opts *opts, FILE
 	if (!copy.fonttype)
 		copy.fonttype = defaults.fonttype;
 	if (!copy.countname)
-		copy.countname = defaults.countname;
+		copy.countname = "samples";
 	if (!copy.nametype)
 		copy.nametype = defaults.nametype;
 	if (!copy.colors)

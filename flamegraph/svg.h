@@ -19,7 +19,7 @@ struct kp_svg_opts {
 	const char *fonttype;  /* default "Verdana" */
 	double minwidth;       /* px, default 0.1; "N%" handled by the option parser */
 	bool minwidth_percent; /* minwidth is a percentage of the width */
-	const char *countname; /* default "samples" */
+	const char *countname; /* NULL (the default): "samples"; "us" for time */
 	const char *nametype;  /* default "Function:" */
 	const char *colors;    /* palette, default "hot" */
 	const char *bgcolors;  /* yellow, blue, green, grey or #rrggbb; NULL: by palette */

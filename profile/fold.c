@@ -39,24 +39,34 @@ static uint32_t frame_id(struct kp_folded *f, const struct kp_profile *p, uint32
 	return *slot;
 }
 
-bool kp_fold_add_profile(struct kp_folded *f, const struct kp_profile *p,
-			 const struct kp_fold_opts *o)
+bool kp_fold_micros(const struct kp_profile *p, size_t value)
 {
-	static const struct kp_fold_opts defaults = {0};
-	const struct kp_profile_value_type *vt;
+	const struct kp_profile_value_type *vt = kp_profile_value_type(p, value);
+
+	return vt && strcmp(kp_profile_str(p, vt->unit, NULL), "nanoseconds") == 0;
+}
+
+/* Adds count (before, when o->into says so) to the stack ids[0..n). */
+static bool add_stack(struct kp_folded *f, const uint32_t *ids, size_t n, kp_count count,
+		      unsigned decimals, enum kp_fold_into into)
+{
+	if (into == KP_FOLD_COUNT)
+		return kp_folded_add_ids(f, ids, n, count, decimals);
+	return kp_folded_add_ids_diff(f, ids, n, into == KP_FOLD_BEFORE ? count : 0,
+				      into == KP_FOLD_AFTER ? count : 0, decimals);
+}
+
+/* Every sample of p into f, value o->value as it is. */
+static bool add_samples(struct kp_folded *f, const struct kp_profile *p,
+			const struct kp_fold_opts *o, unsigned decimals)
+{
 	size_t nfn = kp_profile_nfunctions(p), stack_cap = 0;
-	uint32_t *stack = NULL, *cache, unknown;
+	uint32_t *stack = NULL, *cache, unknown = UINT32_MAX;
 	char rootbuf[160];
 	bool ok = true;
 
-	if (!o)
-		o = &defaults;
-	vt = kp_profile_value_type(p, o->value);
-	if (!vt)
-		return kp_profile_nsamples(p) == 0;
 	cache = kp_xmalloc((nfn ? nfn : 1) * KINDS * sizeof(*cache));
 	memset(cache, 0xff, (nfn ? nfn : 1) * KINDS * sizeof(*cache));
-	unknown = UINT32_MAX;
 	for (size_t i = 0; i < kp_profile_nsamples(p) && ok; i++) {
 		struct kp_profile_root root;
 		const kp_count *values;
@@ -86,15 +96,75 @@ bool kp_fold_add_profile(struct kp_folded *f, const struct kp_profile *p,
 			for (size_t k = 0; k < nfr; k++)
 				stack[nf++] = frame_id(f, p, cache, &fr[k]);
 		}
-		if (o->into == KP_FOLD_COUNT)
-			ok = kp_folded_add_ids(f, stack, nf, values[o->value], vt->decimals);
-		else
-			ok = kp_folded_add_ids_diff(
-				f, stack, nf, o->into == KP_FOLD_BEFORE ? values[o->value] : 0,
-				o->into == KP_FOLD_AFTER ? values[o->value] : 0, vt->decimals);
+		ok = add_stack(f, stack, nf, values[o->value], decimals, o->into);
 	}
 	free(cache);
 	free(stack);
+	return ok;
+}
+
+/* The stacks of ns, counts in nanoseconds, into f in microseconds: each
+ * stack's sum rounded to the nearest (halves up), in exact integers; a
+ * stack under half a microsecond is left out. */
+static bool add_micros(struct kp_folded *f, const struct kp_folded *ns, enum kp_fold_into into)
+{
+	uint32_t limit = kp_folded_fid_limit(ns);
+	/* ns's frame ids to f's, UINT32_MAX until interned */
+	uint32_t *map = kp_xmalloc((limit ? limit : 1) * sizeof(*map)), *ids = NULL;
+	size_t ids_cap = 0;
+	unsigned decimals = kp_folded_decimals(ns);
+	bool ok = true;
+
+	memset(map, 0xff, (limit ? limit : 1) * sizeof(*map));
+	for (size_t i = 0; i < kp_folded_nstacks(ns) && ok; i++) {
+		size_t n;
+		const uint32_t *src = kp_folded_stack_ids(ns, i, &n, NULL);
+		kp_count c = kp_folded_count(ns, i), us = c / 1000 + (c % 1000 >= 500);
+
+		if (!us)
+			continue;
+		kp_xgrow(&ids, &ids_cap, n ? n : 1, sizeof(*ids));
+		for (size_t k = 0; k < n; k++) {
+			if (map[src[k]] == UINT32_MAX) {
+				size_t len;
+				const char *name = kp_folded_frame_name(ns, src[k], &len);
+
+				map[src[k]] = kp_folded_frame_id(f, name, len,
+								 kp_folded_frame_kind(src[k]));
+			}
+			ids[k] = map[src[k]];
+		}
+		ok = add_stack(f, ids, n, us, decimals, into);
+	}
+	free(map);
+	free(ids);
+	return ok;
+}
+
+bool kp_fold_add_profile(struct kp_folded *f, const struct kp_profile *p,
+			 const struct kp_fold_opts *o)
+{
+	static const struct kp_fold_opts defaults = {0};
+	const struct kp_profile_value_type *vt;
+	struct kp_fold_opts sum;
+	struct kp_folded *ns;
+	bool ok;
+
+	if (!o)
+		o = &defaults;
+	vt = kp_profile_value_type(p, o->value);
+	if (!vt)
+		return kp_profile_nsamples(p) == 0;
+	if (!kp_fold_micros(p, o->value))
+		return add_samples(f, p, o, vt->decimals);
+	/* summed first in nanoseconds, stack by stack, then rounded: a stack
+	 * of many short waits keeps them all */
+	ns = kp_folded_new();
+	kp_folded_set_sequence(ns, kp_folded_sequence(f));
+	sum = *o;
+	sum.into = KP_FOLD_COUNT;
+	ok = add_samples(ns, p, &sum, vt->decimals) && add_micros(f, ns, o->into);
+	kp_folded_free(ns);
 	return ok;
 }
 

@@ -28,10 +28,20 @@ struct kp_fold_opts {
 /* Adds every sample of p to f: the root frame (the comm, unless the root
  * is empty: no comm and no pid), then the frames of each location, root
  * first; a location never named gives "[unknown]". Names are made safe
- * for folded text by the folded table. Returns false when the value's
- * decimals or a sum cannot be kept exact in f (then f holds part of p). */
+ * for folded text by the folded table; off-CPU marker frames
+ * (profile/wait.h) are names like any other. A value in nanoseconds
+ * (kp_fold_micros) is counted in microseconds, as folded text and the SVG
+ * count time: each folded stack's nanoseconds summed exactly, then
+ * rounded to the nearest microsecond (halves up); a stack that rounds to
+ * 0 is left out. Returns false when the value's decimals or a sum cannot
+ * be kept exact in f (then f holds part of p). */
 bool kp_fold_add_profile(struct kp_folded *f, const struct kp_profile *p,
 			 const struct kp_fold_opts *o);
+
+/* Whether value counts nanoseconds ("cpu", "off-cpu", "wall"), which
+ * kp_fold_add_profile folds into microseconds: writers then name the
+ * count "us" (flamegraph.pl's --countname us). */
+bool kp_fold_micros(const struct kp_profile *p, size_t value);
 
 /* The root frame's text of r: comm, comm-PID or comm-PID/TID as o says;
  * in buf (size bytes, cut if need be) or the profile's own string. Writers

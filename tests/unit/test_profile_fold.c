@@ -1,7 +1,8 @@
 /* Folded text -> profile -> folded text gives the same lines (roots,
  * kinds, empty frames, exact and decimal counts); a recorded-style profile
  * folds with comm, comm-PID and comm-PID/TID roots, frames of several per
- * location and [unknown] for locations never named. */
+ * location and [unknown] for locations never named, its CPU nanoseconds in
+ * microseconds. */
 #include <stdlib.h>
 
 #include "formats/folded_read.h"
@@ -86,11 +87,12 @@ static void test_recorded_profile(void)
 	o.root_pid = true;
 	o.value = 1;
 	s = fold_text(p, &o);
-	CHECK_EQ_STR(s, "prog-41;main;inl:x_[i];[unknown];do_syscall_64_[k] 2000000\n");
+	/* nanoseconds are folded into microseconds */
+	CHECK_EQ_STR(s, "prog-41;main;inl:x_[i];[unknown];do_syscall_64_[k] 2000\n");
 	free(s);
 	o.root_tid = true;
 	s = fold_text(p, &o);
-	CHECK_EQ_STR(s, "prog-41/42;main;inl:x_[i];[unknown];do_syscall_64_[k] 2000000\n");
+	CHECK_EQ_STR(s, "prog-41/42;main;inl:x_[i];[unknown];do_syscall_64_[k] 2000\n");
 	free(s);
 	kp_profile_free(p);
 }

@@ -177,7 +177,7 @@ static int draw(const struct kp_folded *f, struct kp_svg_opts *so, const char *o
 	}
 	if (!opath && isatty(STDOUT_FILENO)) {
 		/* XML is no use on a terminal */
-		kp_top_write(f, stdout, 20, so->countname);
+		kp_top_write(f, stdout, 20, so->countname, NULL);
 		printf("\nkprof: stdout is a terminal, so the flame graph was not written: use -o "
 		       "FILE.svg "
 		       "or redirect stdout to a file.\n");

@@ -108,7 +108,8 @@ static int write_top(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	if (!f)
 		return -ERANGE;
 	err = kp_top_write(f, out, ctx->top ? ctx->top : 20,
-			   vt ? kp_profile_str(ctx->profile, vt->type, NULL) : "samples");
+			   vt ? kp_profile_str(ctx->profile, vt->type, NULL) : "samples",
+			   kp_fold_micros(ctx->profile, ctx->fold.value) ? "us" : NULL);
 	if (err)
 		kp_diag_errno(d, err, "cannot write the report");
 	kp_folded_free(f);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/wait.h"
 #include "util/xalloc.h"
 
 struct entry {
@@ -25,7 +26,7 @@ static int by_value_desc(const void *pa, const void *pb)
 }
 
 static void print_table(const struct kp_folded *f, FILE *out, const char *what,
-			const kp_count *values, uint32_t limit, size_t n, const char *countname)
+			const kp_count *values, uint32_t limit, size_t n, const char *column)
 {
 	struct entry *e = kp_xmalloc((limit ? limit : 1) * sizeof(*e));
 	unsigned decimals = kp_folded_decimals(f);
@@ -38,7 +39,7 @@ static void print_table(const struct kp_folded *f, FILE *out, const char *what,
 			e[ne++] = (struct entry){fid, values[fid]};
 	qsort(e, ne, sizeof(*e), by_value_desc);
 	fprintf(out, "Top %zu functions by %s:\n", n < ne ? n : ne, what);
-	fprintf(out, "  %7s  %14s  %s\n", "share", countname, "function");
+	fprintf(out, "  %7s  %14s  %s\n", "share", column, "function");
 	for (size_t i = 0; i < ne && i < n; i++) {
 		size_t len;
 		const char *name = kp_folded_frame_name(f, e[i].fid, &len);
@@ -52,22 +53,51 @@ static void print_table(const struct kp_folded *f, FILE *out, const char *what,
 	free(e);
 }
 
-int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *countname)
+/* The first line: the total, what it counts, the stacks and, when some
+ * end in a marker frame, the share of them (off-CPU time). */
+static void print_total(const struct kp_folded *f, FILE *out, const char *countname,
+			const char *unit, kp_count offcpu)
+{
+	char num[KP_COUNT_BUF];
+	unsigned decimals = kp_folded_decimals(f);
+
+	kp_count_format(kp_folded_total_exact(f), decimals, num);
+	if (unit)
+		fprintf(out, "%s %s of %s in %zu distinct stacks", num, unit, countname,
+			kp_folded_nstacks(f));
+	else
+		fprintf(out, "%s %s in %zu distinct stacks", num, countname, kp_folded_nstacks(f));
+	if (offcpu)
+		fprintf(out, ", %.2f%% of it off-CPU",
+			100 * kp_count_double(offcpu, decimals) / kp_folded_total(f));
+	fputs(".\n\n", out);
+}
+
+int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *countname,
+		 const char *unit)
 {
 	uint32_t limit = kp_folded_fid_limit(f);
 	kp_count *self = kp_xcalloc(limit, sizeof(*self));
 	kp_count *incl = kp_xcalloc(limit, sizeof(*incl));
 	/* stamp[fid] = stack index + 1 when fid was counted for that stack */
 	size_t *stamp = kp_xcalloc(limit, sizeof(*stamp));
-	char num[KP_COUNT_BUF];
+	kp_count offcpu = 0;
+	char column[96];
 
 	if (!countname)
 		countname = "samples";
+	if (unit)
+		snprintf(column, sizeof(column), "%s (%s)", countname, unit);
+	else
+		snprintf(column, sizeof(column), "%s", countname);
 	for (size_t i = 0; i < kp_folded_nstacks(f); i++) {
-		size_t nids;
+		size_t nids, len;
 		const uint32_t *ids = kp_folded_stack_ids(f, i, &nids, NULL);
 		kp_count count = kp_folded_count(f, i);
+		const char *leaf = nids ? kp_folded_frame_name(f, ids[nids - 1], &len) : NULL;
 
+		if (leaf && kp_wait_is_frame(leaf, len))
+			offcpu += count;
 		if (nids && kp_folded_frame_kind(ids[nids - 1]) != KP_FRAME_ROOT)
 			self[ids[nids - 1]] += count;
 		for (size_t k = 0; k < nids; k++) {
@@ -77,14 +107,12 @@ int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *cou
 			incl[ids[k]] += count;
 		}
 	}
-	kp_count_format(kp_folded_total_exact(f), kp_folded_decimals(f), num);
-	fprintf(out, "%s %s in %zu distinct stacks.\n\n", num, countname, kp_folded_nstacks(f));
+	print_total(f, out, countname, unit, offcpu);
 	if (kp_folded_total_exact(f) > 0) {
-		print_table(f, out, "self share (where the time is spent)", self, limit, n,
-			    countname);
+		print_table(f, out, "self share (where the time is spent)", self, limit, n, column);
 		fputc('\n', out);
 		print_table(f, out, "total share (time spent in them and what they call)", incl,
-			    limit, n, countname);
+			    limit, n, column);
 	}
 	free(self);
 	free(incl);

@@ -8,8 +8,15 @@
 
 #include "profile/folded.h"
 
-/* Prints the top n functions of f by self and by total share. Returns 0,
- * or -EIO when out fails. */
-int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *countname);
+/* Prints the top n functions of f by self and by total share. countname
+ * names the counts ("samples", or the value's name, "cpu"; NULL:
+ * "samples"); unit is NULL for counts, or what a count is ("us": the
+ * value in microseconds), which the columns then say. When stacks end in
+ * an off-CPU marker frame (profile/wait.h), the first line says their
+ * share, and the markers are listed as functions like the others (their
+ * self share is the time spent waiting that way). Returns 0, or -EIO when
+ * out fails. */
+int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *countname,
+		 const char *unit);
 
 #endif

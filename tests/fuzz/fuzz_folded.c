@@ -218,7 +218,7 @@ static void draw(const struct kp_folded *f, uint8_t a, uint8_t b)
 		FUZZ_CHECK(err == -ENODATA);
 	}
 	free(svg);
-	FUZZ_CHECK(kp_top_write(f, devnull, 20, "samples") == 0);
+	FUZZ_CHECK(kp_top_write(f, devnull, 20, "samples", NULL) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

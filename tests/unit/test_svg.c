@@ -110,7 +110,7 @@ static void test_report_top(void)
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 
-	CHECK_EQ_INT(kp_top_write(f, out, 20, "samples"), 0);
+	CHECK_EQ_INT(kp_top_write(f, out, 20, "samples", NULL), 0);
 	fclose(out);
 	CHECK(strstr(buf, "100 samples in 2 distinct stacks.") != NULL);
 	/* self: leaves only */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "profile/wait.h"
 #include "util/xalloc.h"
 
 /* A frame still open during kp_layout_flow, by depth. */
@@ -13,6 +14,7 @@ struct open_frame {
 	uint64_t key; /* fid * 2 + waker bit */
 	double start;
 	kp_count xstart, xbstart; /* exact sums of AFTER and BEFORE at its start */
+	kp_count xostart;	  /* and of the off-CPU stacks' AFTER */
 	double delta;
 	bool has_delta;
 };
@@ -36,9 +38,15 @@ static double perl_roundtrip(double v)
 	return strtod(buf, NULL);
 }
 
-/* Closes the open frame o at depth, at time end (exact sums xtime, xbtime). */
+/* The exact sums of the stacks walked so far: AFTER, BEFORE, and the
+ * AFTER of the off-CPU ones. */
+struct sums {
+	kp_count time, before, offcpu;
+};
+
+/* Closes the open frame o at depth, at time end (exact sums x). */
 static void emit(struct kp_layout *g, const struct open_frame *o, uint32_t depth, double end,
-		 kp_count xtime, kp_count xbtime)
+		 const struct sums *x)
 {
 	struct kp_layout_node *n;
 
@@ -51,8 +59,9 @@ static void emit(struct kp_layout *g, const struct open_frame *o, uint32_t depth
 	n->waker = o->key & 1;
 	n->start = o->start;
 	n->end = end;
-	n->samples = xtime - o->xstart;
-	n->before = xbtime - o->xbstart;
+	n->samples = x->time - o->xstart;
+	n->before = x->before - o->xbstart;
+	n->offcpu = x->offcpu - o->xostart;
 	n->delta = o->delta;
 	n->has_delta = o->has_delta;
 	if (depth > g->depthmax)
@@ -81,6 +90,24 @@ static bool is_separator(const struct kp_folded *f, uint32_t fid)
 
 	return len == 2 && name[0] == '-' && name[1] == '-' &&
 	       kp_folded_frame_kind(fid) == KP_FRAME_USER;
+}
+
+/* Whether stack ids[0..n) is off-CPU time: its leaf is a marker frame.
+ * marker caches the answer by frame id (0: not asked yet, 1: no, 2: yes). */
+static bool is_offcpu(const struct kp_folded *f, const uint32_t *ids, size_t n, uint8_t *marker)
+{
+	uint32_t leaf;
+
+	if (!n)
+		return false;
+	leaf = ids[n - 1];
+	if (!marker[leaf]) {
+		size_t len;
+		const char *name = kp_folded_frame_name(f, leaf, &len);
+
+		marker[leaf] = kp_wait_is_frame(name, len) ? 2 : 1;
+	}
+	return marker[leaf] == 2;
 }
 
 static bool is_empty_frame(const struct kp_folded *f, uint32_t fid)
@@ -155,9 +182,10 @@ void kp_layout_flow(struct kp_layout *g)
 	 * the stack being added */
 	struct open_frame *open = NULL;
 	uint64_t *keys = NULL;
+	uint8_t *marker = kp_xcalloc(kp_folded_fid_limit(f) + 1, 1);
 	double time = 0;
 	/* the same sums exact, for the titles */
-	kp_count xtime = 0, xbtime = 0;
+	struct sums x = {0};
 	bool differential = kp_folded_differential(f);
 
 	if (!g->o->flamechart)
@@ -168,7 +196,7 @@ void kp_layout_flow(struct kp_layout *g)
 		size_t n, same = 0, si = order ? order[i] : i;
 		double count, delta;
 		const uint32_t *ids = kp_folded_stack_ids(f, si, &n, &count);
-		bool has_before = false;
+		bool has_before = false, offcpu = is_offcpu(f, ids, n, marker);
 
 		delta = differential ? stack_delta(g, si, &has_before) : 0;
 		/* flamegraph.pl --reverse joins the reversed frames and splits
@@ -185,15 +213,16 @@ void kp_layout_flow(struct kp_layout *g)
 			same++;
 		/* close the frames above the common part, deepest first */
 		for (; depth > same; depth--)
-			emit(g, &open[depth], (uint32_t)depth, perl_roundtrip(time), xtime, xbtime);
+			emit(g, &open[depth], (uint32_t)depth, perl_roundtrip(time), &x);
 		/* the root opens with the first stack, the others above the
 		 * common part (flamegraph.pl gives a frame a delta when the
 		 * stack that opens it has one) */
 		for (size_t k = i ? same + 1 : 0; k <= n; k++)
 			open[k] = (struct open_frame){.key = keys[k],
 						      .start = time,
-						      .xstart = xtime,
-						      .xbstart = xbtime,
+						      .xstart = x.time,
+						      .xbstart = x.before,
+						      .xostart = x.offcpu,
 						      .has_delta = has_before};
 		/* the stack's delta is its leaf's self delta */
 		if (has_before) {
@@ -202,17 +231,21 @@ void kp_layout_flow(struct kp_layout *g)
 		}
 		depth = n;
 		time += count;
-		xtime += kp_folded_count(f, si);
-		xbtime += kp_folded_before(f, si, NULL);
+		x.time += kp_folded_count(f, si);
+		x.before += kp_folded_before(f, si, NULL);
+		if (offcpu)
+			x.offcpu += kp_folded_count(f, si);
 	}
 	for (; depth > 0; depth--)
-		emit(g, &open[depth], (uint32_t)depth, perl_roundtrip(time), xtime, xbtime);
+		emit(g, &open[depth], (uint32_t)depth, perl_roundtrip(time), &x);
 	/* the root "all" spans everything */
 	if (nstacks)
-		emit(g, &open[0], 0, perl_roundtrip(time), xtime, xbtime);
+		emit(g, &open[0], 0, perl_roundtrip(time), &x);
+	g->offcpu = x.offcpu > 0;
 	free(order);
 	free(open);
 	free(keys);
+	free(marker);
 }
 
 void kp_layout_fini(struct kp_layout *g)

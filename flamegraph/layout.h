@@ -4,8 +4,12 @@
  * frame that differs from the previous stack's at the same depth closes
  * and a new one opens; frames narrower than minwidth are dropped. What is
  * left are nodes spanning [start, end) in cumulative counts, with their
- * exact counts and, for differential tables, their changes. Private to
- * flamegraph/: the SVG writer draws them. */
+ * exact counts, their off-CPU part and, for differential tables, their
+ * changes. Private to flamegraph/: the SVG writer draws them.
+ *
+ * Off-CPU time is the count of the stacks whose leaf is a marker frame
+ * ("[off-cpu: sleeping]", profile/wait.h), told by its name alone, so
+ * that folded text drawn by `kprof flamegraph` is seen as a recording is. */
 #ifndef KP_FLAMEGRAPH_LAYOUT_H
 #define KP_FLAMEGRAPH_LAYOUT_H
 
@@ -29,6 +33,7 @@ struct kp_layout_node {
 	double start, end; /* as flamegraph.pl sums them: positions */
 	kp_count samples;  /* exact: the title's count */
 	kp_count before;   /* differential: BEFORE summed over the frame */
+	kp_count offcpu;   /* of samples, the stacks whose leaf is a marker frame */
 	double delta;	   /* differential: its self delta */
 };
 
@@ -46,6 +51,7 @@ struct kp_layout {
 	double scale;	    /* differential: what BEFORE counts are multiplied by */
 	double time_before; /* differential: the sum of BEFORE */
 	uint32_t depthmax;
+	bool offcpu; /* some stack's leaf is a marker frame */
 };
 
 /* Fills l's out part from its in part (zero the out part first). */

@@ -20,7 +20,13 @@
  * self change), coloured on flamegraph.pl's white-to-red (growth) and
  * white-to-blue scale relative to the largest stack delta (at least 1).
  * With diff_shares (kprof diff) BEFORE is first scaled to AFTER's total,
- * so the deltas are changes of share. */
+ * so the deltas are changes of share.
+ *
+ * Off-CPU time (stacks whose leaf is a marker frame, profile/wait.h):
+ * frames more than half off-CPU take the io palette's blues, as
+ * flamegraph.pl --colors io draws bcc's offcputime, whatever the palette
+ * (a change of share colours a differential frame first), and every frame
+ * with some says how much in its title. */
 #include "flamegraph/svg.h"
 
 #include <errno.h>
@@ -340,7 +346,28 @@ static void put_delta(struct svg *g, const struct kp_layout_node *n)
 	put(out, " points");
 }
 
-/* The frame's <title>: its name, count, share, change and note. */
+/* The off-CPU part of a title, for a frame with off-CPU time in it:
+ * "; 80% off-CPU" (the rest is on CPU); "<1%" and ">99%" rather than a
+ * rounding to 0 or 100 that would hide one side. */
+static void put_offcpu(struct svg *g, const struct kp_layout_node *n)
+{
+	double pct;
+	char buf[32];
+
+	if (!n->offcpu || !n->samples)
+		return;
+	pct = 100 * kp_count_double(n->offcpu, 0) / kp_count_double(n->samples, 0);
+	if (n->offcpu < n->samples && pct >= 99.5)
+		snprintf(buf, sizeof(buf), "; >99%% off-CPU");
+	else if (pct < 0.5)
+		snprintf(buf, sizeof(buf), "; <1%% off-CPU");
+	else
+		snprintf(buf, sizeof(buf), "; %.0f%% off-CPU", pct);
+	putesc(g->out, buf);
+}
+
+/* The frame's <title>: its name, count, share, change, off-CPU part and
+ * note. */
 static void write_title(struct svg *g, const struct kp_layout_node *n, const char *name,
 			size_t nlen, double end)
 {
@@ -359,7 +386,9 @@ static void write_title(struct svg *g, const struct kp_layout_node *n, const cha
 	putc_unlocked(' ', out);
 	putesc(out, o->countname);
 	if (!n->depth) {
-		put(out, ", 100%)</title>");
+		put(out, ", 100%");
+		put_offcpu(g, n);
+		put(out, ")</title>");
 		return;
 	}
 	snprintf(buf, sizeof(buf), ", %.2f%%",
@@ -367,6 +396,7 @@ static void write_title(struct svg *g, const struct kp_layout_node *n, const cha
 	put(out, buf);
 	if (n->has_delta)
 		put_delta(g, n);
+	put_offcpu(g, n);
 	if (o->frame_note) {
 		const char *note =
 			o->frame_note(o->frame_note_arg, name, nlen, kp_folded_frame_kind(n->fid));
@@ -380,8 +410,9 @@ static void write_title(struct svg *g, const struct kp_layout_node *n, const cha
 }
 
 /* The frame's fill: grey for chain graphs' separators, the change scale
- * for a frame with a delta, else the palette's colour of its annotated
- * name ann[0..alen). */
+ * for a frame with a delta, the io palette's blues (flamegraph.pl's for
+ * off-CPU graphs) for a frame more than half off-CPU, else the palette's
+ * colour of its annotated name ann[0..alen). */
 static struct kp_color frame_color(struct svg *g, const struct kp_layout_node *n, const char *ann,
 				   size_t alen)
 {
@@ -391,6 +422,10 @@ static struct kp_color frame_color(struct svg *g, const struct kp_layout_node *n
 		return (struct kp_color){200, 200, 200};
 	if (n->has_delta)
 		return color_scale(n->delta, g->lay.maxdelta, g->o->negate);
+	if (n->offcpu > n->samples - n->offcpu)
+		return kp_palette_color(KP_PAL_IO, g->mode, ann, alen,
+					n->depth ? kp_folded_frame_kind(n->fid) : KP_FRAME_ROOT,
+					&g->rng);
 	return kp_palette_color(g->pal, g->mode, ann, alen,
 				n->depth ? kp_folded_frame_kind(n->fid) : KP_FRAME_ROOT, &g->rng);
 }

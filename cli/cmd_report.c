@@ -47,8 +47,10 @@ static void usage(FILE *out)
 	fputs("  -o, --output FILE   write here, in the format of its extension (repeatable;\n"
 	      "                      default stdout)\n"
 	      "      --top N         how many functions -f top lists (default 20)\n"
-	      "      --value NAME    the value to draw or count: samples (default), or another\n"
-	      "                      value type of the recording (e.g. cpu)\n"
+	      "      --value NAME    the value to draw or count (default: the profile's first:\n"
+	      "                      samples, or off-cpu, wall in such recordings), or another\n"
+	      "                      of its values (cpu, off-cpu, wall); time is counted in\n"
+	      "                      microseconds (us)\n"
 	      "      --pid, --tid    root frames comm-PID, comm-PID/TID (recordings made with\n"
 	      "                      --pid or --tid, which have them by default)\n"
 	      "      --annotate      folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
@@ -167,7 +169,10 @@ static int load(const char *path, struct report_cli *rc, struct kp_profile **p)
 		int v = kp_profile_find_value(*p, rc->value);
 
 		if (v < 0) {
-			kp_err("report: %s has no value '%s'", path, rc->value);
+			char names[256];
+
+			kp_err("report: %s has no value '%s' (it has: %s)", path, rc->value,
+			       kp_profile_value_names(*p, names, sizeof(names)));
 			return 1;
 		}
 		ctx->fold.value = (size_t)v;

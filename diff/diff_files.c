@@ -27,7 +27,8 @@ int kp_diff_files_read(struct kp_diff_files *f, const struct kp_diff_files_opts 
 		if (err < 0)
 			return err;
 	}
-	return 0;
+	return kp_diff_input_same_value(f->side[0].value, o->path[0], f->side[1].value, o->path[1],
+					d);
 }
 
 static void warn(const struct kp_diff_files_opts *o, char *msg)

@@ -24,7 +24,7 @@ struct kp_diff_files_opts {
 	const char *path[2];	  /* BASE, NEW: a profile, a directory of runs, "-" */
 	struct kp_diff_opts diff; /* alpha, dispersion, gate_interrupts */
 	struct kp_load_opts load; /* --strict */
-	const char *value;	  /* the value shares are of; NULL: samples */
+	const char *value;	  /* the value shares are of; NULL: each profile's first */
 	/* Build the differential folded table (BEFORE AFTER a stack) that
 	 * the flame graph and the folded output draw; AFTER is NEW's shape,
 	 * BASE's with base_shape. */
@@ -47,7 +47,8 @@ struct kp_diff_files {
 
 /* Zeroes f, then reads both sides into a new diff (and the differential
  * table when o->fold). Returns 0, or a negative errno with a line naming
- * the file in d (diff/diff_input.h says which). */
+ * the file in d (diff/diff_input.h says which; also when the sides'
+ * shares would be of values of different names). */
 int kp_diff_files_read(struct kp_diff_files *f, const struct kp_diff_files_opts *o,
 		       struct kp_diag *d);
 

@@ -96,19 +96,22 @@ static void warn(const struct kp_diff_input_opts *o, const char *fmt, ...)
 	o->warn(o->warn_arg, msg);
 }
 
-/* The values of a run diff reads: the shares' (--value, else "samples",
- * else the first), the test's counts ("samples", else the first, said
- * so) and CPU nanoseconds ("cpu"). */
+/* The values of a run diff reads: the shares' (--value, else the first:
+ * "samples" in a CPU profile, "off-cpu" or "wall" in the others), the
+ * test's counts ("samples", else the first, said so) and CPU nanoseconds
+ * ("cpu"). */
 static int run_values(const struct kp_profile *p, const char *file,
 		      const struct kp_diff_input_opts *o, struct kp_diff_values *v,
 		      struct kp_diag *d)
 {
-	int i = kp_profile_find_value(p, o->value ? o->value : "samples");
+	int i = o->value ? kp_profile_find_value(p, o->value) : 0;
 	const struct kp_profile_value_type *vt;
+	char names[256];
 
-	if (i < 0 && o->value)
-		return kp_diag_set(d, -EINVAL, "%s has no value '%s'", file, o->value);
-	v->value = i < 0 ? 0 : (size_t)i;
+	if (i < 0)
+		return kp_diag_set(d, -EINVAL, "%s has no value '%s' (it has: %s)", file, o->value,
+				   kp_profile_value_names(p, names, sizeof(names)));
+	v->value = (size_t)i;
 	i = kp_profile_find_value(p, "samples");
 	if (i >= 0) {
 		v->count = (size_t)i;
@@ -167,6 +170,17 @@ static int same_run(const struct kp_profile *first, const char *first_file,
 	return err;
 }
 
+int kp_diff_input_same_value(const char *value0, const char *file0, const char *value1,
+			     const char *file1, struct kp_diag *d)
+{
+	if (strcmp(value0, value1) == 0)
+		return 0;
+	return kp_diag_set(d, -EINVAL,
+			   "the shares of %s would be of '%s' and those of %s of '%s' (each "
+			   "profile's first value): give --value NAME, a value both have",
+			   file0, value0, file1, value1);
+}
+
 /* A profile holding p's metadata alone. */
 static struct kp_profile *meta_of(const struct kp_profile *p)
 {
@@ -212,6 +226,10 @@ static int add_run(struct kp_diff *df, enum kp_diff_side side, const char *file,
 	err = run_values(p, file, o, &v, d);
 	if (!err && s->meta)
 		err = same_run(s->meta, first_file, p, file, d);
+	if (!err && s->meta)
+		err = kp_diff_input_same_value(
+			s->value, first_file,
+			kp_profile_str(p, kp_profile_value_type(p, v.value)->type, NULL), file, d);
 	if (!err) {
 		struct kp_diag ad = {{0}};
 

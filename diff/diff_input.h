@@ -19,7 +19,7 @@
 
 struct kp_diff_input_opts {
 	struct kp_load_opts load;
-	const char *value; /* the value shares are of (--value); NULL: samples */
+	const char *value; /* the value shares are of (--value); NULL: the first */
 	/* When set, every run's stacks are added to this differential table
 	 * as into says (KP_FOLD_BEFORE or KP_FOLD_AFTER), with the value. */
 	struct kp_folded *fold;
@@ -51,5 +51,13 @@ int kp_diff_input_load(struct kp_diff *df, enum kp_diff_side side, const char *p
 		       const struct kp_diff_input_opts *o, struct kp_diff_input *s,
 		       struct kp_diag *d);
 void kp_diff_input_fini(struct kp_diff_input *s);
+
+/* Whether the shares of file1 are of the value of those of file0:
+ * value1 and value0 are the same name. A CPU profile's first value
+ * ("samples") and an off-CPU one's ("off-cpu") are no measure of each
+ * other. Returns 0, or -EINVAL with a line naming both files and --value
+ * in d. */
+int kp_diff_input_same_value(const char *value0, const char *file0, const char *value1,
+			     const char *file1, struct kp_diag *d);
 
 #endif

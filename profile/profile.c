@@ -152,6 +152,21 @@ int kp_profile_find_value(const struct kp_profile *p, const char *type)
 	return -1;
 }
 
+const char *kp_profile_value_names(const struct kp_profile *p, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < p->ntypes && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "",
+				      kp_profile_str(p, p->types[i].type, NULL));
+	if (!p->ntypes)
+		snprintf(buf, size, "none");
+	return buf;
+}
+
 /* ---- locations and their frames ---- */
 
 uint32_t kp_profile_location(struct kp_profile *p, const struct kp_loc *loc)

@@ -120,6 +120,9 @@ size_t kp_profile_nvalues(const struct kp_profile *p);
 const struct kp_profile_value_type *kp_profile_value_type(const struct kp_profile *p, size_t i);
 /* The index of the value type named type, or -1. */
 int kp_profile_find_value(const struct kp_profile *p, const char *type);
+/* The value types' names in order, "samples, cpu" ("none" without any),
+ * in buf (size bytes, cut if need be), for messages. Returns buf. */
+const char *kp_profile_value_names(const struct kp_profile *p, char *buf, size_t size);
 
 /* The dense id of a location, added if new. */
 uint32_t kp_profile_location(struct kp_profile *p, const struct kp_loc *loc);

@@ -10,7 +10,8 @@
  * these records, but a malformed one must never crash kprof.
  *
  * Input: byte 0 (bit 0: DWARF mode, bit 1: read in two rounds, bit 2:
- * counters near 2^64), bytes 1-2 where in the ring the data starts
+ * counters near 2^64, bit 3: --wall's layout, with an identifier and a
+ * raw record), bytes 1-2 where in the ring the data starts
  * (rounded down to 8 bytes), byte 3 the ring size (64 bytes to 64 KiB),
  * then the ring's data. */
 #include <errno.h>
@@ -24,7 +25,8 @@
 #include "profiler/ring.h"
 #include "util/strtab.h"
 
-static struct kp_perf_record_layout layouts[2];
+/* frame pointers, DWARF, and --wall's (an identifier and a raw record) */
+static struct kp_perf_record_layout layouts[3];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -39,6 +41,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			abort();
 		kp_perf_attr_init(&attr, &layouts[i], &o);
 	}
+	layouts[2] = layouts[1];
+	layouts[2].sample_type |= PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_RAW;
 	return 0;
 }
 
@@ -66,6 +70,11 @@ static void touch(struct ctx *c, const struct perf_event_header *h, const struct
 		for (uint64_t i = 0; s->regs && i < s->nregs; i++)
 			c->sum += s->regs[i];
 		FUZZ_CHECK(s->stack_dyn_size <= s->stack_size);
+		if (s->raw) {
+			FUZZ_CHECK(s->raw >= lo && s->raw + s->raw_size <= hi);
+			for (uint32_t i = 0; i < s->raw_size; i++)
+				c->sum += s->raw[i];
+		}
 		if (s->stack) {
 			FUZZ_CHECK(s->stack >= lo && s->stack + s->stack_size <= hi);
 			for (uint64_t i = 0; i < s->stack_dyn_size; i++)
@@ -151,7 +160,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct perf_event_mmap_page *ctl = calloc(1, sizeof(*ctl));
 	unsigned char *ring = calloc(1, ring_size);
 	struct kp_strtab *strings = kp_strtab_new();
-	struct ctx c = {.layout = &layouts[how & 1], .procs = kp_proctab_new(strings)};
+	struct ctx c = {.layout = &layouts[how & 8 ? 2 : how & 1],
+			.procs = kp_proctab_new(strings)};
 	struct kp_recqueue q;
 	struct kp_ring r;
 	size_t len = (in.n < ring_size ? in.n : ring_size) & ~(size_t)7;

@@ -293,5 +293,78 @@ static void test_comm_fork_lost(void)
 	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), -EINVAL);
 }
 
+/* --wall's layout: an identifier first, and a tracepoint's raw record
+ * after the callchain (a u32 size, then the data, padded to 8 bytes). */
+static void test_identifier_raw(void)
+{
+	struct kp_perf_record_layout wall;
+	struct buf b = {.n = 1};
+	struct kp_perf_record rec;
+	struct perf_event_header *h;
+	uint32_t raw_size = 12; /* 4 + 12: 16 bytes, two words */
+
+	setup();
+	wall = layout;
+	wall.sample_type |= PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_RAW;
+	put(&b, 777);		      /* identifier */
+	put(&b, 0xffffffff81000000);  /* ip */
+	put(&b, 42ULL | 43ULL << 32); /* pid, tid */
+	put(&b, 5000);		      /* time */
+	put(&b, 0);		      /* cpu, res */
+	put(&b, 1);		      /* period */
+	put(&b, 1);		      /* nr */
+	put(&b, 0xffffffff81000000);
+	put(&b, raw_size | (uint64_t)0xaabbccdd << 32); /* size, first 4 bytes */
+	put(&b, 0x1122334455667788ULL);			/* the other 8 */
+	put(&b, PERF_SAMPLE_REGS_ABI_NONE);
+	put(&b, 0);
+	h = finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	CHECK_EQ_INT(kp_perf_record_parse(&wall, h, &rec), 0);
+	CHECK_EQ_INT(rec.sample.id, 777);
+	CHECK_EQ_INT(rec.sample.tid, 43);
+	CHECK_EQ_INT(rec.sample.raw_size, 12);
+	CHECK(rec.sample.raw && rec.sample.raw[0] == 0xdd && rec.sample.raw[4] == 0x88);
+	CHECK_EQ_INT(kp_perf_record_time(&wall, h), 5000);
+	/* a raw size that does not keep the record aligned, or runs past it */
+	b.w[9] = 13 | (uint64_t)0xaabbccdd << 32;
+	CHECK_EQ_INT(kp_perf_record_parse(&wall, h, &rec), -EINVAL);
+	b.w[9] = 1020 | (uint64_t)0xaabbccdd << 32;
+	CHECK_EQ_INT(kp_perf_record_parse(&wall, h, &rec), -EINVAL);
+}
+
+/* SWITCH records: out (preempted or not) and in; the CPU-wide one names
+ * the other task. */
+static void test_switch(void)
+{
+	struct buf b = {.n = 1};
+	struct kp_perf_record rec;
+	struct perf_event_header *h;
+
+	setup();
+	put_id(&b, 42, 43, 900, 1);
+	h = finish(&b, PERF_RECORD_SWITCH,
+		   PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
+	CHECK(rec.sw.out && rec.sw.preempt);
+	CHECK_EQ_INT(rec.id.tid, 43);
+	CHECK_EQ_INT(rec.id.time, 900);
+	h = finish(&b, PERF_RECORD_SWITCH, 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
+	CHECK(!rec.sw.out && !rec.sw.preempt);
+
+	b.n = 1;
+	put(&b, 7ULL | 8ULL << 32); /* next_prev pid, tid */
+	put_id(&b, 42, 43, 901, 0);
+	h = finish(&b, PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), 0);
+	CHECK(rec.sw.out && !rec.sw.preempt);
+	CHECK_EQ_INT(rec.sw.other_tid, 8);
+	CHECK_EQ_INT(rec.id.tid, 43);
+	/* too short for its body */
+	b.n = 1;
+	h = finish(&b, PERF_RECORD_SWITCH_CPU_WIDE, 0);
+	CHECK_EQ_INT(kp_perf_record_parse(&layout, h, &rec), -EINVAL);
+}
+
 KP_TEST_MAIN(test_sample, test_sample_regs_stack, test_compact, test_mmap2, test_mmap2_build_id,
-	     test_comm_fork_lost)
+	     test_comm_fork_lost, test_identifier_raw, test_switch)

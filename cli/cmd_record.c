@@ -65,7 +65,7 @@ static struct kp_profile *record(const struct kp_record_args *c, struct kp_sessi
 	kp_sym_name_profile(sym, prof);
 	kp_session_stats(sess, st);
 	kp_session_count_unresolved(sess);
-	if (!st->samples && !st->waits)
+	if (!st->samples && !st->off.waits)
 		kp_record_summary_no_samples(c, st);
 	notes = kp_sym_notes(sym, &nnotes);
 	kp_warn_notes(notes, nnotes);

@@ -62,29 +62,29 @@ static void print_offcpu(const struct kp_session_stats *st)
 	char out[512] = "";
 	size_t len = 0;
 
-	if (st->waits_nostack)
+	if (st->off.nostack)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"; %llu waits (%.3f s) came before their thread's first "
 					"sampled stack: under [no stack sampled]",
-					(unsigned long long)st->waits_nostack,
-					(double)st->nostack_ns / 1e9);
-	if (st->waits_short)
+					(unsigned long long)st->off.nostack,
+					(double)st->off.nostack_ns / 1e9);
+	if (st->off.short_waits)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"; left out: %llu under --min-wait",
-					(unsigned long long)st->waits_short);
-	if (st->waits_unpaired)
+					(unsigned long long)st->off.short_waits);
+	if (st->off.unpaired)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"%s %llu unpaired (switch records lost)",
-					st->waits_short ? "," : "; left out:",
-					(unsigned long long)st->waits_unpaired);
-	if (st->clock_skew)
+					st->off.short_waits ? "," : "; left out:",
+					(unsigned long long)st->off.unpaired);
+	if (st->off.clock_skew)
 		snprintf(out + len, sizeof(out) - len, "; %llu ended before they began (counted 0)",
-			 (unsigned long long)st->clock_skew);
+			 (unsigned long long)st->off.clock_skew);
 	fprintf(stderr,
 		"kprof: off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "
 		"%llu switches sampled (%s)%s\n",
-		(unsigned long long)st->waits, (double)st->offcpu_ns / 1e9,
-		(unsigned long long)st->waits_open, (unsigned long long)st->switch_samples,
+		(unsigned long long)st->off.waits, (double)st->off.ns / 1e9,
+		(unsigned long long)st->off.open_at_end, (unsigned long long)st->off.stacks,
 		st->switch_event ? st->switch_event : "?", out);
 }
 
@@ -120,9 +120,9 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 		"kprof: %llu samples, %llu lost, %zu process%s, %.1f s; %.1f%% of frames "
 		"unresolved (kernel %llu, user %llu, JIT %llu, other %llu); %llu stacks "
 		"truncated%s; profile in %s\n",
-		(unsigned long long)(st->samples + st->switch_samples),
-		(unsigned long long)st->lost, st->nprocs, st->nprocs == 1 ? "" : "es", st->seconds,
-		share, (unsigned long long)unresolved[KP_LOC_KERNEL],
+		(unsigned long long)(st->samples + st->off.stacks), (unsigned long long)st->lost,
+		st->nprocs, st->nprocs == 1 ? "" : "es", st->seconds, share,
+		(unsigned long long)unresolved[KP_LOC_KERNEL],
 		(unsigned long long)unresolved[KP_LOC_USER],
 		(unsigned long long)unresolved[KP_LOC_JIT],
 		(unsigned long long)unresolved[KP_LOC_UNKNOWN], (unsigned long long)st->truncated,

@@ -21,6 +21,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* A stack where a thread left the CPU: for the waits that follow. */
+static void switch_sample(struct kp_session *s, const struct kp_sample *smp)
+{
+	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
+	struct kp_profile_root root;
+	size_t n;
+
+	if (!s->offcpu || smp->tid == 0)
+		return;
+	n = kp_sample_stack(s, smp, locs, &root);
+	kp_offcpu_stack(s->offcpu, (pid_t)smp->tid, locs, n, &root, smp->raw, smp->raw_size);
+}
+
 static void process_record(struct kp_session *s, const struct perf_event_header *hdr)
 {
 	struct kp_perf_record rec;
@@ -36,14 +49,15 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 	case PERF_RECORD_SAMPLE:
 		if (s->opts.mode == KP_SESSION_OFFCPU ||
 		    (s->opts.mode == KP_SESSION_WALL && kp_evlist_is_second(&s->ev, rec.sample.id)))
-			kp_offcpu_sample(s, &rec.sample);
+			switch_sample(s, &rec.sample);
 		else
 			kp_sample_add(s, &rec.sample);
 		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (s->opts.mode != KP_SESSION_CPU)
-			kp_offcpu_switch(s, &rec.id, &rec.sw);
+		if (s->offcpu)
+			kp_offcpu_switch(s->offcpu, (pid_t)rec.id.pid, (pid_t)rec.id.tid,
+					 rec.id.time, rec.sw.out, rec.sw.preempt);
 		break;
 	case PERF_RECORD_MMAP2:
 		/* libunwind keeps rules by address: forget them when code that
@@ -70,7 +84,8 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 	case PERF_RECORD_EXIT:
 		/* applied one flush later: a sample of the exiting task read a
 		 * little out of order must still find its process */
-		kp_offcpu_exit(s, (pid_t)rec.task.tid);
+		if (s->offcpu)
+			kp_offcpu_exit(s->offcpu, (pid_t)rec.task.tid);
 		kp_xgrow(&s->exits, &s->exits_cap, s->nexits + 1, sizeof(*s->exits));
 		s->exits[s->nexits][0] = (pid_t)rec.task.pid;
 		s->exits[s->nexits][1] = (pid_t)rec.task.tid;
@@ -95,7 +110,8 @@ static void apply_exits(struct kp_session *s, size_t n)
 	if (!n)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		kp_offcpu_forget(s, s->exits[i][1]);
+		if (s->offcpu)
+			kp_offcpu_forget(s->offcpu, s->exits[i][1]);
 		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1])) {
 			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
 			kp_unwind_forget(s->unw, s->exits[i][0]);

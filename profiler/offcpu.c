@@ -1,23 +1,10 @@
-/* Off-CPU waits (see profilerP.h and docs/offcpu.md).
- *
- * Every switch of a target thread gives a SWITCH record: out (with the
- * kernel's "preempted" flag) and later in. A wait is the time from one to
- * the other, exact whatever the sampling. The stacks come from the switch
- * event, which samples a fraction of the switches (the kernel's frequency
- * mode: every switch at low rates, a few thousand a second in a storm).
- * A wait is attributed to the stack last sampled on its thread at a switch
- * of the same class (blocked or preempted), so each sampled stack stands
- * for the waits that follow it until the next sample: per thread, the
- * off-CPU time is whole and exact, and only which stack a wait is put on
- * is sampled.
- *
- * Memory: per live thread, at most three stacks (the sample waiting for
- * its SWITCH out record, and one per class), freed when it exits. */
+/* Off-CPU waits (see offcpu.h and docs/offcpu.md). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile/wait.h"
-#include "profiler/profilerP.h"
+#include "profiler/offcpu.h"
+#include "util/u64map.h"
 #include "util/xalloc.h"
 
 enum { CLASS_BLOCKED = 0, CLASS_PREEMPTED, NCLASSES };
@@ -45,35 +32,37 @@ struct thread {
 };
 
 struct kp_offcpu {
+	struct kp_offcpu_opts opts;
+	struct kp_offcpu_stats st;
 	struct kp_u64map index; /* tid -> 1 + slot in threads */
 	struct thread *threads;
 	size_t nthreads, cap;
 	size_t *free_slots;
 	size_t nfree, free_cap;
-	unsigned state_off, state_size; /* sched_switch's prev_state; size 0: none */
 	uint32_t markers[KP_WAIT_NKINDS];
 	uint32_t no_stack; /* the location "[no stack sampled]" */
 };
 
-static struct kp_offcpu *get(struct kp_session *s)
+struct kp_offcpu *kp_offcpu_new(const struct kp_offcpu_opts *opts)
 {
-	struct kp_offcpu *o = s->offcpu;
+	struct kp_offcpu *o = kp_xcalloc(1, sizeof(*o));
 
-	if (!o) {
-		o = s->offcpu = kp_xcalloc(1, sizeof(*o));
-		kp_u64map_init(&o->index);
-		o->state_off = s->switch_state.offset;
-		o->state_size = s->have_switch_state ? s->switch_state.size : 0;
-		for (int k = 0; k < KP_WAIT_NKINDS; k++) {
-			const char *name = kp_wait_frame_name((enum kp_wait_kind)k);
+	o->opts = *opts;
+	kp_u64map_init(&o->index);
+	for (int k = 0; k < KP_WAIT_NKINDS; k++) {
+		const char *name = kp_wait_frame_name((enum kp_wait_kind)k);
 
-			o->markers[k] = kp_profile_named_location(s->prof, name, strlen(name),
-								  KP_FRAME_USER);
-		}
-		o->no_stack =
-			kp_profile_named_location(s->prof, "[no stack sampled]", 18, KP_FRAME_USER);
+		o->markers[k] =
+			kp_profile_named_location(opts->prof, name, strlen(name), KP_FRAME_USER);
 	}
+	o->no_stack =
+		kp_profile_named_location(opts->prof, "[no stack sampled]", 18, KP_FRAME_USER);
 	return o;
+}
+
+const struct kp_offcpu_stats *kp_offcpu_stats(const struct kp_offcpu *o)
+{
+	return &o->st;
 }
 
 static struct thread *thread_of(struct kp_offcpu *o, pid_t tid, bool create)
@@ -99,14 +88,15 @@ static struct thread *thread_of(struct kp_offcpu *o, pid_t tid, bool create)
 /* The thread's state from sched_switch's raw record: the kernel's
  * task-state bits (S 1, D 2, T 4, t 8, ..., I 0x80), 0 for runnable, and
  * 0x100 ("+": preempted) beside them. */
-static enum kp_wait_kind kind_of_state(const struct kp_offcpu *o, const struct kp_sample *smp)
+static enum kp_wait_kind kind_of_state(const struct kp_offcpu *o, const unsigned char *raw,
+				       uint32_t raw_size)
 {
 	uint64_t state = 0;
+	unsigned off = o->opts.state_off, size = o->opts.state_size;
 
-	if (!o->state_size || o->state_size > 8 || !smp->raw ||
-	    (uint64_t)o->state_off + o->state_size > smp->raw_size)
-		return KP_WAIT_NKINDS; /* not said: from the switch record */
-	memcpy(&state, smp->raw + o->state_off, o->state_size); /* little-endian */
+	if (!size || size > 8 || !raw || (uint64_t)off + size > raw_size)
+		return KP_WAIT_NKINDS;	 /* not said: from the switch record */
+	memcpy(&state, raw + off, size); /* little-endian */
 	if (state == 0 || (state & 0x100))
 		return KP_WAIT_PREEMPTED;
 	if (state & 0x1)
@@ -127,33 +117,32 @@ static void stack_copy(struct stack *dst, const struct stack *src)
 	dst->fresh = src->fresh;
 }
 
-void kp_offcpu_sample(struct kp_session *s, const struct kp_sample *smp)
+void kp_offcpu_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_t n,
+		     const struct kp_profile_root *root, const unsigned char *raw,
+		     uint32_t raw_size)
 {
-	struct kp_offcpu *o = get(s);
-	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
 	struct thread *t;
 	struct stack *st;
-	size_t n;
 
-	if (smp->tid == 0)
+	if (tid == 0)
 		return; /* the idle task */
-	s->st.switch_samples++;
-	t = thread_of(o, (pid_t)smp->tid, true);
+	o->st.stacks++;
+	t = thread_of(o, tid, true);
 	st = &t->staged;
-	n = kp_sample_stack(s, smp, locs, &st->root);
 	kp_xgrow(&st->locs, &st->cap, n ? n : 1, sizeof(*st->locs));
 	memcpy(st->locs, locs, n * sizeof(*locs));
 	st->n = n;
-	st->kind = (uint8_t)kind_of_state(o, smp);
+	st->root = *root;
+	st->kind = (uint8_t)kind_of_state(o, raw, raw_size);
 	st->valid = true;
 	st->fresh = true;
 }
 
 /* The values of one wait of ns nanoseconds (profile/wait.h's types). */
-static void wait_values(const struct kp_session *s, uint64_t ns, bool fresh, kp_count *v)
+static void wait_values(const struct kp_offcpu *o, uint64_t ns, bool fresh, kp_count *v)
 {
 	memset(v, 0, KP_PROFILE_MAX_VALUES * sizeof(*v));
-	if (s->opts.mode == KP_SESSION_WALL) {
+	if (o->opts.wall) {
 		v[0] = v[3] = ns; /* wall, off-cpu */
 		v[1] = fresh;
 	} else {
@@ -164,17 +153,17 @@ static void wait_values(const struct kp_session *s, uint64_t ns, bool fresh, kp_
 
 /* Adds what st holds to the profile: at a switch storm one stack stands
  * for thousands of waits, added once. */
-static void flush_stack(struct kp_session *s, struct kp_offcpu *o, struct stack *st)
+static void flush_stack(struct kp_offcpu *o, struct stack *st)
 {
-	uint32_t locs[KP_SESSION_MAX_FRAMES + 2];
 	kp_count values[KP_PROFILE_MAX_VALUES];
 
 	if (!st->valid || !st->acc_ns)
 		return;
-	memcpy(locs, st->locs, st->n * sizeof(*locs));
-	locs[st->n] = o->markers[st->kind];
-	wait_values(s, st->acc_ns, st->acc_fresh, values);
-	kp_profile_add(s->prof, &st->root, locs, st->n + 1, values);
+	/* the marker after the stack, in the stack's own room */
+	kp_xgrow(&st->locs, &st->cap, st->n + 1, sizeof(*st->locs));
+	st->locs[st->n] = o->markers[st->kind < KP_WAIT_NKINDS ? st->kind : KP_WAIT_OTHER];
+	wait_values(o, st->acc_ns, st->acc_fresh, values);
+	kp_profile_add(o->opts.prof, &st->root, st->locs, st->n + 1, values);
 	st->acc_ns = 0;
 	st->acc_fresh = false;
 }
@@ -182,17 +171,14 @@ static void flush_stack(struct kp_session *s, struct kp_offcpu *o, struct stack 
 /* A wait before any stack of its class was sampled on t (at a switch
  * storm, or system-wide where the switch event counts every task's
  * switches): its time stays on the thread, under "[no stack sampled]". */
-static void placeholder_stack(struct kp_session *s, struct kp_offcpu *o, const struct thread *t,
-			      struct stack *st)
+static void placeholder_stack(struct kp_offcpu *o, const struct thread *t, struct stack *st)
 {
-	const char *comm = kp_strtab_str(s->strings, kp_proctab_comm_of(s->procs, t->pid, t->tid));
-
 	kp_xgrow(&st->locs, &st->cap, 1, sizeof(*st->locs));
 	st->locs[0] = o->no_stack;
 	st->n = 1;
-	st->root.comm = kp_profile_intern(s->prof, comm, strlen(comm));
-	st->root.pid = s->opts.root_pid || s->opts.root_tid ? (uint32_t)t->pid : 0;
-	st->root.tid = s->opts.root_tid ? (uint32_t)t->tid : 0;
+	st->root.comm = o->opts.comm_of ? o->opts.comm_of(o->opts.arg, t->pid, t->tid) : 0;
+	st->root.pid = o->opts.root_pid || o->opts.root_tid ? (uint32_t)t->pid : 0;
+	st->root.tid = o->opts.root_tid ? (uint32_t)t->tid : 0;
 	st->kind = t->preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
 	st->valid = st->placeholder = true;
 	st->fresh = false;
@@ -200,64 +186,63 @@ static void placeholder_stack(struct kp_session *s, struct kp_offcpu *o, const s
 
 /* A wait of thread t ended at end (the thread came back, or the recording
  * ended): its time goes to the stack of its class. */
-static void end_wait(struct kp_session *s, struct kp_offcpu *o, struct thread *t, uint64_t end)
+static void end_wait(struct kp_offcpu *o, struct thread *t, uint64_t end)
 {
 	struct stack *st = &t->by_class[t->preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
 	uint64_t ns = 0;
 
 	t->pending = false;
 	if (end < t->out_time)
-		s->st.clock_skew++; /* records out of order by more than a round */
+		o->st.clock_skew++; /* records out of order by more than a round */
 	else
 		ns = end - t->out_time;
-	if (ns < s->opts.min_wait_ns) {
-		s->st.waits_short++;
+	if (ns < o->opts.min_wait_ns) {
+		o->st.short_waits++;
 		return;
 	}
 	if (!st->valid)
-		placeholder_stack(s, o, t, st);
+		placeholder_stack(o, t, st);
 	if (st->placeholder) {
-		s->st.waits_nostack++;
-		s->st.nostack_ns += ns;
+		o->st.nostack++;
+		o->st.nostack_ns += ns;
 	}
 	st->acc_ns += ns;
 	st->acc_fresh |= st->fresh;
 	st->fresh = false;
-	s->st.waits++;
-	s->st.offcpu_ns += ns;
+	o->st.waits++;
+	o->st.ns += ns;
 }
 
-void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
-		      const struct kp_switch *sw)
+void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out,
+		      bool preempt)
 {
-	struct kp_offcpu *o = get(s);
 	struct thread *t;
 
-	if (id->tid == 0)
+	if (tid == 0)
 		return; /* the idle task */
-	t = thread_of(o, (pid_t)id->tid, sw->out);
+	t = thread_of(o, tid, out);
 	if (!t || t->dead)
 		return; /* in, never seen out: off CPU since before the recording */
-	if (!sw->out) {
+	if (!out) {
 		if (t->pending)
-			end_wait(s, o, t, id->time);
+			end_wait(o, t, time);
 		return;
 	}
 	if (t->pending)
-		s->st.waits_unpaired++; /* its in record was lost: the wait is unknown */
+		o->st.unpaired++; /* its in record was lost: the wait is unknown */
 	t->pending = true;
-	t->preempt = sw->preempt;
-	t->out_time = id->time;
-	t->pid = (pid_t)id->pid;
+	t->preempt = preempt;
+	t->out_time = time;
+	t->pid = pid;
 	/* the sample taken at this switch (just before its record) becomes
 	 * the stack of its class */
 	if (t->staged.valid) {
-		struct stack *st = &t->by_class[sw->preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
+		struct stack *st = &t->by_class[preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
 
 		if (t->staged.kind == KP_WAIT_NKINDS ||
-		    (t->staged.kind == KP_WAIT_PREEMPTED) != sw->preempt)
-			t->staged.kind = sw->preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
-		flush_stack(s, o, st);
+		    (t->staged.kind == KP_WAIT_PREEMPTED) != preempt)
+			t->staged.kind = preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
+		flush_stack(o, st);
 		stack_copy(st, &t->staged);
 		st->placeholder = false;
 		st->acc_ns = 0;
@@ -267,19 +252,18 @@ void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
 }
 
 /* Frees t's stacks, adding what they hold to the profile when keep. */
-static void thread_free(struct kp_session *s, struct kp_offcpu *o, struct thread *t, bool keep)
+static void thread_free(struct kp_offcpu *o, struct thread *t, bool keep)
 {
 	for (int c = 0; c < NCLASSES && keep; c++)
-		flush_stack(s, o, &t->by_class[c]);
+		flush_stack(o, &t->by_class[c]);
 	free(t->staged.locs);
 	for (int c = 0; c < NCLASSES; c++)
 		free(t->by_class[c].locs);
 }
 
-void kp_offcpu_exit(struct kp_session *s, pid_t tid)
+void kp_offcpu_exit(struct kp_offcpu *o, pid_t tid)
 {
-	struct kp_offcpu *o = s->offcpu;
-	struct thread *t = o ? thread_of(o, tid, false) : NULL;
+	struct thread *t = thread_of(o, tid, false);
 
 	/* system-wide, the exiting task's last switch out follows its EXIT */
 	if (t) {
@@ -288,36 +272,37 @@ void kp_offcpu_exit(struct kp_session *s, pid_t tid)
 	}
 }
 
-void kp_offcpu_forget(struct kp_session *s, pid_t tid)
+void kp_offcpu_forget(struct kp_offcpu *o, pid_t tid)
 {
-	struct kp_offcpu *o = s->offcpu;
 	uint64_t slot;
 
-	if (!o || !kp_u64map_get(&o->index, (uint64_t)tid, &slot))
+	if (!kp_u64map_get(&o->index, (uint64_t)tid, &slot))
 		return;
-	thread_free(s, o, &o->threads[slot - 1], true);
+	thread_free(o, &o->threads[slot - 1], true);
 	memset(&o->threads[slot - 1], 0, sizeof(o->threads[slot - 1]));
 	kp_u64map_del(&o->index, (uint64_t)tid);
 	kp_xgrow(&o->free_slots, &o->free_cap, o->nfree + 1, sizeof(*o->free_slots));
 	o->free_slots[o->nfree++] = slot - 1;
 }
 
-void kp_offcpu_finish(struct kp_session *s, uint64_t end_ns)
+void kp_offcpu_finish(struct kp_offcpu *o, uint64_t end_ns)
 {
-	struct kp_offcpu *o = s->offcpu;
+	for (size_t i = 0; i < o->nthreads; i++) {
+		if (o->threads[i].pending) {
+			o->st.open_at_end++;
+			end_wait(o, &o->threads[i], end_ns);
+		}
+	}
+}
 
+void kp_offcpu_free(struct kp_offcpu *o, bool keep)
+{
 	if (!o)
 		return;
-	for (size_t i = 0; i < o->nthreads; i++) {
-		if (o->threads[i].pending && end_ns) {
-			s->st.waits_open++;
-			end_wait(s, o, &o->threads[i], end_ns);
-		}
-		thread_free(s, o, &o->threads[i], end_ns != 0);
-	}
+	for (size_t i = 0; i < o->nthreads; i++)
+		thread_free(o, &o->threads[i], keep);
 	kp_u64map_fini(&o->index);
 	free(o->threads);
 	free(o->free_slots);
 	free(o);
-	s->offcpu = NULL;
 }

@@ -14,6 +14,7 @@
 
 #include "profile/run_meta.h"
 #include "profiler/evlist.h"
+#include "profiler/offcpu.h"
 #include "profiler/perf_record.h"
 #include "profiler/proctab.h"
 #include "profiler/recqueue.h"
@@ -25,8 +26,6 @@
 
 /* Unwind cost histogram: 100 ns buckets up to 1 ms, then one bucket. */
 #define COST_BUCKETS 10001
-
-struct kp_offcpu;
 
 struct kp_session {
 	struct kp_session_opts opts;
@@ -72,19 +71,10 @@ void kp_dispatch_round(struct kp_session *s, bool final);
 /* Adds sample smp to the profile: its kernel and user stacks (unwound as
  * the call-graph mode says) as locations, under its root. sample.c */
 void kp_sample_add(struct kp_session *s, const struct kp_sample *smp);
+
 /* The location stack of smp, root first, into locs (room for
  * KP_SESSION_MAX_FRAMES + 1) and its root; returns its length. sample.c */
 size_t kp_sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
 		       struct kp_profile_root *root);
-
-/* Off-CPU waits (offcpu.c): a sample of the switch event (the stack where
- * a thread went off CPU), a SWITCH record (the wait's start or end), a
- * thread gone, the end of the recording (waits still open end there). */
-void kp_offcpu_sample(struct kp_session *s, const struct kp_sample *smp);
-void kp_offcpu_switch(struct kp_session *s, const struct kp_sample_id *id,
-		      const struct kp_switch *sw);
-void kp_offcpu_exit(struct kp_session *s, pid_t tid);	      /* at its EXIT record */
-void kp_offcpu_forget(struct kp_session *s, pid_t tid);	      /* a flush later */
-void kp_offcpu_finish(struct kp_session *s, uint64_t end_ns); /* 0: drop them */
 
 #endif

@@ -61,6 +61,33 @@ static const struct perf_event_attr *switch_attr(const struct kp_session *s)
 	return s->opts.mode == KP_SESSION_WALL ? &s->ev.attr2 : &s->ev.attr;
 }
 
+/* A thread's comm as a string of the profile (the process table's
+ * strings are the recorder's own). */
+static uint32_t comm_of(void *arg, pid_t pid, pid_t tid)
+{
+	struct kp_session *s = arg;
+	const char *comm = kp_strtab_str(s->strings, kp_proctab_comm_of(s->procs, pid, tid));
+
+	return kp_profile_intern(s->prof, comm, strlen(comm));
+}
+
+static void start_offcpu(struct kp_session *s)
+{
+	struct kp_offcpu_opts o = {
+		.prof = s->prof,
+		.wall = s->opts.mode == KP_SESSION_WALL,
+		.min_wait_ns = s->opts.min_wait_ns,
+		.state_off = s->switch_state.offset,
+		.state_size = s->have_switch_state ? s->switch_state.size : 0,
+		.root_pid = s->opts.root_pid,
+		.root_tid = s->opts.root_tid,
+		.comm_of = comm_of,
+		.arg = s,
+	};
+
+	s->offcpu = kp_offcpu_new(&o);
+}
+
 /* The profile's value types, once the event is known (cycles may have
  * fallen back to cpu-clock): a sample, and its period in the event's unit.
  * The run's record starts here: what was sampled, where, from when. */
@@ -96,6 +123,8 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 		kp_profile_add_value_type(s->prof, clock ? "cpu" : ev,
 					  clock ? "nanoseconds" : "count", 0);
 	}
+	if (s->opts.mode != KP_SESSION_CPU)
+		start_offcpu(s);
 	m->version = s->opts.version;
 	m->argv = s->opts.kprof_argv;
 	m->argc = s->opts.kprof_argc;
@@ -358,7 +387,7 @@ void kp_session_free(struct kp_session *s)
 		kill(s->target.pid, SIGKILL);
 		kp_target_reap(&s->target, true);
 	}
-	kp_offcpu_finish(s, 0);
+	kp_offcpu_free(s->offcpu, false);
 	kp_evlist_fini(&s->ev);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -469,7 +498,12 @@ int kp_session_run(struct kp_session *s,
 	end = now_ns();
 	kp_dispatch_round(s, true);
 	/* waits still open end with the recording */
-	kp_offcpu_finish(s, end);
+	if (s->offcpu) {
+		kp_offcpu_finish(s->offcpu, end);
+		s->st.off = *kp_offcpu_stats(s->offcpu);
+		kp_offcpu_free(s->offcpu, true);
+		s->offcpu = NULL;
+	}
 
 	/* The recording is over; a command still running (duration ended, or
 	 * kprof was interrupted) is asked to stop, then waited for. */
@@ -485,7 +519,7 @@ int kp_session_run(struct kp_session *s,
 	}
 	s->st.nprocs = kp_proctab_nprocs_seen(s->procs);
 	s->meta.duration = s->st.seconds;
-	s->meta.samples = s->st.samples + s->st.switch_samples;
+	s->meta.samples = s->st.samples + s->st.off.stacks;
 	s->meta.lost = s->st.lost;
 	s->meta.have_end = true;
 	kp_run_meta_write(&s->meta, s->prof);

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "profile/profile.h"
+#include "profiler/offcpu.h"
 #include "profiler/perf_event.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwind.h"
@@ -81,20 +82,9 @@ struct kp_session_stats {
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
 	uint64_t unwind_ns_total;	       /* of all of them */
 	struct kp_unwind_stats tables;	       /* unwind tables read */
-	/* off-CPU waits (--off-cpu, --wall): each from a SWITCH out record to
-	 * the thread's next SWITCH in, attributed to the stack last sampled at
-	 * a switch of its kind (blocked or preempted) */
+	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch" or "context-switches" */
-	uint64_t switch_samples;  /* stacks sampled at switches */
-	uint64_t waits;		  /* waits timed and attributed */
-	uint64_t offcpu_ns;	  /* their time */
-	uint64_t waits_nostack;	  /* of those, before the thread's first stack of their
-				   * class: under "[no stack sampled]" */
-	uint64_t nostack_ns;	  /* their time */
-	uint64_t waits_short;	  /* under --min-wait (left out) */
-	uint64_t waits_unpaired;  /* SWITCH records that did not pair (lost records) */
-	uint64_t waits_open;	  /* still open when the recording ended (end there) */
-	uint64_t clock_skew;	  /* a wait that ended before it began (clamped to 0) */
+	struct kp_offcpu_stats off;
 };
 
 struct kp_session;

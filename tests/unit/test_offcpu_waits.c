@@ -1,0 +1,187 @@
+/* Off-CPU waits from switch records and sampled stacks (profiler/offcpu.h):
+ * which stack a wait goes on, its kind, and what happens when records are
+ * lost, out of order, or a thread exits. */
+#include <stdint.h>
+#include <string.h>
+
+#include "kp_test.h"
+#include "profile/wait.h"
+#include "profiler/offcpu.h"
+
+static struct kp_profile *prof;
+static uint32_t loc_a, loc_b, loc_c;
+
+static uint32_t comm_of(void *arg, pid_t pid, pid_t tid)
+{
+	(void)arg;
+	(void)pid;
+	(void)tid;
+	return kp_profile_intern(prof, "prog", 4);
+}
+
+static struct kp_offcpu *setup(bool wall, uint64_t min_wait_ns)
+{
+	struct kp_offcpu_opts o = {.wall = wall,
+				   .min_wait_ns = min_wait_ns,
+				   .state_off = 8,
+				   .state_size = 8,
+				   .comm_of = comm_of};
+	struct kp_loc a = {.addr = 0x1000, .kind = KP_LOC_KERNEL};
+	struct kp_loc b = {.addr = 0x2000, .kind = KP_LOC_KERNEL};
+	struct kp_loc c = {.addr = 0x3000, .kind = KP_LOC_KERNEL};
+
+	kp_profile_free(prof);
+	prof = kp_profile_new();
+	if (wall) {
+		kp_profile_add_value_type(prof, KP_VALUE_WALL, "nanoseconds", 0);
+		kp_profile_add_value_type(prof, "samples", "count", 0);
+		kp_profile_add_value_type(prof, "cpu", "nanoseconds", 0);
+		kp_profile_add_value_type(prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
+	} else {
+		kp_profile_add_value_type(prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
+		kp_profile_add_value_type(prof, "samples", "count", 0);
+	}
+	o.prof = prof;
+	loc_a = kp_profile_location(prof, &a);
+	loc_b = kp_profile_location(prof, &b);
+	loc_c = kp_profile_location(prof, &c);
+	return kp_offcpu_new(&o);
+}
+
+/* A stack sampled on tid: [a, leaf], raw record with prev_state state
+ * at offset 8 (or none when state < 0). */
+static void stack(struct kp_offcpu *o, pid_t tid, uint32_t leaf, long state)
+{
+	uint32_t locs[2] = {loc_a, leaf};
+	struct kp_profile_root root = {.comm = kp_profile_intern(prof, "prog", 4)};
+	unsigned char raw[16] = {0};
+	uint64_t st = (uint64_t)state;
+
+	memcpy(raw + 8, &st, 8);
+	kp_offcpu_stack(o, tid, locs, 2, &root, state < 0 ? NULL : raw, 16);
+}
+
+/* The value v of the sample whose stack ends in (leaf, marker), 0 if none. */
+static uint64_t value_of(uint32_t leaf, const char *marker, size_t v)
+{
+	for (size_t i = 0; i < kp_profile_nsamples(prof); i++) {
+		struct kp_profile_root root;
+		const kp_count *values;
+		size_t n, nf;
+		const uint32_t *locs = kp_profile_sample(prof, i, &root, &n, &values);
+		const struct kp_profile_frame *fr;
+
+		if (n < 2 || locs[n - 2] != leaf)
+			continue;
+		fr = kp_profile_frames(prof, locs[n - 1], &nf, NULL);
+		if (fr &&
+		    strcmp(kp_profile_str(prof, kp_profile_function_at(prof, fr->function)->name,
+					  NULL),
+			   marker) == 0)
+			return (uint64_t)values[v];
+	}
+	return 0;
+}
+
+/* Each wait goes on the stack sampled at its own switch out, or the last
+ * one of its class; the kind from prev_state. */
+static void test_attribution(void)
+{
+	struct kp_offcpu *o = setup(false, 0);
+
+	stack(o, 7, loc_b, 1); /* S */
+	kp_offcpu_switch(o, 7, 7, 100, true, false);
+	kp_offcpu_switch(o, 7, 7, 300, false, false);
+	/* not sampled: the same stack stands for it */
+	kp_offcpu_switch(o, 7, 7, 400, true, false);
+	kp_offcpu_switch(o, 7, 7, 450, false, false);
+	stack(o, 7, loc_c, 2); /* D */
+	kp_offcpu_switch(o, 7, 7, 500, true, false);
+	kp_offcpu_switch(o, 7, 7, 1500, false, false);
+	kp_offcpu_free(o, true);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 250);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 1), 1); /* one stack sampled */
+	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: uninterruptible]", 0), 1000);
+}
+
+/* Preempted waits keep to preempted stacks; one with none yet goes under
+ * [no stack sampled]; without prev_state, kinds come from the flag. */
+static void test_classes(void)
+{
+	struct kp_offcpu *o = setup(false, 0);
+	uint32_t no_stack = kp_profile_named_location(prof, "[no stack sampled]", 18, 0);
+	const struct kp_offcpu_stats *st;
+
+	stack(o, 7, loc_b, -1);
+	kp_offcpu_switch(o, 7, 7, 100, true, false);
+	kp_offcpu_switch(o, 7, 7, 200, false, false);
+	kp_offcpu_switch(o, 7, 7, 300, true, true); /* preempted, no such stack yet */
+	kp_offcpu_switch(o, 7, 7, 330, false, false);
+	stack(o, 7, loc_c, -1);
+	kp_offcpu_switch(o, 7, 7, 400, true, true);
+	kp_offcpu_switch(o, 7, 7, 410, false, false);
+	kp_offcpu_switch(o, 7, 7, 500, true, false); /* blocked: back to b */
+	kp_offcpu_switch(o, 7, 7, 520, false, false);
+	st = kp_offcpu_stats(o);
+	CHECK_EQ_INT(st->waits, 4);
+	CHECK_EQ_INT(st->nostack, 1);
+	CHECK_EQ_INT(st->nostack_ns, 30);
+	CHECK_EQ_INT(st->stacks, 2);
+	kp_offcpu_free(o, true);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: blocked]", 0), 120);
+	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: preempted]", 0), 10);
+	CHECK_EQ_INT(value_of(no_stack, "[off-cpu: preempted]", 0), 30);
+}
+
+/* Lost records, time going backwards, an exit, the end of the recording:
+ * never a negative or an overlapping wait, each counted. */
+static void test_bad_records(void)
+{
+	struct kp_offcpu *o = setup(true, 0);
+	const struct kp_offcpu_stats *st;
+
+	stack(o, 7, loc_b, 1);
+	kp_offcpu_switch(o, 7, 7, 100, true, false);
+	kp_offcpu_switch(o, 7, 7, 200, true, false); /* the in between was lost */
+	kp_offcpu_switch(o, 7, 7, 260, false, false);
+	kp_offcpu_switch(o, 7, 7, 300, true, false);
+	kp_offcpu_switch(o, 7, 7, 250, false, false); /* ends before it began */
+	kp_offcpu_switch(o, 7, 7, 270, false, false); /* in, none open: ignored */
+	kp_offcpu_switch(o, 9, 9, 50, false, false);  /* in, never out: ignored */
+	kp_offcpu_switch(o, 7, 7, 400, true, false);  /* open at the end */
+	kp_offcpu_exit(o, 7);
+	kp_offcpu_switch(o, 7, 7, 410, true, false); /* an exited task's last switch */
+	stack(o, 8, loc_c, 1);
+	kp_offcpu_switch(o, 8, 8, 600, true, false);
+	kp_offcpu_finish(o, 1000);
+	st = kp_offcpu_stats(o);
+	CHECK_EQ_INT(st->unpaired, 1);
+	CHECK_EQ_INT(st->clock_skew, 1);
+	CHECK_EQ_INT(st->open_at_end, 1);
+	CHECK_EQ_INT(st->waits, 3); /* 60, 0, 400 */
+	CHECK_EQ_INT(st->ns, 460);
+	kp_offcpu_free(o, true);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 60); /* wall */
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 2), 0);  /* cpu */
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 3), 60); /* off-cpu */
+	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: sleeping]", 0), 400);
+}
+
+/* --min-wait leaves short waits out, counted. */
+static void test_min_wait(void)
+{
+	struct kp_offcpu *o = setup(false, 100);
+
+	stack(o, 7, loc_b, 1);
+	kp_offcpu_switch(o, 7, 7, 100, true, false);
+	kp_offcpu_switch(o, 7, 7, 150, false, false);
+	kp_offcpu_switch(o, 7, 7, 200, true, false);
+	kp_offcpu_switch(o, 7, 7, 400, false, false);
+	CHECK_EQ_INT(kp_offcpu_stats(o)->short_waits, 1);
+	kp_offcpu_free(o, true);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 200);
+	kp_profile_free(prof);
+	prof = NULL;
+}
+
+KP_TEST_MAIN(test_attribution, test_classes, test_bad_records, test_min_wait)

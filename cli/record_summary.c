@@ -25,8 +25,9 @@ void kp_record_summary_no_samples(const struct kp_record_args *c, const struct k
 
 	/* then it was not too short: the rings could not hold a sample */
 	if (c->sess.mode == KP_SESSION_OFFCPU && !st->lost)
-		kp_warn("no off-CPU waits were recorded: the threads sampled never blocked, "
-			"slept or were preempted in the %.1f s recorded",
+		kp_warn("no off-CPU wait began in the %.1f s recorded: the threads sampled never "
+			"left the CPU, or were waiting since before the recording started (a wait "
+			"is seen from its start)",
 			st->seconds);
 	else if (st->lost)
 		kp_warn("no samples were recorded: all %llu were lost, the rings (%u page%s per "

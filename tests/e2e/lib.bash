@@ -23,12 +23,26 @@ finish() {
 }
 
 # Sum of counts of folded lines matching an extended regex (whole line).
+# Whole sums are printed whole: mawk prints 3e+09 for 3000000000, and
+# counts of time pass 2^31 in a few seconds of nanoseconds.
 count_matching() { # file regex
-	awk -v re="$2" '{ n = $NF; line = $0; sub(/ [0-9.]+$/, "", line); if (line ~ re) s += n } END { print s + 0 }' "$1"
+	awk -v re="$2" '{ n = $NF; line = $0; sub(/ [0-9.]+$/, "", line); if (line ~ re) s += n }
+		END { if (s == int(s)) printf "%.0f\n", s; else print s }' "$1"
 }
-total_count() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
+total_count() { awk '{ s += $NF } END { if (s == int(s)) printf "%.0f\n", s; else print s }' "$1"; }
 # a >= b * pct / 100
 at_least_pct() { [ "$(awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { print (a >= b * p / 100) ? 1 : 0 }')" = 1 ]; }
+
+# Top lines of a folded file by count, for the log when a check fails.
+show_top() { # file [n]
+	awk '{ print $NF "\t" $0 }' "$1" | sort -t'	' -k1,1 -n -r | head -"${2:-5}" | cut -f2- | cut -c1-400
+}
+
+# True when FILE exists, is not empty, and no line matches the extended
+# regex: a missing or empty output never passes a "never appears" check.
+lacks() { # file regex
+	[ -s "$1" ] && ! LC_ALL=C grep -qE -- "$2" "$1"
+}
 
 # -o PREFIX.EXT for every output format a recording writes, a word a line
 # (mapfile -t o < <(record_outputs PREFIX); "$KPROF" "${o[@]}" ...).

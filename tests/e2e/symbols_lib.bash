@@ -51,17 +51,6 @@ show_matching() { # file regex [n]
 	grep -E -- "$2" "$1" | head -"${3:-5}" | cut -c1-400
 }
 
-# Top lines of a folded file by count, for the log when a check fails.
-show_top() { # file [n]
-	awk '{ print $NF "\t" $0 }' "$1" | sort -t'	' -k1,1 -n -r | head -"${2:-5}" | cut -f2- | cut -c1-400
-}
-
-# True when FILE exists, is not empty, and no line matches the extended
-# regex: a missing or empty output never passes a "never appears" check.
-lacks() { # file regex
-	[ -s "$1" ] && ! LC_ALL=C grep -qE -- "$2" "$1"
-}
-
 # A C program that calls HOT() (name it with -DHOT=NAME) in a loop for
 # ARGV[1] seconds (default 1): its samples are main;NAME.
 hot_program_source() {

@@ -18,17 +18,31 @@ void kp_record_summary_progress(void *arg, const struct kp_session_stats *st)
 		(unsigned long long)st->samples, (unsigned long long)st->lost);
 }
 
+/* No wait kept: all left out (the off-CPU line says why: --min-wait,
+ * unpaired records), which is not that none began. */
+static void no_waits(const struct kp_session_stats *st)
+{
+	uint64_t left = st->off.short_waits + st->off.unpaired;
+
+	if (left)
+		kp_warn("no off-CPU waits were kept: all %llu were left out (the off-CPU line "
+			"says why)",
+			(unsigned long long)left);
+	else
+		kp_warn("no off-CPU wait began in the %.1f s recorded: the threads sampled never "
+			"left the CPU, or were waiting since before the recording started (a wait "
+			"is seen from its start)",
+			st->seconds);
+}
+
 /* Why a recording can be empty depends on what was sampled. */
 void kp_record_summary_no_samples(const struct kp_record_args *c, const struct kp_session_stats *st)
 {
 	const char *period = st->freq ? "1/F seconds" : "-c events";
 
-	/* then it was not too short: the rings could not hold a sample */
 	if (c->sess.mode == KP_SESSION_OFFCPU && !st->lost)
-		kp_warn("no off-CPU wait began in the %.1f s recorded: the threads sampled never "
-			"left the CPU, or were waiting since before the recording started (a wait "
-			"is seen from its start)",
-			st->seconds);
+		no_waits(st);
+	/* then it was not too short: the rings could not hold a sample */
 	else if (st->lost)
 		kp_warn("no samples were recorded: all %llu were lost, the rings (%u page%s per "
 			"CPU) too small for a sample and its stack copy; give a larger -m",

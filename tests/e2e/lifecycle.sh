@@ -1,5 +1,8 @@
 # Exit status, command not found / not executable, bad options, SIGINT,
 # attaching to running processes, and output files that are never partial.
+# Its unprivileged checks follow perf_event_paranoid, which another test
+# sets for its run: they run one after the other (tests/CMakeLists.txt).
+# kp-e2e: perf-paranoid
 . "$(dirname "$0")/lib.bash"
 
 "$KPROF" -f folded -o "$T/x" -- "$KP_WORKLOADS/exitcode_fp" 3 2>/dev/null

@@ -3,6 +3,7 @@
 #
 # kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
 # runs beside it; tests/CMakeLists.txt)
+# kp-e2e: perf-paranoid (it sets the level for a run of its own)
 . "$(dirname "$0")/lib.bash"
 
 online=$(cat /sys/devices/system/cpu/online)

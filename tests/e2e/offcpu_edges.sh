@@ -11,13 +11,14 @@
 #   waits all left out (--min-wait above them): the warning says so;
 #   options that do not go together (--off-cpu -e, --off-cpu --wall,
 #     --wall -e of an event that is not a clock) and bad values: exit 2
-#     in a line naming them, before the command runs, no file written.
+#     in a line naming them, before the command runs, no file written;
+#   --wall -e task-clock: a clock, accepted, one tower a thread.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/offcpu_lib.bash"
 
 # a command that never blocks
 f=$T/spin.folded
-"$KPROF" --off-cpu -f folded -o "$f" -- "$KP_WORKLOADS/spin_nofp" 0.3 2>"$T/spin.err"
+"$KPROF" --off-cpu -f folded -o "$f" -- "$KP_WORKLOADS/spin_nofp" 0.1 2>"$T/spin.err"
 check "never blocks: exit 0" [ $? -eq 0 ]
 cat "$T/spin.err"
 check "never blocks: a profile written" [ -f "$f" ]
@@ -28,9 +29,13 @@ if [ ! -s "$f" ]; then
 	check "never blocks: no wait at all, and kprof says so" grep -q "no off-CPU waits were recorded" "$T/spin.err"
 fi
 
-# SIGTERM to kprof while the command sleeps
+# SIGTERM to kprof while the command sleeps. Every switch is sampled: the
+# sleep is the command's first wait but for being preempted as it starts,
+# and in the kernel's frequency mode a few preemptions in a row may leave
+# its switch unsampled, the sleep then left out for want of a stack
+# (offcpu_phases.sh)
 f=$T/term.folded
-"$KPROF" --off-cpu -d 10 -f folded -o "$f" -- "$OFFCPU" sleep 5 >"$T/term.out" 2>"$T/term.err" &
+"$KPROF" --off-cpu --switch-freq 0 -d 10 -f folded -o "$f" -- "$OFFCPU" sleep 5 >"$T/term.out" 2>"$T/term.err" &
 kp=$!
 sleep 1
 kill -TERM $kp
@@ -97,7 +102,12 @@ refused "--wall --off-cpu" "--off-cpu and --wall cannot be combined" --wall --of
 refused "--wall -e page-faults" "-e cpu-clock or task-clock, not page-faults" --wall -e page-faults
 refused "--switch-freq -1" "--switch-freq: invalid frequency '-1'" --off-cpu --switch-freq -1
 refused "--min-wait abc" "--min-wait: invalid microseconds 'abc'" --off-cpu --min-wait abc
-# a clock is accepted
-"$KPROF" --wall -e task-clock -f folded -o "$T/clock.folded" -- "$OFFCPU" sleep 0.05 >/dev/null 2>"$T/clock.err"
+# a clock is accepted; one tower a thread (main and the two that hold the
+# mutex and feed the pipe, which barely run: every switch is sampled, so
+# that their waits have stacks)
+"$KPROF" --wall -e task-clock --switch-freq 0 -f folded -o "$T/clock.folded" -- "$OFFCPU" exact "$T" >"$T/clock.out" 2>"$T/clock.err"
 check "--wall -e task-clock: accepted, exit 0" [ $? -eq 0 ]
+pid=$(acct "$T/clock.out" pid)
+roots=$(sed -n "s|^offcpu_nofp-$pid/\([0-9]*\);.*|\1|p" "$T/clock.folded" | sort -u | wc -l)
+check "--wall: a tower for each of the 3 threads ($roots roots offcpu_nofp-$pid/TID)" [ "$roots" -eq 3 ]
 finish

@@ -21,6 +21,7 @@
 # is checked in the default mode too: whole stacks, and the summary.
 # Bounds hold on a loaded machine: waits are timed exactly, and whatever
 # the load takes away from spin is preempted time in spin.
+# kp-e2e: not-under-asan (accuracy, the same in every build; 10 s there)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/offcpu_lib.bash"
 

@@ -40,16 +40,14 @@ record() {
 }
 
 # summary NAME: the off-CPU line counts at least the main thread's switches
-# as waits, or as left out before the thread's first stack of their kind
 # (the other thread's and those of exit come on top, and those of the
 # thread's start before main)
 summary() {
-	local sw left
+	local sw
 	read -r waits secs <<<"$(offcpu_line "$T/$1.err")"
-	left=$(sed -n 's/^kprof: off CPU: .*left out: \([0-9]*\) waits before.*/\1/p' "$T/$1.err")
 	sw=$(acct "$T/$1.out" main 4)
-	check "$1: the summary counts ${waits:-no} waits (${left:-0} left out), the main thread switched ${sw:-?} times" \
-		between "$((${waits:-0} + ${left:-0}))" "${sw:-1}" "$((${sw:-0} + 40))"
+	check "$1: the summary counts ${waits:-no} waits, the main thread switched ${sw:-?} times" \
+		between "${waits:-0}" "${sw:-1}" "$((${sw:-0} + 40))"
 }
 
 # wall NAME: the main thread's tower, rooted at comm-PID/TID

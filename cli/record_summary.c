@@ -95,6 +95,11 @@ static void print_offcpu(const struct kp_session_stats *st)
 	if (st->off.clock_skew)
 		snprintf(out + len, sizeof(out) - len, "; %llu ended before they began (counted 0)",
 			 (unsigned long long)st->off.clock_skew);
+	if (st->storm_windows)
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"; a switch storm: stacks at --switch-freq in %llu windows "
+					"of 0.1 s, every switch elsewhere",
+					(unsigned long long)st->storm_windows);
 	fprintf(stderr,
 		"kprof: off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "
 		"%llu switches sampled (%s)%s\n",

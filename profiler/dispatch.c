@@ -47,8 +47,7 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 	}
 	switch (rec.type) {
 	case PERF_RECORD_SAMPLE:
-		if (s->opts.mode == KP_SESSION_OFFCPU ||
-		    (s->opts.mode == KP_SESSION_WALL && kp_evlist_is_second(&s->ev, rec.sample.id)))
+		if (kp_evlist_extra_of(&s->ev, rec.sample.id))
 			switch_sample(s, &rec.sample);
 		else
 			kp_sample_add(s, &rec.sample);
@@ -136,10 +135,9 @@ static void flush_queue(struct kp_session *s, uint64_t limit)
 	kp_recqueue_flush(&s->queue, limit, process_queued, s);
 }
 
-void kp_dispatch_round(struct kp_session *s, bool final)
+void kp_dispatch_read(struct kp_session *s)
 {
-	uint64_t start = now_ns();
-
+	s->read_start = now_ns();
 	for (size_t i = 0; i < s->ev.nrings; i++) {
 		struct kp_ring *r = &s->ev.rings[i].ring;
 		const struct perf_event_header *hdr;
@@ -149,15 +147,30 @@ void kp_dispatch_round(struct kp_session *s, bool final)
 		/* a sample's stack copy is queued only as far as it is valid:
 		 * the kernel reserves 8 KiB, a stack uses a fraction of it */
 		while ((hdr = kp_ring_read_event(r))) {
-			void *at = kp_recqueue_reserve(&s->queue, hdr->size,
-						       kp_perf_record_time(&s->layout, hdr));
+			void *at;
 
+			if ((hdr->type == PERF_RECORD_SWITCH ||
+			     hdr->type == PERF_RECORD_SWITCH_CPU_WIDE) &&
+			    (hdr->misc & PERF_RECORD_MISC_SWITCH_OUT))
+				s->window_switches++;
+			at = kp_recqueue_reserve(&s->queue, hdr->size,
+						 kp_perf_record_time(&s->layout, hdr));
 			kp_recqueue_trim(&s->queue, kp_perf_record_compact(&s->layout, hdr, at));
 		}
 		kp_ring_read_done(r);
 	}
+}
+
+void kp_dispatch_flush(struct kp_session *s, bool final)
+{
 	flush_queue(s, final ? UINT64_MAX : s->flush_before);
-	s->flush_before = start;
+	s->flush_before = s->read_start;
 	if (final)
 		apply_exits(s, s->nexits);
+}
+
+void kp_dispatch_round(struct kp_session *s, bool final)
+{
+	kp_dispatch_read(s);
+	kp_dispatch_flush(s, final);
 }

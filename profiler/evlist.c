@@ -19,22 +19,24 @@ void kp_evlist_init(struct kp_evlist *el, const struct perf_event_attr *attr,
 	el->attr = *attr;
 	snprintf(el->event_name, sizeof(el->event_name), "%s", event_name);
 	el->ring_pages = ring_pages;
-	kp_u64map_init(&el->ids2);
+	kp_u64map_init(&el->extra_ids);
 }
 
-void kp_evlist_add_second(struct kp_evlist *el, const struct perf_event_attr *attr,
-			  const char *event_name)
+size_t kp_evlist_add_extra(struct kp_evlist *el, const struct perf_event_attr *attr,
+			   const char *event_name)
 {
-	el->two = true;
-	el->attr2 = *attr;
-	snprintf(el->event2_name, sizeof(el->event2_name), "%s", event_name);
+	struct kp_evlist_extra *x = &el->extra[el->nextra];
+
+	x->attr = *attr;
+	snprintf(x->name, sizeof(x->name), "%s", event_name);
+	return el->nextra++;
 }
 
-bool kp_evlist_is_second(const struct kp_evlist *el, uint64_t id)
+size_t kp_evlist_extra_of(const struct kp_evlist *el, uint64_t id)
 {
-	uint64_t dummy;
+	uint64_t v;
 
-	return el->two && kp_u64map_get(&el->ids2, id, &dummy);
+	return el->nextra && kp_u64map_get(&el->extra_ids, id, &v) ? (size_t)v : 0;
 }
 
 void kp_evlist_fini(struct kp_evlist *el)
@@ -44,7 +46,9 @@ void kp_evlist_fini(struct kp_evlist *el)
 	for (size_t i = 0; i < el->nfds; i++)
 		close(el->fds[i]);
 	kp_notes_fini(&el->notes);
-	kp_u64map_fini(&el->ids2);
+	kp_u64map_fini(&el->extra_ids);
+	for (size_t i = 0; i < el->nextra; i++)
+		free(el->extra[i].fds);
 	free(el->fds);
 	free(el->rings);
 	memset(el, 0, sizeof(*el));
@@ -69,9 +73,11 @@ static int open_one(struct perf_event_attr *attr, pid_t pid, int cpu)
 	return fd;
 }
 
+/* The event sampled where threads leave the CPU (kprof --off-cpu). */
 static bool is_switch_event(const struct perf_event_attr *attr)
 {
-	return attr->context_switch;
+	return attr->type == PERF_TYPE_TRACEPOINT ||
+	       (attr->type == PERF_TYPE_SOFTWARE && attr->config == PERF_COUNT_SW_CONTEXT_SWITCHES);
 }
 
 /* sched:sched_switch refused (tracefs says its id, but the raw record
@@ -145,26 +151,39 @@ static int open_first(struct kp_evlist *el, struct perf_event_attr *attr, char *
 	return fd;
 }
 
-/* The second event on (task, cpu), writing into leader's ring; its sample
+/* Extra event i on (task, cpu), writing into leader's ring; its sample
  * id remembered. Returns 0 or a negative errno (said in d). */
-static int open_second(struct kp_evlist *el, pid_t task, int cpu, int leader, bool first,
-		       struct kp_diag *d)
+static int open_extra(struct kp_evlist *el, size_t i, pid_t task, int cpu, int leader, bool first,
+		      struct kp_diag *d)
 {
+	struct kp_evlist_extra *x = &el->extra[i];
 	uint64_t id;
-	int fd = first ? open_first(el, &el->attr2, el->event2_name, sizeof(el->event2_name), task,
-				    cpu, d)
-		       : open_one(&el->attr2, task, cpu);
+	int fd;
 
+	/* an event like the one before falls back as it did */
+	if (first && i > 0 && x->attr.type == PERF_TYPE_TRACEPOINT &&
+	    el->extra[i - 1].attr.type != PERF_TYPE_TRACEPOINT) {
+		x->attr.type = el->extra[i - 1].attr.type;
+		x->attr.config = el->extra[i - 1].attr.config;
+		memcpy(x->name, el->extra[i - 1].name, sizeof(x->name));
+	}
+	fd = first ? open_first(el, &x->attr, x->name, sizeof(x->name), task, cpu, d)
+		   : open_one(&x->attr, task, cpu);
 	if (fd < 0) {
 		if (!first)
-			kp_perf_explain(d, fd, el->event2_name, task, cpu);
+			kp_perf_explain(d, fd, x->name, task, cpu);
 		return fd;
 	}
 	push_fd(el, fd);
+	kp_xgrow(&x->fds, &x->fds_cap, x->nfds + 1, sizeof(*x->fds));
+	x->fds[x->nfds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0 ||
 	    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		return kp_diag_errno(d, -errno, "cannot share the ring of CPU %d", cpu);
-	kp_u64map_put(&el->ids2, id, 1);
+	kp_u64map_put(&el->extra_ids, id, i + 1);
+	/* one that starts off stays off on its inherited copies too */
+	if (x->off && !el->attr.enable_on_exec)
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	return 0;
 }
 
@@ -210,9 +229,7 @@ void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus)
 
 	/* a switch storm writes two SWITCH records a switch, hundreds of
 	 * thousands a second, beside the switch event's own samples */
-	if (el->two)
-		want += el->attr2.sample_freq * rec / 2 / 4096;
-	if (el->attr.context_switch || el->two)
+	if (el->attr.context_switch || el->nextra)
 		want += 2048;
 
 	if (!el->ring_pages) {
@@ -223,6 +240,10 @@ void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus)
 	el->attr.wakeup_watermark = (uint32_t)(el->ring_pages * 4096ULL / 4);
 	if (el->attr.wakeup_watermark < 64 * 1024)
 		el->attr.wakeup_watermark = 64 * 1024;
+	/* off-CPU: the session bounds the switch event's stacks as it reads
+	 * them, so it reads often at a storm (profiler/session.c) */
+	if (el->nextra && el->attr.wakeup_watermark > 256 * 1024)
+		el->attr.wakeup_watermark = 256 * 1024;
 }
 
 int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, const int *cpus,
@@ -231,11 +252,17 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 	int err = 0;
 
 	el->rings = kp_xcalloc(ncpus, sizeof(*el->rings));
-	/* the second event follows the first's targets and ring settings */
-	el->attr2.inherit = el->attr.inherit;
-	el->attr2.enable_on_exec = el->attr.enable_on_exec;
-	el->attr2.watermark = el->attr.watermark;
-	el->attr2.wakeup_watermark = el->attr.wakeup_watermark;
+	/* extra events follow the first's targets and ring settings; one
+	 * that starts off is opened off */
+	for (size_t i = 0; i < el->nextra; i++) {
+		struct perf_event_attr *a = &el->extra[i].attr;
+
+		a->inherit = el->attr.inherit;
+		a->enable_on_exec = el->attr.enable_on_exec && !el->extra[i].off;
+		a->disabled = 1;
+		a->watermark = el->attr.watermark;
+		a->wakeup_watermark = el->attr.wakeup_watermark;
+	}
 	for (size_t c = 0; c < ncpus; c++) {
 		int leader = -1;
 
@@ -264,8 +291,8 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 						    cpus[c]);
 				goto out;
 			}
-			if (el->two) {
-				err = open_second(el, tasks[t], cpus[c], leader, first, d);
+			for (size_t i = 0; i < el->nextra; i++) {
+				err = open_extra(el, i, tasks[t], cpus[c], leader, first, d);
 				if (err < 0)
 					goto out;
 			}
@@ -281,4 +308,30 @@ void kp_evlist_enable(struct kp_evlist *el, bool on)
 {
 	for (size_t i = 0; i < el->nfds; i++)
 		ioctl(el->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	/* extra events turned off stay off */
+	for (size_t i = 0; on && i < el->nextra; i++)
+		for (size_t k = 0; el->extra[i].off && k < el->extra[i].nfds; k++)
+			ioctl(el->extra[i].fds[k], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+void kp_evlist_enable_extra(struct kp_evlist *el, size_t i, bool on)
+{
+	struct kp_evlist_extra *x = &el->extra[i];
+
+	if (x->off == !on)
+		return;
+	x->off = !on;
+	for (size_t k = 0; k < x->nfds; k++)
+		ioctl(x->fds[k], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+size_t kp_evlist_sample_extra(const struct kp_evlist *el, const struct perf_event_header *hdr)
+{
+	uint64_t id;
+
+	if (!el->nextra || hdr->type != PERF_RECORD_SAMPLE || hdr->size < sizeof(*hdr) + 8 ||
+	    !(el->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+		return 0;
+	memcpy(&id, hdr + 1, 8);
+	return kp_evlist_extra_of(el, id);
 }

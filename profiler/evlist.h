@@ -10,9 +10,10 @@
  * cpu-clock), perf_event_paranoid (user space only), kernels before 5.12
  * (no build-ids in MMAP2); each fallback taken leaves a note.
  *
- * A second event may be opened beside the first on every (task, CPU) and
- * write into the same rings (kprof --wall: the switch event beside the CPU
- * clock); its samples are told apart by their PERF_SAMPLE_IDENTIFIER. */
+ * More events may be opened beside the first on every (task, CPU) and
+ * write into the same rings (kprof --off-cpu's switch events beside the
+ * CPU clock or the side-band event); their samples are told apart by
+ * their PERF_SAMPLE_IDENTIFIER. */
 #ifndef KP_PROFILER_EVLIST_H
 #define KP_PROFILER_EVLIST_H
 
@@ -32,6 +33,8 @@ struct kp_evlist_ring {
 	struct kp_ring ring;
 };
 
+#define KP_EVLIST_MAX_EXTRA 2
+
 struct kp_evlist {
 	struct perf_event_attr attr; /* as opened, after the fallbacks */
 	char event_name[64];	     /* the event sampled ("cpu-clock" after a fallback) */
@@ -41,23 +44,30 @@ struct kp_evlist {
 	struct kp_evlist_ring *rings; /* one per CPU */
 	size_t nrings;
 	struct kp_notes notes; /* the fallbacks taken, one sentence each */
-	/* the second event, when two: as opened, and its fds' sample ids */
-	bool two;
-	struct perf_event_attr attr2;
-	char event2_name[64];
-	struct kp_u64map ids2;
+	/* more events beside the first (kprof --off-cpu's switch events) */
+	struct kp_evlist_extra {
+		struct perf_event_attr attr; /* as opened */
+		char name[64];
+		int *fds; /* to turn it off and on */
+		size_t nfds, fds_cap;
+		bool off; /* turned off (set before kp_evlist_open: opened off) */
+	} extra[KP_EVLIST_MAX_EXTRA];
+	size_t nextra;
+	struct kp_u64map extra_ids; /* sample id -> 1 + index in extra */
 };
 
 /* attr as kp_perf_attr_init made it; ring_pages 0: sized by
  * kp_evlist_size_rings. */
 void kp_evlist_init(struct kp_evlist *el, const struct perf_event_attr *attr,
 		    const char *event_name, unsigned ring_pages);
-/* Adds the second event (before kp_evlist_open); its sample_type must be
- * the first's, PERF_SAMPLE_IDENTIFIER included. */
-void kp_evlist_add_second(struct kp_evlist *el, const struct perf_event_attr *attr,
-			  const char *event_name);
-/* Is sample id (PERF_SAMPLE_IDENTIFIER) one of the second event's? */
-bool kp_evlist_is_second(const struct kp_evlist *el, uint64_t id);
+/* Adds an event beside the first (before kp_evlist_open; at most
+ * KP_EVLIST_MAX_EXTRA); its sample_type must be the first's,
+ * PERF_SAMPLE_IDENTIFIER included. Returns its index. */
+size_t kp_evlist_add_extra(struct kp_evlist *el, const struct perf_event_attr *attr,
+			   const char *event_name);
+/* Which extra event sample id (PERF_SAMPLE_IDENTIFIER) is of: 1 + its
+ * index, or 0 for the first event. */
+size_t kp_evlist_extra_of(const struct kp_evlist *el, uint64_t id);
 
 /* Unmaps the rings, closes the events, frees the notes. */
 void kp_evlist_fini(struct kp_evlist *el);
@@ -67,6 +77,11 @@ void kp_evlist_fini(struct kp_evlist *el);
  * given; the wakeup watermark a quarter of a ring. */
 void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus);
 
+/* kp_evlist_extra_of the record at hdr, a sample, reading only its
+ * identifier (its first word with PERF_SAMPLE_IDENTIFIER); 0 for any other
+ * record. */
+size_t kp_evlist_sample_extra(const struct kp_evlist *el, const struct perf_event_header *hdr);
+
 /* Opens tasks[0..ntasks) (-1: every task) on cpus[0..ncpus) and adds each
  * ring to epfd (epoll data: the ring's index). Returns 0 or a negative
  * errno (d explains it: permissions, a missing event, perf_event_mlock_kb). */
@@ -74,5 +89,7 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 		   size_t ncpus, int epfd, struct kp_diag *d);
 /* Enables or disables every event. */
 void kp_evlist_enable(struct kp_evlist *el, bool on);
+/* Turns extra event i off or on (its inherited copies too). */
+void kp_evlist_enable_extra(struct kp_evlist *el, size_t i, bool on);
 
 #endif

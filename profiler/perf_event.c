@@ -124,7 +124,7 @@ void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_perf_record_layou
 }
 
 void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_event_attr *base,
-			      uint64_t tracepoint_id, uint64_t freq, bool side_band)
+			      uint64_t tracepoint_id, uint64_t freq)
 {
 	*attr = *base;
 	attr->type = tracepoint_id ? PERF_TYPE_TRACEPOINT : PERF_TYPE_SOFTWARE;
@@ -138,11 +138,19 @@ void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_ev
 	 * event that excludes the kernel never fires */
 	attr->exclude_kernel = 0;
 	attr->exclude_callchain_kernel = 0;
+	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 0;
+	attr->build_id = 0;
+	attr->context_switch = 0;
+}
+
+void kp_perf_sideband_attr_init(struct perf_event_attr *attr, const struct perf_event_attr *base)
+{
+	*attr = *base;
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->freq = 0;
+	attr->sample_period = 0;
 	attr->context_switch = 1;
-	if (!side_band) {
-		attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 0;
-		attr->build_id = 0;
-	}
 }
 
 int kp_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)

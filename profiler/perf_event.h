@@ -58,14 +58,16 @@ void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_perf_record_layou
 
 /* The event sampled where a thread goes off CPU (kprof --off-cpu and
  * --wall; docs/offcpu.md), made from base (kp_perf_attr_init's, whose
- * stack options it keeps): sched:sched_switch when tracepoint_id is not 0
- * (its raw record says the thread's state), else the software
- * context-switch event; freq stacks a second (0: at every switch); and
- * with context_switch, a SWITCH record at every switch in and out of a
- * target thread, which times the waits. side_band: it also asks for the
- * MMAP2, COMM and task records (the first event of a recording does). */
+ * stack options and layout it keeps): sched:sched_switch when
+ * tracepoint_id is not 0 (its raw record says the thread's state), else the
+ * software context-switch event; a sample at every switch, or freq a
+ * second in the kernel's frequency mode (what a storm needs). */
 void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_event_attr *base,
-			      uint64_t tracepoint_id, uint64_t freq, bool side_band);
+			      uint64_t tracepoint_id, uint64_t freq);
+/* The event that only writes side-band records (base's layout): MMAP2,
+ * COMM and task records, and a SWITCH record at every switch in and out
+ * of a target thread, which times the waits whatever is sampled. */
+void kp_perf_sideband_attr_init(struct perf_event_attr *attr, const struct perf_event_attr *base);
 
 /* perf_event_open(2), with CLOEXEC. Returns the fd or a negative errno. */
 int kp_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd);

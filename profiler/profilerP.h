@@ -46,6 +46,7 @@ struct kp_session {
 
 	struct kp_recqueue queue; /* records read, not yet processed */
 	uint64_t flush_before;	  /* start time of the previous round */
+	uint64_t read_start;	  /* start time of this round */
 	pid_t (*exits)[2];	  /* EXIT records (pid, tid) not applied yet */
 	size_t nexits, exits_cap, exits_ready;
 
@@ -56,6 +57,11 @@ struct kp_session {
 	struct kp_offcpu *offcpu;	      /* --off-cpu, --wall: the threads' waits (offcpu.c) */
 	struct kp_tracefs_field switch_state; /* sched_switch's prev_state in its raw record */
 	bool have_switch_state;
+	/* the switch event's stacks at a storm (session.c bound_stacks) */
+	uint64_t window_switches; /* switches out read in this window */
+	uint64_t stack_budget;	  /* a window's share */
+	double window_end;	  /* seconds into the recording */
+	bool storm;		  /* the frequency-mode event sampling */
 	char event_desc[160]; /* the events, for the run's metadata: "cpu-clock,sched:sched_switch"
 			       */
 
@@ -67,6 +73,10 @@ struct kp_session {
 /* Reads every ring once and processes what every ring has passed, in time
  * order (final: everything, and the exits left). dispatch.c */
 void kp_dispatch_round(struct kp_session *s, bool final);
+/* The two halves of a round: reading every ring into the queue, then
+ * processing what every ring has passed. dispatch.c */
+void kp_dispatch_read(struct kp_session *s);
+void kp_dispatch_flush(struct kp_session *s, bool final);
 
 /* Adds sample smp to the profile: its kernel and user stacks (unwound as
  * the call-graph mode says) as locations, under its root. sample.c */

@@ -55,12 +55,6 @@ static size_t target_tasks(const struct kp_session *s, pid_t **out)
 	return ntasks;
 }
 
-/* The switch event as opened (the tracepoint may have fallen back). */
-static const struct perf_event_attr *switch_attr(const struct kp_session *s)
-{
-	return s->opts.mode == KP_SESSION_WALL ? &s->ev.attr2 : &s->ev.attr;
-}
-
 /* A thread's comm as a string of the profile (the process table's
  * strings are the recorder's own). */
 static uint32_t comm_of(void *arg, pid_t pid, pid_t tid)
@@ -100,10 +94,10 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 
 	s->prof = kp_profile_new();
 	if (s->opts.mode != KP_SESSION_CPU) {
-		const struct perf_event_attr *sw = switch_attr(s);
-
-		s->have_switch_state = s->have_switch_state && sw->type == PERF_TYPE_TRACEPOINT;
-		s->st.switch_event = s->opts.mode == KP_SESSION_WALL ? s->ev.event2_name : ev;
+		/* the tracepoint may have fallen back (evlist.c) */
+		s->have_switch_state =
+			s->have_switch_state && s->ev.extra[0].attr.type == PERF_TYPE_TRACEPOINT;
+		s->st.switch_event = s->ev.extra[0].name;
 		snprintf(s->event_desc, sizeof(s->event_desc), "%s%s%s",
 			 s->opts.mode == KP_SESSION_WALL ? ev : "",
 			 s->opts.mode == KP_SESSION_WALL ? "," : "", s->st.switch_event);
@@ -123,8 +117,12 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 		kp_profile_add_value_type(s->prof, clock ? "cpu" : ev,
 					  clock ? "nanoseconds" : "count", 0);
 	}
-	if (s->opts.mode != KP_SESSION_CPU)
+	if (s->opts.mode != KP_SESSION_CPU) {
 		start_offcpu(s);
+		s->stack_budget = s->opts.switch_freq * ncpus * ROUND_MS / 1000;
+		if (s->opts.switch_freq && !s->stack_budget)
+			s->stack_budget = 1;
+	}
 	m->version = s->opts.version;
 	m->argv = s->opts.kprof_argv;
 	m->argc = s->opts.kprof_argc;
@@ -289,19 +287,26 @@ static void init_events(struct kp_session *s, const struct kp_session_opts *opts
 	} else {
 		tp_id = 0;
 	}
-	/* one record layout for both events: the CPU clock's raw record is
-	 * the kernel's empty one */
-	attr.sample_type |= PERF_SAMPLE_RAW;
-	if (opts->mode == KP_SESSION_WALL)
-		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	/* one record layout for both events, told apart by identifier: the
+	 * CPU clock's raw record is the kernel's empty one */
+	attr.sample_type |= PERF_SAMPLE_RAW | PERF_SAMPLE_IDENTIFIER;
 	s->layout.sample_type = attr.sample_type;
-	kp_perf_switch_attr_init(&sw, &attr, tp_id, opts->switch_freq,
-				 opts->mode == KP_SESSION_OFFCPU);
+	kp_perf_switch_attr_init(&sw, &attr, tp_id, 0);
 	if (opts->mode == KP_SESSION_OFFCPU) {
-		kp_evlist_init(&s->ev, &sw, sw_name, opts->ring_pages);
+		struct perf_event_attr side;
+
+		kp_perf_sideband_attr_init(&side, &attr);
+		kp_evlist_init(&s->ev, &side, "dummy", opts->ring_pages);
 	} else {
+		attr.context_switch = 1; /* the clock's event writes the SWITCH records */
 		kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
-		kp_evlist_add_second(&s->ev, &sw, sw_name);
+	}
+	/* every switch sampled, and for a storm the kernel's frequency mode,
+	 * opened off (bound_stacks) */
+	kp_evlist_add_extra(&s->ev, &sw, sw_name);
+	if (opts->switch_freq) {
+		kp_perf_switch_attr_init(&sw, &attr, tp_id, opts->switch_freq);
+		s->ev.extra[kp_evlist_add_extra(&s->ev, &sw, sw_name)].off = true;
 	}
 	if (!tp_id)
 		kp_notes_add(&s->ev.notes,
@@ -455,6 +460,39 @@ static void handle_signals(struct kp_session *s)
 	}
 }
 
+/* At a switch storm the stacks copied and unwound stay bounded: every
+ * switch is sampled (extra event 0) until a window of ROUND_MS holds more
+ * switches than --switch-freq a second per CPU allows; then the event in
+ * the kernel's frequency mode (extra event 1) takes over, until a window
+ * holds fewer than half as many. Turning one off and the other on reaches
+ * their inherited copies in every thread. The SWITCH records, from the
+ * first event, time every wait whatever (docs/offcpu.md). */
+static void bound_stacks(struct kp_session *s)
+{
+	double t;
+
+	if (s->ev.nextra < 2)
+		return;
+	t = elapsed(s);
+	if (!s->storm && s->window_switches > s->stack_budget) {
+		s->storm = true;
+		s->st.storm_windows++;
+		kp_evlist_enable_extra(&s->ev, 1, true);
+		kp_evlist_enable_extra(&s->ev, 0, false);
+	}
+	if (t < s->window_end)
+		return;
+	if (s->storm && s->window_switches < s->stack_budget / 2) {
+		s->storm = false;
+		kp_evlist_enable_extra(&s->ev, 0, true);
+		kp_evlist_enable_extra(&s->ev, 1, false);
+	} else if (s->storm) {
+		s->st.storm_windows++;
+	}
+	s->window_end = t + ROUND_MS / 1000.0;
+	s->window_switches = 0;
+}
+
 int kp_session_run(struct kp_session *s,
 		   void (*progress)(void *arg, const struct kp_session_stats *st), void *arg,
 		   struct kp_diag *d)
@@ -482,7 +520,10 @@ int kp_session_run(struct kp_session *s,
 		handle_signals(s);
 		if (s->have_target && !s->target.exited && kp_target_reap(&s->target, false))
 			s->stop = true;
-		kp_dispatch_round(s, false);
+		/* the bound first: processing a storm's stacks takes a while */
+		kp_dispatch_read(s);
+		bound_stacks(s);
+		kp_dispatch_flush(s, false);
 		t = elapsed(s);
 		if (!s->have_target && s->opts.npids && (++rounds % 5) == 0 && !targets_alive(s))
 			s->stop = true;

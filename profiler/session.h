@@ -84,6 +84,7 @@ struct kp_session_stats {
 	struct kp_unwind_stats tables;	       /* unwind tables read */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch" or "context-switches" */
+	uint64_t storm_windows;	  /* windows of 0.1 s sampled in frequency mode */
 	struct kp_offcpu_stats off;
 };
 

@@ -29,13 +29,10 @@ if [ ! -s "$f" ]; then
 	check "never blocks: no wait at all, and kprof says so" grep -q "no off-CPU wait began" "$T/spin.err"
 fi
 
-# SIGTERM to kprof while the command sleeps. Every switch is sampled: the
-# sleep is the command's first wait but for being preempted as it starts,
-# and in the kernel's frequency mode a few preemptions in a row may leave
-# its switch unsampled, the sleep then under [no stack sampled]
-# (offcpu_phases.sh)
+# SIGTERM to kprof while the command sleeps (every switch is sampled at
+# this rate: the sleep has its own stack)
 f=$T/term.folded
-"$KPROF" --off-cpu --switch-freq 0 -d 10 -f folded -o "$f" -- "$OFFCPU" sleep 5 >"$T/term.out" 2>"$T/term.err" &
+"$KPROF" --off-cpu -d 10 -f folded -o "$f" -- "$OFFCPU" sleep 5 >"$T/term.out" 2>"$T/term.err" &
 kp=$!
 sleep 1
 kill -TERM $kp
@@ -105,7 +102,7 @@ refused "--min-wait abc" "--min-wait: invalid microseconds 'abc'" --off-cpu --mi
 # a clock is accepted; one tower a thread (main and the two that hold the
 # mutex and feed the pipe, which barely run: every switch is sampled, so
 # that their waits have stacks)
-"$KPROF" --wall -e task-clock --switch-freq 0 -f folded -o "$T/clock.folded" -- "$OFFCPU" exact "$T" >"$T/clock.out" 2>"$T/clock.err"
+"$KPROF" --wall -e task-clock -f folded -o "$T/clock.folded" -- "$OFFCPU" exact "$T" >"$T/clock.out" 2>"$T/clock.err"
 check "--wall -e task-clock: accepted, exit 0" [ $? -eq 0 ]
 pid=$(acct "$T/clock.out" pid)
 roots=$(sed -n "s|^offcpu_nofp-$pid/\([0-9]*\);.*|\1|p" "$T/clock.folded" | sort -u | wc -l)

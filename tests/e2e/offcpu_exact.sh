@@ -9,9 +9,9 @@
 #   scheduler's;
 #   the marker of its kind: sleeping for the mutex and the pipe,
 #   uninterruptible for fdatasync (blocked without tracefs)
-# and its time is what the function measured off CPU. Every switch is
-# sampled (--switch-freq 0), so that each wait has the stack it began at
-# (offcpu_phases.sh says why the default may not).
+# and its time is what the function measured off CPU. With the defaults
+# every switch is sampled at this rate, so each wait has the stack it
+# began at.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/offcpu_lib.bash"
 
@@ -19,7 +19,7 @@ kind_sleep=blocked kind_disk=blocked
 if tracefs_ready; then kind_sleep=sleeping kind_disk=uninterruptible; fi
 
 f=$T/exact.folded
-"$KPROF" --off-cpu --switch-freq 0 -f folded --annotate -o "$f" -- "$OFFCPU" exact "$T" >"$T/out" 2>"$T/err"
+"$KPROF" --off-cpu -f folded --annotate -o "$f" -- "$OFFCPU" exact "$T" >"$T/out" 2>"$T/err"
 check "exit status 0" [ $? -eq 0 ]
 cat "$T/out" "$T/err"
 read -r waits secs <<<"$(offcpu_line "$T/err")"

@@ -13,12 +13,9 @@
 #   both: the summary's off-CPU line counts the waits of the main thread
 #     (its context switches since main began, getrusage's count) and the
 #     seconds the profile holds.
-# Which stack a wait is put on is checked with every switch sampled
-# (--switch-freq 0): by default the kernel samples switches in its
-# frequency mode, whose period, once a burst of switches has raised it,
-# stays above 1 (2 to 8) however rare switches become, so that a wait may
-# be put on the stack of an earlier one. What holds whatever is sampled
-# is checked in the default mode too: whole stacks, and the summary.
+# Which stack a wait is put on is checked with the defaults: below
+# --switch-freq's rate every switch is sampled, so each wait has the stack
+# it began at (a storm is offcpu_storm's and scripts/bench-offcpu's).
 # Bounds hold on a loaded machine: waits are timed exactly, and whatever
 # the load takes away from spin is preempted time in spin.
 # kp-e2e: not-under-asan (accuracy, the same in every build; 10 s there)
@@ -62,7 +59,6 @@ wall() {
 		any=$(count_matching "$T/$name.folded" "^$root;(.*;)?main;$p(;.*)?\$")
 		whole=$(count_matching "$T/$name.folded" "^$root;$START;main;$p(;.*)?\$")
 		check "$name: >= 95% of $p's time on whole stacks ($whole of $any)" at_least_pct "$whole" "$any" 95
-		[ "$name" = wall_default ] && continue
 		read -r got want <<<"$(awk -v a="$any" -v t="$total" -v w="$(acct "$T/$name.out" "$p")" \
 			-v m="$main_wall" 'BEGIN { printf "%.2f %.2f\n", t ? 100 * a / t : 0, 100 * w / m }')"
 		check "$name: $p has $got% of the main thread's wall time, the program measured $want%" \
@@ -71,20 +67,17 @@ wall() {
 	# the phases cover main (the rest is the start of the process and
 	# its exit)
 	any=$(count_matching "$T/$name.folded" "^$root;$START;main;phase_")
-	[ "$name" = wall_default ] ||
-		check "$name: the phases have >= 95% of the main thread's time ($any of $total)" at_least_pct "$any" "$total" 95
+	check "$name: the phases have >= 95% of the main thread's time ($any of $total)" at_least_pct "$any" "$total" 95
 	summary "$name"
 	[ "$fails" -eq 0 ] || show_top "$T/$name.folded" 8
 }
 
-record wall --wall -F 999 --switch-freq 0
+record wall --wall -F 999
 wall wall
-record wall_default --wall -F 999
-wall wall_default
 
 # --off-cpu: one root for the process; the main thread's stacks are those
 # through main
-record off --off-cpu --switch-freq 0
+record off --off-cpu
 f=$T/off.folded
 summary off
 unit=$(counts_a_second "$f" "${secs:-0}")

@@ -49,11 +49,11 @@ if tracefs_ready; then
 else
 	note="no tracefs with sched:sched_switch (root may mount it.*): sampling the context-switches event"
 fi
-# every switch sampled, so that the sleep has its own stack
-# (offcpu_phases.sh says why the default may not)
+# every switch sampled (the default at this rate): the sleep has its own
+# stack
 echo 1 >/proc/sys/kernel/perf_event_paranoid
 f=$u/p1.folded
-as_nobody ./kprof --off-cpu --switch-freq 0 -f folded -o "$f" -- ./offcpu_nofp sleep 0.3 >"$T/p1.out" 2>"$T/p1.err"
+as_nobody ./kprof --off-cpu -f folded -o "$f" -- ./offcpu_nofp sleep 0.3 >"$T/p1.out" 2>"$T/p1.err"
 st=$?
 cat "$T/p1.out" "$T/p1.err"
 check "paranoid 1: the user's own command is sampled (exit $st)" [ $st -eq 0 ]

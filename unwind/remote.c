@@ -88,19 +88,6 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	return -UNW_EINVAL;
 }
 
-/* libunwind's x86-64 register numbers -> perf's */
-static const int8_t unw_to_perf[17] = {
-	[UNW_X86_64_RAX] = KP_PERF_REG_AX,  [UNW_X86_64_RDX] = KP_PERF_REG_DX,
-	[UNW_X86_64_RCX] = KP_PERF_REG_CX,  [UNW_X86_64_RBX] = KP_PERF_REG_BX,
-	[UNW_X86_64_RSI] = KP_PERF_REG_SI,  [UNW_X86_64_RDI] = KP_PERF_REG_DI,
-	[UNW_X86_64_RBP] = KP_PERF_REG_BP,  [UNW_X86_64_RSP] = KP_PERF_REG_SP,
-	[UNW_X86_64_R8] = KP_PERF_REG_R8,   [UNW_X86_64_R9] = KP_PERF_REG_R9,
-	[UNW_X86_64_R10] = KP_PERF_REG_R10, [UNW_X86_64_R11] = KP_PERF_REG_R11,
-	[UNW_X86_64_R12] = KP_PERF_REG_R12, [UNW_X86_64_R13] = KP_PERF_REG_R13,
-	[UNW_X86_64_R14] = KP_PERF_REG_R14, [UNW_X86_64_R15] = KP_PERF_REG_R15,
-	[UNW_X86_64_RIP] = KP_PERF_REG_IP,
-};
-
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, void *arg)
 {
 	struct uctx *c = arg;
@@ -224,14 +211,37 @@ struct aspace *kp_remote_space_get(struct kp_unwinder *u, pid_t pid)
 	return a;
 }
 
+/* perf's register numbers -> libunwind's + 1 (0: one the unwind does not
+ * use) */
+static const uint8_t perf_to_unw[24] = {
+	[KP_PERF_REG_AX] = UNW_X86_64_RAX + 1,	[KP_PERF_REG_BX] = UNW_X86_64_RBX + 1,
+	[KP_PERF_REG_CX] = UNW_X86_64_RCX + 1,	[KP_PERF_REG_DX] = UNW_X86_64_RDX + 1,
+	[KP_PERF_REG_SI] = UNW_X86_64_RSI + 1,	[KP_PERF_REG_DI] = UNW_X86_64_RDI + 1,
+	[KP_PERF_REG_BP] = UNW_X86_64_RBP + 1,	[KP_PERF_REG_SP] = UNW_X86_64_RSP + 1,
+	[KP_PERF_REG_IP] = UNW_X86_64_RIP + 1,	[KP_PERF_REG_R8] = UNW_X86_64_R8 + 1,
+	[KP_PERF_REG_R9] = UNW_X86_64_R9 + 1,	[KP_PERF_REG_R10] = UNW_X86_64_R10 + 1,
+	[KP_PERF_REG_R11] = UNW_X86_64_R11 + 1, [KP_PERF_REG_R12] = UNW_X86_64_R12 + 1,
+	[KP_PERF_REG_R13] = UNW_X86_64_R13 + 1, [KP_PERF_REG_R14] = UNW_X86_64_R14 + 1,
+	[KP_PERF_REG_R15] = UNW_X86_64_R15 + 1,
+};
+
 bool kp_remote_ctx_init(struct uctx *c, struct kp_unwinder *u, const struct kp_unwind_input *in)
 {
+	size_t i = 0;
+
 	memset(c, 0, sizeof(*c));
 	c->u = u;
 	c->in = in;
-	for (int r = 0; r <= UNW_X86_64_RIP; r++)
-		if (kp_regs_get(in->regs, in->regs_mask, unw_to_perf[r], &c->regs[r]))
+	/* one register per bit of the mask, in bit order (kp_regs_get, in
+	 * one pass) */
+	for (uint64_t m = in->regs ? in->regs_mask : 0; m; m &= m - 1, i++) {
+		int bit = __builtin_ctzll(m), r = bit < 24 ? perf_to_unw[bit] - 1 : -1;
+
+		if (r >= 0) {
+			c->regs[r] = in->regs[i];
 			c->have |= 1u << r;
+		}
+	}
 	c->sp0 = c->regs[UNW_X86_64_RSP];
 	return (c->have & (1u << UNW_X86_64_RIP)) && (c->have & (1u << UNW_X86_64_RSP)) &&
 	       in->find_map;

@@ -1,8 +1,8 @@
 /* The unwinder: its lifecycle and its two entry points (see unwind.h).
  * kp_unwind_stack alternates the walkers of walk.c, CFI where an unwind
  * table covers the frame and the frame-pointer chain where none does;
- * kp_unwind_leaf takes one CFI step from the sampled frame. libunwind's
- * accessors are remote.c's, the tables tables.c's. */
+ * kp_unwind_leaf takes one CFI step from the sampled frame. kprof's rows
+ * are cfi.c's, libunwind's accessors remote.c's, the tables tables.c's. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,7 @@ struct kp_unwinder *kp_unwind_new(const struct kp_unwind_objects *objs)
 	struct kp_unwinder *u = kp_xcalloc(1, sizeof(*u));
 
 	kp_tables_init(&u->tables, objs);
+	kp_cfi_init(&u->cfi);
 	kp_remote_accessors(&u->acc);
 	kp_u64map_init(&u->spaces);
 	return u;
@@ -28,10 +29,16 @@ void kp_unwind_free(struct kp_unwinder *u)
 	if (!u)
 		return;
 	kp_tables_fini(&u->tables);
+	kp_cfi_fini(&u->cfi);
 	while (kp_u64map_next(&u->spaces, &pos, &key, &v))
 		kp_remote_space_free((struct aspace *)(uintptr_t)v);
 	kp_u64map_fini(&u->spaces);
 	free(u);
+}
+
+void kp_unwind_set_libunwind_only(struct kp_unwinder *u, bool on)
+{
+	u->libunwind_only = on;
 }
 
 void kp_unwind_flush(struct kp_unwinder *u, pid_t pid)
@@ -74,9 +81,7 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 	w.sp = sp;
 	/* at most one segment per frame: each one adds a frame or ends */
 	for (size_t seg = 0; seg <= max; seg++) {
-		unw_cursor_t cur;
 		bool tab = false;
-		enum dw_stop r;
 
 		if (!kp_walk_is_code(&c, ip, &tab)) {
 			w.end = KP_UNWIND_BAD_FRAME;
@@ -85,35 +90,16 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 		if (tab) {
 			if (!leaf) {
 				/* re-entering CFI from a frame-pointer frame: only
-				 * ip, sp and bp are known */
+				 * ip (a return address), sp and bp are known */
 				c.have = 1u << UNW_X86_64_RIP | 1u << UNW_X86_64_RSP |
 					 1u << UNW_X86_64_RBP;
-				/* ip is a return address: libunwind takes the first
-				 * frame's as exact, so give it the call's own byte
-				 * (the rules in force at the call, also when the call
-				 * is its function's last instruction) */
-				c.regs[UNW_X86_64_RIP] = ip - 1;
+				c.lost = 0;
+				c.regs[UNW_X86_64_RIP] = ip;
 				c.regs[UNW_X86_64_RSP] = sp;
 				c.regs[UNW_X86_64_RBP] = bp;
 			}
-			if (unw_init_remote(&cur, leaf ? a->leaf : a->as, &c) < 0) {
-				w.end = KP_UNWIND_BAD_FRAME;
-				break;
-			}
-			r = kp_walk_dwarf(&c, &cur, &w, &ip, &sp, &bp, leaf);
-			if (r == DW_NEXT) {
-				/* on from the caller, its ip a return address: the
-				 * call's own byte, as when re-entering CFI (a sample
-				 * inside a signal trampoline, whose caller's ip is
-				 * exact, is looked up one byte early) */
-				c.regs[UNW_X86_64_RIP] = ip - 1;
-				if (unw_init_remote(&cur, a->as, &c) < 0) {
-					w.end = KP_UNWIND_BAD_FRAME;
-					break;
-				}
-				r = kp_walk_dwarf(&c, &cur, &w, &ip, &sp, &bp, false);
-			}
-			if (r == DW_END)
+			/* the sampled ip is exact, a return address is not */
+			if (kp_walk_cfi(&c, &w, &ip, &sp, &bp, leaf) == DW_END)
 				break;
 		}
 		/* the prologue check is for the sampled frame alone */
@@ -132,9 +118,8 @@ uint64_t kp_unwind_leaf(struct kp_unwinder *u, const struct kp_unwind_input *in,
 {
 	struct uctx c;
 	struct aspace *a;
-	unw_cursor_t cur;
-	unw_word_t ip, bp, nip = 0, nbp = 0, nsp = 0;
-	bool tab;
+	uint64_t ip, bp, sp, nip, nbp, nsp;
+	bool tab, exact = true;
 
 	if (!kp_remote_ctx_init(&c, u, in) || !(c.have & (1u << UNW_X86_64_RBP)) ||
 	    !(a = kp_remote_space_get(u, in->pid)))
@@ -142,19 +127,17 @@ uint64_t kp_unwind_leaf(struct kp_unwinder *u, const struct kp_unwind_input *in,
 	c.space = a;
 	ip = c.regs[UNW_X86_64_RIP];
 	bp = c.regs[UNW_X86_64_RBP];
-	if (!kp_walk_is_code(&c, ip, &tab) || !tab || unw_init_remote(&cur, a->leaf, &c) < 0)
+	sp = c.regs[UNW_X86_64_RSP];
+	if (!kp_walk_is_code(&c, ip, &tab) || !tab || kp_walk_step(&c, &exact) != STEP_NEXT ||
+	    !(c.have & (1u << UNW_X86_64_RBP)))
 		return 0;
-	if (unw_step(&cur) <= 0 || c.noinfo)
-		return 0;
-	unw_get_reg(&cur, UNW_REG_IP, &nip);
-	unw_get_reg(&cur, UNW_REG_SP, &nsp);
-	if (unw_get_reg(&cur, UNW_X86_64_RBP, &nbp) < 0)
-		return 0;
+	nip = c.regs[UNW_X86_64_RIP];
+	nsp = c.regs[UNW_X86_64_RSP];
+	nbp = c.regs[UNW_X86_64_RBP];
 	/* The function has not set up its frame when its CFI leaves the
 	 * frame pointer as it was: then the chain's first return address is
 	 * its caller's, and the one CFI found is the missing frame. */
-	if (nip == fp_ret || nbp != bp || nsp <= c.regs[UNW_X86_64_RSP] ||
-	    !kp_walk_is_code(&c, nip, &tab))
+	if (nip == fp_ret || nbp != bp || nsp <= sp || !kp_walk_is_code(&c, nip, &tab))
 		return 0;
 	return nip;
 }
@@ -162,4 +145,5 @@ uint64_t kp_unwind_leaf(struct kp_unwinder *u, const struct kp_unwind_input *in,
 void kp_unwind_stats(const struct kp_unwinder *u, struct kp_unwind_stats *st)
 {
 	*st = u->tables.st;
+	st->rows = u->cfi.misses;
 }

@@ -24,9 +24,11 @@
  * unwind/ knows nothing of the symbolizer or of /proc: objects are the
  * caller's ids, their bytes come through kp_unwind_objects and their
  * mappings through kp_unwind_map_fn (profiler/ answers both). Its files:
- * unwind.c these entry points, tables.c the unwind tables, remote.c
- * libunwind's accessors, walk.c the CFI and frame-pointer walkers, regs.h
- * the perf register set (which the profiler asks the kernel for). */
+ * unwind.c these entry points, tables.c the unwind tables, cfi.c kprof's
+ * own rows of them (the rules of a step, cached by object and address),
+ * remote.c libunwind's accessors, walk.c the CFI and frame-pointer
+ * walkers, regs.h the perf register set (which the profiler asks the
+ * kernel for). */
 #ifndef KP_UNWIND_UNWIND_H
 #define KP_UNWIND_UNWIND_H
 
@@ -104,8 +106,14 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
  * nothing is missing or nothing can be said. */
 uint64_t kp_unwind_leaf(struct kp_unwinder *u, const struct kp_unwind_input *in, uint64_t fp_ret);
 
+/* Every CFI step by libunwind, none by kprof's rows (which still say
+ * which frames are signal frames): the reference the tests hold kprof's
+ * own steps to, and the cost they had (KP_UNWIND_BENCH). */
+void kp_unwind_set_libunwind_only(struct kp_unwinder *u, bool on);
+
 /* The process's code changed (a new mapping, exec) or it exited: forget
- * what was cached for its addresses. */
+ * what libunwind cached for its addresses (kprof's rows are kept by
+ * object, not address, and stay right). */
 void kp_unwind_flush(struct kp_unwinder *u, pid_t pid);
 void kp_unwind_forget(struct kp_unwinder *u, pid_t pid);
 
@@ -113,6 +121,9 @@ struct kp_unwind_stats {
 	uint64_t objects;	   /* objects whose tables were read */
 	uint64_t objects_no_table; /* of those, without .eh_frame_hdr */
 	uint64_t table_bytes;	   /* bytes of tables held */
+	uint64_t steps_kprof;	   /* CFI steps taken by kprof's rows */
+	uint64_t steps_libunwind;  /* CFI steps left to libunwind */
+	uint64_t rows;		   /* rows kprof read (cache misses) */
 };
 void kp_unwind_stats(const struct kp_unwinder *u, struct kp_unwind_stats *st);
 

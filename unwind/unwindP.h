@@ -3,10 +3,12 @@
  *   struct kp_tables   the unwind tables of the objects seen, read from the
  *                      caller's object files page by page (tables.c)
  *   struct aspace      one process's libunwind address spaces (remote.c)
+ *   struct kp_cfi      the CFI rows kprof steps by itself, found in the
+ *                      same tables and cached by object and address (cfi.c)
  *   struct uctx        one unwind's state, which libunwind hands to the
  *                      accessors over the stack copy (remote.c) and the
  *                      walkers read (walk.c)
- *   struct kp_unwinder the three together (unwind.c: the entry points). */
+ *   struct kp_unwinder the four together (unwind.c: the entry points). */
 #ifndef KP_UNWIND_UNWINDP_H
 #define KP_UNWIND_UNWINDP_H
 
@@ -75,6 +77,59 @@ bool kp_tables_bias(const struct utab *t, const struct kp_unwind_map *m, uint64_
 int kp_tables_word(struct kp_tables *tb, struct utab *t, struct trange *r, uint64_t va,
 		   uint64_t *valp);
 
+/* ---- kprof's own CFI rows (cfi.c) ---- */
+
+/* Registers of a row: DWARF's x86-64 numbers, which are libunwind's
+ * (UNW_X86_64_RAX .. R15, and the return address column, RIP). */
+#define CFI_NREGS 17
+
+enum kp_cfi_kind {
+	KP_CFI_NOINFO,	  /* no FDE covers the address: the frame-pointer chain */
+	KP_CFI_STEP,	  /* kprof steps by the row */
+	KP_CFI_LIBUNWIND, /* rules a row does not hold (expressions, a register
+			   * in another, a signal frame, an encoding or an
+			   * instruction kprof does not read): libunwind steps */
+};
+
+enum kp_cfi_rule {
+	KP_CFI_SAME,  /* the callee's value */
+	KP_CFI_UNDEF, /* lost (the return address: the outermost frame) */
+	KP_CFI_SAVED, /* at CFA + off */
+};
+
+/* The rules in force at one address of an object, for one step. */
+struct kp_cfi_row {
+	uint8_t kind;		 /* enum kp_cfi_kind */
+	bool signal;		 /* its CIE's 'S': a signal frame, whose caller's ip is
+				  * exact (not a return address) */
+	uint8_t cfa_reg;	 /* CFA = cfa_reg + cfa_off */
+	uint8_t rule[CFI_NREGS]; /* enum kp_cfi_rule */
+	uint16_t changed;	 /* bit per register but sp whose rule is
+				  * not KP_CFI_SAME (rax .. r15) */
+	int32_t cfa_off;
+	int16_t off[CFI_NREGS];
+};
+
+/* The rows found so far, by (object, address in the object): a row
+ * depends only on the object's bytes, so every process that maps the
+ * object shares it, and new code mapped where other code was is another
+ * object, with rows of its own (libunwind's cache, by address, is what
+ * kp_unwind_flush empties). */
+struct kp_cfi {
+	struct kp_u64map idx; /* object << 40 | address -> index in rows */
+	struct kp_cfi_row *rows;
+	size_t n, cap;
+	uint64_t hits, misses;
+};
+
+void kp_cfi_init(struct kp_cfi *cf);
+void kp_cfi_fini(struct kp_cfi *cf);
+/* The row in force at vaddr va of object t (whose tables are ok), read
+ * from its .eh_frame_hdr and .eh_frame on first use (owned by cf, valid
+ * until the next call). */
+const struct kp_cfi_row *kp_cfi_row(struct kp_cfi *cf, struct kp_tables *tb, struct utab *t,
+				    uint64_t va);
+
 /* ---- libunwind over the stack copy (remote.c) ---- */
 
 struct touched {
@@ -82,19 +137,20 @@ struct touched {
 	uint64_t bias;
 };
 
-/* One process's libunwind address spaces and the objects whose tables its
- * unwinds have read: libunwind's cache keeps rules by ip, and a cached rule
- * may still read its CFA expression from the object's .eh_frame in a later
- * unwind that never asked for the object's table.
+/* One process's libunwind address spaces, for the steps kprof's rows
+ * leave to libunwind, and the objects whose tables its unwinds have read:
+ * libunwind's cache keeps rules by ip, and a cached rule may still read
+ * its CFA expression from the object's .eh_frame in a later unwind that
+ * never asked for the object's table.
  *
  * The cache's key is the ip alone, but a return address is looked up at
- * its byte - 1 (the call) and a sampled ip at itself: where a call's
- * return address starts a new CFI row (after a noreturn call, before a
- * .cfi_restore_state block), one key stands for two sets of rules, and a
- * walk would take whichever an earlier sample cached. So the sampled
- * frame's step, the only one whose ip is exact, caches in an address space
- * of its own (leaf); the walk goes on from its caller in as, where every
- * key is a return address or kprof's exact ip - 1 of one. */
+ * its byte - 1 (the call) and an exact ip (the sampled one, or one after a
+ * signal frame) at itself: where a call's return address starts a new CFI
+ * row (after a noreturn call, before a .cfi_restore_state block), one key
+ * stands for two sets of rules, and a walk would take whichever an earlier
+ * sample cached. So the steps from an exact ip cache in an address space
+ * of their own (leaf); those from a return address in as, given to
+ * libunwind as the exact ip - 1. */
 struct aspace {
 	unw_addr_space_t as;
 	unw_addr_space_t leaf;
@@ -109,11 +165,19 @@ struct uctx {
 	/* registers by libunwind's numbering (UNW_X86_64_RAX .. RIP) */
 	uint64_t regs[17];
 	uint32_t have;	      /* bit per register known */
+	uint32_t lost;	      /* of those unknown, bit per register whose
+			       * saved value lies above the snapshot */
 	uint64_t sp0;	      /* address of stack[0] */
 	struct aspace *space; /* the process's address space */
 	bool noinfo;	      /* the step's find_proc_info found no table */
 	bool in_search;	      /* inside find_proc_info's table search */
 	bool beyond;	      /* a read fell above the snapshot (it was too small) */
+	/* the mapping the last lookup found, its object's tables (NULL: none)
+	 * and load bias (biased: known): a walk stays in a few mappings */
+	struct kp_unwind_map map;
+	struct utab *map_t;
+	uint64_t map_bias;
+	bool mapped, biased;
 	/* the table range the last read outside the copy found (libunwind's
 	 * table search and FDE parsing read word after word from one range) */
 	struct utab *hit_t;
@@ -121,10 +185,12 @@ struct uctx {
 	uint64_t hit_bias;
 };
 
-/* The unwinder (unwind.h): the objects' tables, libunwind's accessors
- * and each process's address spaces. */
+/* The unwinder (unwind.h): the objects' tables, kprof's rows,
+ * libunwind's accessors and each process's address spaces. */
 struct kp_unwinder {
 	struct kp_tables tables;
+	struct kp_cfi cfi;
+	bool libunwind_only; /* kp_unwind_set_libunwind_only */
 	unw_accessors_t acc;
 	struct kp_u64map spaces; /* pid -> struct aspace * */
 };
@@ -158,16 +224,31 @@ struct walk {
 };
 
 enum dw_stop {
-	DW_END,	 /* the walk is over: end says why */
-	DW_FP,	 /* no table: go on with the frame-pointer chain */
-	DW_NEXT, /* one step done (one): go on with CFI from c->regs */
+	DW_END, /* the walk is over: end says why */
+	DW_FP,	/* no table: go on with the frame-pointer chain */
+};
+
+/* What one CFI step found. */
+enum step {
+	STEP_NEXT,	/* c holds the caller's registers */
+	STEP_OUTERMOST, /* the CFI marks the end of the stack */
+	STEP_FAIL,	/* a bad frame (c->beyond: a read fell above the snapshot) */
+	STEP_NOINFO,	/* no FDE covers the frame */
 };
 
 /* Is addr code, and does an unwind table cover its object? */
 bool kp_walk_is_code(struct uctx *c, uint64_t addr, bool *has_table);
 enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip, uint64_t *sp,
 			uint64_t *bp);
-enum dw_stop kp_walk_dwarf(struct uctx *c, unw_cursor_t *cur, struct walk *w, uint64_t *ip,
-			   uint64_t *sp, uint64_t *bp, bool one);
+/* One CFI step from the frame in c (c->regs, c->have): by its row, or
+ * by libunwind where the row says so (or always, libunwind_only). *exact:
+ * the frame's ip is exact (the sampled one), not a return address; on
+ * return, whether the caller's is (it is after a signal frame). */
+enum step kp_walk_step(struct uctx *c, bool *exact);
+/* The CFI segment from the frame in c on (its ip exact or not, as for
+ * kp_walk_step), each frame checked. On DW_FP the frame-pointer chain goes
+ * on from (*ip, *sp, *bp). */
+enum dw_stop kp_walk_cfi(struct uctx *c, struct walk *w, uint64_t *ip, uint64_t *sp, uint64_t *bp,
+			 bool exact);
 
 #endif

@@ -1,6 +1,7 @@
 /* The two walkers of a user stack, each a segment of one unwind (unwind.c
- * alternates them): the CFI walker steps libunwind's cursor over the
- * objects' unwind tables; the frame-pointer walker follows the chain of
+ * alternates them): the CFI walker steps by kprof's rows of the objects'
+ * unwind tables (cfi.c), and by libunwind's cursor where a row leaves the
+ * step to it; the frame-pointer walker follows the chain of
  * saved frame pointers inside the stack copy where no table covers a
  * frame, validated (it must stay in the snapshot, move up the stack and
  * return into code). Each step is bounded: every frame lies strictly above
@@ -18,15 +19,26 @@ static bool stack_word(const struct uctx *c, uint64_t addr, uint64_t *v)
 	return true;
 }
 
+/* Finds the mapping that holds addr into c (map, map_t, biased and
+ * map_bias): the last one found when addr is in it again, else the
+ * caller's lookup. False when no mapping holds addr. */
+static bool map_find(struct uctx *c, uint64_t addr)
+{
+	if (c->mapped && addr >= c->map.start && addr < c->map.end)
+		return true;
+	c->mapped = c->in->find_map(c->in->map_arg, addr, &c->map);
+	if (!c->mapped)
+		return false;
+	c->map_t = kp_tables_get(&c->u->tables, c->map.obj);
+	c->biased = c->map_t && c->map_t->ok && kp_tables_bias(c->map_t, &c->map, &c->map_bias);
+	return true;
+}
+
 bool kp_walk_is_code(struct uctx *c, uint64_t addr, bool *has_table)
 {
-	struct kp_unwind_map m;
-	const struct utab *t;
-
-	if (!addr || !c->in->find_map(c->in->map_arg, addr, &m))
+	if (!addr || !map_find(c, addr))
 		return false;
-	t = kp_tables_get(&c->u->tables, m.obj);
-	*has_table = t && t->ok;
+	*has_table = c->map_t && c->map_t->ok;
 	return true;
 }
 
@@ -118,69 +130,174 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 }
 
 /* The caller's registers, as the cursor's step found them, into c (read
- * whole first: the cursor reads the registers it kept through c). */
+ * whole first: the cursor reads the registers it kept through c); a
+ * register whose saved value lies above the snapshot is noted lost. */
 static void cursor_regs(struct uctx *c, unw_cursor_t *cur)
 {
-	uint64_t regs[17] = {0};
-	uint32_t have = 0;
+	uint64_t regs[CFI_NREGS] = {0};
+	uint32_t have = 0, lost = 0;
 
-	for (int r = 0; r <= UNW_X86_64_RIP; r++) {
+	for (int r = 0; r < CFI_NREGS; r++) {
 		unw_word_t v;
 
+		c->beyond = false;
 		if (unw_get_reg(cur, r, &v) == 0) {
 			regs[r] = v;
 			have |= 1u << r;
+		} else if (c->beyond) {
+			lost |= 1u << r;
 		}
 	}
+	c->beyond = false;
 	memcpy(c->regs, regs, sizeof(regs));
 	c->have = have;
+	c->lost = lost;
 }
 
-/* The CFI segment from the cursor's frame on (one step only with one).
- * On DW_FP the frame-pointer chain goes on from (*ip, *sp, *bp). */
-enum dw_stop kp_walk_dwarf(struct uctx *c, unw_cursor_t *cur, struct walk *w, uint64_t *ip,
-			   uint64_t *sp, uint64_t *bp, bool one)
+/* One step by libunwind from the frame in c. An exact ip (the sampled
+ * one, or one after a signal frame) is looked up at itself, in the
+ * address space that caches exact ips; a return address at its call's
+ * byte, given to libunwind as an exact ip - 1 in the other (unwindP.h). */
+static enum step unw_one(struct uctx *c, bool exact)
 {
-	for (;;) {
-		unw_word_t nip = 0, nsp = 0, nbp = 0;
-		int ret;
+	unw_cursor_t cur;
+	uint64_t ip = c->regs[UNW_X86_64_RIP];
+	int ret;
 
-		c->noinfo = false;
-		c->beyond = false;
-		ret = unw_step(cur);
+	if (!exact)
+		c->regs[UNW_X86_64_RIP] = ip - 1;
+	if (unw_init_remote(&cur, exact ? c->space->leaf : c->space->as, c) < 0) {
+		c->regs[UNW_X86_64_RIP] = ip;
+		return STEP_FAIL;
+	}
+	c->noinfo = false;
+	c->beyond = false;
+	ret = unw_step(&cur);
+	if (ret <= 0 || c->noinfo) {
+		c->regs[UNW_X86_64_RIP] = ip;
 		/* No table covered this frame (libunwind looks up ip - 1 for a
 		 * return address): libunwind guessed along bp on its own; walk
 		 * it ourselves instead, validated. */
-		if (c->noinfo)
+		return c->noinfo ? STEP_NOINFO : ret == 0 ? STEP_OUTERMOST : STEP_FAIL;
+	}
+	cursor_regs(c, &cur);
+	return STEP_NEXT;
+}
+
+/* A word of memory for a row's step: the snapshot's. A read above it,
+ * within a stack's reach, says the snapshot was too small (as remote.c's
+ * access_mem does for libunwind). */
+static bool mem_word(struct uctx *c, uint64_t addr, uint64_t *v)
+{
+	if (stack_word(c, addr, v))
+		return true;
+	if (addr >= c->sp0 && addr - c->sp0 < MAX_STACK_SPAN)
+		c->beyond = true;
+	return false;
+}
+
+/* The caller's registers into c by row, as libunwind's step computes
+ * them (apply_reg_state, then x86-64's unw_step): the CFA from its
+ * register (sp is the CFA of the frame below, so always known); the end
+ * of the stack where the return address, or the frame pointer (x86-64's
+ * ABI), is undefined; the return address read; each saved register read
+ * (libunwind reads it when asked, kprof at once: the same bytes); sp the
+ * CFA. The registers change only once the step can no longer fail. */
+static enum step row_step(struct uctx *c, const struct kp_cfi_row *row)
+{
+	uint32_t bit = 1u << row->cfa_reg;
+	uint64_t cfa, ra;
+
+	if (row->cfa_reg != UNW_X86_64_RSP && !(c->have & bit)) {
+		c->beyond = (c->lost & bit) != 0;
+		return STEP_FAIL;
+	}
+	cfa = c->regs[row->cfa_reg] + (uint64_t)(int64_t)row->cfa_off;
+	if (row->rule[UNW_X86_64_RIP] == KP_CFI_UNDEF)
+		return STEP_OUTERMOST;
+	if (!mem_word(c, cfa + (uint64_t)(int64_t)row->off[UNW_X86_64_RIP], &ra))
+		return STEP_FAIL;
+	if (row->rule[UNW_X86_64_RBP] == KP_CFI_UNDEF)
+		return STEP_OUTERMOST;
+	for (uint32_t m = row->changed; m; m &= m - 1) {
+		int r = __builtin_ctz(m);
+
+		bit = 1u << r;
+		c->have &= ~bit;
+		c->lost &= ~bit;
+		if (row->rule[r] == KP_CFI_UNDEF)
+			continue;
+		c->beyond = false;
+		if (mem_word(c, cfa + (uint64_t)(int64_t)row->off[r], &c->regs[r]))
+			c->have |= bit;
+		else if (c->beyond)
+			c->lost |= bit;
+	}
+	c->beyond = false;
+	c->regs[UNW_X86_64_RSP] = cfa;
+	c->regs[UNW_X86_64_RIP] = ra;
+	bit = 1u << UNW_X86_64_RSP | 1u << UNW_X86_64_RIP;
+	c->have |= bit;
+	c->lost &= ~bit;
+	return STEP_NEXT;
+}
+
+/* The row of the frame whose ip is ip: looked up at ip itself when exact,
+ * at the call's byte when a return address. */
+static const struct kp_cfi_row *frame_row(struct uctx *c, uint64_t ip, bool exact)
+{
+	static const struct kp_cfi_row noinfo = {.kind = KP_CFI_NOINFO};
+	uint64_t at = exact ? ip : ip - 1;
+
+	if (!map_find(c, at) || !c->biased)
+		return &noinfo;
+	return kp_cfi_row(&c->u->cfi, &c->u->tables, c->map_t, at - c->map_bias);
+}
+
+enum step kp_walk_step(struct uctx *c, bool *exact)
+{
+	const struct kp_cfi_row *row = frame_row(c, c->regs[UNW_X86_64_RIP], *exact);
+	bool signal = row->signal;
+	enum step r;
+
+	c->beyond = false;
+	if (row->kind == KP_CFI_STEP && !c->u->libunwind_only) {
+		c->u->tables.st.steps_kprof++;
+		r = row_step(c, row);
+	} else if (row->kind == KP_CFI_NOINFO && !c->u->libunwind_only) {
+		return STEP_NOINFO;
+	} else {
+		c->u->tables.st.steps_libunwind++;
+		r = unw_one(c, *exact);
+	}
+	*exact = r == STEP_NEXT && signal;
+	return r;
+}
+
+enum dw_stop kp_walk_cfi(struct uctx *c, struct walk *w, uint64_t *ip, uint64_t *sp, uint64_t *bp,
+			 bool exact)
+{
+	for (;;) {
+		enum step r = kp_walk_step(c, &exact);
+		uint64_t nip = c->regs[UNW_X86_64_RIP], nsp = c->regs[UNW_X86_64_RSP];
+		bool tab;
+
+		if (r == STEP_NOINFO)
 			return DW_FP;
-		if (ret == 0) {
-			w->end = KP_UNWIND_OUTERMOST;
+		if (r != STEP_NEXT) {
+			w->end = r == STEP_OUTERMOST ? KP_UNWIND_OUTERMOST
+				 : c->beyond	     ? KP_UNWIND_SNAPSHOT
+						     : KP_UNWIND_BAD_FRAME;
 			return DW_END;
 		}
-		if (ret < 0) {
-			w->end = c->beyond ? KP_UNWIND_SNAPSHOT : KP_UNWIND_BAD_FRAME;
-			return DW_END;
-		}
-		unw_get_reg(cur, UNW_REG_IP, &nip);
-		unw_get_reg(cur, UNW_REG_SP, &nsp);
-		if (unw_get_reg(cur, UNW_X86_64_RBP, &nbp) < 0)
-			nbp = 0;
 		if (nip == 0) {
 			w->end = KP_UNWIND_OUTERMOST;
 			return DW_END;
 		}
 		/* callers live higher up the stack: anything else loops */
-		if (nsp <= *sp) {
+		if (nsp <= *sp || !kp_walk_is_code(c, nip, &tab)) {
 			w->end = KP_UNWIND_BAD_FRAME;
 			return DW_END;
-		}
-		{
-			bool tab;
-
-			if (!kp_walk_is_code(c, nip, &tab)) {
-				w->end = KP_UNWIND_BAD_FRAME;
-				return DW_END;
-			}
 		}
 		if (w->n == w->max) {
 			w->end = KP_UNWIND_DEPTH;
@@ -190,10 +307,6 @@ enum dw_stop kp_walk_dwarf(struct uctx *c, unw_cursor_t *cur, struct walk *w, ui
 		w->sp = nsp;
 		*ip = nip;
 		*sp = nsp;
-		*bp = nbp;
-		if (one) {
-			cursor_regs(c, cur);
-			return DW_NEXT;
-		}
+		*bp = c->have & (1u << UNW_X86_64_RBP) ? c->regs[UNW_X86_64_RBP] : 0;
 	}
 }

@@ -362,18 +362,48 @@ static uint64_t garbage_word(uint64_t sp, size_t len)
 	}
 }
 
+/* Two walks of one sample (at most 64 frames): kprof's, and the
+ * reference's, whose every step is libunwind's. */
+static bool walks_agree(struct kp_unwinder *u, struct kp_unwinder *ref,
+			const struct kp_unwind_input *in, size_t max, uint64_t fp_ret)
+{
+	uint64_t a[64], b[64], la, lb;
+	struct kp_unwind_result ra, rb;
+
+	if (max > 64)
+		max = 64;
+	kp_unwind_stack(u, in, a, max, &ra);
+	kp_unwind_stack(ref, in, b, max, &rb);
+	la = kp_unwind_leaf(u, in, fp_ret);
+	lb = kp_unwind_leaf(ref, in, fp_ret);
+	if (ra.n == rb.n && ra.end == rb.end && ra.fp_frames == rb.fp_frames &&
+	    ra.last_sp == rb.last_sp && la == lb && memcmp(a, b, ra.n * sizeof(a[0])) == 0)
+		return true;
+	printf("rows: ip %#llx: kprof %zu frames, end %d, leaf %#llx; libunwind %zu, end %d, leaf "
+	       "%#llx\n",
+	       (unsigned long long)a[0], ra.n, (int)ra.end, (unsigned long long)la, rb.n,
+	       (int)rb.end, (unsigned long long)lb);
+	for (size_t i = 0; i < ra.n || i < rb.n; i++)
+		printf("  %zu: %#llx | %#llx\n", i, i < ra.n ? (unsigned long long)a[i] : 0ULL,
+		       i < rb.n ? (unsigned long long)b[i] : 0ULL);
+	return false;
+}
+
 static void test_unwind_garbage(void)
 {
-	struct kp_unwinder *u;
+	struct kp_unwinder *u, *ref;
 	unsigned char *buf = malloc(8192);
 	uint64_t ips[64];
-	size_t total = 0, fp = 0;
+	size_t total = 0, fp = 0, differ = 0;
 
 	fresh_symbolizer();
 	unw_outer_kprof(0);
 	memcpy(real_regs, regs, sizeof(regs));
 	read_maps();
 	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
+	/* every 8th walk again with libunwind's steps alone: the same walk */
+	ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
+	kp_unwind_set_libunwind_only(ref, true);
 	for (int iter = 0; iter < 20000; iter++) {
 		size_t len = (rnd() % 1025) * 8;
 		uint64_t sp = 0x7ff000000000ULL + (rnd() % 4096) * 16;
@@ -411,15 +441,164 @@ static void test_unwind_garbage(void)
 		total += res.n;
 		fp += res.fp_frames;
 		kp_unwind_leaf(u, &in, rnd());
-		if (rnd() % 64 == 0)
+		if (iter % 8 == 0 && differ < 5)
+			differ += !walks_agree(u, ref, &in, 64, rnd());
+		if (rnd() % 64 == 0) {
 			kp_unwind_flush(u, in.pid);
+			kp_unwind_flush(ref, in.pid);
+		}
 	}
 	printf("garbage: 20000 walks, %zu frames (%zu by frame pointer)\n", total, fp);
+	CHECK_EQ_INT(differ, 0);
 	CHECK(total >= 20000);
 	/* both ways of walking were fed garbage */
 	CHECK(fp > 0 && fp < total - 20000);
 	free(buf);
 	kp_unwind_free(u);
+	kp_unwind_free(ref);
+}
+
+/* A code address in the second half of a mapping: the vDSO's first page
+ * holds its unwind tables, which libunwind's accessor serves (it reads
+ * its CFI through it), so a garbage CFA there reads table bytes as a
+ * frame's words, where kprof's rows read the snapshot alone (the one way
+ * the two differ, docs/unwinding.md). */
+static uint64_t code_word(void)
+{
+	const struct kp_test_map *m = &maps[rnd() % nmaps];
+	uint64_t half = (m->end - m->start) / 2;
+
+	return m->start + half + rnd() % half;
+}
+
+/* kprof's own steps (unwind/cfi.c's rows, cached by object and address)
+ * against libunwind's: addresses all over the code this process maps (its
+ * own, libc, libunwind, the symbolizer's libraries: prologues, epilogues,
+ * PLTs, signal trampolines), each as the sampled ip of a stack of return
+ * addresses into code and pointers into the stack, walk alike, frames,
+ * end and leaf repair, step by step. Then the same addresses again, now
+ * from both caches. */
+static void test_unwind_rows_agree(void)
+{
+	struct kp_unwinder *u, *ref;
+	uint64_t stack[48], sp = 0x7ff000010000ULL;
+	size_t walks = 0, differ = 0;
+	struct kp_unwind_stats st;
+
+	fresh_symbolizer();
+	read_maps();
+	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
+	ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
+	kp_unwind_set_libunwind_only(ref, true);
+	for (int round = 0; round < 2; round++) {
+		rnd_state = 0x9e3779b97f4a7c15ULL;
+		for (size_t m = 0; m < nmaps; m++) {
+			uint64_t size = maps[m].end - maps[m].start;
+			/* an odd stride: every byte offset of an instruction */
+			uint64_t stride = (size / 3000) | 1;
+
+			if (!maps[m].obj)
+				continue;
+			for (uint64_t a = maps[m].start; a < maps[m].end; a += stride) {
+				struct kp_unwind_input in;
+
+				for (size_t i = 0; i < 48; i++)
+					stack[i] =
+						i % 3 ? code_word() : sp + 8 * (i + 1 + rnd() % 8);
+				for (size_t r = 0; r < 17; r++)
+					regs[r] = garbage_word(sp, sizeof(stack));
+				regs[6] = sp + 8 * (rnd() % 40); /* bp */
+				regs[7] = sp;
+				regs[8] = a;
+				in = input((const unsigned char *)stack, sizeof(stack));
+				differ +=
+					!walks_agree(u, ref, &in, 1 + rnd() % 12, stack[rnd() % 4]);
+				walks++;
+				if (differ > 5)
+					break;
+			}
+		}
+	}
+	kp_unwind_stats(u, &st);
+	printf("rows: %zu walks, %zu differ; %llu steps by kprof's rows, %llu by libunwind, "
+	       "%llu rows read\n",
+	       walks, differ, (unsigned long long)st.steps_kprof,
+	       (unsigned long long)st.steps_libunwind, (unsigned long long)st.rows);
+	CHECK_EQ_INT(differ, 0);
+	/* most steps are kprof's: libunwind's are the few rules a row cannot hold */
+	CHECK(st.steps_kprof > 10 * st.steps_libunwind);
+	kp_unwind_free(u);
+	kp_unwind_free(ref);
+	memcpy(regs, real_regs, sizeof(regs));
+}
+
+/* One walk of the real sample into ips[0..64), with unwinder u. */
+static struct kp_unwind_result walk_real(struct kp_unwinder *u, uint64_t *ips)
+{
+	struct kp_unwind_input in = input(snap, snap_len);
+	struct kp_unwind_result res;
+
+	memcpy(regs, real_regs, sizeof(regs));
+	CHECK_EQ_INT(kp_unwind_stack(u, &in, ips, 64, &res), 0);
+	return res;
+}
+
+/* New code where the walk's code was (a munmap and an mmap of another
+ * file, or of anonymous JIT code, at the same addresses; the profiler
+ * flushes the process on the new mapping): the walk follows the new
+ * code's rules, as a fresh unwinder's does, never a rule cached for the
+ * old code (kprof's rows are cached by object, libunwind's by address
+ * until the flush); and the old code's again once it is back. Once with
+ * kprof's rows, once with libunwind's steps alone. */
+static void test_unwind_new_code(void)
+{
+	struct kp_unwinder *u, *fresh;
+	uint64_t ips[64], again[64], inner = (uint64_t)(uintptr_t)unw_inner_kprof;
+	struct kp_unwind_result r0, r1, r2;
+	struct kp_test_map own, other = {0, 0, 0, 0};
+	size_t k = nmaps;
+
+	fresh_symbolizer();
+	unw_outer_kprof(0);
+	memcpy(real_regs, regs, sizeof(regs));
+	read_maps();
+	for (size_t i = 0; i < nmaps; i++) {
+		if (inner >= maps[i].start && inner < maps[i].end)
+			k = i;
+		else if (maps[i].obj && maps[i].end - maps[i].start > other.end - other.start)
+			other = maps[i]; /* the largest other object's code: libc's */
+	}
+	CHECK(k < nmaps && other.obj);
+	if (k == nmaps || !other.obj)
+		return;
+	own = maps[k];
+	for (int only = 0; only < 2; only++) {
+		u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
+		kp_unwind_set_libunwind_only(u, only);
+		r0 = walk_real(u, ips);
+		CHECK_EQ_INT(r0.end, KP_UNWIND_OUTERMOST);
+		for (int view = 0; view < 2; view++) {
+			/* the same addresses and file offsets, so the same
+			 * addresses in the object: another file's code, then
+			 * JIT code */
+			maps[k].obj = view == 0 ? other.obj : 0;
+			kp_unwind_flush(u, getpid());
+			fresh = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
+			kp_unwind_set_libunwind_only(fresh, only);
+			r1 = walk_real(u, ips);
+			r2 = walk_real(fresh, again);
+			CHECK(r1.n == r2.n && r1.end == r2.end && r1.fp_frames == r2.fp_frames);
+			CHECK(memcmp(ips, again, r1.n * sizeof(ips[0])) == 0);
+			/* not the old code's walk */
+			CHECK(r1.n != r0.n || r1.end != r0.end || r1.fp_frames != r0.fp_frames);
+			kp_unwind_free(fresh);
+		}
+		maps[k] = own;
+		kp_unwind_flush(u, getpid());
+		r1 = walk_real(u, again);
+		CHECK(r1.n == r0.n && r1.end == r0.end);
+		kp_unwind_free(u);
+	}
 }
 
 /* KP_UNWIND_BENCH=N: the cost of N unwinds of the real sample. */
@@ -477,6 +656,8 @@ static void test_all(void)
 	test_unwind_garbage();
 	test_unwind_ip_is_a_return_address();
 	test_unwind_cfa_in_an_image();
+	test_unwind_rows_agree();
+	test_unwind_new_code();
 	test_unwind_cost();
 	teardown();
 }

@@ -45,9 +45,10 @@
  * a copy cut short are a prefix of those of the whole copy (with the same
  * damage); a fresh address space gives the same walk twice, and the
  * long-lived one, which has seen every input before, the same walk again
- * (libunwind's rule cache and the objects earlier walks read change
- * nothing). Without damage the sample unwinds as at start-up, to its
- * outermost frame. Walks that never end are caught by run-target.sh's
+ * (libunwind's rule cache, kprof's rows and the objects earlier walks read
+ * change nothing); an unwinder whose every step is libunwind's
+ * (kp_unwind_set_libunwind_only) the same walk as kprof's rows. Without damage the sample unwinds
+ * as at start-up, to its outermost frame. Walks that never end are caught by run-target.sh's
  * -timeout=10. Two walks that disagree are both printed;
  * KP_FUZZ_UNWIND_SHOW=1 prints every input's walk. A replayed input sees
  * other addresses (ASLR) than when it was found, which moves the signal
@@ -90,6 +91,7 @@ static struct sample samples[NSAMPLES];
 static uint64_t perf_regs[24];
 static struct kp_symbolizer *sym;
 static struct kp_unwinder *uw;
+static struct kp_unwinder *ref; /* libunwind's steps alone */
 
 /* ---- this process's executable mappings ---- */
 
@@ -247,15 +249,21 @@ struct walk {
 	uint64_t leaf;
 };
 
+static void unwind_with(struct kp_unwinder *u, struct kp_unwind_input *in, size_t max, bool fresh,
+			bool leaf, uint64_t fp_ret, struct walk *w)
+{
+	if (fresh)
+		kp_unwind_forget(u, in->pid);
+	memset(w, 0, sizeof(*w));
+	w->ret = kp_unwind_stack(u, in, w->ips, max, &w->res);
+	if (leaf)
+		w->leaf = kp_unwind_leaf(u, in, fp_ret);
+}
+
 static void unwind(struct kp_unwind_input *in, size_t max, bool fresh, bool leaf, uint64_t fp_ret,
 		   struct walk *w)
 {
-	if (fresh)
-		kp_unwind_forget(uw, in->pid);
-	memset(w, 0, sizeof(*w));
-	w->ret = kp_unwind_stack(uw, in, w->ips, max, &w->res);
-	if (leaf)
-		w->leaf = kp_unwind_leaf(uw, in, fp_ret);
+	unwind_with(uw, in, max, fresh, leaf, fp_ret, w);
 }
 
 static bool same(const struct walk *a, const struct walk *b)
@@ -348,6 +356,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	take_samples();
 	read_maps();
 	uw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
+	ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym});
+	kp_unwind_set_libunwind_only(ref, true);
 	/* each sample unwinds whole, past main to libc's start */
 	for (int i = 0; i < NSAMPLES; i++) {
 		struct view v = {0, 0, 0};
@@ -393,7 +403,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char *full, *stack;
 	size_t len, nr = 0;
 	struct kp_unwind_input in;
-	static struct walk a, b, c, d;
+	static struct walk a, b, c, d, e;
 
 	cut |= (size_t)fuzz_byte(&fin) << 8;
 	len = cut < s->len ? cut : s->len;
@@ -493,6 +503,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		print_walk("fresh", &a);
 	unwind(&in, max, true, leaf, fp_ret, &b);
 	check_same(&a, &b, "fresh again");
+	unwind_with(ref, &in, max, true, leaf, fp_ret, &e);
+	check_same(&a, &e, "libunwind's steps");
 	/* the long-lived one, which every input before has used */
 	in.pid = 200 + (mode >> 5);
 	/* different mappings: the profiler flushes when a mapping appears */

@@ -74,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		switch (op) {
 		case 0: {
 			uint32_t locs[2] = {leaves[0], leaves[arg % 4]};
-			struct kp_profile_root root = {.comm = comm_of(prof, 1, tid), .tid = (uint32_t)tid};
+			struct kp_profile_root root = {.comm = comm_of(prof, 1, tid),
+						       .tid = (uint32_t)tid};
 			unsigned char raw[12] = {0};
 
 			raw[4] = (unsigned char)(arg >> 2);

@@ -39,4 +39,10 @@ bool kp_wait_is_frame(const char *name, size_t len);
 #define KP_VALUE_OFFCPU "off-cpu"
 #define KP_VALUE_WALL	"wall"
 
+struct kp_profile;
+
+/* Adds the value types of an off-CPU profile (wall: a wall-clock one) to
+ * p, which has none yet, in the order above. */
+void kp_wait_value_types(struct kp_profile *p, bool wall);
+
 #endif

@@ -104,14 +104,8 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 		ev = s->event_desc;
 	}
 	/* the value types of the mode (profile/wait.h) */
-	if (s->opts.mode == KP_SESSION_OFFCPU) {
-		kp_profile_add_value_type(s->prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
-		kp_profile_add_value_type(s->prof, "samples", "count", 0);
-	} else if (s->opts.mode == KP_SESSION_WALL) {
-		kp_profile_add_value_type(s->prof, KP_VALUE_WALL, "nanoseconds", 0);
-		kp_profile_add_value_type(s->prof, "samples", "count", 0);
-		kp_profile_add_value_type(s->prof, "cpu", "nanoseconds", 0);
-		kp_profile_add_value_type(s->prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
+	if (s->opts.mode != KP_SESSION_CPU) {
+		kp_wait_value_types(s->prof, s->opts.mode == KP_SESSION_WALL);
 	} else {
 		kp_profile_add_value_type(s->prof, "samples", "count", 0);
 		kp_profile_add_value_type(s->prof, clock ? "cpu" : ev,

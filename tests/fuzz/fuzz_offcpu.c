@@ -44,15 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t leaves[4];
 	size_t off;
 
-	if (how & 1) {
-		kp_profile_add_value_type(prof, KP_VALUE_WALL, "nanoseconds", 0);
-		kp_profile_add_value_type(prof, "samples", "count", 0);
-		kp_profile_add_value_type(prof, "cpu", "nanoseconds", 0);
-		kp_profile_add_value_type(prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
-	} else {
-		kp_profile_add_value_type(prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
-		kp_profile_add_value_type(prof, "samples", "count", 0);
-	}
+	kp_wait_value_types(prof, (how & 1) != 0);
 	off = (size_t)kp_profile_find_value(prof, KP_VALUE_OFFCPU);
 	for (uint32_t i = 0; i < 4; i++) {
 		struct kp_loc l = {.addr = 0x1000 * (i + 1), .kind = KP_LOC_KERNEL};

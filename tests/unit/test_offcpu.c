@@ -61,8 +61,7 @@ static struct kp_profile *offcpu_profile(void)
 {
 	struct kp_profile *p = kp_profile_new();
 
-	kp_profile_add_value_type(p, KP_VALUE_OFFCPU, "nanoseconds", 0);
-	kp_profile_add_value_type(p, "samples", "count", 0);
+	kp_wait_value_types(p, false);
 	add(p, 100, READ "[off-cpu: sleeping]", (kp_count[]){30000000, 12});
 	add(p, 100, FSYNC "[off-cpu: uninterruptible]", (kp_count[]){15000400, 3});
 	add(p, 100, "main;serve;handle;[off-cpu: preempted]", (kp_count[]){5000500, 7});
@@ -80,10 +79,7 @@ static struct kp_profile *wall_profile(void)
 {
 	struct kp_profile *p = kp_profile_new();
 
-	kp_profile_add_value_type(p, KP_VALUE_WALL, "nanoseconds", 0);
-	kp_profile_add_value_type(p, "samples", "count", 0);
-	kp_profile_add_value_type(p, "cpu", "nanoseconds", 0);
-	kp_profile_add_value_type(p, KP_VALUE_OFFCPU, "nanoseconds", 0);
+	kp_wait_value_types(p, true);
 	add(p, 100, "main;serve;handle;compute", (kp_count[]){40000000, 40, 40000000, 0});
 	add(p, 100, READ "[off-cpu: sleeping]", (kp_count[]){30000000, 30, 0, 30000000});
 	add(p, 100, FSYNC "[off-cpu: uninterruptible]", (kp_count[]){15000000, 15, 0, 15000000});

@@ -32,15 +32,7 @@ static struct kp_offcpu *setup(bool wall, uint64_t min_wait_ns)
 
 	kp_profile_free(prof);
 	prof = kp_profile_new();
-	if (wall) {
-		kp_profile_add_value_type(prof, KP_VALUE_WALL, "nanoseconds", 0);
-		kp_profile_add_value_type(prof, "samples", "count", 0);
-		kp_profile_add_value_type(prof, "cpu", "nanoseconds", 0);
-		kp_profile_add_value_type(prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
-	} else {
-		kp_profile_add_value_type(prof, KP_VALUE_OFFCPU, "nanoseconds", 0);
-		kp_profile_add_value_type(prof, "samples", "count", 0);
-	}
+	kp_wait_value_types(prof, wall);
 	o.prof = prof;
 	loc_a = kp_profile_location(prof, &a);
 	loc_b = kp_profile_location(prof, &b);

@@ -3,8 +3,9 @@
  *   struct kp_tables   the unwind tables of the objects seen, read from the
  *                      caller's object files page by page (tables.c)
  *   struct aspace      one process's libunwind address spaces (remote.c)
- *   struct kp_cfi      the CFI rows kprof steps by itself, found in the
- *                      same tables and cached by object and address (cfi.c)
+ *   struct kp_cfi      the CFI rows kprof steps by itself, computed by
+ *                      libdw from the same tables and cached by object
+ *                      and address (cfi.c)
  *   struct uctx        one unwind's state, which libunwind hands to the
  *                      accessors over the stack copy (remote.c) and the
  *                      walkers read (walk.c)
@@ -12,6 +13,8 @@
 #ifndef KP_UNWIND_UNWINDP_H
 #define KP_UNWIND_UNWINDP_H
 
+#include <elfutils/libdw.h>
+#include <libelf.h>
 #include <libunwind.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,6 +59,11 @@ struct utab {
 	 * file bytes (one range when they are adjacent) */
 	struct trange r[2];
 	size_t nr;
+	/* libdw's view of its CFI for kprof's rows (cfi.c), opened on the
+	 * first row asked of it; ended with the tables */
+	bool cfi_tried;
+	Elf *elf;
+	Dwarf_CFI *cfi;
 };
 
 /* The tables of every object seen, by the caller's object id. */
@@ -124,9 +132,9 @@ struct kp_cfi {
 
 void kp_cfi_init(struct kp_cfi *cf);
 void kp_cfi_fini(struct kp_cfi *cf);
-/* The row in force at vaddr va of object t (whose tables are ok), read
- * from its .eh_frame_hdr and .eh_frame on first use (owned by cf, valid
- * until the next call). */
+/* The row in force at vaddr va of object t (whose tables are ok), as
+ * libdw reads it from the object's .eh_frame_hdr and .eh_frame on first
+ * use (owned by cf, valid until the next call). */
 const struct kp_cfi_row *kp_cfi_row(struct kp_cfi *cf, struct kp_tables *tb, struct utab *t,
 				    uint64_t va);
 

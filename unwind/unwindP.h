@@ -95,8 +95,9 @@ enum kp_cfi_kind {
 	KP_CFI_NOINFO,	  /* no FDE covers the address: the frame-pointer chain */
 	KP_CFI_STEP,	  /* kprof steps by the row */
 	KP_CFI_LIBUNWIND, /* rules a row does not hold (expressions, a register
-			   * in another, a signal frame, an encoding or an
-			   * instruction kprof does not read): libunwind steps */
+			   * in another, val_offset, a signal frame) or that
+			   * libdw cannot give (a damaged table): libunwind
+			   * steps */
 };
 
 enum kp_cfi_rule {

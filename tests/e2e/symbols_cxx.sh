@@ -15,15 +15,18 @@ bin=$T/names
 check "exit status 0" [ $? -eq 0 ]
 f=$T/names.folded
 total=$(count_matching "$f" '^names;')
-anon=$(count_matching "$f" '^names;(.*;)?main;\(anonymous namespace\)::hot_anon$')
-holder=$(count_matching "$f" '^names;(.*;)?main;Holder<int>::spin$')
-tmpl=$(count_matching "$f" '^names;(.*;)?main;kpns::twice_kprof<long>$')
-lambda=$(count_matching "$f" '^names;(.*;)?main;main::\{lambda\(unsigned long\)#1\}::operator\(\)$')
+anon=$(count_matching "$f" '^names;(.*;)?main;\(anonymous namespace\)::hot_anon(;.*)?$')
+holder=$(count_matching "$f" '^names;(.*;)?main;Holder<int>::spin(;.*)?$')
+tmpl=$(count_matching "$f" '^names;(.*;)?main;kpns::twice_kprof<long>(;.*)?$')
+lambda=$(count_matching "$f" '^names;(.*;)?main;main::\{lambda\(unsigned long\)#1\}::operator\(\)(;.*)?$')
 echo "names: $total samples; anon $anon, Holder<int>::spin $holder, kpns::twice_kprof<long> $tmpl, lambda $lambda"
 show_top "$f" 4
 check "at least 100 samples ($total)" [ "$total" -ge 100 ]
 # names.cpp gives each a quarter of its CPU time: 10% is a margin neither
-# load nor this CPU's loop costs can cross
+# load nor this CPU's loop costs can cross. A function's samples are its
+# stacks with anything above it: on a loaded machine more of them end in
+# the kernel's interrupt and rescheduling frames (a fresh-clone run on
+# 2026-12-02 had 84.4% of --full-names' samples with the four as leaves)
 check "main;(anonymous namespace)::hot_anon (>= 10%)" at_least_pct "$anon" "$total" 10
 check "main;Holder<int>::spin (>= 10%)" at_least_pct "$holder" "$total" 10
 check "main;kpns::twice_kprof<long>, no return type, no parameters (>= 10%)" at_least_pct "$tmpl" "$total" 10
@@ -34,10 +37,10 @@ check "no mangled name is left" lacks "$f" '(^|;)_Z[A-Za-z0-9_]+'
 "$KPROF" -F 499 -f folded --full-names -o "$T/full.folded" -- "$bin" 1 2>/dev/null
 f=$T/full.folded
 total=$(count_matching "$f" '^names;')
-anon=$(count_matching "$f" '^names;(.*;)?main;\(anonymous namespace\)::hot_anon\(unsigned long\)$')
-holder=$(count_matching "$f" '^names;(.*;)?main;Holder<int>::spin\(int\)$')
-tmpl=$(count_matching "$f" '^names;(.*;)?main;(long )?kpns::twice_kprof<long>\(long\)$')
-lambda=$(count_matching "$f" '^names;(.*;)?main;main::\{lambda\(unsigned long\)#1\}::operator\(\)\(unsigned long\) const$')
+anon=$(count_matching "$f" '^names;(.*;)?main;\(anonymous namespace\)::hot_anon\(unsigned long\)(;.*)?$')
+holder=$(count_matching "$f" '^names;(.*;)?main;Holder<int>::spin\(int\)(;.*)?$')
+tmpl=$(count_matching "$f" '^names;(.*;)?main;(long )?kpns::twice_kprof<long>\(long\)(;.*)?$')
+lambda=$(count_matching "$f" '^names;(.*;)?main;main::\{lambda\(unsigned long\)#1\}::operator\(\)\(unsigned long\) const(;.*)?$')
 echo "--full-names: $total samples; anon $anon, Holder $holder, template $tmpl, lambda $lambda"
 show_top "$f" 4
 check "--full-names: (anonymous namespace)::hot_anon(unsigned long)" [ "$anon" -gt 0 ]

@@ -296,11 +296,14 @@ static void init_events(struct kp_session *s, const struct kp_session_opts *opts
 		kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
 	}
 	/* every switch sampled, and for a storm the kernel's frequency mode,
-	 * opened off (bound_stacks) */
+	 * which samples first: a storm from the start is bounded before the
+	 * session has read a ring (bound_stacks) */
 	kp_evlist_add_extra(&s->ev, &sw, sw_name);
 	if (opts->switch_freq) {
+		s->ev.extra[0].off = true;
+		s->storm = true;
 		kp_perf_switch_attr_init(&sw, &attr, tp_id, opts->switch_freq);
-		s->ev.extra[kp_evlist_add_extra(&s->ev, &sw, sw_name)].off = true;
+		kp_evlist_add_extra(&s->ev, &sw, sw_name);
 	}
 	if (!tp_id)
 		kp_notes_add(&s->ev.notes,
@@ -458,9 +461,13 @@ static void handle_signals(struct kp_session *s)
  * switch is sampled (extra event 0) until a window of ROUND_MS holds more
  * switches than --switch-freq a second per CPU allows; then the event in
  * the kernel's frequency mode (extra event 1) takes over, until a window
- * holds fewer than half as many. Turning one off and the other on reaches
- * their inherited copies in every thread. The SWITCH records, from the
- * first event, time every wait whatever (docs/offcpu.md). */
+ * holds fewer than half as many. The recording starts with the latter: a
+ * storm from the first instant is bounded before the session has read a
+ * ring (the kernel's frequency mode samples every switch at first, and
+ * any burst gives way to every switch at the first quiet window's end).
+ * Turning one off and the other on reaches their inherited copies in
+ * every thread. The SWITCH records, from the first event, time every wait
+ * whatever (docs/offcpu.md). */
 static void bound_stacks(struct kp_session *s)
 {
 	double t;
@@ -470,7 +477,6 @@ static void bound_stacks(struct kp_session *s)
 	t = elapsed(s);
 	if (!s->storm && s->window_switches > s->stack_budget) {
 		s->storm = true;
-		s->st.storm_windows++;
 		kp_evlist_enable_extra(&s->ev, 1, true);
 		kp_evlist_enable_extra(&s->ev, 0, false);
 	}
@@ -480,7 +486,7 @@ static void bound_stacks(struct kp_session *s)
 		s->storm = false;
 		kp_evlist_enable_extra(&s->ev, 0, true);
 		kp_evlist_enable_extra(&s->ev, 1, false);
-	} else if (s->storm) {
+	} else if (s->storm && s->window_switches > s->stack_budget) {
 		s->st.storm_windows++;
 	}
 	s->window_end = t + ROUND_MS / 1000.0;

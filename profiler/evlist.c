@@ -324,14 +324,3 @@ void kp_evlist_enable_extra(struct kp_evlist *el, size_t i, bool on)
 	for (size_t k = 0; k < x->nfds; k++)
 		ioctl(x->fds[k], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
-
-size_t kp_evlist_sample_extra(const struct kp_evlist *el, const struct perf_event_header *hdr)
-{
-	uint64_t id;
-
-	if (!el->nextra || hdr->type != PERF_RECORD_SAMPLE || hdr->size < sizeof(*hdr) + 8 ||
-	    !(el->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
-		return 0;
-	memcpy(&id, hdr + 1, 8);
-	return kp_evlist_extra_of(el, id);
-}

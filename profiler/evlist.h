@@ -77,11 +77,6 @@ void kp_evlist_fini(struct kp_evlist *el);
  * given; the wakeup watermark a quarter of a ring. */
 void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus);
 
-/* kp_evlist_extra_of the record at hdr, a sample, reading only its
- * identifier (its first word with PERF_SAMPLE_IDENTIFIER); 0 for any other
- * record. */
-size_t kp_evlist_sample_extra(const struct kp_evlist *el, const struct perf_event_header *hdr);
-
 /* Opens tasks[0..ntasks) (-1: every task) on cpus[0..ncpus) and adds each
  * ring to epfd (epoll data: the ring's index). Returns 0 or a negative
  * errno (d explains it: permissions, a missing event, perf_event_mlock_kb). */

@@ -74,7 +74,7 @@ static const char *const end_names[KP_UNWIND_NEND] = {
  * and why (docs/offcpu.md). */
 static void print_offcpu(const struct kp_session_stats *st)
 {
-	char out[512] = "";
+	char out[1024] = "";
 	size_t len = 0;
 
 	if (st->off.nostack)
@@ -93,13 +93,19 @@ static void print_offcpu(const struct kp_session_stats *st)
 					st->off.short_waits ? "," : "; left out:",
 					(unsigned long long)st->off.unpaired);
 	if (st->off.clock_skew)
-		snprintf(out + len, sizeof(out) - len, "; %llu ended before they began (counted 0)",
-			 (unsigned long long)st->off.clock_skew);
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"; %llu ended before they began (counted 0)",
+					(unsigned long long)st->off.clock_skew);
 	if (st->storm_windows)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"; a switch storm: stacks at --switch-freq in %llu windows "
 					"of 0.1 s, every switch elsewhere",
 					(unsigned long long)st->storm_windows);
+	if (st->lost_stacks && len < sizeof(out))
+		snprintf(out + len, sizeof(out) - len,
+			 "; %llu switch stacks lost (their rings filled, as at a storm's "
+			 "first instant): those waits went on earlier stacks of their thread",
+			 (unsigned long long)st->lost_stacks);
 	fprintf(stderr,
 		"kprof: off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "
 		"%llu switches sampled (%s)%s\n",

@@ -92,7 +92,11 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
-		s->st.lost += rec.lost;
+		/* a switch event's stacks lost cost only where waits go */
+		if (kp_evlist_extra_of(&s->ev, rec.id.id))
+			s->st.lost_stacks += rec.lost;
+		else
+			s->st.lost += rec.lost;
 		break;
 	case PERF_RECORD_THROTTLE:
 		s->st.throttled++;

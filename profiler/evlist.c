@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "procfs/sysctl.h"
 #include "profiler/perf_event.h"
 #include "util/xalloc.h"
 
@@ -151,10 +152,14 @@ static int open_first(struct kp_evlist *el, struct perf_event_attr *attr, char *
 	return fd;
 }
 
-/* Extra event i on (task, cpu), writing into leader's ring; its sample
- * id remembered. Returns 0 or a negative errno (said in d). */
-static int open_extra(struct kp_evlist *el, size_t i, pid_t task, int cpu, int leader, bool first,
-		      struct kp_diag *d)
+static int add_ring(struct kp_evlist *el, int fd, int cpu, bool extra, int epfd,
+		    struct kp_diag *d);
+
+/* Extra event i on (task, cpu), writing into the extra events' ring of
+ * the CPU (*leader, the first opened there owns it); its sample id
+ * remembered. Returns 0 or a negative errno (said in d). */
+static int open_extra(struct kp_evlist *el, size_t i, pid_t task, int cpu, int *leader, bool first,
+		      int epfd, struct kp_diag *d)
 {
 	struct kp_evlist_extra *x = &el->extra[i];
 	uint64_t id;
@@ -177,9 +182,17 @@ static int open_extra(struct kp_evlist *el, size_t i, pid_t task, int cpu, int l
 	push_fd(el, fd);
 	kp_xgrow(&x->fds, &x->fds_cap, x->nfds + 1, sizeof(*x->fds));
 	x->fds[x->nfds++] = fd;
-	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+	if (*leader < 0) {
+		int err = add_ring(el, fd, cpu, true, epfd, d);
+
+		if (err < 0)
+			return err;
+		*leader = fd;
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, *leader) < 0) {
 		return kp_diag_errno(d, -errno, "cannot share the ring of CPU %d", cpu);
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		return kp_diag_errno(d, -errno, "cannot read the identifier of an event");
 	kp_u64map_put(&el->extra_ids, id, i + 1);
 	/* one that starts off stays off on its inherited copies too */
 	if (x->off && !el->attr.enable_on_exec)
@@ -187,7 +200,8 @@ static int open_extra(struct kp_evlist *el, size_t i, pid_t task, int cpu, int l
 	return 0;
 }
 
-static int add_ring(struct kp_evlist *el, int fd, int cpu, int epfd, struct kp_diag *d)
+static int add_ring(struct kp_evlist *el, int fd, int cpu, bool extra, int epfd,
+		    struct kp_diag *d)
 {
 	struct kp_evlist_ring *r = &el->rings[el->nrings];
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -205,6 +219,7 @@ static int add_ring(struct kp_evlist *el, int fd, int cpu, int epfd, struct kp_d
 				     cpu, el->ring_pages);
 	r->cpu = cpu;
 	r->fd = fd;
+	r->extra = extra;
 	ev.data.u64 = el->nrings;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return kp_diag_errno(d, -errno, "epoll_ctl");
@@ -218,7 +233,7 @@ static int add_ring(struct kp_evlist *el, int fd, int cpu, int epfd, struct kp_d
  * (a quarter of a second lost records on a machine with twice as many busy
  * threads as CPUs). The wakeup comes at a quarter of the ring, so the
  * 100 ms rounds rather than wakeups set the pace. Total ring memory stays
- * under 1 GiB. */
+ * under 1 GiB (with extra events, two rings a CPU). */
 void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus)
 {
 	uint64_t rate = el->attr.freq ? el->attr.sample_freq : 1000;
@@ -226,6 +241,7 @@ void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus)
 		       8 * (uint64_t)__builtin_popcountll(el->attr.sample_regs_user) +
 		       el->attr.sample_stack_user;
 	uint64_t want = rate * rec / 2 / 4096, pages = 128;
+	uint64_t nrings = ncpus * (el->nextra ? 2 : 1);
 
 	/* a switch storm writes two SWITCH records a switch, hundreds of
 	 * thousands a second, beside the switch event's own samples */
@@ -233,9 +249,21 @@ void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus)
 		want += 2048;
 
 	if (!el->ring_pages) {
-		while (pages < want && pages < 4096 && (pages * 2) * 4096 * ncpus <= (1ULL << 30))
+		while (pages < want && pages < 4096 && (pages * 2) * 4096 * nrings <= (1ULL << 30))
 			pages *= 2;
 		el->ring_pages = (unsigned)pages;
+	}
+	/* a user's rings share perf_event_mlock_kb a CPU (root's do not):
+	 * every ring gets its share, not the first ones all of it */
+	if (geteuid() != 0) {
+		long kb;
+
+		if (kp_sysctl_read("kernel/perf_event_mlock_kb", &kb) == 0 && kb > 0) {
+			uint64_t share = (uint64_t)kb * ncpus / 4 / nrings;
+
+			while (el->ring_pages > 8 && el->ring_pages + 1 > share)
+				el->ring_pages /= 2;
+		}
 	}
 	el->attr.wakeup_watermark = (uint32_t)(el->ring_pages * 4096ULL / 4);
 	if (el->attr.wakeup_watermark < 64 * 1024)
@@ -251,7 +279,7 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 {
 	int err = 0;
 
-	el->rings = kp_xcalloc(ncpus, sizeof(*el->rings));
+	el->rings = kp_xcalloc(ncpus * (el->nextra ? 2 : 1), sizeof(*el->rings));
 	/* extra events follow the first's targets and ring settings; one
 	 * that starts off is opened off */
 	for (size_t i = 0; i < el->nextra; i++) {
@@ -264,7 +292,7 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 		a->wakeup_watermark = el->attr.wakeup_watermark;
 	}
 	for (size_t c = 0; c < ncpus; c++) {
-		int leader = -1;
+		int leader = -1, extra_leader = -1;
 
 		for (size_t t = 0; t < ntasks; t++) {
 			bool first = el->nfds == 0;
@@ -283,7 +311,7 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 			push_fd(el, fd);
 			if (leader < 0) {
 				leader = fd;
-				err = add_ring(el, fd, cpus[c], epfd, d);
+				err = add_ring(el, fd, cpus[c], false, epfd, d);
 				if (err < 0)
 					goto out;
 			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0) {
@@ -292,7 +320,8 @@ int kp_evlist_open(struct kp_evlist *el, const pid_t *tasks, size_t ntasks, cons
 				goto out;
 			}
 			for (size_t i = 0; i < el->nextra; i++) {
-				err = open_extra(el, i, tasks[t], cpus[c], leader, first, d);
+				err = open_extra(el, i, tasks[t], cpus[c], &extra_leader, first,
+						 epfd, d);
 				if (err < 0)
 					goto out;
 			}

@@ -10,9 +10,12 @@
  * cpu-clock), perf_event_paranoid (user space only), kernels before 5.12
  * (no build-ids in MMAP2); each fallback taken leaves a note.
  *
- * More events may be opened beside the first on every (task, CPU) and
- * write into the same rings (kprof --off-cpu's switch events beside the
- * CPU clock or the side-band event); their samples are told apart by
+ * More events may be opened beside the first on every (task, CPU)
+ * (kprof --off-cpu's switch events beside the CPU clock or the side-band
+ * event). They write into rings of their own, a second one per CPU, so a
+ * burst of their samples (a stack copy each) that fills a ring loses only
+ * their samples, never the first event's records (the SWITCH records that
+ * time every wait). Their samples and LOST records are told apart by
  * their PERF_SAMPLE_IDENTIFIER. */
 #ifndef KP_PROFILER_EVLIST_H
 #define KP_PROFILER_EVLIST_H
@@ -29,7 +32,8 @@
 
 struct kp_evlist_ring {
 	int cpu;
-	int fd; /* the event whose ring this is */
+	int fd;	    /* the event whose ring this is */
+	bool extra; /* the extra events' ring of the CPU */
 	struct kp_ring ring;
 };
 
@@ -41,7 +45,7 @@ struct kp_evlist {
 	unsigned ring_pages;	     /* data pages per ring */
 	int *fds;		     /* every event */
 	size_t nfds, fds_cap;
-	struct kp_evlist_ring *rings; /* one per CPU */
+	struct kp_evlist_ring *rings; /* one per CPU, and one for extra events */
 	size_t nrings;
 	struct kp_notes notes; /* the fallbacks taken, one sentence each */
 	/* more events beside the first (kprof --off-cpu's switch events) */

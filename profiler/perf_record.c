@@ -71,11 +71,13 @@ static void parse_sample_id(const struct kp_perf_record_layout *l,
 	if (t & PERF_SAMPLE_TIME)
 		id->time = get_u64(&c);
 	if (t & PERF_SAMPLE_ID)
-		get_u64(&c);
+		id->id = get_u64(&c);
 	if (t & PERF_SAMPLE_STREAM_ID)
 		get_u64(&c);
 	if (t & PERF_SAMPLE_CPU)
 		get_u32_pair(&c, &id->cpu, &dummy);
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		id->id = get_u64(&c);
 }
 
 /* PERF_SAMPLE_RAW: a u32 size, that many bytes, padded so the whole is

@@ -28,6 +28,7 @@ struct kp_sample_id {
 	uint32_t pid, tid;
 	uint64_t time;
 	uint32_t cpu;
+	uint64_t id; /* PERF_SAMPLE_IDENTIFIER (or ID): which event */
 };
 
 struct kp_sample {

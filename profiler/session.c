@@ -295,15 +295,13 @@ static void init_events(struct kp_session *s, const struct kp_session_opts *opts
 		attr.context_switch = 1; /* the clock's event writes the SWITCH records */
 		kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
 	}
-	/* every switch sampled, and for a storm the kernel's frequency mode,
-	 * which samples first: a storm from the start is bounded before the
-	 * session has read a ring (bound_stacks) */
+	/* every switch sampled, and for a storm the kernel's frequency mode
+	 * (bound_stacks) */
 	kp_evlist_add_extra(&s->ev, &sw, sw_name);
 	if (opts->switch_freq) {
-		s->ev.extra[0].off = true;
-		s->storm = true;
 		kp_perf_switch_attr_init(&sw, &attr, tp_id, opts->switch_freq);
 		kp_evlist_add_extra(&s->ev, &sw, sw_name);
+		s->ev.extra[1].off = true;
 	}
 	if (!tp_id)
 		kp_notes_add(&s->ev.notes,
@@ -461,13 +459,14 @@ static void handle_signals(struct kp_session *s)
  * switch is sampled (extra event 0) until a window of ROUND_MS holds more
  * switches than --switch-freq a second per CPU allows; then the event in
  * the kernel's frequency mode (extra event 1) takes over, until a window
- * holds fewer than half as many. The recording starts with the latter: a
- * storm from the first instant is bounded before the session has read a
- * ring (the kernel's frequency mode samples every switch at first, and
- * any burst gives way to every switch at the first quiet window's end).
- * Turning one off and the other on reaches their inherited copies in
- * every thread. The SWITCH records, from the first event, time every wait
- * whatever (docs/offcpu.md). */
+ * holds fewer than half as many. The recording starts with every switch:
+ * the frequency mode raises its period at a burst and keeps it while a
+ * thread blocks now and then, so a thread's first long wait could go
+ * without its stack. A storm from the first instant fills the switch
+ * events' own rings before the session reads them: stack samples are
+ * lost (counted), never the SWITCH records, which time every wait. Turning
+ * one off and the other on reaches their inherited copies in every thread
+ * (docs/offcpu.md). */
 static void bound_stacks(struct kp_session *s)
 {
 	double t;

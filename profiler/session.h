@@ -64,6 +64,7 @@ struct kp_session_opts {
 struct kp_session_stats {
 	uint64_t samples;
 	uint64_t lost;	      /* samples the kernel dropped (LOST records) */
+	uint64_t lost_stacks; /* of the switch events' stacks only (their own rings) */
 	uint64_t throttled;   /* THROTTLE records */
 	uint64_t bad_records; /* malformed records skipped */
 	double seconds;	      /* recording time */

@@ -152,8 +152,7 @@ static int open_first(struct kp_evlist *el, struct perf_event_attr *attr, char *
 	return fd;
 }
 
-static int add_ring(struct kp_evlist *el, int fd, int cpu, bool extra, int epfd,
-		    struct kp_diag *d);
+static int add_ring(struct kp_evlist *el, int fd, int cpu, bool extra, int epfd, struct kp_diag *d);
 
 /* Extra event i on (task, cpu), writing into the extra events' ring of
  * the CPU (*leader, the first opened there owns it); its sample id
@@ -200,8 +199,7 @@ static int open_extra(struct kp_evlist *el, size_t i, pid_t task, int cpu, int *
 	return 0;
 }
 
-static int add_ring(struct kp_evlist *el, int fd, int cpu, bool extra, int epfd,
-		    struct kp_diag *d)
+static int add_ring(struct kp_evlist *el, int fd, int cpu, bool extra, int epfd, struct kp_diag *d)
 {
 	struct kp_evlist_ring *r = &el->rings[el->nrings];
 	struct epoll_event ev = {.events = EPOLLIN};

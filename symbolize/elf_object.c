@@ -1677,3 +1677,8 @@ bool kp_elf_object_lookup_vaddr(struct kp_elf_object *o, struct kp_elf_object_ct
 		return lookup_index(o->idx, ctx, vaddr + kp_symidx_bias(o->idx), emit, arg);
 	return o->mod && lookup_dwarf(o, ctx, vaddr + o->bias, emit, arg);
 }
+
+bool kp_elf_object_unreadable(const struct kp_elf_object *o)
+{
+	return o->tried && !o->idx && !o->nsegs;
+}

@@ -115,6 +115,10 @@ typedef void (*kp_elf_emit_fn)(void *arg, const struct kp_elf_frame *f);
 bool kp_elf_object_lookup(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx, uint64_t off,
 			  kp_elf_emit_fn emit, void *arg);
 
+/* Whether the object was tried and nothing could be read of it (no file,
+ * not ELF, no loadable segment) and no saved index names it. */
+bool kp_elf_object_unreadable(const struct kp_elf_object *o);
+
 /* The same for ELF virtual address vaddr (as addr2line takes them): works
  * for separate debug files too, which have no file offsets for code. */
 bool kp_elf_object_lookup_vaddr(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx,

@@ -39,6 +39,7 @@ struct jit {
 	uint64_t *want;	 /* sorted, distinct: the addresses to name */
 	size_t nwant, want_cap;
 	bool stale;	       /* want grew since map was read */
+	bool had_map;	       /* a map was found when last read */
 	struct kp_perfmap map; /* the names of want, as last read */
 };
 
@@ -242,6 +243,7 @@ static void read_map(struct kp_jittab *jt, struct jit *j)
 	int fd = map_fd(jt, j), err;
 
 	j->stale = false;
+	j->had_map = fd >= 0;
 	if (fd < 0) {
 		kp_perfmap_parse(&j->map, NULL, 0, j->want, j->nwant, 0); /* names nothing */
 		return;
@@ -334,4 +336,9 @@ uint64_t kp_jit_reads(const struct kp_jittab *jt)
 pid_t kp_jit_pid(const struct kp_jittab *jt, uint32_t id)
 {
 	return id >= 1 && id <= jt->n ? jt->jits[id - 1].pid : 0;
+}
+
+bool kp_jit_had_map(const struct kp_jittab *jt, uint32_t id)
+{
+	return id >= 1 && id <= jt->n && jt->jits[id - 1].had_map;
 }

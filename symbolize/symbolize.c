@@ -340,8 +340,37 @@ static bool resolve_kernel(struct kp_symbolizer *sym, uint64_t addr)
 		return false;
 	}
 	name = sym->kallsyms ? kp_kallsyms_lookup(sym->kallsyms, addr, NULL) : NULL;
-	push_frame(sym, name ? name : "[unknown]", KP_FRAME_KERNEL);
-	return name != NULL;
+	if (!name)
+		name = sym->kallsyms ? KP_SYM_UNKNOWN_KERNEL_OUTSIDE : KP_SYM_UNKNOWN_NO_KALLSYMS;
+	push_frame(sym, name, KP_FRAME_KERNEL);
+	return name[0] != '[';
+}
+
+/* The placeholder of a user frame nothing names, saying why: the file
+ * could not be read, or the address is outside every symbol and unwind
+ * table of it (docs/symbolize.md, "Unknown frames"). */
+static void push_unknown_user(struct kp_symbolizer *sym, uint32_t obj,
+			      const struct kp_elf_object *o)
+{
+	const char *path = kp_objcache_path(sym->objs, obj), *base;
+	char buf[256];
+
+	size_t n;
+
+	base = path && strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (!base || !*base)
+		base = "?";
+	n = strlen(base);
+	while (n > 10 && memcmp(base + n - 10, " (deleted)", 10) == 0)
+		n -= 10;
+	if (n > 200)
+		n = 200;
+	if (!o || kp_elf_object_unreadable(o))
+		snprintf(buf, sizeof(buf), "[unknown: %.*s unreadable]", (int)n, base);
+	else
+		snprintf(buf, sizeof(buf), "[unknown: in %.*s, outside every symbol]", (int)n,
+			 base);
+	push_frame(sym, buf, KP_FRAME_USER);
 }
 
 /* Names the code of object obj at file offset addr, or (by_vaddr) at ELF
@@ -354,7 +383,7 @@ static bool resolve_user(struct kp_symbolizer *sym, uint32_t obj, uint64_t addr,
 	if (o && (by_vaddr ? kp_elf_object_lookup_vaddr(o, &sym->elf, addr, emit_elf, &ec)
 			   : kp_elf_object_lookup(o, &sym->elf, addr, emit_elf, &ec)))
 		return true;
-	push_frame(sym, "[unknown]", KP_FRAME_USER);
+	push_unknown_user(sym, obj, o);
 	return false;
 }
 
@@ -368,16 +397,18 @@ static bool resolve_uncached(struct kp_symbolizer *sym, const struct kp_loc *loc
 	case KP_LOC_JIT: {
 		const char *name = kp_jit_lookup(sym->jits, loc->obj, loc->addr);
 
-		/* perf script prints [unknown] for JIT code its map does not name */
-		push_frame(sym, name ? name : "[unknown]", KP_FRAME_JIT);
-		return name != NULL;
+		if (!name)
+			name = kp_jit_had_map(sym->jits, loc->obj) ? KP_SYM_UNKNOWN_NOT_IN_MAP
+								   : KP_SYM_UNKNOWN_NO_MAP;
+		push_frame(sym, name, KP_FRAME_JIT);
+		return name[0] != '[';
 	}
 	case KP_LOC_TRUNCATED:
 		/* not a failure to name: the unwinder said where it stopped */
 		push_frame(sym, "[truncated]", KP_FRAME_USER);
 		return true;
 	default:
-		push_frame(sym, "[unknown]", KP_FRAME_USER);
+		push_frame(sym, KP_SYM_UNKNOWN_NO_MAPPING, KP_FRAME_USER);
 		return false;
 	}
 }

@@ -133,7 +133,7 @@ void kp_sym_jit_hint(struct kp_symbolizer *sym, uint32_t id, const uint64_t *add
 /* One frame of a location. The strings are interned by the symbolizer and
  * live until kp_sym_free. */
 struct kp_sym_frame {
-	const char *name; /* never NULL: "[unknown]" when nothing names it */
+	const char *name; /* never NULL: "[unknown: WHY]" when nothing names it */
 	/* The source position, as `addr2line -f -i` gives it: for the innermost
 	 * frame the line-table row of the address, for each outer frame the
 	 * call site of the inlined callee inside it (DW_AT_call_file,
@@ -146,6 +146,18 @@ struct kp_sym_frame {
 	uint8_t kind; /* enum kp_frame_kind (util/frame.h) */
 };
 
+/* What a frame nothing names is called: "[unknown: WHY]", so every tool
+ * that reads folded text shows why (docs/symbolize.md, "Unknown frames").
+ * A user frame of a file says which: "[unknown: FILE unreadable]" or
+ * "[unknown: in FILE, outside every symbol]" (FILE the base name). All
+ * start with KP_SYM_UNKNOWN_PREFIX. */
+#define KP_SYM_UNKNOWN_PREFIX	      "[unknown"
+#define KP_SYM_UNKNOWN_NO_MAPPING     "[unknown: no mapping]"
+#define KP_SYM_UNKNOWN_NO_MAP	      "[unknown: anonymous, no perf map]"
+#define KP_SYM_UNKNOWN_NOT_IN_MAP     "[unknown: anonymous, not in perf map]"
+#define KP_SYM_UNKNOWN_NO_KALLSYMS    "[unknown: no kallsyms]"
+#define KP_SYM_UNKNOWN_KERNEL_OUTSIDE "[unknown: outside kallsyms]"
+
 /* Frames for one location, outermost first: the function, then any inlined
  * callees down to the innermost. */
 struct kp_sym_frames {
@@ -154,7 +166,7 @@ struct kp_sym_frames {
 };
 
 /* Resolves loc into out (out->n is reset; at least one frame is always
- * written: "[unknown]" when nothing names the address, "[kernel]" when
+ * written: "[unknown: WHY]" when nothing names the address, "[kernel]" when
  * kptr_restrict hides kernel addresses; both counted in the stats). Return addresses must already
  * be adjusted (pc - 1) by the caller. Returns true when something named the address, false when the
  * frame is an [unknown] placeholder. */

@@ -136,7 +136,8 @@ check "--annotate marks inline frames _[i]" grep -q ' inl_caller_kprof;inl_outer
 run noinline --no-inline
 check "--no-inline: the functions only" sh -c "! grep -q ';' '$T/noinline.out' && grep -q ' inl_caller_kprof$' '$T/noinline.out'"
 "$KPROF" symbolize -e "$bin" 0x0 ffffffffffff >"$T/outside.out"
-check "addresses outside the file: [unknown]" [ "$(grep -c ' \[unknown\]$' "$T/outside.out")" -eq 2 ]
+check "addresses outside the file: [unknown: in FILE, outside every symbol]" \
+	[ "$(grep -c ' \[unknown: in inline_fp, outside every symbol\]$' "$T/outside.out")" -eq 2 ]
 
 # bad input: one line naming it, non-zero exit, no output file
 printf '%s\n' "$(head -1 "$T/addrs")" "not-an-address" | "$KPROF" symbolize -e "$bin" -o "$T/bad.out" 2>"$T/bad.err"

@@ -23,7 +23,7 @@ for flag in --perf-basic-prof --perf-basic-prof-only-functions; do
 	re_name=$(printf '%s' "$name" | sed 's/[][\.*^$()+?{}|]/\\&/g')
 	hot=$(count_matching "$out" "^node;(.*;)?$re_name"'_\[j\](;[^;]*_\[k\])*$')
 	anyhot=$(count_matching "$out" '^node;(.*;)?[A-Za-z]+:[*~^]?hotLoopKprof [^;]*hot\.js:[0-9:]+_\[j\](;[^;]*_\[k\])*$')
-	unk=$(count_matching "$out" '^node;(.*;)?\[unknown\](_\[j\])?$')
+	unk=$(count_matching "$out" '^node;(.*;)?\[unknown[^;]*\](_\[j\])?$')
 	echo "$flag: node $total samples; in '$name' $hot, in any tier of hotLoopKprof $anyhot, [unknown] leaf $unk"
 	show_top "$out" 3
 	check "$flag: at least 100 samples ($total)" [ "$total" -ge 100 ]

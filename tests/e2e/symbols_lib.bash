@@ -40,7 +40,7 @@ frames_unknown() { # file comm_regex
 		if (f[1] !~ re) next
 		for (i = 2; i <= k; i++) {
 			total += n
-			if (f[i] ~ /^\[unknown\]/) unknown += n
+			if (f[i] ~ /^\[unknown[]:]/) unknown += n
 		}
 	} END { print unknown + 0, total + 0 }' "$1"
 }

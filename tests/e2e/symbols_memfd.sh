@@ -36,7 +36,7 @@ assert_named() { # folded comm_re label stack_re
 	check "$3: at least 100 samples ($total)" [ "$total" -ge 100 ]
 	check "$3: $4 carries >= 80%" at_least_pct "$exact" "$total" 80
 	check "$3: no [unknown] frame under __libc_start_call_main" \
-		lacks "$1" "^$2;(.*;)?__libc_start_call_main;(.*;)?\\[unknown\\]"
+		lacks "$1" "^$2;(.*;)?__libc_start_call_main;(.*;)?\\[unknown"
 	check "$3: no frame counted as JIT" lacks "$1" "^$2;(.*;)?[^;]*_\\[j\\]( |;)"
 	# user frames only: the kernel has functions named memfd_* (a memfd
 	# mapped while sampled shows memfd_check_seals_mmap)

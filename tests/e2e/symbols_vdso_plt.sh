@@ -17,7 +17,7 @@ vtime=$(count_matching "$f" "^$w;(.*;)?main;vdso_time_kprof;(__vdso_time|time)\$
 # libc's clock_gettime calls the vDSO's (which also exports the weak alias
 # clock_gettime): either name is right for the vDSO frame
 vclock=$(count_matching "$f" "^$w;(.*;)?main;vdso_coarse_kprof;(clock_gettime;__vdso_clock_gettime|__vdso_clock_gettime|clock_gettime;clock_gettime)\$")
-vunk=$(count_matching "$f" "^$w;(.*;)?main;(vdso_[a-z]+_kprof;)?(clock_gettime;)?\\[unknown\\]\$")
+vunk=$(count_matching "$f" "^$w;(.*;)?main;(vdso_[a-z]+_kprof;)?(clock_gettime;)?\\[unknown[^;]*\\]\$")
 plt=$(count_matching "$f" "^$w;(.*;)?main;vdso_(time|coarse)_kprof;(time|clock_gettime)@plt\$")
 echo "$w ($clk clocksource): $total samples; __vdso_time $vtime, __vdso_clock_gettime $vclock, [unknown] leaf $vunk, @plt $plt"
 show_top "$f" 8

@@ -56,7 +56,7 @@ for b in fp nofp; do
 		# under ASan; the tail call is what is checked)
 		grep ';main;' "$T/tailcall_${b}_$mode.folded" >"$T/tailcall_${b}_$mode.main"
 		check "tailcall_${b}_$mode: no [unknown] or [truncated] frame under main" \
-			lacks "$T/tailcall_${b}_$mode.main" '\[(unknown|truncated)\]'
+			lacks "$T/tailcall_${b}_$mode.main" '\[(unknown[^];]*|truncated)\]'
 
 		run "qsortcb_${b}_$mode" "$mode" "$KP_WORKLOADS/qsortcb_$b" 1
 		# glibc 2.36: qsort tail-calls qsort_r, whose merge sort recurses
@@ -85,7 +85,7 @@ check "fp: the summary counts stacks truncated" grep -qE '[0-9]+ stacks truncate
 # leaves code, shown as one [truncated] frame, never a tower of [unknown]
 run qsortcb_nofp_fp fp "$KP_WORKLOADS/qsortcb_nofp" 1
 check "fp, no frame pointers: no two [unknown] frames in a row" \
-	lacks "$T/qsortcb_nofp_fp.folded" '\[unknown\];\[unknown\]'
+	lacks "$T/qsortcb_nofp_fp.folded" '\[unknown[^;]*\];\[unknown'
 check "fp, no frame pointers: at most one [truncated] per stack" \
 	lacks "$T/qsortcb_nofp_fp.folded" '\[truncated\].*\[truncated\]'
 finish

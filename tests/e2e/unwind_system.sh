@@ -27,11 +27,11 @@ read -r total whole depth run trunc rootunk < <(awk -v root="bash-$loop" '{
 	if (f[1] != root) next
 	total += n
 	if (f[2] == "_start") whole += n
-	if (f[2] == "[unknown]") rootunk += n
+	if (f[2] ~ /^\[unknown[]:]/) rootunk += n
 	if (line ~ /\[truncated\]/) trunc += n
 	if (k - 1 > depth) depth = k - 1
 	r = 0
-	for (i = 2; i <= k; i++) { if (f[i] == "[unknown]") { r++; if (r > run) run = r } else r = 0 }
+	for (i = 2; i <= k; i++) { if (f[i] ~ /^\[unknown[]:]/) { r++; if (r > run) run = r } else r = 0 }
 } END { print total + 0, whole + 0, depth + 0, run + 0, trunc + 0, rootunk + 0 }' "$T/sys.folded")
 echo "bash loop: $total samples, $whole from _start, depth <= $depth, longest [unknown] run $run, $trunc truncated, $rootunk with [unknown] under the root"
 check "the loop is sampled ($total)" [ "$total" -ge 100 ]

@@ -117,7 +117,7 @@ static void test_facade_kernel(void)
 	CHECK(f.frames[0].file == NULL && f.frames[0].line == 0);
 	loc.addr = 0xffffffff81000450;
 	CHECK(!kp_sym_resolve(sym, &loc, &f));
-	CHECK_EQ_STR(f.frames[0].name, "[unknown]");
+	CHECK_EQ_STR(f.frames[0].name, "[unknown: outside kallsyms]");
 	CHECK_EQ_INT(f.frames[0].kind, KP_FRAME_KERNEL);
 	/* cached: same answer, counted once */
 	CHECK(!kp_sym_resolve(sym, &loc, &f));
@@ -161,7 +161,7 @@ static void test_facade_unreadable(void)
 
 	kp_sym_set_kallsyms_path(sym, "/nonexistent/kallsyms");
 	CHECK(!kp_sym_resolve(sym, &loc, &f));
-	CHECK_EQ_STR(f.frames[0].name, "[unknown]");
+	CHECK_EQ_STR(f.frames[0].name, "[unknown: no kallsyms]");
 	kp_sym_notes(sym, &n);
 	CHECK_EQ_INT(n, 1);
 	kp_sym_frames_fini(&f);

@@ -512,7 +512,7 @@ static void test_owner(void)
 	CHECK_EQ_INT(kp_sym_jit_get(sym, me), id); /* cheap on repeat */
 	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "mine");
 	CHECK(ok);
-	CHECK_EQ_STR(jit_name(sym, id, 0x2000, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x2000, &ok), "[unknown: anonymous, not in perf map]");
 	CHECK(!ok);
 	kp_sym_stats(sym, &st);
 	CHECK_EQ_INT(st.jit_bad_lines, 1);
@@ -526,10 +526,10 @@ static void test_owner(void)
 	sym = kp_sym_new(NULL);
 	write_map(me, "1000 100 planted\n", 12345);
 	id = kp_sym_jit_get(sym, me);
-	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "[unknown: anonymous, no perf map]");
 	CHECK(!ok);
 	kp_sym_process_exit(sym, me);
-	CHECK_EQ_STR(jit_name(sym, id, 0x1020, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x1020, &ok), "[unknown: anonymous, no perf map]");
 	snprintf(note, sizeof(note), "ignored /tmp/perf-%d.map: owned by uid 12345", (int)me);
 	CHECK(any_note(sym, note));
 	{
@@ -552,7 +552,7 @@ static void test_owner(void)
 		CHECK_EQ_INT(symlink(to, from), 0);
 	}
 	id = kp_sym_jit_get(sym, me);
-	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "[unknown: anonymous, no perf map]");
 	CHECK(any_note(sym, "symbolic link"));
 	remove_map(me + 1000000);
 	kp_sym_free(sym);
@@ -566,7 +566,7 @@ static void test_owner(void)
 		CHECK_EQ_INT(mkfifo(path, 0600), 0);
 	}
 	id = kp_sym_jit_get(sym, me);
-	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "[unknown: anonymous, no perf map]");
 	CHECK(any_note(sym, "not a regular file"));
 	remove_map(me);
 	kp_sym_free(sym);
@@ -623,7 +623,7 @@ static void test_other_user_process(void)
 	write_map(child, "1000 100 someone_else\n", 23456);
 	sym = kp_sym_new(NULL);
 	id = kp_sym_jit_get(sym, child);
-	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "[unknown: anonymous, no perf map]");
 	CHECK(any_note(sym, "owned by uid 23456"));
 	kp_sym_free(sym);
 	close(release);
@@ -722,7 +722,7 @@ static void test_lifecycle(void)
 	 * the file kept at the exit is the one read */
 	write_map(getpid(), "1000 100 another_process\n3000 100 other\n", getuid());
 	CHECK_EQ_STR(jit_name(sym, id, 0x1010, &ok), "recompiled");
-	CHECK_EQ_STR(jit_name(sym, id, 0x3000, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x3000, &ok), "[unknown: anonymous, not in perf map]");
 	remove_map(getpid());
 	kp_sym_free(sym);
 }
@@ -750,7 +750,7 @@ static void test_hints(void)
 	/* not hinted: one more pass each */
 	CHECK_EQ_STR(jit_name(sym, id, 0x2100, &ok), "b");
 	CHECK(ok);
-	CHECK_EQ_STR(jit_name(sym, id, 0x5000, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x5000, &ok), "[unknown: anonymous, not in perf map]");
 	CHECK(!ok);
 	CHECK_EQ_STR(jit_name(sym, id, 0x10ff, &ok), "a");
 	CHECK_EQ_STR(jit_name(sym, id, 0x2100, &ok), "b"); /* cached */
@@ -791,7 +791,7 @@ static void test_big_sparse_map(void)
 	CHECK_EQ_STR(jit_name(sym, id, 0x1000, &ok), "first");
 	getrusage(RUSAGE_SELF, &after);
 	CHECK_EQ_STR(jit_name(sym, id, 0x2000, &ok), "second");
-	CHECK_EQ_STR(jit_name(sym, id, 0x9000, &ok), "[unknown]");
+	CHECK_EQ_STR(jit_name(sym, id, 0x9000, &ok), "[unknown: anonymous, not in perf map]");
 	snprintf(note, sizeof(note), "/tmp/perf-%d.map: skipped 1 malformed line", (int)getpid());
 	CHECK(any_note(sym, note));
 	printf("a map with a 512 MiB hole: peak RSS %ld -> %ld KiB\n", before.ru_maxrss,

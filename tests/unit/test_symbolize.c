@@ -163,7 +163,7 @@ static const char *names(struct kp_symbolizer *sym, uint32_t obj, uint64_t off)
 					f.frames[i].name,
 					f.frames[i].kind == KP_FRAME_INLINE ? "_[i]" : "");
 		CHECK(f.frames[i].kind == (i ? KP_FRAME_INLINE : KP_FRAME_USER) ||
-		      strcmp(f.frames[i].name, "[unknown]") == 0);
+		      strncmp(f.frames[i].name, "[unknown", 8) == 0);
 	}
 	return buf;
 }
@@ -345,7 +345,7 @@ static void test_inline_and_deleted(void)
 		kp_sym_free(sym3);
 	}
 	/* an offset outside any loadable segment */
-	CHECK_EQ_STR(names(sym, obj, 1ull << 40), "[unknown]");
+	CHECK_EQ_STR(names(sym, obj, 1ull << 40), "[unknown: in inl, outside every symbol]");
 
 	/* a PLT stub is "callee@plt" (objdump names them the same way), not
 	 * the sizeless _init before it */
@@ -437,7 +437,8 @@ static void test_separate_debuginfo(void)
 	snprintf(bin, sizeof(bin), "%s/dbg.nolink", tmp);
 	sym = kp_sym_new(NULL);
 	obj = obj_by_path(sym, bin);
-	CHECK_EQ_STR(mark_names(sym, obj, &p, "plain"), "[unknown]");
+	CHECK_EQ_STR(mark_names(sym, obj, &p, "plain"),
+		     "[unknown: in dbg.nolink, outside every symbol]");
 	{
 		size_t n;
 		const char *const *notes = kp_sym_notes(sym, &n);
@@ -463,7 +464,8 @@ static void test_separate_debuginfo(void)
 	dirs[0] = bad;
 	sym = kp_sym_new(&o);
 	obj = obj_by_path(sym, bin);
-	CHECK_EQ_STR(mark_names(sym, obj, &p, "plain"), "[unknown]");
+	CHECK_EQ_STR(mark_names(sym, obj, &p, "plain"),
+		     "[unknown: in dbg.nolink, outside every symbol]");
 	kp_sym_free(sym);
 }
 
@@ -733,19 +735,23 @@ static void test_bad_files(void)
 	/* not ELF, truncated ELF, empty, a directory, missing */
 	snprintf(path, sizeof(path), "%s/garbage", tmp);
 	kp_test_sh("head -c 100000 /dev/urandom > %s", path);
-	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000), "[unknown]");
+	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000), "[unknown: garbage unreadable]");
 	snprintf(path, sizeof(path), "%s/truncated", tmp);
 	kp_test_sh("head -c 3000 /bin/ls > %s", path);
-	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000), "[unknown]");
+	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000),
+		     "[unknown: in truncated, outside every symbol]");
 	snprintf(path, sizeof(path), "%s/badhdr", tmp);
 	kp_test_sh("(printf '\\177ELF\\002\\001\\001'; head -c 5000 /dev/urandom) > %s", path);
-	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000), "[unknown]");
+	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0x1000), "[unknown: badhdr unreadable]");
 	snprintf(path, sizeof(path), "%s/empty", tmp);
 	kp_test_sh(": > %s", path);
-	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0), "[unknown]");
-	CHECK_EQ_STR(names(sym, obj_by_path(sym, tmp), 0), "[unknown]");
-	CHECK_EQ_STR(names(sym, obj_by_path(sym, "/nonexistent/lib.so"), 0), "[unknown]");
-	CHECK_EQ_STR(names(sym, kp_sym_object_get(sym, &anon), 0), "[unknown]");
+	CHECK_EQ_STR(names(sym, obj_by_path(sym, path), 0), "[unknown: empty unreadable]");
+	/* a directory: not a file to read */
+	CHECK(strncmp(names(sym, obj_by_path(sym, tmp), 0), "[unknown: kp-symtest-", 21) == 0);
+	CHECK(strstr(names(sym, obj_by_path(sym, tmp), 0), " unreadable]") != NULL);
+	CHECK_EQ_STR(names(sym, obj_by_path(sym, "/nonexistent/lib.so"), 0),
+		     "[unknown: lib.so unreadable]");
+	CHECK_EQ_STR(names(sym, kp_sym_object_get(sym, &anon), 0), "[unknown: anon unreadable]");
 	/* a symbol name with ';' and a control character, from asm */
 	snprintf(path, sizeof(path), "%s/evil.c", tmp);
 	{
@@ -772,7 +778,7 @@ static void test_bad_files(void)
 		printf("note: assembler refused the quoted symbol name, check skipped\n");
 	}
 	/* ids that were never handed out */
-	CHECK_EQ_STR(names(sym, 9999, 0), "[unknown]");
+	CHECK_EQ_STR(names(sym, 9999, 0), "[unknown: ? unreadable]");
 	kp_sym_stats(sym, &st);
 	CHECK(st.resolved[KP_LOC_USER] <= 1);
 	CHECK_EQ_INT(st.unresolved[KP_LOC_USER], 8);
@@ -841,7 +847,7 @@ static void test_index_without_file(void)
 			kp_sym_free(sym);
 			sym = kp_sym_new(&none);
 			obj = kp_sym_object_get(sym, &m);
-			CHECK_EQ_STR(names(sym, obj, leaf->off), "[unknown]");
+			CHECK_EQ_STR(names(sym, obj, leaf->off), "[unknown: inl-idx unreadable]");
 		}
 		kp_sym_free(sym);
 	}
@@ -996,7 +1002,7 @@ static void test_memfd(void)
 	gone.build_id_len = idlen;
 	obj = kp_sym_memfd_get(late, &gone);
 	CHECK(obj >= 1);
-	CHECK_EQ_STR(names(late, obj, leaf->off), "[unknown]");
+	CHECK_EQ_STR(names(late, obj, leaf->off), "[unknown: memfd:kp unit unreadable]");
 
 	/* a memfd holding code a JIT wrote (not ELF), mapped executable here */
 	fd = memfd_create("kp-unit-jit", MFD_CLOEXEC);

@@ -112,6 +112,8 @@ if [ "$(id -u)" -eq 0 ]; then
 		grep -qE '^jitcopy_fp;(.*;)?run_jit_kprof;\[unknown: anonymous, no perf map\]' "$T/own.folded"
 	check "a map owned by another user: the summary counts unresolved JIT frames" \
 		grep -qE 'unresolved \(.*JIT [1-9][0-9]*[,)]' "$T/err"
+	check "a map owned by another user: the summary says what would name the JIT frames" \
+		grep -qE '^kprof: JIT code of pid [0-9]+: of its [0-9]+ frames .*% unknown; a perf map or jitdump would name them' "$T/err"
 	check "a map owned by another user: said once on stderr" \
 		sh -c "[ \$(grep -c 'perf-[0-9]*\.map' '$T/err') -eq 1 ]"
 	grep 'perf-' "$T/err"

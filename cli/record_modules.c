@@ -1,0 +1,198 @@
+/* kprof record's summary, per module: for each file (and each process's
+ * JIT code, and addresses in no mapping) whose frames were not all named
+ * by symbols, what share of its frames each way named and what would
+ * name the rest (docs/symbolize.md, "Unknown frames"). */
+#include "cli/record_summary.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/symbolize.h"
+#include "util/u64map.h"
+#include "util/xalloc.h"
+
+#define MAX_LINES 5
+
+enum how { HOW_SYMBOL, HOW_START, HOW_UNKNOWN };
+
+struct module {
+	uint32_t kind, obj; /* the locations' mapping; KP_LOC_UNKNOWN: none */
+	kp_count frames, by[3];
+	const char *why; /* the reason of its heaviest unknown location */
+	kp_count why_weight;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path ? path : "?";
+}
+
+/* How location loc was named: by a symbol, by an unwind-table start
+ * ("MODULE+0xSTART", the name symbolize/ gives a stripped function), or
+ * not at all. *name: its outermost frame's name. */
+static enum how how_named(const struct kp_profile *p, uint32_t loc, const char **name)
+{
+	size_t n, blen;
+	bool resolved;
+	const struct kp_profile_frame *f = kp_profile_frames(p, loc, &n, &resolved);
+	const struct kp_loc *l = kp_profile_loc(p, loc);
+	const struct kp_profile_mapping *m;
+	const char *base;
+
+	*name = n ? kp_profile_str(p, kp_profile_function_at(p, f[0].function)->name, NULL) : "";
+	if (!n || !resolved)
+		return HOW_UNKNOWN;
+	m = l->kind == KP_LOC_USER ? kp_profile_mapping_of(p, l->kind, l->obj) : NULL;
+	if (!m)
+		return HOW_SYMBOL;
+	base = base_name(kp_profile_str(p, m->path, NULL));
+	blen = strlen(base);
+	return strncmp(*name, base, blen) == 0 && strncmp(*name + blen, "+0x", 3) == 0
+		       ? HOW_START
+		       : HOW_SYMBOL;
+}
+
+/* The modules of p's frames, weighted by value v; *nmods of them. */
+static struct module *count_modules(const struct kp_profile *p, size_t v, size_t *nmods)
+{
+	size_t nlocs = kp_profile_nlocations(p), cap = 0, n = 0;
+	kp_count *weight = kp_xcalloc(nlocs ? nlocs : 1, sizeof(*weight));
+	struct module *mods = NULL;
+	struct kp_u64map index;
+
+	for (size_t i = 0; i < kp_profile_nsamples(p); i++) {
+		size_t k;
+		const kp_count *values;
+		const uint32_t *locs = kp_profile_sample(p, i, NULL, &k, &values);
+
+		for (size_t j = 0; j < k; j++)
+			weight[locs[j]] += values[v];
+	}
+	kp_u64map_init(&index);
+	for (uint32_t loc = 0; loc < nlocs; loc++) {
+		const struct kp_loc *l = kp_profile_loc(p, loc);
+		uint32_t kind = l->kind, obj = kind == KP_LOC_USER || kind == KP_LOC_JIT ? l->obj : 0;
+		uint64_t key = (uint64_t)kind << 32 | obj, at;
+		const char *name;
+		enum how how;
+		struct module *m;
+
+		if (!weight[loc] || (kind != KP_LOC_USER && kind != KP_LOC_JIT &&
+				     kind != KP_LOC_KERNEL && kind != KP_LOC_UNKNOWN))
+			continue;
+		if (!kp_u64map_get(&index, key, &at)) {
+			kp_xgrow(&mods, &cap, n + 1, sizeof(*mods));
+			mods[n] = (struct module){.kind = kind, .obj = obj};
+			at = n++;
+			kp_u64map_put(&index, key, at);
+		}
+		m = &mods[at];
+		how = how_named(p, loc, &name);
+		m->frames += weight[loc];
+		m->by[how] += weight[loc];
+		if (how == HOW_UNKNOWN && weight[loc] > m->why_weight) {
+			m->why = name;
+			m->why_weight = weight[loc];
+		}
+	}
+	kp_u64map_fini(&index);
+	free(weight);
+	*nmods = n;
+	return mods;
+}
+
+static int by_unnamed_desc(const void *a, const void *b)
+{
+	const struct module *x = a, *y = b;
+	kp_count ux = x->by[HOW_START] + x->by[HOW_UNKNOWN], uy = y->by[HOW_START] + y->by[HOW_UNKNOWN];
+
+	return ux < uy ? 1 : ux > uy ? -1 : 0;
+}
+
+/* What would name the rest of module m's frames, from why its heaviest
+ * unknown frame is unknown. */
+static const char *remedy(const struct module *m)
+{
+	const char *why = m->why ? m->why : "";
+
+	if (m->kind == KP_LOC_UNKNOWN)
+		return "stale frame pointers at a stack's end, most often (no code there)";
+	if (m->kind == KP_LOC_KERNEL)
+		return strcmp(why, KP_SYM_UNKNOWN_NO_KALLSYMS) == 0
+			       ? "run as root to read /proc/kallsyms"
+			       : "code outside kallsyms: BPF programs, or modules loaded later";
+	if (m->kind == KP_LOC_JIT)
+		return strcmp(why, KP_SYM_UNKNOWN_NOT_IN_MAP) == 0
+			       ? "its perf map lacks them (code made before the map was started, "
+				 "or freed)"
+			       : "a perf map or jitdump would name them (node --perf-basic-prof or "
+				 "--perf-prof, java -XX:+DumpPerfMapAtExit or an agent, python -X "
+				 "perf)";
+	if (strstr(why, " unreadable]"))
+		return "the file could not be read (gone, or not the process's to read): a copy "
+		       "under --debuginfo-dir, by build-id, would name them";
+	return "its debug symbols would name them (the package's -dbgsym from Debian's debug "
+	       "archive, --debuginfo-dir, or DEBUGINFOD_URLS)";
+}
+
+static void print_module(const struct kp_profile *p, const struct module *m, kp_count all)
+{
+	char what[160], start[128] = "";
+	double f = (double)m->frames;
+
+	if (m->kind == KP_LOC_UNKNOWN) {
+		fprintf(stderr, "kprof: %.1f%% of all frames were in no mapping: %s\n",
+			100.0 * f / (double)all, remedy(m));
+		return;
+	}
+	if (m->kind == KP_LOC_KERNEL) {
+		snprintf(what, sizeof(what), "the kernel");
+	} else if (m->kind == KP_LOC_JIT) {
+		const struct kp_profile_mapping *map = kp_profile_mapping_of(p, m->kind, m->obj);
+
+		snprintf(what, sizeof(what), "JIT code of pid %d", map ? (int)map->pid : 0);
+	} else {
+		const struct kp_profile_mapping *map = kp_profile_mapping_of(p, m->kind, m->obj);
+
+		snprintf(what, sizeof(what), "%.150s",
+			 map ? kp_profile_str(p, map->path, NULL) : "?");
+	}
+	if (m->kind == KP_LOC_USER)
+		snprintf(start, sizeof(start), ", %.1f%% by unwind-table start (%.60s+0x...)",
+			 100.0 * (double)m->by[HOW_START] / f, base_name(what));
+	fprintf(stderr,
+		"kprof: %s: of its %" PRIu64 " frames %.1f%% named by symbols%s, %.1f%% unknown; "
+		"%s\n",
+		what, (uint64_t)m->frames, 100.0 * (double)m->by[HOW_SYMBOL] / f, start,
+		100.0 * (double)m->by[HOW_UNKNOWN] / f, remedy(m));
+}
+
+void kp_record_modules_print(const struct kp_profile *p)
+{
+	int v = kp_profile_find_value(p, "samples");
+	size_t n, shown = 0;
+	struct module *mods;
+	kp_count all = 0;
+
+	if (v < 0)
+		return;
+	mods = count_modules(p, (size_t)v, &n);
+	for (size_t i = 0; i < n; i++)
+		all += mods[i].frames;
+	qsort(mods, n, sizeof(*mods), by_unnamed_desc);
+	/* the modules with the most frames not named by a symbol, down to a
+	 * half percent of all frames */
+	for (size_t i = 0; i < n && shown < MAX_LINES; i++) {
+		kp_count un = mods[i].by[HOW_START] + mods[i].by[HOW_UNKNOWN];
+
+		if (!un || (double)un < 0.005 * (double)all)
+			break;
+		print_module(p, &mods[i], all);
+		shown++;
+	}
+	free(mods);
+}

@@ -34,6 +34,24 @@ static void switch_sample(struct kp_session *s, const struct kp_sample *smp)
 	kp_offcpu_stack(s->offcpu, (pid_t)smp->tid, locs, n, &root, smp->raw, smp->raw_size);
 }
 
+/* A JIT maps its jitdump for perf to find it: opened now, while the
+ * process lives, and read as it grows (kp_sym_jit_poll). */
+static void jitdump_mapped(struct kp_session *s, const struct kp_mmap2 *m)
+{
+	const struct kp_sym_mapping sm = {
+		.pid = (pid_t)m->pid,
+		.path = m->filename,
+		.start = m->addr,
+		.end = m->addr + m->len,
+		.pgoff = m->pgoff,
+		.maj = m->maj,
+		.min = m->min,
+		.ino = m->ino,
+	};
+
+	kp_sym_jitdump_mapped(s->opts.sym, &sm);
+}
+
 static void process_record(struct kp_session *s, const struct perf_event_header *hdr)
 {
 	struct kp_perf_record rec;
@@ -69,6 +87,8 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 		kp_proctab_mmap(s->procs, (pid_t)rec.mmap2.pid, rec.mmap2.addr, rec.mmap2.len,
 				rec.mmap2.pgoff, rec.mmap2.maj, rec.mmap2.min, rec.mmap2.ino,
 				rec.mmap2.filename, rec.mmap2.build_id, rec.mmap2.build_id_size);
+		if (kp_sym_path_is_jitdump(rec.mmap2.filename))
+			jitdump_mapped(s, &rec.mmap2);
 		break;
 	case PERF_RECORD_COMM:
 		if (rec.comm.exec)
@@ -115,10 +135,12 @@ static void apply_exits(struct kp_session *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (s->offcpu)
 			kp_offcpu_forget(s->offcpu, s->exits[i][1]);
-		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1])) {
+		/* the symbolizer first: it reads the process's jitdump to its
+		 * end, asking the table which of its code is JIT code */
+		if (s->exits[i][0] == s->exits[i][1])
 			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
+		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1]))
 			kp_unwind_forget(s->unw, s->exits[i][0]);
-		}
 	}
 	memmove(s->exits, s->exits + n, (s->nexits - n) * sizeof(*s->exits));
 	s->nexits -= n;
@@ -134,6 +156,9 @@ static void process_queued(void *arg, const struct perf_event_header *hdr)
  * so a sample never comes before the MMAP2 or COMM it depends on. */
 static void flush_queue(struct kp_session *s, uint64_t limit)
 {
+	/* jitdumps first: their loads (and unwinding info) come before the
+	 * samples in the code they describe */
+	kp_sym_jit_poll(s->opts.sym);
 	apply_exits(s, s->exits_ready);
 	s->exits_ready = s->nexits;
 	kp_recqueue_flush(&s->queue, limit, process_queued, s);

@@ -170,6 +170,19 @@ static int object_fd(void *sym, uint32_t obj)
 	return kp_sym_object_fd(sym, obj);
 }
 
+/* A jitdump's load is JIT code unless it lies in a file the process
+ * maps (V8's embedded builtins, in node's binary, named from its
+ * symbols). Code in no mapping yet is kept: its MMAP2 record may still
+ * be queued. */
+static bool jit_code(void *arg, pid_t pid, uint64_t start, uint64_t end)
+{
+	struct kp_session *s = arg;
+	const struct kp_map *m = kp_proctab_find_map(s->procs, pid, start);
+
+	(void)end;
+	return !m || (m->kind != KP_MAP_FILE && m->kind != KP_MAP_VDSO);
+}
+
 /* Signals arrive through the epoll loop, not as interruptions: every one
  * that would end kprof ends the recording instead (stop_signals). */
 static int open_loop(struct kp_session *s, struct kp_diag *d)
@@ -325,6 +338,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	kp_recqueue_init(&s->queue);
 	init_events(s, opts);
 	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym});
+	kp_sym_set_jit_code_check(opts->sym, jit_code, s);
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 	return s;
 }
@@ -395,6 +409,7 @@ void kp_session_free(struct kp_session *s)
 		close(s->sigfd);
 	sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
 	kp_profile_free(s->prof);
+	kp_sym_set_jit_code_check(s->opts.sym, NULL, NULL); /* the table goes */
 	kp_unwind_free(s->unw);
 	free(s->cost);
 	kp_proctab_free(s->procs);

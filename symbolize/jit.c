@@ -5,7 +5,15 @@
  * and checked (kept open, so a map deleted before the exit is still
  * there); it is read when its frames are resolved, for the addresses the
  * recorder hinted, since a map can be gigabytes and reading it while
- * recording would let the ring buffers overflow. */
+ * recording would let the ring buffers overflow.
+ *
+ * A process's jitdump (jitdump.c parses it) is found by its mapping, not
+ * by a path in /tmp: opened through /proc/PID/map_files (else its path
+ * under the process's root, O_NOFOLLOW), checked (a regular file, the
+ * inode mapped, owned by the process's user), kept open and read as it
+ * grows: a few MiB a round while recording (its records skip the code
+ * bytes, which are most of the file), the rest at the process's exit or
+ * at the first lookup. Its names win over the perf map's. */
 #include "symbolize/jit.h"
 
 #include <errno.h>
@@ -15,16 +23,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "procfs/root.h"
 #include "procfs/status.h"
 #include "symbolize/idmap.h"
+#include "symbolize/jitdump.h"
 #include "symbolize/perfmap.h"
 #include "util/hash.h"
 #include "util/search.h"
+#include "util/strtab.h"
 #include "util/xalloc.h"
+
+/* File bytes a jitdump is read by at most per poll while recording. */
+#define DUMP_BUDGET ((uint64_t)4 << 20)
+
+/* A process's jitdump: the file (checked, kept open) and what it says. */
+struct dump {
+	struct kp_jitdump jd;
+	struct kp_jittab *jt;
+	pid_t pid;
+	int fd;
+	bool done;	 /* read to its end after the process exited */
+	bool noted;	 /* its refusal or damage said */
+	size_t bad_note; /* notes slot for skipped records */
+	char shown[128]; /* its name, for notes */
+};
 
 struct jit {
 	pid_t pid;
@@ -41,6 +67,7 @@ struct jit {
 	bool stale;	       /* want grew since map was read */
 	bool had_map;	       /* a map was found when last read */
 	struct kp_perfmap map; /* the names of want, as last read */
+	struct dump *dump;     /* its jitdump, which names what it covers first; or NULL */
 };
 
 struct kp_jittab {
@@ -48,17 +75,34 @@ struct kp_jittab {
 	size_t n, cap;
 	struct kp_idmap by_pid;
 	struct kp_notes *notes;
-	uint64_t reads; /* passes over map files */
+	uint64_t reads;		 /* passes over map files */
+	struct kp_strtab *names; /* names made from jitdumps */
+	kp_jit_code_fn is_jit;	 /* the caller's view of the process's JIT code */
+	void *is_jit_arg;
 };
 
 static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st);
 static uint64_t now_ms(void);
+
+static void dump_read(struct kp_jittab *jt, struct dump *d, uint64_t budget);
+static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t addr);
+
+static void dump_free(struct dump *d)
+{
+	if (!d)
+		return;
+	kp_jitdump_fini(&d->jd);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d);
+}
 
 struct kp_jittab *kp_jit_new(struct kp_notes *notes)
 {
 	struct kp_jittab *jt = kp_xcalloc(1, sizeof(*jt));
 
 	jt->notes = notes;
+	jt->names = kp_strtab_new();
 	return jt;
 }
 
@@ -73,8 +117,10 @@ void kp_jit_free(struct kp_jittab *jt)
 			close(jt->jits[i].mapfd);
 		kp_perfmap_fini(&jt->jits[i].map);
 		free(jt->jits[i].want);
+		dump_free(jt->jits[i].dump);
 	}
 	free(jt->jits);
+	kp_strtab_free(jt->names);
 	kp_idmap_fini(&jt->by_pid);
 	free(jt);
 }
@@ -294,6 +340,12 @@ void kp_jit_exit(struct kp_jittab *jt, pid_t pid)
 	fd = open_map(jt, j, &st);
 	if (fd >= 0)
 		close(fd);
+	if (j->dump) {
+		/* the file is whole now: read the rest while the caller still
+		 * knows the process's mappings */
+		dump_read(jt, j->dump, 0);
+		j->dump->done = true;
+	}
 	j->exited = true;
 }
 
@@ -311,6 +363,9 @@ const char *kp_jit_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr)
 	if (id < 1 || id > jt->n)
 		return NULL;
 	j = &jt->jits[id - 1];
+	/* the jitdump first: it knows more (lines, moves) */
+	if ((name = dump_lookup(jt, j, addr)))
+		return name;
 	if (!j->stale && kp_perfmap_find(&j->map, addr, &name))
 		return name;
 	/* an address not hinted: the map is read again, for it too */
@@ -341,4 +396,164 @@ pid_t kp_jit_pid(const struct kp_jittab *jt, uint32_t id)
 bool kp_jit_had_map(const struct kp_jittab *jt, uint32_t id)
 {
 	return id >= 1 && id <= jt->n && jt->jits[id - 1].had_map;
+}
+
+/* ---- jitdumps ---- */
+
+void kp_jit_set_code_check(struct kp_jittab *jt, kp_jit_code_fn fn, void *arg)
+{
+	jt->is_jit = fn;
+	jt->is_jit_arg = arg;
+}
+
+bool kp_jit_is_dump_path(const char *path)
+{
+	const char *base = strrchr(path, '/'), *p;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "jit-", 4) != 0)
+		return false;
+	for (p = base + 4; *p >= '0' && *p <= '9'; p++)
+		;
+	return p > base + 4 && strcmp(p, ".dump") == 0;
+}
+
+/* Loads in the process's file mappings (V8's embedded builtins, in node's
+ * binary: named from its symbols) are not JIT code. */
+static bool dump_keep(void *arg, uint64_t start, uint64_t end)
+{
+	const struct dump *d = arg;
+
+	return !d->jt->is_jit || d->jt->is_jit(d->jt->is_jit_arg, d->pid, start, end);
+}
+
+/* The jitdump file behind a mapping, opened as the process's own: the
+ * very file mapped (/proc/PID/map_files), else its path under the
+ * process's root without following a link at its end; it must be a
+ * regular file (O_NONBLOCK: a FIFO does not hang us), the inode mapped
+ * when the record gave one, and owned by the process's user. Returns an
+ * fd or -1 (a note says why). */
+static int dump_open(struct kp_jittab *jt, const struct jit *j, const struct kp_jit_mapping *m,
+		     const char *shown)
+{
+	char buf[96];
+	struct stat st;
+	int fd;
+	bool owner = false;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)j->pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = kp_root_open(buf, O_RDONLY | O_NONBLOCK);
+	if (fd < 0 && j->rootfd >= 0)
+		fd = kp_root_open_in(j->rootfd, m->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (m->ino &&
+	     (st.st_ino != m->ino || major(st.st_dev) != m->maj || minor(st.st_dev) != m->min))) {
+		kp_notes_add(jt->notes, "ignored %s: not the regular file the process mapped",
+			     shown);
+		close(fd);
+		return -1;
+	}
+	for (int i = 0; j->have_uids && i < 4; i++)
+		owner |= st.st_uid == j->uids[i];
+	if (!owner) {
+		kp_notes_add(jt->notes, "ignored %s: owned by uid %u, not the process's user",
+			     shown, (unsigned)st.st_uid);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m)
+{
+	uint32_t id = kp_jit_get(jt, m->pid);
+	struct jit *j = &jt->jits[id - 1];
+	struct dump *d;
+	char shown[128];
+	int fd;
+
+	if (j->dump)
+		return; /* the first one the process mapped */
+	if (j->rootfd >= 0 && !kp_root_is_ours(j->rootfd))
+		kp_root_name(j->pid, m->path, shown, sizeof(shown));
+	else
+		snprintf(shown, sizeof(shown), "%s", m->path);
+	fd = dump_open(jt, j, m, shown);
+	if (fd < 0)
+		return;
+	d = kp_xcalloc(1, sizeof(*d));
+	d->jt = jt;
+	d->pid = m->pid;
+	d->fd = fd;
+	snprintf(d->shown, sizeof(d->shown), "%s", shown);
+	kp_jitdump_init(&d->jd, jt->names, dump_keep, d);
+	j->dump = d;
+}
+
+/* Reads d on (budget: 0 to its end) and says once what stopped it. */
+static void dump_read(struct kp_jittab *jt, struct dump *d, uint64_t budget)
+{
+	int err;
+
+	if (d->done || d->jd.state > KP_JITDUMP_RECORDS)
+		return;
+	err = kp_jitdump_read(&d->jd, d->fd, budget);
+	if (err < 0 && !d->noted) {
+		d->noted = true;
+		kp_notes_add(jt->notes, "cannot read all of %s: %s", d->shown, strerror(-err));
+	}
+	if (d->jd.state == KP_JITDUMP_REFUSED && !d->noted) {
+		d->noted = true;
+		kp_notes_add(jt->notes, "ignored %s: %s", d->shown, d->jd.error);
+	} else if (d->jd.state == KP_JITDUMP_BROKEN && !d->noted) {
+		d->noted = true;
+		kp_notes_add(jt->notes, "stopped reading %s at %s", d->shown, d->jd.error);
+	}
+	if (d->jd.st.bad_records)
+		kp_notes_update(jt->notes, &d->bad_note, "%s: skipped %llu malformed record%s",
+				d->shown, (unsigned long long)d->jd.st.bad_records,
+				d->jd.st.bad_records == 1 ? "" : "s");
+}
+
+void kp_jit_poll(struct kp_jittab *jt)
+{
+	for (size_t i = 0; i < jt->n; i++)
+		if (jt->jits[i].dump && !jt->jits[i].exited)
+			dump_read(jt, jt->jits[i].dump, DUMP_BUDGET);
+}
+
+/* The jitdump's name for addr of j, interned, or NULL. */
+static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t addr)
+{
+	const struct kp_jitdump_code *c;
+	char buf[4096];
+	size_t n;
+
+	if (!j->dump)
+		return NULL;
+	/* after the recording: what the file holds now (the process may live) */
+	dump_read(jt, j->dump, 0);
+	c = kp_jitdump_find(&j->dump->jd, addr);
+	if (!c)
+		return NULL;
+	n = kp_jitdump_name(&j->dump->jd, c, addr, buf, sizeof(buf));
+	if (!n)
+		return NULL;
+	return kp_strtab_str(jt->names, kp_strtab_intern(jt->names, buf, n));
+}
+
+void kp_jit_dump_stats(const struct kp_jittab *jt, uint64_t *loads, uint64_t *ignored)
+{
+	*loads = *ignored = 0;
+	for (size_t i = 0; i < jt->n; i++) {
+		const struct dump *d = jt->jits[i].dump;
+
+		if (d) {
+			*loads += d->jd.st.loads;
+			*ignored += d->jd.st.ignored;
+		}
+	}
 }

@@ -2,7 +2,9 @@
  * process's root), reached through a descriptor of /proc/PID/root taken
  * while the process lives, opened and checked while it lives and when it
  * exits (the descriptor kept), read only when its frames are resolved,
- * for the addresses hinted. Internal to symbolize/. */
+ * for the addresses hinted; and their jitdumps (jit-PID.dump, which a
+ * process maps for perf to find), opened when mapped and read as they
+ * grow, whose names come first. Internal to symbolize/. */
 #ifndef KP_SYMBOLIZE_JIT_H
 #define KP_SYMBOLIZE_JIT_H
 
@@ -38,6 +40,30 @@ uint64_t kp_jit_bad_lines(const struct kp_jittab *jt);
 bool kp_jit_had_map(const struct kp_jittab *jt, uint32_t id);
 /* The process of JIT map id, 0 for a bad id. */
 pid_t kp_jit_pid(const struct kp_jittab *jt, uint32_t id);
+/* Whether the process's code [start, end) is JIT code (not in a file
+ * mapping of it): the recorder's answer, from its process table. */
+typedef bool (*kp_jit_code_fn)(void *arg, pid_t pid, uint64_t start, uint64_t end);
+void kp_jit_set_code_check(struct kp_jittab *jt, kp_jit_code_fn fn, void *arg);
+
+/* Whether path names a jitdump file ("jit-N.dump"). */
+bool kp_jit_is_dump_path(const char *path);
+/* A mapping of a jitdump, as its MMAP2 record gave it. */
+struct kp_jit_mapping {
+	pid_t pid;
+	const char *path;
+	uint64_t start, end, ino;
+	uint32_t maj, min;
+};
+/* Process m->pid mapped a jitdump: it is opened and checked now, kept
+ * open, read by kp_jit_poll while the process lives, to its end at its
+ * exit (kp_jit_exit) or at the first lookup. Its loads name their code
+ * before the process's perf map does. */
+void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m);
+/* Reads what the live processes' jitdumps gained (a few MiB each at most). */
+void kp_jit_poll(struct kp_jittab *jt);
+/* Loads taken from jitdumps, and those ignored (not JIT code). */
+void kp_jit_dump_stats(const struct kp_jittab *jt, uint64_t *loads, uint64_t *ignored);
+
 /* Passes over map files so far (one per map whose addresses were all
  * hinted before its first lookup). */
 uint64_t kp_jit_reads(const struct kp_jittab *jt);

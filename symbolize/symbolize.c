@@ -477,6 +477,7 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 	*st = sym->stats;
 	st->jit_bad_lines = kp_jit_bad_lines(sym->jits);
 	st->jit_map_reads = kp_jit_reads(sym->jits);
+	kp_jit_dump_stats(sym->jits, &st->jitdump_loads, &st->jitdump_ignored);
 	st->indexes_loaded = sym->elf.nindexes_loaded;
 	st->indexes_saved = sym->elf.nindexes_saved;
 	st->indexes_damaged = sym->elf.nindexes_damaged;
@@ -613,4 +614,29 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 	kp_sym_frames_fini(&sf);
 	free(frames);
 	free(order);
+}
+
+/* Jitdumps: jit.c's, through the JIT table. */
+
+bool kp_sym_path_is_jitdump(const char *path)
+{
+	return kp_jit_is_dump_path(path);
+}
+
+void kp_sym_jitdump_mapped(struct kp_symbolizer *sym, const struct kp_sym_mapping *m)
+{
+	const struct kp_jit_mapping jm = {m->pid, m->path, m->start, m->end,
+					  m->ino, m->maj,  m->min};
+
+	kp_jit_dump_mapped(sym->jits, &jm);
+}
+
+void kp_sym_jit_poll(struct kp_symbolizer *sym)
+{
+	kp_jit_poll(sym->jits);
+}
+
+void kp_sym_set_jit_code_check(struct kp_symbolizer *sym, kp_sym_jit_code_fn fn, void *arg)
+{
+	kp_jit_set_code_check(sym->jits, fn, arg);
 }

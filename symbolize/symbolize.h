@@ -100,10 +100,31 @@ uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_sym_mapping
  * /tmp/perf-NSPID.map under /proc/PID/root. Call when a sample lands in
  * anonymous executable memory; cheap on repeat. */
 uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid);
+/* Whether path names a JIT's jitdump file ("DIR/jit-N.dump"), which a
+ * process maps (PROT_EXEC, as perf expects) for its MMAP2 record to name
+ * it. */
+bool kp_sym_path_is_jitdump(const char *path);
+/* Process m->pid mapped the jitdump m->path: it is opened and checked
+ * now, while the process lives (docs/symbolize.md, "Jitdump files"), and
+ * kept open. It is read as it grows (kp_sym_jit_poll), to its end at the
+ * process's exit (kp_sym_process_exit) and at the first lookup; its loads
+ * name the process's JIT code, with source lines, before its perf map
+ * does. */
+void kp_sym_jitdump_mapped(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
+/* Reads what the live processes' jitdumps gained since the last call (a
+ * few MiB each at most): call once a round while recording. */
+void kp_sym_jit_poll(struct kp_symbolizer *sym);
+/* The recorder's answer to whether [start, end) of process pid is JIT
+ * code (not in a file mapping of it): a jitdump's loads elsewhere (V8's
+ * builtins, which lie in node's binary) are ignored and counted. */
+typedef bool (*kp_sym_jit_code_fn)(void *arg, pid_t pid, uint64_t start, uint64_t end);
+void kp_sym_set_jit_code_check(struct kp_symbolizer *sym, kp_sym_jit_code_fn fn, void *arg);
 /* The process is exiting: its perf map is opened and checked now, while
  * its path still leads to it, and that file is what its frames are named
- * from later. Cheap (no map is read: call it while recording). Safe to
- * call for pids without a JIT id. */
+ * from later; its jitdump, whole now, is read to its end (call it while
+ * the process's mappings are still known to the code check). No perf map
+ * is read: call it while recording. Safe to call for pids without a JIT
+ * id. */
 void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid);
 
 /* The caller will resolve no more locations in object obj (a
@@ -195,6 +216,8 @@ struct kp_sym_stats {
 	uint64_t unresolved[KP_LOC_NKINDS]; /* by kind: distinct locations left [unknown] */
 	uint64_t jit_bad_lines;		    /* malformed perf-map lines skipped */
 	uint64_t jit_map_reads;		    /* passes over perf maps (one per map when hinted) */
+	uint64_t jitdump_loads;		    /* code loads taken from jitdumps */
+	uint64_t jitdump_ignored;	    /* jitdump loads outside JIT code, ignored */
 	bool kptr_restricted;	    /* kallsyms addresses hidden: kernel shown as [kernel] */
 	unsigned indexes_loaded;    /* builds named from their index in the cache */
 	unsigned indexes_saved;	    /* builds indexed and saved to the cache this run */

@@ -34,24 +34,6 @@ static void switch_sample(struct kp_session *s, const struct kp_sample *smp)
 	kp_offcpu_stack(s->offcpu, (pid_t)smp->tid, locs, n, &root, smp->raw, smp->raw_size);
 }
 
-/* A JIT maps its jitdump for perf to find it: opened now, while the
- * process lives, and read as it grows (kp_sym_jit_poll). */
-static void jitdump_mapped(struct kp_session *s, const struct kp_mmap2 *m)
-{
-	const struct kp_sym_mapping sm = {
-		.pid = (pid_t)m->pid,
-		.path = m->filename,
-		.start = m->addr,
-		.end = m->addr + m->len,
-		.pgoff = m->pgoff,
-		.maj = m->maj,
-		.min = m->min,
-		.ino = m->ino,
-	};
-
-	kp_sym_jitdump_mapped(s->opts.sym, &sm);
-}
-
 static void process_record(struct kp_session *s, const struct perf_event_header *hdr)
 {
 	struct kp_perf_record rec;
@@ -87,8 +69,6 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 		kp_proctab_mmap(s->procs, (pid_t)rec.mmap2.pid, rec.mmap2.addr, rec.mmap2.len,
 				rec.mmap2.pgoff, rec.mmap2.maj, rec.mmap2.min, rec.mmap2.ino,
 				rec.mmap2.filename, rec.mmap2.build_id, rec.mmap2.build_id_size);
-		if (kp_sym_path_is_jitdump(rec.mmap2.filename))
-			jitdump_mapped(s, &rec.mmap2);
 		break;
 	case PERF_RECORD_COMM:
 		if (rec.comm.exec)

@@ -25,6 +25,8 @@ struct kp_proctab {
 	struct kp_u64map threads; /* tid -> comm id | (uint64_t)pid << 32 */
 	uint32_t unknown_comm;
 	size_t nseen;
+	kp_proctab_map_fn on_map;
+	void *on_map_arg;
 };
 
 struct kp_proctab *kp_proctab_new(struct kp_strtab *strings)
@@ -226,6 +228,14 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 		}
 	}
 	insert_at(p, first_ending_after(p, m.start), &m);
+	if (pt->on_map)
+		pt->on_map(pt->on_map_arg, pid, &m, path);
+}
+
+void kp_proctab_on_map(struct kp_proctab *pt, kp_proctab_map_fn fn, void *arg)
+{
+	pt->on_map = fn;
+	pt->on_map_arg = arg;
 }
 
 uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid)

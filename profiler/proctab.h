@@ -57,6 +57,11 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 		     uint32_t maj, uint32_t min, uint64_t ino, const char *path,
 		     const uint8_t *build_id, size_t build_id_size);
 
+/* Called with every mapping the table takes, from an MMAP2 record or
+ * from /proc alike, once it is in (path as given). */
+typedef void (*kp_proctab_map_fn)(void *arg, pid_t pid, const struct kp_map *m, const char *path);
+void kp_proctab_on_map(struct kp_proctab *pt, kp_proctab_map_fn fn, void *arg);
+
 /* Is anything known of pid? */
 bool kp_proctab_has(const struct kp_proctab *pt, pid_t pid);
 /* Describes a process from /proc (comm of every thread, executable

@@ -183,6 +183,28 @@ static bool jit_code(void *arg, pid_t pid, uint64_t start, uint64_t end)
 	return !m || (m->kind != KP_MAP_FILE && m->kind != KP_MAP_VDSO);
 }
 
+/* A JIT maps its jitdump for perf to find it (an MMAP2 record, or a line
+ * of /proc/PID/maps for a process already running): the file is opened
+ * now, while the process lives, and read as it grows (kp_sym_jit_poll,
+ * each round). */
+static void jitdump_mapped(void *arg, pid_t pid, const struct kp_map *m, const char *path)
+{
+	struct kp_session *s = arg;
+
+	if (!kp_sym_path_is_jitdump(path))
+		return;
+	kp_sym_jitdump_mapped(s->opts.sym, &(struct kp_sym_mapping){
+						   .pid = pid,
+						   .path = path,
+						   .start = m->start,
+						   .end = m->end,
+						   .pgoff = m->pgoff,
+						   .maj = m->maj,
+						   .min = m->min,
+						   .ino = m->ino,
+					   });
+}
+
 /* Signals arrive through the epoll loop, not as interruptions: every one
  * that would end kprof ends the recording instead (stop_signals). */
 static int open_loop(struct kp_session *s, struct kp_diag *d)
@@ -334,6 +356,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	s->epfd = s->sigfd = -1;
 	s->strings = kp_strtab_new();
 	s->procs = kp_proctab_new(s->strings);
+	kp_proctab_on_map(s->procs, jitdump_mapped, s);
 	kp_u64map_init(&s->synth_failed);
 	kp_recqueue_init(&s->queue);
 	init_events(s, opts);

@@ -361,11 +361,13 @@ static bool debug_entries_v8(struct kp_jitdump *jd, const uint8_t *p, uint64_t s
 			continue;
 		jd->ndbg = 0;
 		for (uint64_t i = 0; i < n; i++) {
-			const uint8_t *e = p + JD_DEBUG_FIXED + i * stride, *name = e + JD_DEBUG_ENTRY;
+			const uint8_t *e = p + JD_DEBUG_FIXED + i * stride,
+				      *name = e + JD_DEBUG_ENTRY;
 			uint32_t file = KP_JITDUMP_LOAD_SCRIPT;
 
 			if (!memchr(name, 0, (size_t)len) && text_name(name, (size_t)len))
-				file = kp_strtab_intern(jd->strings, (const char *)name, (size_t)len);
+				file = kp_strtab_intern(jd->strings, (const char *)name,
+							(size_t)len);
 			kp_xgrow(&jd->dbg, &jd->dbg_cap, jd->ndbg + 1, sizeof(*jd->dbg));
 			jd->dbg[jd->ndbg++] = (struct kp_jitdump_entry){rd64(e), rd32(e + 8), file};
 		}
@@ -566,8 +568,8 @@ int kp_jitdump_read(struct kp_jitdump *jd, int fd, uint64_t budget)
 	return err;
 }
 
-bool kp_jitdump_line(const struct kp_jitdump *jd, const struct kp_jitdump_code *code,
-		     uint64_t addr, const char **file, uint32_t *line)
+bool kp_jitdump_line(const struct kp_jitdump *jd, const struct kp_jitdump_code *code, uint64_t addr,
+		     const char **file, uint32_t *line)
 {
 	size_t lo = 0, hi = code->nlines;
 	uint64_t off = addr - code->start;

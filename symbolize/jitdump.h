@@ -74,7 +74,7 @@ struct kp_jitdump_stats {
 struct kp_jitdump {
 	enum kp_jitdump_state state;
 	char error[96];
-	uint64_t off; /* file offset parsed to */
+	uint64_t off;  /* file offset parsed to */
 	uint64_t need; /* a whole record of this size must be in the buffer */
 	bool v8;       /* V8's header: debug entries 0x40 above the code */
 	kp_jitdump_keep_fn keep;
@@ -120,8 +120,8 @@ const struct kp_jitdump_code *kp_jitdump_find(const struct kp_jitdump *jd, uint6
 /* The source line of addr in code (the last entry at or before it):
  * false when the debug info says nothing there. *file is NULL when the
  * entry's file is the script the load names (KP_JITDUMP_LOAD_SCRIPT). */
-bool kp_jitdump_line(const struct kp_jitdump *jd, const struct kp_jitdump_code *code,
-		     uint64_t addr, const char **file, uint32_t *line);
+bool kp_jitdump_line(const struct kp_jitdump *jd, const struct kp_jitdump_code *code, uint64_t addr,
+		     const char **file, uint32_t *line);
 /* The frame name of addr in code into buf (size > 3), made safe for folded
  * text: the load's name, its trailing "SCRIPT:LINE[:COLUMN]" (V8's
  * position of the function) replaced by the script and line of addr

@@ -80,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		kp_jitdump_parse(&parts, file + parts.off, len - (size_t)parts.off,
 				 len - parts.off);
 	FUZZ_CHECK(parts.state == whole.state && parts.off == whole.off);
-	FUZZ_CHECK(parts.st.loads == whole.st.loads && parts.st.bad_records == whole.st.bad_records);
+	FUZZ_CHECK(parts.st.loads == whole.st.loads &&
+		   parts.st.bad_records == whole.st.bad_records);
 	FUZZ_CHECK(parts.npieces == whole.npieces);
 	check_space(&parts);
 	for (size_t i = 0; i < whole.npieces && i < MAX_PROBES; i++) {

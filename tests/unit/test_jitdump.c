@@ -205,7 +205,8 @@ static void test_split(void)
 		if (used > k || jd.off != used || jd.state > KP_JITDUMP_CLOSED)
 			fails++;
 		kp_jitdump_parse(&jd, b.p + jd.off, b.n - jd.off, b.n - jd.off);
-		if (jd.off != b.n || jd.st.loads != 3 || strcmp(name_of(&jd, 0x1010), "JS:*f /a.js:7"))
+		if (jd.off != b.n || jd.st.loads != 3 ||
+		    strcmp(name_of(&jd, 0x1010), "JS:*f /a.js:7"))
 			fails++;
 		kp_jitdump_fini(&jd);
 	}
@@ -485,7 +486,8 @@ static void test_symbolizer(void)
 	CHECK_EQ_STR(notes, "");
 	if (geteuid() == 0) {
 		/* not named (the placeholder may say why) */
-		CHECK(strncmp(sym_name(&b, 12345, 0x1010, notes, sizeof(notes)), "[unknown", 8) == 0);
+		CHECK(strncmp(sym_name(&b, 12345, 0x1010, notes, sizeof(notes)), "[unknown", 8) ==
+		      0);
 		CHECK(strstr(notes, "owned by uid 12345, not the process's user") != NULL);
 	}
 	b.n = 0;
@@ -516,5 +518,4 @@ static void real_file(void)
 }
 
 KP_TEST_MAIN(test_names, test_split, test_truncated, test_refused, test_v8_skew, test_v8_garbled,
-	     test_overlap_move,
-	     test_absurd, test_growing_file, test_symbolizer, real_file)
+	     test_overlap_move, test_absurd, test_growing_file, test_symbolizer, real_file)

@@ -170,6 +170,23 @@ static int object_fd(void *sym, uint32_t obj)
 	return kp_sym_object_fd(sym, obj);
 }
 
+/* JIT code's unwinding info, from the process's jitdump as read so far. */
+static bool jit_unwind(void *sym, pid_t pid, uint64_t addr, struct kp_unwind_jit *out)
+{
+	struct kp_sym_jit_unwind ju;
+
+	if (!kp_sym_jit_unwind_info(sym, pid, addr, &ju))
+		return false;
+	*out = (struct kp_unwind_jit){.start = ju.start,
+				      .end = ju.end,
+				      .key = ju.key,
+				      .eh_frame = ju.eh_frame,
+				      .hdr = ju.hdr,
+				      .eh_frame_len = ju.eh_frame_len,
+				      .hdr_len = ju.hdr_len};
+	return true;
+}
+
 /* A jitdump's load is JIT code unless it lies in a file the process
  * maps (V8's embedded builtins, in node's binary, named from its
  * symbols). Code in no mapping yet is kept: its MMAP2 record may still
@@ -360,7 +377,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	kp_u64map_init(&s->synth_failed);
 	kp_recqueue_init(&s->queue);
 	init_events(s, opts);
-	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym});
+	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind});
 	kp_sym_set_jit_code_check(opts->sym, jit_code, s);
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 	return s;

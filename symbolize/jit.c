@@ -557,3 +557,23 @@ void kp_jit_dump_stats(const struct kp_jittab *jt, uint64_t *loads, uint64_t *ig
 		}
 	}
 }
+
+bool kp_jit_unwind_info(struct kp_jittab *jt, pid_t pid, uint64_t addr, struct kp_jit_unwind *out)
+{
+	uint32_t id = find_live(jt, pid);
+	const struct kp_jitdump_code *c;
+	const struct dump *d;
+
+	if (!id || !(d = jt->jits[id - 1].dump) || !(c = kp_jitdump_find(&d->jd, addr)) ||
+	    !c->unwind || c->hdr_len >= c->unwind_len)
+		return false;
+	out->start = c->start;
+	out->end = c->start + c->size;
+	/* the code's index in its file, which no other load of it takes */
+	out->key = (uint64_t)id << 32 | (uint64_t)(c - d->jd.codes);
+	out->eh_frame = c->unwind;
+	out->eh_frame_len = c->unwind_len - c->hdr_len;
+	out->hdr = c->unwind + out->eh_frame_len;
+	out->hdr_len = c->hdr_len;
+	return true;
+}

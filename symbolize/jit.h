@@ -61,6 +61,14 @@ struct kp_jit_mapping {
 void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m);
 /* Reads what the live processes' jitdumps gained (a few MiB each at most). */
 void kp_jit_poll(struct kp_jittab *jt);
+/* The unwinding info of the JIT code at addr of live process pid, from
+ * its jitdump as read so far (symbolize.h, kp_sym_jit_unwind_info). */
+struct kp_jit_unwind {
+	uint64_t start, end, key;
+	const uint8_t *eh_frame, *hdr;
+	size_t eh_frame_len, hdr_len;
+};
+bool kp_jit_unwind_info(struct kp_jittab *jt, pid_t pid, uint64_t addr, struct kp_jit_unwind *out);
 /* Loads taken from jitdumps, and those ignored (not JIT code). */
 void kp_jit_dump_stats(const struct kp_jittab *jt, uint64_t *loads, uint64_t *ignored);
 

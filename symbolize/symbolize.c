@@ -640,3 +640,15 @@ void kp_sym_set_jit_code_check(struct kp_symbolizer *sym, kp_sym_jit_code_fn fn,
 {
 	kp_jit_set_code_check(sym->jits, fn, arg);
 }
+
+bool kp_sym_jit_unwind_info(struct kp_symbolizer *sym, pid_t pid, uint64_t addr,
+			    struct kp_sym_jit_unwind *out)
+{
+	struct kp_jit_unwind ju;
+
+	if (!kp_jit_unwind_info(sym->jits, pid, addr, &ju))
+		return false;
+	*out = (struct kp_sym_jit_unwind){ju.start, ju.end,	     ju.key,	ju.eh_frame,
+					  ju.hdr,   ju.eh_frame_len, ju.hdr_len};
+	return true;
+}

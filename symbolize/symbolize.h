@@ -119,6 +119,18 @@ void kp_sym_jit_poll(struct kp_symbolizer *sym);
  * builtins, which lie in node's binary) are ignored and counted. */
 typedef bool (*kp_sym_jit_code_fn)(void *arg, pid_t pid, uint64_t start, uint64_t end);
 void kp_sym_set_jit_code_check(struct kp_symbolizer *sym, kp_sym_jit_code_fn fn, void *arg);
+/* The unwinding info of the JIT code covering addr in live process pid,
+ * as its jitdump gave it so far (JIT_CODE_UNWINDING_INFO): the code's
+ * range, a key no other code of the run shares, the .eh_frame and
+ * .eh_frame_hdr bytes (owned by the symbolizer, valid until its next
+ * call). False when none is known. For the unwinder, through profiler/. */
+struct kp_sym_jit_unwind {
+	uint64_t start, end, key;
+	const uint8_t *eh_frame, *hdr;
+	size_t eh_frame_len, hdr_len;
+};
+bool kp_sym_jit_unwind_info(struct kp_symbolizer *sym, pid_t pid, uint64_t addr,
+			    struct kp_sym_jit_unwind *out);
 /* The process is exiting: its perf map is opened and checked now, while
  * its path still leads to it, and that file is what its frames are named
  * from later; its jitdump, whole now, is read to its end (call it while

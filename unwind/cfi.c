@@ -183,9 +183,10 @@ void kp_cfi_fini(struct kp_cfi *cf)
 const struct kp_cfi_row *kp_cfi_row(struct kp_cfi *cf, struct kp_tables *tb, struct utab *t,
 				    uint64_t va)
 {
-	/* an address past 2^40 or an object id past 2^24 is found each
-	 * time, in the slot after the last row */
-	bool keyed = t->obj < (1u << 24) && va < ((uint64_t)1 << 40);
+	/* an address past 2^40 or an object id past 2^24 (the caller's past
+	 * 2^23, where JIT tables' numbers start) is found each time, in the
+	 * slot after the last row */
+	bool keyed = t->obj < (t->jit ? 1u << 24 : KP_JITCFI_OBJ) && va < ((uint64_t)1 << 40);
 	uint64_t key = (uint64_t)t->obj << 40 | va, v;
 	struct kp_cfi_row *row;
 

@@ -313,6 +313,8 @@ void kp_tables_init(struct kp_tables *tb, const struct kp_unwind_objects *objs)
 {
 	tb->objs = *objs;
 	kp_u64map_init(&tb->tabs);
+	kp_u64map_init(&tb->jits);
+	tb->jit_seq = 0;
 	memset(&tb->st, 0, sizeof(tb->st));
 }
 
@@ -324,4 +326,8 @@ void kp_tables_fini(struct kp_tables *tb)
 	while (kp_u64map_next(&tb->tabs, &pos, &key, &v))
 		table_free((struct utab *)(uintptr_t)v);
 	kp_u64map_fini(&tb->tabs);
+	pos = 0;
+	while (kp_u64map_next(&tb->jits, &pos, &key, &v))
+		kp_jitcfi_free((struct utab *)(uintptr_t)v);
+	kp_u64map_fini(&tb->jits);
 }

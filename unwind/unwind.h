@@ -26,6 +26,7 @@
  * mappings through kp_unwind_map_fn (profiler/ answers both). Its files:
  * unwind.c these entry points, tables.c the unwind tables, cfi.c kprof's
  * own rows of them (the rules of a step, cached by object and address),
+ * jitcfi.c JIT code's unwinding info as libdw's CFI,
  * remote.c libunwind's accessors, walk.c the CFI and frame-pointer
  * walkers, regs.h the perf register set (which the profiler asks the
  * kernel for). */
@@ -79,13 +80,30 @@ struct kp_unwind_result {
 	bool leaf_repaired;	/* kp_unwind_leaf: a return address was recovered */
 };
 
+/* JIT code whose unwinding info the caller holds (a jitdump's
+ * JIT_CODE_UNWINDING_INFO): the code's range, a key no other code of the
+ * run shares (its rows are kept by it), and the info as it lies in memory
+ * behind the code: its .eh_frame, then its .eh_frame_hdr (may be empty).
+ * The bytes need only live until the next call of the callback. */
+struct kp_unwind_jit {
+	uint64_t start, end;
+	uint64_t key;
+	const unsigned char *eh_frame, *hdr;
+	size_t eh_frame_len, hdr_len;
+};
+
 /* Where the bytes of an object come from: fd(arg, obj) returns a file
  * descriptor open on object obj (the id find_map gave), or -1 when it has
  * none (any more). The unwinder reads its unwind tables from it with
- * pread, page by page as walks need them, and never closes it. */
+ * pread, page by page as walks need them, and never closes it.
+ * jit(arg, pid, addr, out), which may be NULL, is asked about an address
+ * in anonymous code (a mapping of object 0): true and *out when the
+ * caller has unwinding info for the JIT code there, which the walk then
+ * steps by as by an object's tables. */
 struct kp_unwind_objects {
 	int (*fd)(void *arg, uint32_t obj);
 	void *arg;
+	bool (*jit)(void *arg, pid_t pid, uint64_t addr, struct kp_unwind_jit *out);
 };
 
 /* A new unwinder that reads objects through objs (copied; arg is borrowed
@@ -124,6 +142,7 @@ struct kp_unwind_stats {
 	uint64_t steps_kprof;	   /* CFI steps taken by kprof's rows */
 	uint64_t steps_libunwind;  /* CFI steps left to libunwind */
 	uint64_t rows;		   /* rows kprof read (cache misses) */
+	uint64_t jit_codes;	   /* JIT codes whose unwinding info was read */
 };
 void kp_unwind_stats(const struct kp_unwinder *u, struct kp_unwind_stats *st);
 

@@ -64,6 +64,10 @@ struct utab {
 	bool cfi_tried;
 	Elf *elf;
 	Dwarf_CFI *cfi;
+	/* JIT code (jitcfi.c): obj is a number of the unwinder's own, its
+	 * CFI made from the bytes image holds (an ELF file in memory) */
+	bool jit;
+	unsigned char *image;
 };
 
 /* The tables of every object seen, by the caller's object id. */
@@ -71,6 +75,8 @@ struct kp_tables {
 	struct kp_unwind_objects objs; /* the caller's object files */
 	struct kp_u64map tabs;	       /* object id -> struct utab * */
 	struct kp_unwind_stats st;
+	struct kp_u64map jits; /* the caller's JIT code key -> struct utab * */
+	uint32_t jit_seq;      /* JIT tables made: their obj is KP_JITCFI_OBJ + it */
 };
 
 void kp_tables_init(struct kp_tables *tb, const struct kp_unwind_objects *objs);
@@ -84,6 +90,20 @@ bool kp_tables_bias(const struct utab *t, const struct kp_unwind_map *m, uint64_
  * its end): 1 done, 0 not in r, -1 unreadable. */
 int kp_tables_word(struct kp_tables *tb, struct utab *t, struct trange *r, uint64_t va,
 		   uint64_t *valp);
+
+/* ---- JIT code's unwinding info (jitcfi.c) ---- */
+
+/* JIT tables' object numbers start here: the caller's ids lie below. */
+#define KP_JITCFI_OBJ (1u << 23)
+
+/* The table of the JIT code ji describes, made on first use (owned by
+ * tb): its CFI is libdw's over an ELF image in memory holding ji's
+ * .eh_frame at the address it has behind the code, the code at 0 (so an
+ * address's va is its offset in the code). NULL when libdw reads
+ * nothing of it. */
+struct utab *kp_jitcfi_get(struct kp_tables *tb, const struct kp_unwind_jit *ji);
+/* Frees a JIT table (tables.c frees them all with its own). */
+void kp_jitcfi_free(struct utab *t);
 
 /* ---- kprof's own CFI rows (cfi.c) ---- */
 

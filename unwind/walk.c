@@ -24,13 +24,32 @@ static bool stack_word(const struct uctx *c, uint64_t addr, uint64_t *v)
  * caller's lookup. False when no mapping holds addr. */
 static bool map_find(struct uctx *c, uint64_t addr)
 {
+	struct kp_tables *tb = &c->u->tables;
+	struct kp_unwind_jit ji;
+	struct utab *t;
+
 	if (c->mapped && addr >= c->map.start && addr < c->map.end)
 		return true;
 	c->mapped = c->in->find_map(c->in->map_arg, addr, &c->map);
 	if (!c->mapped)
 		return false;
-	c->map_t = kp_tables_get(&c->u->tables, c->map.obj);
+	c->map_t = kp_tables_get(tb, c->map.obj);
 	c->biased = c->map_t && c->map_t->ok && kp_tables_bias(c->map_t, &c->map, &c->map_bias);
+	if (c->map.obj || !tb->objs.jit)
+		return true;
+	/* anonymous code: the JIT code at addr, when its unwinding info is
+	 * known, is the "mapping" (the code at 0 in its table); else the
+	 * next address is asked again (other code of the mapping may have) */
+	if (tb->objs.jit(tb->objs.arg, c->in->pid, addr, &ji) && addr >= ji.start &&
+	    addr < ji.end && (t = kp_jitcfi_get(tb, &ji))) {
+		c->map.start = ji.start;
+		c->map.end = ji.end;
+		c->map_t = t;
+		c->map_bias = ji.start;
+		c->biased = true;
+	} else {
+		c->map.end = c->map.start;
+	}
 	return true;
 }
 

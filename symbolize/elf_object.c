@@ -21,6 +21,7 @@
 #include "symbolize/debug_image.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_index.h"
+#include "symbolize/fde_start.h"
 #include "util/notes.h"
 #include "symbolize/symidx.h"
 #include "util/cachefile.h"
@@ -70,6 +71,10 @@ struct kp_elf_object {
 	bool trusted;
 	bool refused_debug;	       /* find_debuginfo refused a debug file: no other */
 	struct kp_elf_object_ctx *ctx; /* for find_debuginfo, while loaded */
+	/* Where the file's functions start, from .eh_frame: names the code no
+	 * symbol covers (fde_start.h), read on the first such address. */
+	struct kp_fde_start *fdes;
+	bool fdes_tried;
 };
 
 static void libelf_init(void)
@@ -601,6 +606,9 @@ static void unload(struct kp_elf_object *o)
 	o->nsegs = o->nsyms = 0;
 	kp_dwarf_index_free(o->dwidx);
 	o->dwidx = NULL;
+	kp_fde_start_free(o->fdes);
+	o->fdes = NULL;
+	o->fdes_tried = false;
 	/* the DWARF before its dwz file (dwarf_setalt leaves that to us) */
 	if (o->own_dw)
 		dwarf_end(o->own_dw);
@@ -852,8 +860,8 @@ static void index_symbols(struct kp_elf_object *o)
 static bool has_section(Elf *elf, const char *want);
 
 /* A stripped file whose debuginfo was not found names only its exported
- * functions: say so (one note, kept current), since its other frames will
- * be [unknown]. */
+ * functions: say so (one note, kept current), since its other frames are
+ * named by where they start (lookup_fde), or [unknown]. */
 static void note_if_stripped(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 {
 	const char *debugfile = NULL;
@@ -877,13 +885,15 @@ static void note_if_stripped(struct kp_elf_object *o, struct kp_elf_object_ctx *
 		kp_notes_update(ctx->notes, &ctx->stripped_slot,
 				"%s is stripped and no debuginfo was found for it (by build-id, "
 				".gnu_debuglink, --debuginfo-dir, debuginfod): only its exported "
-				"functions are named",
+				"functions are named, the others by where they start (NAME+0xADDR, "
+				"for addr2line or its debug package)",
 				list);
 	else
 		kp_notes_update(ctx->notes, &ctx->stripped_slot,
 				"%u stripped binaries have no debuginfo (%s%s): only their "
-				"exported functions are named; install their debug packages or "
-				"use --debuginfo-dir",
+				"exported functions are named, the others by where they start "
+				"(NAME+0xADDR); install their debug packages or use "
+				"--debuginfo-dir",
 				ctx->nstripped, list, ctx->nstripped > 3 ? ", ..." : "");
 }
 
@@ -1618,8 +1628,31 @@ static void dwarf_call_site(const void *src, size_t i, struct kp_dwarf_src *out)
 	kp_dwarf_index_call_site(scopes[i], out);
 }
 
+/* The last resort for code no symbol (and no DWARF) names: the start of
+ * the function its unwind table covers it with, "MODULE+0xSTART"
+ * (fde_start.h). The main file's ELF holds .eh_frame, whether or not a
+ * debug file was found. */
+static bool lookup_fde(struct kp_elf_object *o, GElf_Addr addr, kp_elf_emit_fn emit, void *arg)
+{
+	const char *name;
+
+	if (!o->fdes_tried) {
+		Elf *elf = dwfl_module_getelf(o->mod, &(GElf_Addr){0});
+		char *module = kp_fde_start_module(o->name);
+
+		o->fdes_tried = true;
+		o->fdes = kp_fde_start_new(elf, module);
+		free(module);
+	}
+	name = kp_fde_start_name(o->fdes, addr - o->bias);
+	if (!name)
+		return false;
+	emit(arg, &(struct kp_elf_frame){.name = name});
+	return true;
+}
+
 /* Names ELF address addr (bias included) from the symbols and DWARF
- * read with libdw. */
+ * read with libdw, else from the unwind table. */
 static bool lookup_dwarf(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx, GElf_Addr addr,
 			 kp_elf_emit_fn emit, void *arg)
 {
@@ -1643,7 +1676,8 @@ static bool lookup_dwarf(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx,
 						   ctx->no_lines ? NULL : &c.row);
 	}
 	c.src = scopes;
-	return emit_frames(fs ? o->sym_names + fs->name : NULL, &c, ctx, emit, arg);
+	return emit_frames(fs ? o->sym_names + fs->name : NULL, &c, ctx, emit, arg) ||
+	       lookup_fde(o, addr, emit, arg);
 }
 
 bool kp_elf_object_lookup(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx, uint64_t off,

@@ -1,0 +1,337 @@
+/* symbolize/fde_start.c on binaries built here from
+ * tests/fixtures/sym/fdestart.c (PIE, non-PIE, -O0, a shared library) and
+ * stripped as Debian's dh_strip strips them: every byte of every function
+ * nm lists (the unstripped build's) is covered by an FDE starting at that
+ * function's nm address, cold parts included; no FDE starts anywhere else
+ * in .text; through kp_elf_object, a stripped copy names its static
+ * functions MODULE+0xSTART and its exported ones by their symbols. Then
+ * damaged copies (.eh_frame zeroed, filled with 0xff, a CIE's encoding made
+ * unreadable, the file cut short) give nothing or only real starts, and
+ * never crash (ASan). */
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kp_test.h"
+#include "symbolize/elf_object.h"
+#include "symbolize/fde_start.h"
+
+static char tmp[64];
+
+struct nmsym {
+	uint64_t addr, size;
+	char name[64];
+};
+
+/* The sized function symbols (t/T) nm lists for tmp/name; returns how
+ * many (at most cap). */
+static size_t nm_functions(const char *name, struct nmsym *v, size_t cap)
+{
+	char cmd[512], line[512];
+	size_t n = 0;
+	FILE *fp;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s/%s", tmp, name);
+	fp = popen(cmd, "r");
+	while (fp && fgets(line, sizeof(line), fp) && n < cap) {
+		unsigned long long a, s;
+		char type, sym[64];
+
+		if (sscanf(line, "%llx %llx %c %63s", &a, &s, &type, sym) == 4 &&
+		    (type == 't' || type == 'T') && s) {
+			v[n].addr = a;
+			v[n].size = s;
+			snprintf(v[n].name, sizeof(v[n].name), "%s", sym);
+			n++;
+		}
+	}
+	if (fp)
+		pclose(fp);
+	return n;
+}
+
+struct opened {
+	int fd;
+	Elf *elf;
+};
+
+static bool open_elf(const char *name, struct opened *o)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	o->fd = open(path, O_RDONLY);
+	o->elf = o->fd >= 0 ? elf_begin(o->fd, ELF_C_READ_MMAP, NULL) : NULL;
+	return o->elf != NULL;
+}
+
+static void close_elf(struct opened *o)
+{
+	if (o->elf)
+		elf_end(o->elf);
+	if (o->fd >= 0)
+		close(o->fd);
+}
+
+/* The [lo, hi) of section name in elf, and its file offset. */
+static bool section(Elf *elf, const char *name, uint64_t *lo, uint64_t *hi, uint64_t *off)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *n = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (n && strcmp(n, name) == 0) {
+			*lo = sh->sh_addr;
+			*hi = sh->sh_addr + sh->sh_size;
+			*off = sh->sh_offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool is_nm_start(const struct nmsym *v, size_t n, uint64_t a)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].addr == a)
+			return true;
+	}
+	return false;
+}
+
+/* The stripped copy's FDEs against the unstripped build's nm. */
+static void check_starts(const char *name, const char *stripped)
+{
+	struct nmsym v[64];
+	size_t n = nm_functions(name, v, 64), wrong = 0, covered = 0, stray = 0;
+	struct opened o;
+	struct kp_fde_start *f;
+	uint64_t lo, hi, off, s, e;
+	bool cold = false;
+
+	CHECK(n >= 6);
+	if (!open_elf(stripped, &o)) {
+		CHECK(!"opened the stripped copy");
+		return;
+	}
+	f = kp_fde_start_new(o.elf, "m");
+	CHECK(f != NULL);
+	for (size_t i = 0; f && i < n; i++) {
+		cold |= strstr(v[i].name, ".cold") != NULL;
+		for (uint64_t a = v[i].addr; a < v[i].addr + v[i].size; a++) {
+			if (!kp_fde_start_find(f, a, &s, &e) || s != v[i].addr) {
+				if (!wrong++)
+					fprintf(stderr, "%s: %s+%#" PRIx64 ": FDE start %#" PRIx64 "\n",
+						stripped, v[i].name, a - v[i].addr, s);
+			}
+			covered++;
+		}
+	}
+	CHECK_EQ_INT(wrong, 0);
+	CHECK(covered > 100);
+	CHECK(cold || strcmp(name, "O0") == 0); /* -O0 makes no cold parts */
+	/* no FDE in .text starts where nm has no function */
+	CHECK(section(o.elf, ".text", &lo, &hi, &off));
+	for (uint64_t a = lo; f && a < hi; a++) {
+		if (kp_fde_start_find(f, a, &s, &e) && s >= lo && s < hi && !is_nm_start(v, n, s))
+			stray++;
+	}
+	CHECK_EQ_INT(stray, 0);
+	/* the name, made once */
+	if (f && n) {
+		char want[64];
+		const char *a = kp_fde_start_name(f, v[0].addr + v[0].size - 1);
+
+		snprintf(want, sizeof(want), "m+0x%" PRIx64, v[0].addr);
+		CHECK_EQ_STR(a, want);
+		CHECK(a == kp_fde_start_name(f, v[0].addr));
+	}
+	CHECK(kp_fde_start_name(f, 0) == NULL);
+	kp_fde_start_free(f);
+	close_elf(&o);
+}
+
+static void emit_name(void *arg, const struct kp_elf_frame *fr)
+{
+	snprintf(arg, 128, "%s", fr->name);
+}
+
+/* Through kp_elf_object: symbols win, FDEs name the rest. */
+static void check_object(const char *name, const char *stripped, bool lib)
+{
+	struct nmsym v[64];
+	size_t n = nm_functions(name, v, 64);
+	struct kp_elf_object_ctx ctx;
+	struct kp_elf_object *o;
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, stripped);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	kp_elf_object_ctx_init(&ctx, NULL, 0, false, false, NULL);
+	o = kp_elf_object_new(fd, path, path, NULL, 0);
+	for (size_t i = 0; i < n; i++) {
+		char got[128] = "[unknown]", want[128];
+		uint64_t mid = v[i].addr + v[i].size / 2;
+
+		if (strncmp(v[i].name, "st_", 3) && strcmp(v[i].name, "exported_fn"))
+			continue;
+		kp_elf_object_lookup_vaddr(o, &ctx, mid, emit_name, got);
+		if (lib && strcmp(v[i].name, "exported_fn") == 0)
+			snprintf(want, sizeof(want), "exported_fn"); /* in .dynsym */
+		else
+			snprintf(want, sizeof(want), "%s+0x%" PRIx64, stripped, v[i].addr);
+		CHECK_EQ_STR(got, want);
+	}
+	kp_elf_object_free(o);
+	kp_elf_object_ctx_fini(&ctx);
+}
+
+/* A copy of tmp/from with len bytes at off set to byte (or cut at off
+ * when len is 0). */
+static bool damage(const char *from, const char *to, uint64_t off, size_t len, int byte)
+{
+	char path[256];
+	uint8_t buf[4096];
+	int fd;
+	bool ok;
+
+	if (kp_test_sh("cp %s/%s %s/%s", tmp, from, tmp, to) != 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", tmp, to);
+	if (!len)
+		return truncate(path, (off_t)off) == 0;
+	fd = open(path, O_WRONLY);
+	memset(buf, byte, sizeof(buf));
+	ok = fd >= 0 && len <= sizeof(buf) && pwrite(fd, buf, len, (off_t)off) == (ssize_t)len;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A damaged copy: no crash, and whatever it finds starts where nm says
+ * a function starts. */
+static void check_damaged(const char *to, const struct nmsym *v, size_t n, bool expect_none)
+{
+	struct opened o;
+	struct kp_fde_start *f;
+	size_t bad = 0;
+
+	if (!open_elf(to, &o)) {
+		CHECK(!"opened the damaged copy");
+		close_elf(&o);
+		return;
+	}
+	f = kp_fde_start_new(o.elf, "m");
+	for (size_t i = 0; f && i < n; i++) {
+		uint64_t s, e;
+
+		if (kp_fde_start_find(f, v[i].addr, &s, &e) && !is_nm_start(v, n, s))
+			bad++;
+	}
+	CHECK_EQ_INT(bad, 0);
+	if (expect_none)
+		CHECK(f == NULL);
+	kp_fde_start_free(f);
+	close_elf(&o);
+}
+
+static void test_damaged(void)
+{
+	struct nmsym v[64];
+	size_t n = nm_functions("pie", v, 64);
+	struct opened o;
+	uint64_t lo, hi, off = 0;
+	bool ok;
+
+	CHECK(open_elf("pie", &o));
+	ok = o.elf && section(o.elf, ".eh_frame", &lo, &hi, &off);
+	close_elf(&o);
+	CHECK(ok);
+	if (!ok)
+		return;
+	CHECK(damage("pie", "zeroed", off, hi - lo, 0));
+	check_damaged("zeroed", v, n, true);
+	CHECK(damage("pie", "ones", off, hi - lo, 0xff));
+	check_damaged("ones", v, n, true);
+	/* the augmentation data of the first CIE ("zR": the 'R' byte, at 17
+	 * past its start) says indirect: its FDEs cannot be read */
+	CHECK(damage("pie", "indirect", off + 17, 1, 0x9b));
+	check_damaged("indirect", v, n, false);
+	/* every byte after the first CIE turned to garbage, one at a time
+	 * would take long: a stretch of each sixteenth */
+	for (uint64_t at = 0; at < hi - lo; at += (hi - lo) / 16 + 1) {
+		CHECK(damage("pie", "stretch", off + at, 24 < hi - lo - at ? 24 : hi - lo - at,
+			     0xa5));
+		check_damaged("stretch", v, n, false);
+	}
+	/* the file cut inside .eh_frame: libelf refuses the section */
+	CHECK(damage("pie", "cut", off + (hi - lo) / 2, 0, 0));
+	check_damaged("cut", v, n, true);
+}
+
+static void test_module(void)
+{
+	char *m;
+
+	CHECK_EQ_STR(m = kp_fde_start_module("/usr/bin/bash"), "bash");
+	free(m);
+	CHECK_EQ_STR(m = kp_fde_start_module("/tmp/x/prog (deleted)"), "prog");
+	free(m);
+	CHECK_EQ_STR(m = kp_fde_start_module("/memfd:jit (deleted)"), "memfd:jit");
+	free(m);
+	CHECK_EQ_STR(m = kp_fde_start_module("plain"), "plain");
+	free(m);
+	CHECK_EQ_STR(m = kp_fde_start_module("[vdso]"), "[vdso]");
+	free(m);
+}
+
+static void test_builds(void)
+{
+	const char *src = getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures";
+	static const char strip_exe[] = "strip --remove-section=.comment --remove-section=.note";
+
+	elf_version(EV_CURRENT);
+	snprintf(tmp, sizeof(tmp), "/tmp/kp-fdestart-XXXXXX");
+	if (!mkdtemp(tmp)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	if (kp_test_sh("cd %s && cc -O2 -o pie %s/sym/fdestart.c && "
+		       "cc -O2 -fno-pie -no-pie -o nopie %s/sym/fdestart.c && "
+		       "cc -O0 -fomit-frame-pointer -o O0 %s/sym/fdestart.c && "
+		       "cc -O2 -fPIC -shared -DKP_FDESTART_LIB -o lib.so %s/sym/fdestart.c && "
+		       "%s -o pie.stripped pie && %s -o nopie.stripped nopie && "
+		       "%s -o O0.stripped O0 && %s --strip-unneeded -o lib.so.stripped lib.so",
+		       tmp, src, src, src, src, strip_exe, strip_exe, strip_exe, strip_exe) != 0) {
+		CHECK(!"built and stripped the fixtures");
+		return;
+	}
+	check_starts("pie", "pie.stripped");
+	check_starts("nopie", "nopie.stripped");
+	check_starts("O0", "O0.stripped");
+	check_starts("lib.so", "lib.so.stripped");
+	check_object("pie", "pie.stripped", false);
+	check_object("nopie", "nopie.stripped", false);
+	check_object("lib.so", "lib.so.stripped", true);
+	test_damaged();
+}
+
+static void cleanup(void)
+{
+	if (tmp[0])
+		kp_test_sh("rm -rf %s", tmp);
+}
+
+KP_TEST_MAIN(test_module, test_builds, cleanup)

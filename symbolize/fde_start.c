@@ -283,8 +283,7 @@ static size_t find(const struct kp_fde_start *f, uint64_t vaddr)
 	return lo && vaddr < f->v[lo - 1].end ? lo - 1 : f->n;
 }
 
-bool kp_fde_start_find(const struct kp_fde_start *f, uint64_t vaddr, uint64_t *start,
-		       uint64_t *end)
+bool kp_fde_start_find(const struct kp_fde_start *f, uint64_t vaddr, uint64_t *start, uint64_t *end)
 {
 	size_t i = f ? find(f, vaddr) : 0;
 

@@ -131,7 +131,8 @@ static void check_starts(const char *name, const char *stripped)
 		for (uint64_t a = v[i].addr; a < v[i].addr + v[i].size; a++) {
 			if (!kp_fde_start_find(f, a, &s, &e) || s != v[i].addr) {
 				if (!wrong++)
-					fprintf(stderr, "%s: %s+%#" PRIx64 ": FDE start %#" PRIx64 "\n",
+					fprintf(stderr,
+						"%s: %s+%#" PRIx64 ": FDE start %#" PRIx64 "\n",
 						stripped, v[i].name, a - v[i].addr, s);
 			}
 			covered++;

@@ -143,7 +143,9 @@ ls -l "$T/kpcap_xz" | awk '{ print "the xz bomb: " $5 " bytes" }'
 out=$(/usr/bin/time -f '%e %M' -o "$T/xz.time" "$KPROF" symbolize -e "$T/kpcap_xz" "$addr" 2>"$T/xz.err")
 read -r e m <"$T/xz.time"
 echo "xz: kprof symbolize took $e s, $m KB"
-check "xz: a static function of a stripped file is unknown ($out)" [ "$out" = "$addr [unknown: in kpcap_xz, outside every symbol]" ]
+# the section hidden, nothing names it but its unwind table: where it starts
+check "xz: a static function of a stripped file is named by its start only ($out)" \
+	[ "$out" = "$addr kpcap_xz+$addr" ]
 check "xz: the note says the section was not inflated" \
 	grep -q "the compressed debug sections of $T/kpcap_xz (96 MiB stated, 16 MiB its limit) were not inflated" "$T/xz.err"
 check "xz: in under 5 s ($e)" awk -v e="$e" 'BEGIN { exit !(e < 5) }'

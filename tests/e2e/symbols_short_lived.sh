@@ -36,10 +36,9 @@ check "the short processes are sampled ($total >= 300 samples)" [ "$total" -ge 3
 check "main;kpshort_lib_kprof;kpshort_lib_leaf_kprof carries >= 60%" at_least_pct "$lib" "$total" 60
 check "under 5% of the short processes' frames are [unknown]" [ "$((unk * 20))" -lt "$frames" ]
 # the summary counts what the profile holds: its unresolved frames are the
-# [unknown] frames of every process, the shell's too (dash is stripped:
-# its static functions are unknown, and how many of its samples there are
-# depends on how long fork and exec take, 0.3% to 8.6% of the frames;
-# only the short processes' share is bounded, above)
+# [unknown] frames of every process, the shell's too (how many of its
+# samples there are depends on how long fork and exec take; only the short
+# processes' share is bounded, above)
 read -r unk_all _ <<<"$(frames_unknown "$f" '.')"
 counted=$(sed -n 's/.*% of frames unresolved (kernel \([0-9]*\), user \([0-9]*\), JIT \([0-9]*\), other \([0-9]*\)).*/\1 \2 \3 \4/p' "$T/err" |
 	awk '{ print $1 + $2 + $3 + $4 }')

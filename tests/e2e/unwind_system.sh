@@ -40,8 +40,9 @@ check ">= 95% of its stacks are whole (from _start)" at_least_pct "$whole" "$tot
 # to the kernel's limit (127)
 check "a sane depth ($depth <= 80)" [ "$depth" -le 80 ]
 check "no [unknown] tower under the root ($rootunk)" [ "$rootunk" -eq 0 ]
-# stripped bash names only its exported functions: single static ones
-# show as [unknown], never a run as long as a garbage walk
+# stripped bash names its exported functions, its static ones by where
+# their FDEs start (bash+0x...); a frame nothing names is [unknown], never
+# a run as long as a garbage walk
 check "no long run of [unknown] ($run <= 16)" [ "$run" -le 16 ]
 check "the summary counts truncated stacks" grep -qE '[0-9]+ stacks truncated' "$T/err"
 finish

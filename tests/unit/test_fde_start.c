@@ -197,7 +197,7 @@ static void check_object(const char *name, const char *stripped, bool lib)
 	fd = open(path, O_RDONLY);
 	CHECK(fd >= 0);
 	kp_elf_object_ctx_init(&ctx, NULL, 0, false, false, NULL);
-	o = kp_elf_object_new(fd, path, path, NULL, 0);
+	o = kp_elf_object_new(fd, path, path, (const uint8_t *)"", 0);
 	for (size_t i = 0; i < n; i++) {
 		char got[128] = "[unknown]", want[128];
 		uint64_t mid = v[i].addr + v[i].size / 2;

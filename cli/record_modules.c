@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbolize/fde_start.h"
 #include "symbolize/symbolize.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -24,11 +25,16 @@ struct module {
 	kp_count why_weight;
 };
 
-static const char *base_name(const char *path)
+/* Whether name is "MODULE+0x..." for the module of path (the name
+ * symbolize/ gives a stripped function: symbolize/fde_start.h). */
+static bool is_start_name(const char *name, const char *path)
 {
-	const char *slash = path ? strrchr(path, '/') : NULL;
+	char *module = kp_fde_start_module(path && *path ? path : "?");
+	size_t len = strlen(module);
+	bool yes = strncmp(name, module, len) == 0 && strncmp(name + len, "+0x", 3) == 0;
 
-	return slash ? slash + 1 : path ? path : "?";
+	free(module);
+	return yes;
 }
 
 /* How location loc was named: by a symbol, by an unwind-table start
@@ -36,12 +42,11 @@ static const char *base_name(const char *path)
  * not at all. *name: its outermost frame's name. */
 static enum how how_named(const struct kp_profile *p, uint32_t loc, const char **name)
 {
-	size_t n, blen;
+	size_t n;
 	bool resolved;
 	const struct kp_profile_frame *f = kp_profile_frames(p, loc, &n, &resolved);
 	const struct kp_loc *l = kp_profile_loc(p, loc);
 	const struct kp_profile_mapping *m;
-	const char *base;
 
 	*name = n ? kp_profile_str(p, kp_profile_function_at(p, f[0].function)->name, NULL) : "";
 	if (!n || !resolved)
@@ -49,11 +54,7 @@ static enum how how_named(const struct kp_profile *p, uint32_t loc, const char *
 	m = l->kind == KP_LOC_USER ? kp_profile_mapping_of(p, l->kind, l->obj) : NULL;
 	if (!m)
 		return HOW_SYMBOL;
-	base = base_name(kp_profile_str(p, m->path, NULL));
-	blen = strlen(base);
-	return strncmp(*name, base, blen) == 0 && strncmp(*name + blen, "+0x", 3) == 0
-		       ? HOW_START
-		       : HOW_SYMBOL;
+	return is_start_name(*name, kp_profile_str(p, m->path, NULL)) ? HOW_START : HOW_SYMBOL;
 }
 
 /* The modules of p's frames, weighted by value v; *nmods of them. */
@@ -75,7 +76,8 @@ static struct module *count_modules(const struct kp_profile *p, size_t v, size_t
 	kp_u64map_init(&index);
 	for (uint32_t loc = 0; loc < nlocs; loc++) {
 		const struct kp_loc *l = kp_profile_loc(p, loc);
-		uint32_t kind = l->kind, obj = kind == KP_LOC_USER || kind == KP_LOC_JIT ? l->obj : 0;
+		uint32_t kind = l->kind,
+			 obj = kind == KP_LOC_USER || kind == KP_LOC_JIT ? l->obj : 0;
 		uint64_t key = (uint64_t)kind << 32 | obj, at;
 		const char *name;
 		enum how how;
@@ -108,7 +110,8 @@ static struct module *count_modules(const struct kp_profile *p, size_t v, size_t
 static int by_unnamed_desc(const void *a, const void *b)
 {
 	const struct module *x = a, *y = b;
-	kp_count ux = x->by[HOW_START] + x->by[HOW_UNKNOWN], uy = y->by[HOW_START] + y->by[HOW_UNKNOWN];
+	kp_count ux = x->by[HOW_START] + x->by[HOW_UNKNOWN],
+		 uy = y->by[HOW_START] + y->by[HOW_UNKNOWN];
 
 	return ux < uy ? 1 : ux > uy ? -1 : 0;
 }
@@ -161,9 +164,13 @@ static void print_module(const struct kp_profile *p, const struct module *m, kp_
 		snprintf(what, sizeof(what), "%.150s",
 			 map ? kp_profile_str(p, map->path, NULL) : "?");
 	}
-	if (m->kind == KP_LOC_USER)
+	if (m->kind == KP_LOC_USER) {
+		char *module = kp_fde_start_module(what);
+
 		snprintf(start, sizeof(start), ", %.1f%% by unwind-table start (%.60s+0x...)",
-			 100.0 * (double)m->by[HOW_START] / f, base_name(what));
+			 100.0 * (double)m->by[HOW_START] / f, module);
+		free(module);
+	}
 	fprintf(stderr,
 		"kprof: %s: of its %" PRIu64 " frames %.1f%% named by symbols%s, %.1f%% unknown; "
 		"%s\n",

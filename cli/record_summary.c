@@ -153,8 +153,7 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 		(unsigned long long)unresolved[KP_LOC_JIT],
 		(unsigned long long)unresolved[KP_LOC_UNKNOWN], (unsigned long long)st->truncated,
 		trunc, where);
-	if (unres)
-		kp_record_modules_print(p);
+	kp_record_modules_print(p);
 	if (c->sess.mode != KP_SESSION_CPU)
 		print_offcpu(st);
 	if (st->lost)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "symbolize/elf_object.h"
+#include "symbolize/fde_start.h"
 #include "symbolize/jit.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/ksymcache.h"
@@ -352,24 +353,15 @@ static bool resolve_kernel(struct kp_symbolizer *sym, uint64_t addr)
 static void push_unknown_user(struct kp_symbolizer *sym, uint32_t obj,
 			      const struct kp_elf_object *o)
 {
-	const char *path = kp_objcache_path(sym->objs, obj), *base;
+	const char *path = kp_objcache_path(sym->objs, obj);
+	char *module = kp_fde_start_module(path && *path ? path : "?");
 	char buf[256];
 
-	size_t n;
-
-	base = path && strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	if (!base || !*base)
-		base = "?";
-	n = strlen(base);
-	while (n > 10 && memcmp(base + n - 10, " (deleted)", 10) == 0)
-		n -= 10;
-	if (n > 200)
-		n = 200;
 	if (!o || kp_elf_object_unreadable(o))
-		snprintf(buf, sizeof(buf), "[unknown: %.*s unreadable]", (int)n, base);
+		snprintf(buf, sizeof(buf), "[unknown: %.200s unreadable]", module);
 	else
-		snprintf(buf, sizeof(buf), "[unknown: in %.*s, outside every symbol]", (int)n,
-			 base);
+		snprintf(buf, sizeof(buf), "[unknown: in %.200s, outside every symbol]", module);
+	free(module);
 	push_frame(sym, buf, KP_FRAME_USER);
 }
 

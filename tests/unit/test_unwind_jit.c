@@ -85,12 +85,12 @@ static size_t walk(bool with_jit, uint64_t ip, uint64_t sp, uint64_t bp, uint64_
 	struct kp_unwind_objects objs = {no_fd, NULL, with_jit ? jit_info : NULL};
 	struct kp_unwinder *u = kp_unwind_new(&objs);
 	struct kp_unwind_result res;
-	struct kp_unwind_input in = {.pid = 4242, .regs = regs, .regs_mask = KP_UNWIND_REGS_MASK,
-				     .find_map = find_map};
+	struct kp_unwind_input in = {
+		.pid = 4242, .regs = regs, .regs_mask = KP_UNWIND_REGS_MASK, .find_map = find_map};
 
 	memset(image, 0, sizeof(image));
 	image[0] = top_word;
-	image[0x30 / 8] = STACK + 0x60; /* the caller's rbp, saved */
+	image[0x30 / 8] = STACK + 0x60;	 /* the caller's rbp, saved */
 	image[0x38 / 8] = CALLER + 0x10; /* the return address */
 	regs[6] = bp;			 /* bp, sp, ip: perf's order */
 	regs[7] = sp;

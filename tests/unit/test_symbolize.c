@@ -1019,7 +1019,7 @@ static void test_memfd(void)
 	gone.build_id_len = idlen;
 	obj = kp_sym_memfd_get(late, &gone);
 	CHECK(obj >= 1);
-	CHECK_EQ_STR(names(late, obj, leaf->off), "[unknown: memfd:kp unit unreadable]");
+	CHECK_EQ_STR(names(late, obj, leaf->off), "[unknown: memfd:kp unit (deleted) unreadable]");
 
 	/* a memfd holding code a JIT wrote (not ELF), mapped executable here */
 	fd = memfd_create("kp-unit-jit", MFD_CLOEXEC);

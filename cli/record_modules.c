@@ -130,8 +130,8 @@ static const char *remedy(const struct module *m)
 			       : "code outside kallsyms: BPF programs, or modules loaded later";
 	if (m->kind == KP_LOC_JIT)
 		return strcmp(why, KP_SYM_UNKNOWN_NOT_IN_MAP) == 0
-			       ? "its perf map lacks them (code made before the map was started, "
-				 "or freed)"
+			       ? "its perf map or jitdump lacks them (code made before the map was "
+				 "started, freed, or still in the runtime's buffer)"
 			       : "a perf map or jitdump would name them (node --perf-basic-prof or "
 				 "--perf-prof, java -XX:+DumpPerfMapAtExit or an agent, python -X "
 				 "perf)";

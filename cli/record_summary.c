@@ -174,4 +174,11 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 			(unsigned long long)st->tables.objects,
 			(unsigned long long)st->tables.objects_no_table,
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);
+	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
+		fprintf(stderr,
+			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored), "
+			"unwinding info of %llu codes used\n",
+			(unsigned long long)st->sym.jitdump_loads,
+			(unsigned long long)st->sym.jitdump_ignored,
+			(unsigned long long)st->tables.jit_codes);
 }

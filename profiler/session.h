@@ -83,6 +83,7 @@ struct kp_session_stats {
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
 	uint64_t unwind_ns_total;	       /* of all of them */
 	struct kp_unwind_stats tables;	       /* unwind tables read */
+	struct kp_sym_stats sym;	       /* the symbolizer's (jitdumps read) */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch" or "context-switches" */
 	uint64_t storm_windows;	  /* windows of 0.1 s sampled in frequency mode */

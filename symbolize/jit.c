@@ -395,7 +395,7 @@ pid_t kp_jit_pid(const struct kp_jittab *jt, uint32_t id)
 
 bool kp_jit_had_map(const struct kp_jittab *jt, uint32_t id)
 {
-	return id >= 1 && id <= jt->n && jt->jits[id - 1].had_map;
+	return id >= 1 && id <= jt->n && (jt->jits[id - 1].had_map || jt->jits[id - 1].dump);
 }
 
 /* ---- jitdumps ---- */

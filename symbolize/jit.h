@@ -35,8 +35,8 @@ void kp_jit_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_
 const char *kp_jit_lookup(struct kp_jittab *jt, uint32_t id, uint64_t addr);
 /* Malformed lines skipped, summed over the maps as last read. */
 uint64_t kp_jit_bad_lines(const struct kp_jittab *jt);
-/* Whether a map of id was found when it was last read (for why an
- * address is unnamed: no map, or not in the map). */
+/* Whether a map of id was found when it was last read, or a jitdump (for
+ * why an address is unnamed: no map, or not in the map). */
 bool kp_jit_had_map(const struct kp_jittab *jt, uint32_t id);
 /* The process of JIT map id, 0 for a bad id. */
 pid_t kp_jit_pid(const struct kp_jittab *jt, uint32_t id);

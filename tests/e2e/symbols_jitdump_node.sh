@@ -50,6 +50,8 @@ run() { # name cpu_seconds min_samples extra-node-flags...
 	check "$name: >= 95% of fibHotKernel's samples directly under jsBusyLoop" at_least_pct "$under" "$hot" 95
 	check "$name: jsBusyLoop named with script:line in >= 95% of those" at_least_pct "$caller" "$under" 95
 	check "$name: the call's line names the caller" grep -qF "jsBusyLoop $js:27_[j];" "$T/$name.folded"
+	check "$name: --stats counts the jitdump's code loads" \
+		grep -qE '^kprof: jitdumps: [1-9][0-9]* code loads read' "$T/$name.err"
 	check "$name: no note of a refused or damaged jitdump" \
 		bash -c "! grep -E 'jit-[0-9]+\.dump: (skipped|not|owned)|ignored .*jit-|stopped reading' '$T/$name.err'"
 }

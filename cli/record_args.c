@@ -94,7 +94,7 @@ static void help(void)
 	     "  -g, --call-graph MODE   how user stacks are unwound (kernel frames always come\n"
 	     "                          from the kernel's frame-pointer walk):\n"
 	     "                          auto[,SIZE] (default): CFI (.eh_frame) over a copy of\n"
-	     "                            the stack (8192 bytes), frame pointers where no\n"
+	     "                            the stack (16384 bytes), frame pointers where no\n"
 	     "                            table covers a frame, the kernel's chain past it\n"
 	     "                          dwarf[,SIZE]: the same without the kernel's chain\n"
 	     "                            past the copy\n"

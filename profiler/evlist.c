@@ -227,11 +227,13 @@ static int add_ring(struct kp_evlist *el, int fd, int cpu, bool extra, int epfd,
 
 /* Rings big enough for half a second of samples per CPU, five rounds, so
  * a loop held up by a slow round or a loaded machine loses nothing: a
- * sample with a stack snapshot is ~9 KB, and at 999 Hz a CPU writes 9 MB/s
- * (a quarter of a second lost records on a machine with twice as many busy
- * threads as CPUs). The wakeup comes at a quarter of the ring, so the
- * 100 ms rounds rather than wakeups set the pace. Total ring memory stays
- * under 1 GiB (with extra events, two rings a CPU). */
+ * sample reserves its whole stack snapshot in the ring however little of
+ * it the kernel fills (kprof keeps only that part), ~17 KB by default, and
+ * at 999 Hz a CPU writes 17 MB/s (a quarter of a second lost records on a
+ * machine with twice as many busy threads as CPUs). The wakeup comes at a
+ * quarter of the ring, so the 100 ms rounds rather than wakeups set the
+ * pace. Total ring memory stays under 1 GiB (with extra events, two rings
+ * a CPU). */
 void kp_evlist_size_rings(struct kp_evlist *el, size_t ncpus)
 {
 	uint64_t rate = el->attr.freq ? el->attr.sample_freq : 1000;

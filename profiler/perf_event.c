@@ -141,6 +141,11 @@ void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_ev
 	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 0;
 	attr->build_id = 0;
 	attr->context_switch = 0;
+	/* a storm's first instant fills its rings before the session turns it
+	 * to the frequency mode, and a user's rings are small: the default
+	 * copy of a switch stays perf's 8 KiB (a size -g names is kept) */
+	if (attr->sample_stack_user == KP_STACK_DUMP_DEFAULT)
+		attr->sample_stack_user = KP_STACK_DUMP_SWITCH;
 }
 
 void kp_perf_sideband_attr_init(struct perf_event_attr *attr, const struct perf_event_attr *base)

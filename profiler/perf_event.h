@@ -21,8 +21,10 @@ enum kp_callgraph {
 
 /* Stack snapshot per sample: -g dwarf and auto (docs/unwinding.md, "The
  * copy's size": perf's 8 KiB cut a Python-heavy load's stacks about four
- * times as often), and the small one leaf repair reads in fp mode. */
+ * times as often), the switch event's of --off-cpu and --wall (perf's,
+ * for the storms' rings), and the small one leaf repair reads in fp mode. */
 #define KP_STACK_DUMP_DEFAULT 16384
+#define KP_STACK_DUMP_SWITCH  8192
 #define KP_STACK_DUMP_LEAF    512
 /* The kernel's limit (u16 size in the record, 8-byte multiple). */
 #define KP_STACK_DUMP_MAX 65528

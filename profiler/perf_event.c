@@ -143,7 +143,7 @@ void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_ev
 	attr->context_switch = 0;
 	/* a storm's first instant fills its rings before the session turns it
 	 * to the frequency mode, and a user's rings are small: the default
-	 * copy of a switch stays perf's 8 KiB (a size -g names is kept) */
+	 * copy of a switch stays perf's 8 KiB (another size -g names is kept) */
 	if (attr->sample_stack_user == KP_STACK_DUMP_DEFAULT)
 		attr->sample_stack_user = KP_STACK_DUMP_SWITCH;
 }

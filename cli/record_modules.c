@@ -190,7 +190,8 @@ void kp_record_modules_print(const struct kp_profile *p)
 	mods = count_modules(p, (size_t)v, &n);
 	for (size_t i = 0; i < n; i++)
 		all += mods[i].frames;
-	qsort(mods, n, sizeof(*mods), by_unnamed_desc);
+	if (n) /* qsort's array may not be NULL, even empty */
+		qsort(mods, n, sizeof(*mods), by_unnamed_desc);
 	/* the modules with the most frames not named by a symbol, down to a
 	 * half percent of all frames */
 	for (size_t i = 0; i < n && shown < MAX_LINES; i++) {

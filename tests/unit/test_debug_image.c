@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf_file.h"
 #include "kp_test.h"
 #include "symbolize/debug_image.h"
 
@@ -59,39 +60,19 @@ static int count_units(Elf *elf)
 	return n;
 }
 
-struct opened {
-	int fd;
-	Elf *elf;
-};
-
-static bool open_elf(const char *path, struct opened *o)
-{
-	o->fd = open(path, O_RDONLY);
-	o->elf = o->fd >= 0 ? elf_begin(o->fd, ELF_C_READ_MMAP_PRIVATE, NULL) : NULL;
-	return o->elf != NULL;
-}
-
-static void close_elf(struct opened *o)
-{
-	if (o->elf)
-		elf_end(o->elf);
-	if (o->fd >= 0)
-		close(o->fd);
-}
-
 /* The image of variant matches the plain file, section by section. */
 static void check_variant(const char *variant)
 {
 	static const char *const kept[] = {".debug_info", ".debug_abbrev", ".debug_str",
 					   ".debug_aranges"};
 	char path[128], plain_path[128];
-	struct opened plain, packed;
+	struct kp_test_elf plain, packed;
 	struct kp_debug_image *img = NULL;
 	Elf *image;
 
 	snprintf(path, sizeof(path), "%s/%s", tmp, variant);
 	snprintf(plain_path, sizeof(plain_path), "%s/plain", tmp);
-	if (!open_elf(plain_path, &plain) || !open_elf(path, &packed)) {
+	if (!kp_test_elf_open(plain_path, &plain) || !kp_test_elf_open(path, &packed)) {
 		CHECK(!"opened the test binaries");
 		return;
 	}
@@ -109,21 +90,21 @@ static void check_variant(const char *variant)
 		CHECK(section(image, ".zdebug_info") == NULL);
 	}
 	kp_debug_image_free(img);
-	close_elf(&packed);
-	close_elf(&plain);
+	kp_test_elf_close(&packed);
+	kp_test_elf_close(&plain);
 	printf("%s: image %s\n", variant, image ? "matches" : "missing");
 }
 
 /* Offset and size in the file of section name. */
 static bool file_range(const char *path, const char *name, uint64_t *off, uint64_t *size)
 {
-	struct opened o;
+	struct kp_test_elf o;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	bool found = false;
 
-	if (!open_elf(path, &o) || elf_getshdrstrndx(o.elf, &shstrndx) != 0) {
-		close_elf(&o);
+	if (!kp_test_elf_open(path, &o) || elf_getshdrstrndx(o.elf, &shstrndx) != 0) {
+		kp_test_elf_close(&o);
 		return false;
 	}
 	while (!found && (scn = elf_nextscn(o.elf, scn))) {
@@ -137,7 +118,7 @@ static bool file_range(const char *path, const char *name, uint64_t *off, uint64
 			found = true;
 		}
 	}
-	close_elf(&o);
+	kp_test_elf_close(&o);
 	return found;
 }
 
@@ -148,7 +129,7 @@ static void check_damaged(const char *variant, const char *what, uint64_t at, co
 {
 	char src[128], path[128];
 	uint64_t off, size;
-	struct opened o;
+	struct kp_test_elf o;
 	struct kp_debug_image *img = NULL;
 	int fd;
 
@@ -163,18 +144,18 @@ static void check_damaged(const char *variant, const char *what, uint64_t at, co
 	CHECK(fd >= 0 && pwrite(fd, bytes, n, (off_t)(off + at)) == (ssize_t)n);
 	if (fd >= 0)
 		close(fd);
-	CHECK(open_elf(path, &o));
+	CHECK(kp_test_elf_open(path, &o));
 	if (o.elf)
 		CHECK(kp_debug_image_open(o.elf, skip, 3, &img) == NULL);
 	printf("%s, %s: no image\n", variant, what);
 	kp_debug_image_free(img);
-	close_elf(&o);
+	kp_test_elf_close(&o);
 }
 
 static void test_debug_image(void)
 {
 	const char *src = getenv("KP_FIXTURES") ? getenv("KP_FIXTURES") : "tests/fixtures";
-	struct opened o;
+	struct kp_test_elf o;
 	struct kp_debug_image *img = NULL;
 	static const unsigned char garbage[64] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5};
 	uint64_t huge = (uint64_t)1 << 40;
@@ -200,10 +181,10 @@ static void test_debug_image(void)
 		char path[128];
 
 		snprintf(path, sizeof(path), "%s/plain", tmp);
-		CHECK(open_elf(path, &o));
+		CHECK(kp_test_elf_open(path, &o));
 		if (o.elf)
 			CHECK(kp_debug_image_open(o.elf, skip, 3, &img) == NULL);
-		close_elf(&o);
+		kp_test_elf_close(&o);
 	}
 	check_variant("zlib");
 	check_variant("zlibgnu");

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf_file.h"
 #include "kp_test.h"
 #include "symbolize/elf_object.h"
 #include "symbolize/fde_start.h"
@@ -57,27 +58,13 @@ static size_t nm_functions(const char *name, struct nmsym *v, size_t cap)
 	return n;
 }
 
-struct opened {
-	int fd;
-	Elf *elf;
-};
-
-static bool open_elf(const char *name, struct opened *o)
+/* tmp/name, opened */
+static bool open_in_tmp(const char *name, struct kp_test_elf *o)
 {
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/%s", tmp, name);
-	o->fd = open(path, O_RDONLY);
-	o->elf = o->fd >= 0 ? elf_begin(o->fd, ELF_C_READ_MMAP, NULL) : NULL;
-	return o->elf != NULL;
-}
-
-static void close_elf(struct opened *o)
-{
-	if (o->elf)
-		elf_end(o->elf);
-	if (o->fd >= 0)
-		close(o->fd);
+	return kp_test_elf_open(path, o);
 }
 
 /* The [lo, hi) of section name in elf, and its file offset. */
@@ -126,13 +113,13 @@ static void check_starts(const char *name, const char *stripped, bool cold)
 {
 	struct nmsym v[64];
 	size_t n = nm_functions(name, v, 64), wrong = 0, covered = 0, stray = 0;
-	struct opened o;
+	struct kp_test_elf o;
 	struct kp_fde_start *f;
 	uint64_t lo, hi, off, s, e;
 	bool has_cold = false;
 
 	CHECK(n >= 6);
-	if (!open_elf(stripped, &o)) {
+	if (!open_in_tmp(stripped, &o)) {
 		CHECK(!"opened the stripped copy");
 		return;
 	}
@@ -175,7 +162,7 @@ static void check_starts(const char *name, const char *stripped, bool cold)
 	}
 	CHECK(kp_fde_start_name(f, 0) == NULL);
 	kp_fde_start_free(f);
-	close_elf(&o);
+	kp_test_elf_close(&o);
 }
 
 static void emit_name(void *arg, const struct kp_elf_frame *fr)
@@ -241,13 +228,13 @@ static bool damage(const char *from, const char *to, uint64_t off, size_t len, i
  * a function starts. */
 static void check_damaged(const char *to, const struct nmsym *v, size_t n, bool expect_none)
 {
-	struct opened o;
+	struct kp_test_elf o;
 	struct kp_fde_start *f;
 	size_t bad = 0;
 
-	if (!open_elf(to, &o)) {
+	if (!open_in_tmp(to, &o)) {
 		CHECK(!"opened the damaged copy");
-		close_elf(&o);
+		kp_test_elf_close(&o);
 		return;
 	}
 	f = kp_fde_start_new(o.elf, "m");
@@ -261,20 +248,20 @@ static void check_damaged(const char *to, const struct nmsym *v, size_t n, bool 
 	if (expect_none)
 		CHECK(f == NULL);
 	kp_fde_start_free(f);
-	close_elf(&o);
+	kp_test_elf_close(&o);
 }
 
 static void test_damaged(void)
 {
 	struct nmsym v[64];
 	size_t n = nm_functions("pie", v, 64);
-	struct opened o;
+	struct kp_test_elf o;
 	uint64_t lo, hi, off = 0;
 	bool ok;
 
-	CHECK(open_elf("pie", &o));
+	CHECK(open_in_tmp("pie", &o));
 	ok = o.elf && section(o.elf, ".eh_frame", &lo, &hi, &off);
-	close_elf(&o);
+	kp_test_elf_close(&o);
 	CHECK(ok);
 	if (!ok)
 		return;

@@ -24,33 +24,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf_file.h"
 #include "kp_test.h"
 #include "symbolize/debug_image.h"
 #include "symbolize/elf_object.h"
 
 static char tmp[64];
 
-struct opened {
-	int fd;
-	Elf *elf;
-};
-
-static bool open_elf(const char *variant, struct opened *o)
+/* tmp/name, opened */
+static bool open_in_tmp(const char *name, struct kp_test_elf *o)
 {
-	char path[128];
+	char path[256];
 
-	snprintf(path, sizeof(path), "%s/%s", tmp, variant);
-	o->fd = open(path, O_RDONLY);
-	o->elf = o->fd >= 0 ? elf_begin(o->fd, ELF_C_READ_MMAP_PRIVATE, NULL) : NULL;
-	return o->elf != NULL;
-}
-
-static void close_elf(struct opened *o)
-{
-	if (o->elf)
-		elf_end(o->elf);
-	if (o->fd >= 0)
-		close(o->fd);
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	return kp_test_elf_open(path, o);
 }
 
 /* The size of section name (".debug_x") in the plain file. */
@@ -143,13 +130,13 @@ static void test_limit(void)
 static void check_variant(const char *variant)
 {
 	static const char *const skip[] = {".debug_line"};
-	struct opened plain, packed;
+	struct kp_test_elf plain, packed;
 	struct kp_debug_image *img = NULL;
 	uint64_t all, kept;
 
-	if (!open_elf("plain", &plain) || !open_elf(variant, &packed)) {
+	if (!open_in_tmp("plain", &plain) || !open_in_tmp(variant, &packed)) {
 		CHECK(!"opened the test binaries");
-		close_elf(&plain);
+		kp_test_elf_close(&plain);
 		return;
 	}
 	all = kp_debug_image_stated(packed.elf, NULL, 0);
@@ -167,8 +154,8 @@ static void check_variant(const char *variant)
 	CHECK(img == NULL);
 	CHECK(kp_debug_image_open_limit(packed.elf, skip, 1, kept, &img) != NULL);
 	kp_debug_image_free(img);
-	close_elf(&packed);
-	close_elf(&plain);
+	kp_test_elf_close(&packed);
+	kp_test_elf_close(&plain);
 }
 
 /* The zlib variant with its .debug_info's header claiming 3 GiB: counted
@@ -176,7 +163,7 @@ static void check_variant(const char *variant)
 static void check_claim(void)
 {
 	const uint64_t claim = (uint64_t)3 << 30;
-	struct opened o;
+	struct kp_test_elf o;
 	struct kp_debug_image *img = NULL;
 	uint64_t before, after;
 	size_t shstrndx;
@@ -184,7 +171,7 @@ static void check_claim(void)
 	char path[128];
 	int fd;
 
-	if (!open_elf("zlib", &o)) {
+	if (!open_in_tmp("zlib", &o)) {
 		CHECK(!"opened zlib");
 		return;
 	}
@@ -210,15 +197,15 @@ static void check_claim(void)
 	}
 	if (fd >= 0)
 		close(fd);
-	close_elf(&o);
-	if (!open_elf("claim", &o)) {
+	kp_test_elf_close(&o);
+	if (!open_in_tmp("claim", &o)) {
 		CHECK(!"opened the claim");
 		return;
 	}
 	after = kp_debug_image_stated(o.elf, NULL, 0);
 	CHECK_EQ_INT(after, before + claim);
 	CHECK(kp_debug_image_open_limit(o.elf, NULL, 0, (uint64_t)1 << 30, &img) == NULL);
-	close_elf(&o);
+	kp_test_elf_close(&o);
 }
 
 static void test_stated(void)

@@ -78,6 +78,11 @@ void kp_dispatch_round(struct kp_session *s, bool final);
 void kp_dispatch_read(struct kp_session *s);
 void kp_dispatch_flush(struct kp_session *s, bool final);
 
+/* What the symbolizer needs to know of mapping m of pid (its path from the
+ * session's strings; pointers into m and the strings). sample.c */
+struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pid,
+					    const struct kp_map *m);
+
 /* Adds sample smp to the profile: its kernel and user stacks (unwound as
  * the call-graph mode says) as locations, under its root. sample.c */
 void kp_sample_add(struct kp_session *s, const struct kp_sample *smp);

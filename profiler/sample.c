@@ -24,9 +24,8 @@ static void know_pid(struct kp_session *s, pid_t pid)
 		kp_u64map_put(&s->synth_failed, (uint64_t)pid, 1);
 }
 
-/* What the symbolizer needs to know of mapping m of pid. */
-static struct kp_sym_mapping sym_mapping(const struct kp_session *s, pid_t pid,
-					 const struct kp_map *m)
+struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pid,
+					    const struct kp_map *m)
 {
 	return (struct kp_sym_mapping){
 		.pid = pid,
@@ -53,7 +52,7 @@ static uint32_t map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
 
 	if (m->obj || m->kind == KP_MAP_ANON || m->kind == KP_MAP_OTHER)
 		return m->obj;
-	sm = sym_mapping(s, pid, m);
+	sm = kp_sample_sym_mapping(s, pid, m);
 	if (m->kind == KP_MAP_MEMFD) {
 		m->obj = kp_sym_memfd_get(s->opts.sym, &sm);
 		m->kind = m->obj ? KP_MAP_FILE : KP_MAP_ANON;

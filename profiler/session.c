@@ -208,18 +208,13 @@ static void jitdump_mapped(void *arg, pid_t pid, const struct kp_map *m, const c
 {
 	struct kp_session *s = arg;
 
+	struct kp_sym_mapping sm;
+
 	if (!kp_sym_path_is_jitdump(path))
 		return;
-	kp_sym_jitdump_mapped(s->opts.sym, &(struct kp_sym_mapping){
-						   .pid = pid,
-						   .path = path,
-						   .start = m->start,
-						   .end = m->end,
-						   .pgoff = m->pgoff,
-						   .maj = m->maj,
-						   .min = m->min,
-						   .ino = m->ino,
-					   });
+	sm = kp_sample_sym_mapping(s, pid, m);
+	sm.path = path;
+	kp_sym_jitdump_mapped(s->opts.sym, &sm);
 }
 
 /* Signals arrive through the epoll loop, not as interruptions: every one
@@ -337,7 +332,7 @@ static void init_events(struct kp_session *s, const struct kp_session_opts *opts
 	 * CPU clock's raw record is the kernel's empty one */
 	attr.sample_type |= PERF_SAMPLE_RAW | PERF_SAMPLE_IDENTIFIER;
 	s->layout.sample_type = attr.sample_type;
-	kp_perf_switch_attr_init(&sw, &attr, tp_id, 0);
+	kp_perf_switch_attr_init(&sw, &attr, tp_id, 0, opts->attr.stack_dump_size != 0);
 	if (opts->mode == KP_SESSION_OFFCPU) {
 		struct perf_event_attr side;
 
@@ -351,7 +346,8 @@ static void init_events(struct kp_session *s, const struct kp_session_opts *opts
 	 * (bound_stacks) */
 	kp_evlist_add_extra(&s->ev, &sw, sw_name);
 	if (opts->switch_freq) {
-		kp_perf_switch_attr_init(&sw, &attr, tp_id, opts->switch_freq);
+		kp_perf_switch_attr_init(&sw, &attr, tp_id, opts->switch_freq,
+					 opts->attr.stack_dump_size != 0);
 		kp_evlist_add_extra(&s->ev, &sw, sw_name);
 		s->ev.extra[1].off = true;
 	}

@@ -124,7 +124,7 @@ void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_perf_record_layou
 }
 
 void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_event_attr *base,
-			      uint64_t tracepoint_id, uint64_t freq)
+			      uint64_t tracepoint_id, uint64_t freq, bool stack_given)
 {
 	*attr = *base;
 	attr->type = tracepoint_id ? PERF_TYPE_TRACEPOINT : PERF_TYPE_SOFTWARE;
@@ -144,7 +144,7 @@ void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_ev
 	/* a storm's first instant fills its rings before the session turns it
 	 * to the frequency mode, and a user's rings are small: the default
 	 * copy of a switch stays perf's 8 KiB (another size -g names is kept) */
-	if (attr->sample_stack_user == KP_STACK_DUMP_DEFAULT)
+	if (!stack_given && attr->sample_stack_user == KP_STACK_DUMP_DEFAULT)
 		attr->sample_stack_user = KP_STACK_DUMP_SWITCH;
 }
 

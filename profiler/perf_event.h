@@ -64,9 +64,10 @@ void kp_perf_attr_init(struct perf_event_attr *attr, struct kp_perf_record_layou
  * stack options and layout it keeps): sched:sched_switch when
  * tracepoint_id is not 0 (its raw record says the thread's state), else the
  * software context-switch event; a sample at every switch, or freq a
- * second in the kernel's frequency mode (what a storm needs). */
+ * second in the kernel's frequency mode (what a storm needs). Its stack
+ * copy is base's when -g named a size (stack_given), else 8 KiB. */
 void kp_perf_switch_attr_init(struct perf_event_attr *attr, const struct perf_event_attr *base,
-			      uint64_t tracepoint_id, uint64_t freq);
+			      uint64_t tracepoint_id, uint64_t freq, bool stack_given);
 /* The event that only writes side-band records (base's layout): MMAP2,
  * COMM and task records, and a SWITCH record at every switch in and out
  * of a target thread, which times the waits whatever is sampled. */

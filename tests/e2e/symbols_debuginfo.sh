@@ -29,7 +29,7 @@ stack='main;spin_outer;spin_middle;spin_leaf'
 record() { # name binary [kprof options...]
 	local name=$1 bin=$2
 	shift 2
-	XDG_CACHE_HOME=$T/cache-$name "$KPROF" -F 499 -f folded "$@" -o "$T/$name.folded" -- "$bin" 1 2>"$T/$name.err"
+	XDG_CACHE_HOME=$T/cache-$name "$KPROF" -F 999 -f folded "$@" -o "$T/$name.folded" -- "$bin" 0.4 2>"$T/$name.err"
 }
 
 named_share() { # name comm -> prints "exact total"
@@ -67,13 +67,13 @@ check "build-id: found in the second of two --debuginfo-dir ($exact of $total)" 
 # file gone
 check "build-id: the first run marked the build" test -e "$T/cache-bid/kprof/symbols/$bid.seen"
 check "build-id: the first run saved no index" test ! -e "$T/cache-bid/kprof/symbols/$bid"
-XDG_CACHE_HOME=$T/cache-bid "$KPROF" -F 499 -f folded -o "$T/bid_second.folded" --debuginfo-dir "$T/dbg" -- "$T/a/spin_bid" 1 2>"$T/bid_second.err"
+XDG_CACHE_HOME=$T/cache-bid "$KPROF" -F 999 -f folded -o "$T/bid_second.folded" --debuginfo-dir "$T/dbg" -- "$T/a/spin_bid" 0.4 2>"$T/bid_second.err"
 read -r exact total <<<"$(named_share bid_second spin_bid)"
 check "build-id, second run (indexing the build): $stack carries >= 80% ($exact of $total)" at_least_pct "$exact" "$total" 80
 check "build-id: the second run saved the build's index" test -s "$T/cache-bid/kprof/symbols/$bid"
 check "build-id: ... and removed the marker" test ! -e "$T/cache-bid/kprof/symbols/$bid.seen"
 mv "$T/dbg" "$T/dbg-away"
-XDG_CACHE_HOME=$T/cache-bid "$KPROF" -F 499 -f folded -o "$T/bid_warm.folded" -- "$T/a/spin_bid" 1 2>"$T/bid_warm.err"
+XDG_CACHE_HOME=$T/cache-bid "$KPROF" -F 999 -f folded -o "$T/bid_warm.folded" -- "$T/a/spin_bid" 0.4 2>"$T/bid_warm.err"
 mv "$T/dbg-away" "$T/dbg"
 read -r exact total <<<"$(named_share bid_warm spin_bid)"
 check "build-id, from the saved index with no debug file: $stack carries >= 80% ($exact of $total)" at_least_pct "$exact" "$total" 80

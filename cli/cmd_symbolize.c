@@ -31,7 +31,7 @@ static void print_help(void)
 	      "0x, as addr2line takes them), or at each address read from stdin, one per line.\n"
 	      "Prints a line per address: the address, a space, then its frames outermost\n"
 	      "first, separated by ';': the function, then the functions inlined into it down\n"
-	      "to the innermost; [unknown] when nothing names it.\n"
+	      "to the innermost; [unknown: WHY] when nothing names it.\n"
 	      "  -e, --exe=FILE          the ELF file (executable, shared library, debug file)\n"
 	      "  -l, --lines             each frame followed by a space and its FILE:LINE, as\n"
 	      "                          addr2line -i gives them (??:0 when unknown)\n"

@@ -21,6 +21,7 @@
 #include "symbolize/debug_image.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_index.h"
+#include "symbolize/elf_section.h"
 #include "symbolize/fde_start.h"
 #include "util/notes.h"
 #include "symbolize/symidx.h"
@@ -36,6 +37,14 @@ struct fsym {
 	const char *name;
 	uint8_t rank; /* lower is better among aliases */
 };
+
+/* Whether elf has a section named name with bytes in the file. */
+static bool has_bytes(Elf *elf, const char *name)
+{
+	GElf_Shdr sh;
+
+	return kp_elf_section(elf, NULL, name, true, &sh) != NULL;
+}
 
 struct kp_elf_object {
 	int fd; /* until handed to libdw; -1 without a file */
@@ -180,25 +189,6 @@ static uint64_t xz_stated(const uint8_t *p, size_t n)
 	return 12 + blocks == index_at ? sum : UINT64_MAX;
 }
 
-/* The next section of elf after `after` (NULL: from the first) named
- * want, its header in *sh; NULL when there is none. */
-static Elf_Scn *section_named(Elf *elf, Elf_Scn *after, const char *want, GElf_Shdr *sh)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = after;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name =
-			gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-
-		if (name && strcmp(name, want) == 0)
-			return scn;
-	}
-	return NULL;
-}
-
 /* May libdwfl inflate the MiniDebugInfo (.gnu_debugdata, xz) of the
  * object's file? libdwfl decodes it without a bound, so only a trusted
  * file's, and only when its xz index states no more than the object may
@@ -207,7 +197,7 @@ static Elf_Scn *section_named(Elf *elf, Elf_Scn *after, const char *want, GElf_S
 static bool minidebuginfo_fits(struct kp_elf_object *o, Elf *elf)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = section_named(elf, NULL, ".gnu_debugdata", &sh);
+	Elf_Scn *scn = kp_elf_section(elf, NULL, ".gnu_debugdata", false, &sh);
 	Elf_Data *raw;
 	uint64_t need;
 
@@ -226,7 +216,7 @@ static void hide_section_name(Elf *elf, const char *want)
 	GElf_Shdr sh;
 	Elf_Scn *scn = NULL;
 
-	while ((scn = section_named(elf, scn, want, &sh))) {
+	while ((scn = kp_elf_section(elf, scn, want, false, &sh))) {
 		sh.sh_name += (GElf_Word)strlen(want); /* its own NUL */
 		gelf_update_shdr(scn, &sh);
 	}
@@ -690,20 +680,6 @@ static int fsym_cmp(const void *pa, const void *pb)
  * 0.188); a sorted copy of the function symbols makes a lookup a binary
  * search. The table is the one libdw picked: .symtab of the file or of its
  * debuginfo, else .dynsym (plus .gnu_debugdata). */
-static Elf_Scn *find_section(Elf *elf, size_t shstrndx, const char *want, GElf_Shdr *out)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr *sh = gelf_getshdr(scn, out);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-
-		if (name && strcmp(name, want) == 0 && sh->sh_type != SHT_NOBITS)
-			return scn;
-	}
-	return NULL;
-}
-
 struct fsyms {
 	struct fsym *v;
 	size_t n, cap;
@@ -746,11 +722,11 @@ static void add_plt_symbols(struct kp_elf_object *o, struct fsyms *t)
 		return;
 	}
 	ent = 16;
-	pltscn = find_section(elf, shstrndx, ".plt", &plt);
-	secscn = find_section(elf, shstrndx, ".plt.sec", &sec);
-	relscn = find_section(elf, shstrndx, ".rela.plt", &rel);
+	pltscn = kp_elf_section(elf, NULL, ".plt", true, &plt);
+	secscn = kp_elf_section(elf, NULL, ".plt.sec", true, &sec);
+	relscn = kp_elf_section(elf, NULL, ".rela.plt", true, &rel);
 	if (!relscn) {
-		relscn = find_section(elf, shstrndx, ".rel.plt", &rel);
+		relscn = kp_elf_section(elf, NULL, ".rel.plt", true, &rel);
 		rela = false;
 	}
 	if (!relscn || (!pltscn && !secscn) || !rel.sh_entsize)
@@ -857,8 +833,6 @@ static void index_symbols(struct kp_elf_object *o)
 	free(t.v);
 }
 
-static bool has_section(Elf *elf, const char *want);
-
 /* A stripped file whose debuginfo was not found names only its exported
  * functions: say so (one note, kept current), since its other frames are
  * named by where they start (lookup_fde), or [unknown]. */
@@ -869,7 +843,7 @@ static void note_if_stripped(struct kp_elf_object *o, struct kp_elf_object_ctx *
 	char list[1024];
 	size_t len = 0, shown = 0;
 
-	if (!ctx->notes || !elf || has_section(elf, ".symtab") || o->name[0] == '[')
+	if (!ctx->notes || !elf || has_bytes(elf, ".symtab") || o->name[0] == '[')
 		return;
 	dwfl_module_info(o->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
 	if (debugfile)
@@ -985,23 +959,6 @@ static bool load(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 	}
 	note_if_stripped(o, ctx);
 	return true;
-}
-
-static bool has_section(Elf *elf, const char *want)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-
-		if (name && strcmp(name, want) == 0)
-			return sh->sh_type != SHT_NOBITS;
-	}
-	return false;
 }
 
 /* DWARF sections kprof never reads: location lists (a third of a Debian
@@ -1124,7 +1081,7 @@ static const uint8_t *altlink(Elf *elf, const char **name, size_t *len)
 	GElf_Shdr mem, *sh = &mem;
 	Elf_Scn *scn = NULL;
 
-	while ((scn = section_named(elf, scn, ".gnu_debugaltlink", sh))) {
+	while ((scn = kp_elf_section(elf, scn, ".gnu_debugaltlink", false, sh))) {
 		Elf_Data *d;
 		const char *nul;
 
@@ -1365,10 +1322,10 @@ static Dwarf *get_dwarf(struct kp_elf_object *o, Dwarf_Addr *bias, bool lines)
 		o->dw_bias = o->bias;
 		if (!main_elf) {
 			/* nothing */
-		} else if (has_section(main_elf, ".gnu.prelink_undo") && o->trusted) {
+		} else if (has_bytes(main_elf, ".gnu.prelink_undo") && o->trusted) {
 			o->dw = prelinked_dwarf(o, main_elf);
-		} else if (has_section(main_elf, ".debug_info") ||
-			   has_section(main_elf, ".zdebug_info")) {
+		} else if (has_bytes(main_elf, ".debug_info") ||
+			   has_bytes(main_elf, ".zdebug_info")) {
 			/* the file's own DWARF, linked at its addresses */
 			int fd = o->file_fd >= 0 ? fcntl(o->file_fd, F_DUPFD_CLOEXEC, 0) : -1;
 
@@ -1395,7 +1352,7 @@ static uint64_t dwarf_info_size(Dwarf *dw)
 	Elf *elf = dwarf_getelf(dw);
 	GElf_Shdr sh;
 	GElf_Chdr ch;
-	Elf_Scn *scn = elf ? section_named(elf, NULL, ".debug_info", &sh) : NULL;
+	Elf_Scn *scn = elf ? kp_elf_section(elf, NULL, ".debug_info", false, &sh) : NULL;
 
 	if (!scn)
 		return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbolize/elf_section.h"
 #include "util/search.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -155,23 +156,12 @@ static bool code_segments(Elf *elf, struct reader *r)
  * address; NULL without one. */
 static Elf_Data *eh_frame(Elf *elf, uint64_t *vaddr)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Scn *scn = kp_elf_section(elf, NULL, ".eh_frame", true, &sh);
+	Elf_Data *d = scn ? elf_rawdata(scn, NULL) : NULL;
 
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-
-		if (name && strcmp(name, ".eh_frame") == 0 && sh->sh_type != SHT_NOBITS) {
-			Elf_Data *d = elf_rawdata(scn, NULL);
-
-			*vaddr = sh->sh_addr;
-			return d && d->d_buf && d->d_size ? d : NULL;
-		}
-	}
-	return NULL;
+	*vaddr = scn ? sh.sh_addr : 0;
+	return d && d->d_buf && d->d_size ? d : NULL;
 }
 
 /* One FDE's range, read with its CIE's encoding (from the CIE map), kept

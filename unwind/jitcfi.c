@@ -90,10 +90,7 @@ void kp_jitcfi_free(struct utab *t)
 {
 	if (!t)
 		return;
-	if (t->cfi)
-		dwarf_cfi_end(t->cfi);
-	if (t->elf)
-		elf_end(t->elf);
+	kp_utab_end_cfi(t);
 	free(t->image);
 	free(t);
 }

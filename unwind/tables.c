@@ -207,10 +207,7 @@ static void table_free(struct utab *t)
 {
 	if (!t)
 		return;
-	if (t->cfi)
-		dwarf_cfi_end(t->cfi);
-	if (t->elf)
-		elf_end(t->elf);
+	kp_utab_end_cfi(t);
 	for (size_t i = 0; i < t->nr; i++) {
 		for (uint64_t p = 0; p < (t->r[i].hi - t->r[i].lo + TPAGE - 1) / TPAGE; p++)
 			free(t->r[i].pages[p]);

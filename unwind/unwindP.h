@@ -70,6 +70,17 @@ struct utab {
 	unsigned char *image;
 };
 
+/* Ends t's libdw CFI and its Elf (the part of freeing every table shares). */
+static inline void kp_utab_end_cfi(struct utab *t)
+{
+	if (t->cfi)
+		dwarf_cfi_end(t->cfi);
+	if (t->elf)
+		elf_end(t->elf);
+	t->cfi = NULL;
+	t->elf = NULL;
+}
+
 /* The tables of every object seen, by the caller's object id. */
 struct kp_tables {
 	struct kp_unwind_objects objs; /* the caller's object files */

@@ -33,6 +33,19 @@ total_count() { awk '{ s += $NF } END { if (s == int(s)) printf "%.0f\n", s; els
 # a >= b * pct / 100
 at_least_pct() { [ "$(awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { print (a >= b * p / 100) ? 1 : 0 }')" = 1 ]; }
 
+# Records the whole machine for 2 s (-F FREQ, --pid roots, folded into
+# OUT, stderr into ERR) while Debian's bash runs LOOP in the background:
+# sets loop (bash's pid: its root is bash-$loop) and status (kprof's).
+record_beside_bash() { # loop freq out err
+	bash -c "$1" &
+	loop=$!
+	sleep 0.3
+	"$KPROF" -a -F "$2" --pid -f folded -o "$3" -- sleep 2 2>"$4"
+	status=$?
+	kill "$loop"
+	wait "$loop" 2>/dev/null
+}
+
 # Top lines of a folded file by count, for the log when a check fails.
 show_top() { # file [n]
 	awk '{ print $NF "\t" $0 }' "$1" | sort -t'	' -k1,1 -n -r | head -"${2:-5}" | cut -f2- | cut -c1-400

@@ -92,13 +92,7 @@ check "no [unknown] frame under main ($main) in the stripped run ($unk of $all f
 
 # Debian's bash, stripped, in a shell loop: its static functions named
 # bash+0xSTART, hardly a sample with an unknown frame
-bash -c 'i=0; while :; do i=$((i+1)); done' &
-loop=$!
-sleep 0.2
-"$KPROF" -a -F 999 --pid -f folded -o "$T/sys.folded" -- sleep 2 2>"$T/sys.err"
-status=$?
-kill "$loop"
-wait "$loop" 2>/dev/null
+record_beside_bash 'i=0; while :; do i=$((i+1)); done' 999 "$T/sys.folded" "$T/sys.err"
 check "system-wide: exit status 0" [ "$status" -eq 0 ]
 read -r bunk btotal < <(awk -v root="bash-$loop" '{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 	k = split(line, f, ";"); if (f[1] != root) next; total += n

@@ -7,13 +7,7 @@
 # runs beside it; tests/CMakeLists.txt)
 . "$(dirname "$0")/lib.bash"
 
-bash -c 'f() { : $((i++)); }; while :; do f; done' &
-loop=$!
-sleep 0.3
-"$KPROF" -a -F 499 --pid -f folded -o "$T/sys.folded" -- sleep 2 2>"$T/err"
-status=$?
-kill "$loop"
-wait "$loop" 2>/dev/null
+record_beside_bash 'f() { : $((i++)); }; while :; do f; done' 499 "$T/sys.folded" "$T/err"
 check "exit status 0" [ "$status" -eq 0 ]
 cat "$T/err"
 

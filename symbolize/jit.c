@@ -46,7 +46,7 @@ struct dump {
 	struct kp_jittab *jt;
 	pid_t pid;
 	int fd;
-	bool done;	 /* read to its end after the process exited */
+	bool done;	 /* read to its end: the process exited, or names were asked */
 	bool noted;	 /* its refusal or damage said */
 	size_t bad_note; /* notes slot for skipped records */
 	char shown[128]; /* its name, for notes */
@@ -534,8 +534,12 @@ static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t add
 
 	if (!j->dump)
 		return NULL;
-	/* after the recording: what the file holds now (the process may live) */
-	dump_read(jt, j->dump, 0);
+	/* after the recording: what the file holds now (the process may
+	 * live), read once, not at every location named */
+	if (!j->dump->done) {
+		dump_read(jt, j->dump, 0);
+		j->dump->done = true;
+	}
 	c = kp_jitdump_find(&j->dump->jd, addr);
 	if (!c)
 		return NULL;

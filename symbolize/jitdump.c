@@ -546,6 +546,9 @@ int kp_jitdump_read(struct kp_jitdump *jd, int fd, uint64_t budget)
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
+	/* polled every round: nothing new costs a fstat, not a buffer */
+	if (jd->state > KP_JITDUMP_RECORDS || jd->off >= (uint64_t)st.st_size)
+		return 0;
 	buf = kp_xmalloc(cap);
 	while (jd->state <= KP_JITDUMP_RECORDS && jd->off < (uint64_t)st.st_size &&
 	       (!budget || jd->off - from < budget)) {

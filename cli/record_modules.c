@@ -23,38 +23,41 @@ struct module {
 	kp_count frames, by[3];
 	const char *why; /* the reason of its heaviest unknown location */
 	kp_count why_weight;
+	/* a file's "MODULE+0x", the start of the names symbolize/ gives its
+	 * stripped functions (symbolize/fde_start.h); NULL for the others */
+	char *start_prefix;
 };
 
-/* Whether name is "MODULE+0x..." for the module of path (the name
- * symbolize/ gives a stripped function: symbolize/fde_start.h). */
-static bool is_start_name(const char *name, const char *path)
+static char *start_prefix(const struct kp_profile *p, uint32_t kind, uint32_t obj)
 {
-	char *module = kp_fde_start_module(path && *path ? path : "?");
-	size_t len = strlen(module);
-	bool yes = strncmp(name, module, len) == 0 && strncmp(name + len, "+0x", 3) == 0;
+	const struct kp_profile_mapping *m =
+		kind == KP_LOC_USER ? kp_profile_mapping_of(p, kind, obj) : NULL;
+	const char *path = m ? kp_profile_str(p, m->path, NULL) : NULL;
+	char *module, *prefix;
 
+	if (!m)
+		return NULL;
+	module = kp_fde_start_module(path && *path ? path : "?");
+	prefix = kp_xasprintf("%s+0x", module);
 	free(module);
-	return yes;
+	return prefix;
 }
 
-/* How location loc was named: by a symbol, by an unwind-table start
- * ("MODULE+0xSTART", the name symbolize/ gives a stripped function), or
- * not at all. *name: its outermost frame's name. */
-static enum how how_named(const struct kp_profile *p, uint32_t loc, const char **name)
+/* How location loc of module m was named: by a symbol, by an
+ * unwind-table start, or not at all. *name: its outermost frame's name. */
+static enum how how_named(const struct kp_profile *p, const struct module *m, uint32_t loc,
+			  const char **name)
 {
 	size_t n;
 	bool resolved;
 	const struct kp_profile_frame *f = kp_profile_frames(p, loc, &n, &resolved);
-	const struct kp_loc *l = kp_profile_loc(p, loc);
-	const struct kp_profile_mapping *m;
 
 	*name = n ? kp_profile_str(p, kp_profile_function_at(p, f[0].function)->name, NULL) : "";
 	if (!n || !resolved)
 		return HOW_UNKNOWN;
-	m = l->kind == KP_LOC_USER ? kp_profile_mapping_of(p, l->kind, l->obj) : NULL;
-	if (!m)
-		return HOW_SYMBOL;
-	return is_start_name(*name, kp_profile_str(p, m->path, NULL)) ? HOW_START : HOW_SYMBOL;
+	return m->start_prefix && strncmp(*name, m->start_prefix, strlen(m->start_prefix)) == 0
+		       ? HOW_START
+		       : HOW_SYMBOL;
 }
 
 /* The modules of p's frames, weighted by value v; *nmods of them. */
@@ -88,12 +91,14 @@ static struct module *count_modules(const struct kp_profile *p, size_t v, size_t
 			continue;
 		if (!kp_u64map_get(&index, key, &at)) {
 			kp_xgrow(&mods, &cap, n + 1, sizeof(*mods));
-			mods[n] = (struct module){.kind = kind, .obj = obj};
+			mods[n] = (struct module){.kind = kind,
+						  .obj = obj,
+						  .start_prefix = start_prefix(p, kind, obj)};
 			at = n++;
 			kp_u64map_put(&index, key, at);
 		}
 		m = &mods[at];
-		how = how_named(p, loc, &name);
+		how = how_named(p, m, loc, &name);
 		m->frames += weight[loc];
 		m->by[how] += weight[loc];
 		if (how == HOW_UNKNOWN && weight[loc] > m->why_weight) {
@@ -202,5 +207,7 @@ void kp_record_modules_print(const struct kp_profile *p)
 		print_module(p, &mods[i], all);
 		shown++;
 	}
+	for (size_t i = 0; i < n; i++)
+		free(mods[i].start_prefix);
 	free(mods);
 }

@@ -44,6 +44,12 @@ read -r nstarts nonstart < <(awk 'NR == FNR { nm[$1] = $2; next }
 	END { print n + 0, bad + 0 }' "$T/nm" "$T/starts")
 check "the stripped run names functions statics+0xSTART ($nstarts)" [ "$nstarts" -ge 5 ]
 check "every START is a function start of the unstripped build ($nonstart not)" [ "$nonstart" -eq 0 ]
+# the summary's line for the file: how its frames were named, and what
+# would name them by name
+check "the summary says statics' frames are named by their start, and what would name them" \
+	grep -qE '^kprof: .*/stripped/statics: of its [0-9]+ frames [0-9.]+% named by symbols, [1-9][0-9.]*% by unwind-table start \(statics\+0x\.\.\.\), .*debug symbols would name them' "$T/stripped.err"
+check "... and has no such line for the unstripped build" \
+	sh -c "! grep -q 'plain/statics: of its' '$T/plain.err'"
 
 # Each run's stacks as the program's own frames see them: each stack cut
 # after its last frame of statics (what libc, the vDSO and the kernel do

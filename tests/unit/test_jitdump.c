@@ -39,6 +39,13 @@ static void put(struct buf *b, const void *d, size_t n)
 	b->n += n;
 }
 
+/* A jitdump of the whole of b, parsed at once (no keep filter). */
+static void parse_whole(struct kp_jitdump *jd, const struct buf *b)
+{
+	kp_jitdump_init(jd, strings(), NULL, NULL);
+	kp_jitdump_parse(jd, b->p, b->n, b->n);
+}
+
 static void put32(struct buf *b, uint32_t v)
 {
 	put(b, &v, 4);
@@ -254,8 +261,7 @@ static void test_refused(void)
 	kp_jitdump_fini(&jd);
 	b.n = 0;
 	header(&b, 0x4454694A, 1, 0);
-	kp_jitdump_init(&jd, strings(), NULL, NULL);
-	kp_jitdump_parse(&jd, b.p, b.n, b.n);
+	parse_whole(&jd, &b);
 	CHECK_EQ_STR(jd.error, "written in the other byte order");
 	kp_jitdump_fini(&jd);
 	free(b.p);
@@ -271,8 +277,7 @@ static void test_v8_skew(void)
 	header(&b, 0x4A695444, 1, 0xDEADBEEF);
 	debug(&b, 0x1000, e, 2);
 	load(&b, 0x1000, 0x100, 0, "JS:*hot /h.js:8:22");
-	kp_jitdump_init(&jd, strings(), NULL, NULL);
-	kp_jitdump_parse(&jd, b.p, b.n, b.n);
+	parse_whole(&jd, &b);
 	CHECK_EQ_STR(name_of(&jd, 0x1000), "JS:*hot /h.js:8");
 	CHECK_EQ_STR(name_of(&jd, 0x1038), "JS:*hot /h.js:8");
 	CHECK_EQ_STR(name_of(&jd, 0x1039), "JS:*hot /h.js:10");
@@ -306,8 +311,7 @@ static void test_v8_garbled(void)
 	for (; size & 7; size++)
 		put(&b, "", 1);
 	load(&b, 0x9000, 0x100, 3, "JS:*fib /w/calls.js:10:22");
-	kp_jitdump_init(&jd, strings(), NULL, NULL);
-	kp_jitdump_parse(&jd, b.p, b.n, b.n);
+	parse_whole(&jd, &b);
 	CHECK_EQ_STR(name_of(&jd, 0x9000), "JS:*fib /w/calls.js:10");
 	CHECK_EQ_STR(name_of(&jd, 0x9045), "JS:*fib /w/calls.js:12");
 	CHECK_EQ_INT(jd.st.bad_records, 0);
@@ -317,8 +321,7 @@ static void test_v8_garbled(void)
 	header(&b, 0x4A695444, 1, 0);
 	debug(&b, 0x5000, bad, 1);
 	load(&b, 0x5000, 0x10, 4, "JS:*g /x.js:1:1");
-	kp_jitdump_init(&jd, strings(), NULL, NULL);
-	kp_jitdump_parse(&jd, b.p, b.n, b.n);
+	parse_whole(&jd, &b);
 	CHECK_EQ_STR(name_of(&jd, 0x5000), "JS:*g /x.js:1:1");
 	CHECK_EQ_INT(jd.st.bad_records, 1);
 	kp_jitdump_fini(&jd);
@@ -339,8 +342,7 @@ static void test_overlap_move(void)
 	load(&b, 0x4000, 0x40, 2, "m /m.js:1:1");
 	move(&b, 0x4000, 0x9000, 0x40, 2);
 	move(&b, 0x7000, 0x8000, 0x40, 77); /* never loaded */
-	kp_jitdump_init(&jd, strings(), NULL, NULL);
-	kp_jitdump_parse(&jd, b.p, b.n, b.n);
+	parse_whole(&jd, &b);
 	CHECK_EQ_STR(name_of(&jd, 0x1050), "old");
 	CHECK_EQ_STR(name_of(&jd, 0x1080), "new");
 	CHECK_EQ_STR(name_of(&jd, 0x1170), "new");

@@ -1,0 +1,253 @@
+/* The queue of windows and the sender thread (docs/push.md). One thread
+ * sends everything, one request at a time, each target's windows oldest
+ * first: a window is sent to a target once, since nothing else sends. The
+ * recording loop only copies a window in (kp_push_window) and, with a
+ * spool, writes it there first. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "push/pushP.h"
+#include "push/queue.h"
+#include "util/xalloc.h"
+
+#define DEFAULT_MEMORY	(64ull << 20)
+#define DEFAULT_SPOOL	(1ull << 30)
+#define DEFAULT_TIMEOUT 10.0
+#define BACKOFF_MIN_MS	1000u
+#define BACKOFF_MAX_MS	300000u
+
+uint64_t kp_queue_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void kp_queue_log(struct kp_push *p, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (p->log)
+		p->log(p->log_arg, line);
+	else
+		fprintf(stderr, "kprof: %s\n", line);
+}
+
+static int take_options(struct kp_push *p, const struct kp_push_opts *o, struct kp_diag *d)
+{
+	int err;
+
+	if (o->ntargets == 0 || o->ntargets > KP_PUSH_MAX_TARGETS)
+		return kp_diag_set(d, -EINVAL, "push: 1 to %d targets (--push), not %zu",
+				   KP_PUSH_MAX_TARGETS, o->ntargets);
+	if (o->nlabels > KP_PUSH_MAX_LABELS)
+		return kp_diag_set(d, -EINVAL, "--label: at most %d labels", KP_PUSH_MAX_LABELS);
+	for (size_t i = 0; i < o->ntargets; i++) {
+		if ((err = kp_labels_target(o->targets[i], &p->tg[i].t, d)) < 0)
+			return err;
+		p->nt++;
+		for (size_t j = 0; j < i; j++)
+			if (p->tg[j].t.key == p->tg[i].t.key)
+				return kp_diag_set(d, -EINVAL, "--push '%s' is given twice",
+						   o->targets[i]);
+	}
+	if ((err = kp_labels_check_service(o->service, d)) < 0)
+		return err;
+	p->service = kp_xstrdup(o->service);
+	for (size_t i = 0; i < o->nlabels; i++) {
+		if ((err = kp_labels_parse(o->labels[i], &p->labels[i], d)) < 0)
+			return err;
+		p->nl++;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(p->labels[j].name, p->labels[i].name) == 0)
+				return kp_diag_set(d, -EINVAL, "--label %s is given twice",
+						   p->labels[i].name);
+	}
+	p->headers = kp_xcalloc(o->nheaders + 1, sizeof(char *));
+	for (size_t i = 0; i < o->nheaders; i++) {
+		if ((err = kp_labels_header(o->headers[i], d)) < 0)
+			return err;
+		if (o->token_file && strncasecmp(o->headers[i], "authorization:", 14) == 0)
+			return kp_diag_set(d, -EINVAL,
+					   "--token-file and an Authorization header: give one");
+		p->headers[p->nh++] = kp_xstrdup(o->headers[i]);
+	}
+	if (o->token_file) {
+		char tok[KP_HTTP_TOKEN_MAX + 1];
+
+		/* read once now for a clear message at start; again at each send */
+		err = kp_http_token(o->token_file, tok, sizeof(tok), d);
+		explicit_bzero(tok, sizeof(tok));
+		if (err < 0)
+			return err;
+		p->token_file = kp_xstrdup(o->token_file);
+	}
+	return 0;
+}
+
+static void defaults(struct kp_push *p, const struct kp_push_opts *o)
+{
+	double t = o->timeout > 0 ? o->timeout : DEFAULT_TIMEOUT;
+
+	p->max_memory = o->max_memory ? o->max_memory : DEFAULT_MEMORY;
+	p->timeout_ms = (long)(t * 1000.0);
+	if (p->timeout_ms < 1)
+		p->timeout_ms = 1;
+	p->bmin = o->backoff_min_ms ? o->backoff_min_ms : BACKOFF_MIN_MS;
+	p->bmax = o->backoff_max_ms ? o->backoff_max_ms : BACKOFF_MAX_MS;
+	if (p->bmax < p->bmin)
+		p->bmax = p->bmin;
+	p->log = o->log;
+	p->log_arg = o->log_arg;
+	p->rand = (unsigned)kp_queue_now_ms() ^ (unsigned)getpid();
+}
+
+static int start_thread(struct kp_push *p, struct kp_diag *d)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int err;
+
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	p->locks_made = true;
+	/* the sender takes no signal: SIGINT and SIGTERM stay the recorder's */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&p->thread, NULL, kp_queue_sender, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return kp_diag_errno(d, -err, "push: cannot start the sender thread");
+	p->started = true;
+	return 0;
+}
+
+int kp_push_new(struct kp_push **out, const struct kp_push_opts *o, struct kp_diag *d)
+{
+	struct kp_push *p = kp_xcalloc(1, sizeof(*p));
+	int err;
+
+	*out = NULL;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		free(p);
+		return kp_diag_set(d, -EIO, "push: libcurl did not start");
+	}
+	defaults(p, o);
+	err = take_options(p, o, d);
+	if (err == 0 && o->spool_dir)
+		err = kp_spool_open(&p->spool, o->spool_dir,
+				    o->spool_max ? o->spool_max : DEFAULT_SPOOL, d);
+	if (err == 0 && p->spool)
+		kp_queue_reload(p);
+	if (err == 0)
+		err = start_thread(p, d);
+	if (err < 0) {
+		kp_push_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+void kp_push_window(struct kp_push *p, const uint8_t *gz, size_t len, uint64_t from_ns,
+		    uint64_t until_ns)
+{
+	struct kp_queue_window *w = kp_xcalloc(1, sizeof(*w));
+
+	w->data = kp_xmalloc(len ? len : 1);
+	memcpy(w->data, gz, len);
+	w->len = len;
+	w->from_ns = from_ns;
+	w->until_ns = until_ns;
+	w->pending = (uint32_t)((1ull << p->nt) - 1);
+	if (p->spool)
+		kp_queue_spool(p, w);
+	pthread_mutex_lock(&p->mu);
+	p->st.queued++;
+	kp_queue_append(p, w);
+	kp_queue_bound(p);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void stop_thread(struct kp_push *p)
+{
+	if (!p->started)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	p->abort = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	p->started = false;
+}
+
+int kp_push_finish(struct kp_push *p, double wait_seconds, struct kp_push_stats *st)
+{
+	uint64_t deadline;
+
+	pthread_mutex_lock(&p->mu);
+	deadline = kp_queue_now_ms() + (uint64_t)(wait_seconds > 0 ? wait_seconds * 1000.0 : 0);
+	p->finishing = true;
+	/* a target waiting out its backoff is tried once more at once */
+	for (size_t i = 0; i < p->nt; i++)
+		p->tg[i].next_try_ms = 0;
+	pthread_cond_broadcast(&p->cv);
+	while (p->head && kp_queue_now_ms() < deadline) {
+		struct timespec ts = {.tv_sec = (time_t)(deadline / 1000),
+				      .tv_nsec = (long)(deadline % 1000) * 1000000};
+
+		pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+	}
+	pthread_mutex_unlock(&p->mu);
+	stop_thread(p);
+	kp_queue_summary(p);
+	if (st)
+		*st = p->st;
+	return p->st.pending || p->st.dropped || p->st.lost ? 1 : 0;
+}
+
+void kp_push_free(struct kp_push *p)
+{
+	if (!p)
+		return;
+	stop_thread(p);
+	kp_queue_clear(p);
+	for (size_t i = 0; i < p->nt; i++)
+		kp_labels_target_free(&p->tg[i].t);
+	for (size_t i = 0; i < p->nl; i++) {
+		free(p->labels[i].name);
+		free(p->labels[i].value);
+	}
+	for (size_t i = 0; i < p->nh; i++)
+		free(p->headers[i]);
+	free(p->headers);
+	free(p->service);
+	free(p->token_file);
+	if (p->spool)
+		kp_spool_close(p->spool);
+	if (p->locks_made) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+	}
+	free(p);
+	curl_global_cleanup();
+}

@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +43,9 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 
 static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
-	const volatile bool *abort = arg;
+	const _Atomic bool *abort = arg;
 
-	return abort && *abort;
+	return abort && atomic_load(abort);
 }
 
 int kp_http_token(const char *path, char *buf, size_t size, struct kp_diag *d)

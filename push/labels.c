@@ -54,7 +54,7 @@ char *kp_push_service_clean(const char *name)
 
 	if (!name || !*name)
 		return kp_xstrdup("unknown");
-	s = kp_xstrndup(name, VALUE_MAX_LEN);
+	s = kp_xstrndup(name, strnlen(name, VALUE_MAX_LEN));
 	for (char *c = s; *c; c++)
 		if (!service_byte((unsigned char)*c))
 			*c = '_';

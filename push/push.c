@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,7 +194,7 @@ static void stop_thread(struct kp_push *p)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->stop = true;
-	p->abort = true;
+	atomic_store(&p->abort, true);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);

@@ -3,6 +3,7 @@
 #ifndef KP_PUSH_PUSHP_H
 #define KP_PUSH_PUSHP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,7 +62,7 @@ struct kp_http_req {
 	size_t nheaders;
 	const char *token_file; /* NULL: none */
 	long timeout_ms;
-	const volatile bool *abort; /* true: the transfer is cut */
+	const _Atomic bool *abort; /* true: the transfer is cut */
 };
 
 /* Sends r; the outcome's short description ("HTTP 503 (first line)",

@@ -3,6 +3,7 @@
  * line an operator reads per failure episode (docs/push.md, "Retries" and
  * "Messages"). */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,7 +267,7 @@ static void settle(struct kp_push *p, struct kp_queue_window *w, size_t i, enum 
 	uint64_t now = kp_queue_now_ms();
 
 	if (res == KP_HTTP_RETRY) {
-		if (!p->abort)
+		if (!atomic_load(&p->abort))
 			retry_later(p, i, why, now);
 		return;
 	}

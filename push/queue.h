@@ -4,6 +4,7 @@
 #define KP_PUSH_QUEUE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,7 +50,7 @@ struct kp_push {
 	void *log_arg;
 	pthread_t thread;
 	bool started, locks_made;
-	volatile bool abort; /* cuts the request under way (read by libcurl's callback) */
+	_Atomic bool abort; /* cuts the request under way (read by libcurl's callback) */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;		     /* CLOCK_MONOTONIC; broadcast at every change */

@@ -12,6 +12,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/record_args.h"
+#include "cli/record_every.h"
 #include "cli/record_summary.h"
 #include "profiler/session.h"
 #include "symbolize/symbolize.h"
@@ -29,10 +30,12 @@ static int start(struct kp_record_args *c, const struct kp_outputs *outs,
 
 	/* folded text, SVG and the top table name functions only: line tables
 	 * are read only for the outputs that keep lines */
-	c->sym.no_lines = true;
-	for (size_t i = 0; i < outs->n; i++)
-		if (outs->fmt[i]->lines)
-			c->sym.no_lines = false;
+	if (!c->every.seconds) {
+		c->sym.no_lines = true;
+		for (size_t i = 0; i < outs->n; i++)
+			if (outs->fmt[i]->lines)
+				c->sym.no_lines = false;
+	}
 	if (!c->no_cache)
 		c->sym.cache_dir = *cache_dir = kp_args_cache_dir();
 	*sym = kp_sym_new(&c->sym);
@@ -70,6 +73,36 @@ static struct kp_profile *record(const struct kp_record_args *c, struct kp_sessi
 	notes = kp_sym_notes(sym, &nnotes);
 	kp_warn_notes(notes, nnotes);
 	return prof;
+}
+
+/* kprof --every: windows until the recording ends, each written and
+ * pushed (record_every.c). Returns the exit status. */
+static int record_every(struct kp_record_args *c)
+{
+	struct kp_session *sess = NULL;
+	struct kp_symbolizer *sym = NULL;
+	struct kp_record_push *push = NULL;
+	struct kp_outputs none = {0};
+	char *cache_dir = NULL;
+	const char *command = c->sess.command_is_target ? c->sess.argv[0] : NULL;
+	int status, pushed;
+
+	status = kp_record_every_check(c); /* and which need source lines */
+	if (!status)
+		status = kp_record_push_new(&push, c, command);
+	if (!status)
+		status = start(c, &none, &sym, &sess, &cache_dir);
+	if (!status) {
+		status = kp_record_every(c, sess, sym, push);
+		pushed = push ? kp_record_push_finish(push) : 0;
+		if (!status)
+			status = pushed ? pushed : kp_session_exit_code(sess);
+	}
+	kp_record_push_free(push);
+	kp_session_free(sess);
+	kp_sym_free(sym);
+	free(cache_dir);
+	return status;
 }
 
 /* Writes prof to every output, then the summary. Returns 0 or 1. */
@@ -114,6 +147,10 @@ int kp_cmd_record(int argc, char **argv)
 	r = kp_record_args_parse(&c, argc, argv);
 	if (r != 0) {
 		status = r > 0 ? 0 : 2;
+		goto out;
+	}
+	if (c.every.seconds) {
+		status = record_every(&c);
 		goto out;
 	}
 	/* each output's format: -f, else the -o extension, else an SVG (the

@@ -27,6 +27,15 @@ enum {
 	OPT_WALL,
 	OPT_SWITCH_FREQ,
 	OPT_MIN_WAIT,
+	OPT_EVERY,
+	OPT_KEEP,
+	OPT_PUSH,
+	OPT_LABEL,
+	OPT_HEADER,
+	OPT_SERVICE,
+	OPT_TOKEN_FILE,
+	OPT_SPOOL,
+	OPT_PUSH_TIMEOUT,
 	OPT_VERSION,
 	OPT_HELP,
 };
@@ -59,6 +68,15 @@ static const struct option record_longopts[] = {
 	{"wall", no_argument, NULL, OPT_WALL},
 	{"switch-freq", required_argument, NULL, OPT_SWITCH_FREQ},
 	{"min-wait", required_argument, NULL, OPT_MIN_WAIT},
+	{"every", required_argument, NULL, OPT_EVERY},
+	{"keep", required_argument, NULL, OPT_KEEP},
+	{"push", required_argument, NULL, OPT_PUSH},
+	{"label", required_argument, NULL, OPT_LABEL},
+	{"header", required_argument, NULL, OPT_HEADER},
+	{"service", required_argument, NULL, OPT_SERVICE},
+	{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+	{"spool", required_argument, NULL, OPT_SPOOL},
+	{"push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"help", no_argument, NULL, OPT_HELP},
 };
@@ -129,6 +147,22 @@ static void help(void)
 	     "      --no-cache          read /proc/kallsyms and each binary's DWARF, not the\n"
 	     "                          kallsyms copy and build indexes kept in\n"
 	     "                          $XDG_CACHE_HOME/kprof (~/.cache/kprof); keep none\n"
+	     "Continuous profiling (docs/continuous.md):\n"
+	     "      --every SECONDS     record in consecutive windows of this length until\n"
+	     "                          stopped (SIGINT, SIGTERM: the current window is\n"
+	     "                          finished and sent) or -d; needs -o or --push\n"
+	     "  -o PATTERN              with --every: each window's file, strftime fields of\n"
+	     "                          its start (e.g. prof-%Y%m%dT%H%M%S.kprof)\n"
+	     "      --keep N            with --every -o: keep the last N window files\n"
+	     "      --push KIND=URL     send each window as pprof: pyroscope=URL (its /ingest)\n"
+	     "                          or parca=URL (its /api/profiles/writeraw); repeatable\n"
+	     "      --service NAME      the service's name (default: the host name, or the\n"
+	     "                          command's name)\n"
+	     "      --label NAME=VALUE  a label of every window (repeatable)\n"
+	     "      --header 'N: V'     an HTTP header of every push (repeatable)\n"
+	     "      --token-file FILE   'Authorization: Bearer' and the file's first line\n"
+	     "      --spool DIR         keep unsent windows here (they survive a restart)\n"
+	     "      --push-timeout S    seconds a push may take (default 10)\n"
 	     "  -q, --quiet             no summary line\n"
 	     "      --stats             also print how user stacks were unwound and its cost\n"
 	     "      --version           print the version\n"
@@ -399,6 +433,94 @@ static int output_option(struct kp_record_args *c, int opt)
 	}
 }
 
+/* --every, and where its windows go. */
+static int every_option(struct kp_record_args *c, int opt)
+{
+	struct kp_every_args *e = &c->every;
+	char *end;
+	double dv;
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_EVERY:
+		dv = strtod(optarg, &end);
+		if (*end || end == optarg || !(dv >= 1) || dv > 86400) {
+			kp_err("--every: a window is 1 to 86400 seconds, got '%s'", optarg);
+			return -1;
+		}
+		e->seconds = dv;
+		return 1;
+	case OPT_KEEP:
+		if (parse_u64(optarg, &v) < 0 || v == 0 || v > 1000000) {
+			kp_err("--keep: invalid count '%s'", optarg);
+			return -1;
+		}
+		e->keep = (unsigned)v;
+		return 1;
+	case OPT_PUSH_TIMEOUT:
+		dv = strtod(optarg, &end);
+		if (*end || end == optarg || !(dv > 0) || dv > 3600) {
+			kp_err("--push-timeout: invalid seconds '%s'", optarg);
+			return -1;
+		}
+		e->push_timeout = dv;
+		return 1;
+	case OPT_PUSH:
+		kp_args_list_add(&e->push, optarg);
+		return 1;
+	case OPT_LABEL:
+		kp_args_list_add(&e->labels, optarg);
+		return 1;
+	case OPT_HEADER:
+		kp_args_list_add(&e->headers, optarg);
+		return 1;
+	case OPT_SERVICE:
+		e->service = optarg;
+		return 1;
+	case OPT_TOKEN_FILE:
+		e->token_file = optarg;
+		return 1;
+	case OPT_SPOOL:
+		e->spool = optarg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* What --every needs, and what only it takes. */
+static int check_every(struct kp_record_args *c)
+{
+	const struct kp_every_args *e = &c->every;
+	bool pushing = e->push.n || e->labels.n || e->headers.n || e->service || e->token_file ||
+		       e->spool || e->push_timeout > 0;
+
+	if (!e->seconds) {
+		if (pushing || e->keep) {
+			kp_err("--push, --label, --service, --header, --token-file, --spool and "
+			       "--keep "
+			       "go with --every SECONDS (continuous profiling)");
+			return -1;
+		}
+		return 0;
+	}
+	if (c->sess.mode != KP_SESSION_CPU) {
+		kp_err("--every records CPU profiles; --off-cpu and --wall are not continuous yet");
+		return -1;
+	}
+	if (!c->outputs.n && !e->push.n) {
+		kp_err("--every: where should the windows go? -o PATTERN (e.g. "
+		       "prof-%%Y%%m%%dT%%H%%M%%S.kprof) and/or --push KIND=URL");
+		return -1;
+	}
+	if (e->keep && !c->outputs.n) {
+		kp_err("--keep N bounds the window files of -o PATTERN");
+		return -1;
+	}
+	c->sym.continuous = true;
+	return 0;
+}
+
 /* --off-cpu and --wall: what they need of the sampling options. Wall-clock
  * shares weigh on-CPU samples by their time, so the event is a clock. */
 static int set_mode(struct kp_record_args *c)
@@ -440,7 +562,7 @@ static int set_session(struct kp_record_args *c, int argc, char **argv, int firs
 		kp_record_args_usage(stderr);
 		return -1;
 	}
-	if (set_mode(c) < 0)
+	if (set_mode(c) < 0 || check_every(c) < 0)
 		return -1;
 	c->sess.pids = c->pids;
 	c->sess.npids = c->npids;
@@ -484,6 +606,8 @@ int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv)
 			r = sampling_option(c, opt, argc, argv);
 		if (r == 0)
 			r = output_option(c, opt);
+		if (r == 0)
+			r = every_option(c, opt);
 		if (r == 0) {
 			r = kp_svg_options_apply(opt, optarg, &c->svg);
 			if (r < 0)
@@ -504,6 +628,9 @@ void kp_record_args_free(struct kp_record_args *c)
 {
 	kp_args_list_free(&c->outputs);
 	kp_args_list_free(&c->dirs);
+	kp_args_list_free(&c->every.push);
+	kp_args_list_free(&c->every.labels);
+	kp_args_list_free(&c->every.headers);
 	free(c->pids);
 	free(c->cpus);
 }

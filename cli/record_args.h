@@ -12,6 +12,19 @@
 #include "profiler/session.h"
 #include "symbolize/symbolize.h"
 
+/* Continuous mode (--every) and its pushes (docs/continuous.md). */
+struct kp_every_args {
+	double seconds;		     /* --every: a window's length; 0: one recording */
+	unsigned keep;		     /* --keep N: window files of the run kept; 0: all */
+	struct kp_args_list push;    /* --push KIND=URL, repeatable */
+	struct kp_args_list labels;  /* --label NAME=VALUE, repeatable */
+	struct kp_args_list headers; /* --header 'Name: value', repeatable */
+	const char *service;	     /* --service NAME, or NULL: the default */
+	const char *token_file;	     /* --token-file FILE */
+	const char *spool;	     /* --spool DIR */
+	double push_timeout;	     /* --push-timeout SECONDS */
+};
+
 struct kp_record_args {
 	struct kp_session_opts sess;
 	struct kp_sym_options sym;
@@ -27,6 +40,7 @@ struct kp_record_args {
 	pid_t *pids;
 	size_t npids;
 	int *cpus;
+	struct kp_every_args every;
 };
 
 /* The defaults: cycles at 99 Hz, build-ids, the kernel's stack depth,

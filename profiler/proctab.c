@@ -150,6 +150,30 @@ bool kp_proctab_exit(struct kp_proctab *pt, pid_t pid, pid_t tid)
 	return true;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void kp_proctab_forget_objects(struct kp_proctab *pt, const uint32_t *objs, size_t n)
+{
+	size_t pos = 0;
+	uint64_t pid, v;
+
+	if (!n)
+		return;
+	while (kp_u64map_next(&pt->procs, &pos, &pid, &v)) {
+		struct proc *p = (struct proc *)(uintptr_t)v;
+
+		for (size_t i = 0; i < p->nmaps; i++)
+			if (p->maps[i].obj &&
+			    bsearch(&p->maps[i].obj, objs, n, sizeof(*objs), cmp_u32))
+				p->maps[i].obj = 0;
+	}
+}
+
 static enum kp_map_kind classify(const char *path)
 {
 	if (strcmp(path, "//anon") == 0)

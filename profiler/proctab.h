@@ -83,6 +83,11 @@ struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t ad
  * one over anonymous memory or nothing cannot. */
 bool kp_proctab_overlaps_file(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t end);
 
+/* The symbolizer released objects objs[0..n) (sorted ascending): every
+ * mapping of one asks the symbolizer for its object again at its next
+ * sample (kprof --every, profiler/window.c). */
+void kp_proctab_forget_objects(struct kp_proctab *pt, const uint32_t *objs, size_t n);
+
 /* Number of processes seen during the run (for the summary). */
 size_t kp_proctab_nprocs_seen(const struct kp_proctab *pt);
 

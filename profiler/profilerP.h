@@ -68,6 +68,16 @@ struct kp_session {
 	struct kp_session_stats st;
 	struct timespec t_start;
 	bool stop;
+	bool ended; /* kp_session_end has run */
+	int rounds;
+	double last_progress;
+
+	/* where the current window began (kprof --every; window.c): seconds
+	 * into the recording, the Unix time, the counts then */
+	double cut_t0;
+	uint64_t cut_unix_ns;
+	uint64_t cut_samples0, cut_lost0;
+	unsigned cut_index;
 };
 
 /* Reads every ring once and processes what every ring has passed, in time

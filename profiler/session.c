@@ -2,6 +2,7 @@
 #include "profiler/session.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -410,6 +411,7 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	cpus = NULL; /* the session's now */
 	describe_running(s);
 	clock_gettime(CLOCK_MONOTONIC, &s->t_start);
+	s->cut_unix_ns = kp_session_unix_ns();
 	s->flush_before = 0;
 	if (s->have_target) {
 		err = kp_target_start(&s->target, opts->argv[0], d);
@@ -465,6 +467,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t kp_session_unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static double elapsed(const struct kp_session *s)
 {
 	struct timespec ts;
@@ -472,6 +482,11 @@ static double elapsed(const struct kp_session *s)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)(ts.tv_sec - s->t_start.tv_sec) +
 	       (double)(ts.tv_nsec - s->t_start.tv_nsec) / 1e9;
+}
+
+double kp_session_elapsed(const struct kp_session *s)
+{
+	return elapsed(s);
 }
 
 static void forward_signal(struct kp_session *s, int sig)
@@ -543,30 +558,29 @@ static void bound_stacks(struct kp_session *s)
 	s->window_switches = 0;
 }
 
-int kp_session_run(struct kp_session *s,
-		   void (*progress)(void *arg, const struct kp_session_stats *st), void *arg,
-		   struct kp_diag *d)
+/* Reads the rings until `until` seconds into the recording, or until the
+ * recording ends (the command exits, the duration passes, the targets are
+ * gone, a signal comes: s->stop). Returns true when `until` came first. */
+bool kp_session_loop(struct kp_session *s, double until,
+		     void (*progress)(void *arg, const struct kp_session_stats *st), void *arg)
 {
 	struct epoll_event evs[64];
-	double last_progress = 0;
-	int rounds = 0;
-	uint64_t end;
 
-	(void)d;
 	while (!s->stop) {
 		int timeout = ROUND_MS;
-		double t;
+		double t = elapsed(s), left = until - t;
 
-		if (s->opts.duration > 0) {
-			double left = s->opts.duration - elapsed(s);
-
+		if (s->opts.duration > 0 && s->opts.duration - t <= left) {
+			left = s->opts.duration - t;
 			if (left <= 0)
-				break;
-			if (left * 1000 < timeout)
-				timeout = (int)(left * 1000) + 1;
+				return false;
+		} else if (left <= 0) {
+			return true;
 		}
+		if (left * 1000 < timeout)
+			timeout = (int)(left * 1000) + 1;
 		if (epoll_wait(s->epfd, evs, 64, timeout) < 0 && errno != EINTR)
-			break;
+			return false;
 		handle_signals(s);
 		if (s->have_target && !s->target.exited && kp_target_reap(&s->target, false))
 			s->stop = true;
@@ -575,15 +589,25 @@ int kp_session_run(struct kp_session *s,
 		bound_stacks(s);
 		kp_dispatch_flush(s, false);
 		t = elapsed(s);
-		if (!s->have_target && s->opts.npids && (++rounds % 5) == 0 && !targets_alive(s))
+		if (!s->have_target && s->opts.npids && (++s->rounds % 5) == 0 && !targets_alive(s))
 			s->stop = true;
-		if (progress && t - last_progress >= 0.25) {
-			last_progress = t;
+		if (progress && t - s->last_progress >= 0.25) {
+			s->last_progress = t;
 			s->st.seconds = t;
 			s->st.nprocs = kp_proctab_nprocs_seen(s->procs);
 			progress(arg, &s->st);
 		}
 	}
+	return false;
+}
+
+/* The recording is over: the events stop, what the rings still hold is
+ * processed, open waits end, the command is asked to stop and reaped, and
+ * the run's record is complete. */
+void kp_session_end(struct kp_session *s)
+{
+	uint64_t end;
+
 	s->st.seconds = elapsed(s);
 	kp_evlist_enable(&s->ev, false);
 	end = now_ns();
@@ -609,23 +633,38 @@ int kp_session_run(struct kp_session *s,
 		}
 	}
 	s->st.nprocs = kp_proctab_nprocs_seen(s->procs);
-	s->meta.duration = s->st.seconds;
-	s->meta.samples = s->st.samples + s->st.off.stacks;
-	s->meta.lost = s->st.lost;
+	s->meta.duration = s->st.seconds - s->cut_t0;
+	s->meta.samples = s->st.samples + s->st.off.stacks - s->cut_samples0;
+	s->meta.lost = s->st.lost - s->cut_lost0;
 	s->meta.have_end = true;
 	kp_run_meta_write(&s->meta, s->prof);
+	s->ended = true;
+}
+
+int kp_session_run(struct kp_session *s,
+		   void (*progress)(void *arg, const struct kp_session_stats *st), void *arg,
+		   struct kp_diag *d)
+{
+	(void)d;
+	kp_session_loop(s, INFINITY, progress, arg);
+	kp_session_end(s);
 	return 0;
 }
 
 void kp_session_count_unresolved(struct kp_session *s)
 {
+	kp_session_count_unresolved_in(s, s->prof);
+}
+
+void kp_session_count_unresolved_in(struct kp_session *s, struct kp_profile *p)
+{
 	kp_count frames;
-	int v = kp_profile_find_value(s->prof, "samples");
+	int v = kp_profile_find_value(p, "samples");
 
 	/* frames of sampled stacks, not of nanoseconds */
-	kp_profile_frame_counts(s->prof, v < 0 ? 0 : (size_t)v, &frames, s->meta.unresolved);
+	kp_profile_frame_counts(p, v < 0 ? 0 : (size_t)v, &frames, s->meta.unresolved);
 	s->meta.have_unresolved = true;
-	kp_run_meta_write(&s->meta, s->prof);
+	kp_run_meta_write(&s->meta, p);
 }
 
 /* The smallest cost whose bucket reaches the share q of all unwinds. */

@@ -102,6 +102,20 @@ void kp_session_free(struct kp_session *s);
 int kp_session_run(struct kp_session *s,
 		   void (*progress)(void *arg, const struct kp_session_stats *st), void *arg,
 		   struct kp_diag *d);
+/* kp_session_run in two steps, for a recording cut into windows
+ * (profiler/window.h): kp_session_loop reads the rings until `until`
+ * seconds into the recording (kp_session_elapsed) and returns true, or
+ * returns false when the recording is over (the command exited, the
+ * duration passed, the targets are gone, a signal came); kp_session_end
+ * then stops the events, processes what is left, reaps the command and
+ * completes the run's record. */
+bool kp_session_loop(struct kp_session *s, double until,
+		     void (*progress)(void *arg, const struct kp_session_stats *st), void *arg);
+void kp_session_end(struct kp_session *s);
+/* Seconds since the recording started; the Unix time in nanoseconds. */
+double kp_session_elapsed(const struct kp_session *s);
+uint64_t kp_session_unix_ns(void);
+
 /* The recording as a profile (locations not named yet): value types
  * samples/count and the event's period (cpu/nanoseconds for cpu-clock and
  * task-clock, else EVENT/count), the run's metadata once kp_session_run
@@ -110,6 +124,8 @@ struct kp_profile *kp_session_profile(struct kp_session *s);
 /* Once the symbolizer has named the profile: its frames left unnamed, by
  * kind, join the run's metadata (unresolved.KIND). */
 void kp_session_count_unresolved(struct kp_session *s);
+/* The same for p, a window's profile (profiler/window.h). */
+void kp_session_count_unresolved_in(struct kp_session *s, struct kp_profile *p);
 
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st);
 /* The command's exit status, shell style (0 when there was no command). */

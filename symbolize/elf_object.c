@@ -577,7 +577,7 @@ bool kp_elf_object_give_file(struct kp_elf_object *o, int fd, const char *debug_
 
 int kp_elf_object_fd(const struct kp_elf_object *o)
 {
-	return o->fd;
+	return o->fd >= 0 ? o->fd : o->file_fd;
 }
 
 /* Frees what libdw read for the object and the tables made from it. */
@@ -1443,8 +1443,9 @@ static void open_object(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 		if (!err) {
 			o->tried = true;
 			ctx->nindexes_loaded++;
-			if (o->fd >= 0)
-				close(o->fd);
+			/* kept for the unwinder's tables (kp_elf_object_fd):
+			 * a continuous recording goes on after naming */
+			o->file_fd = o->fd;
 			o->fd = -1;
 			return;
 		}

@@ -69,8 +69,9 @@ void kp_elf_object_free(struct kp_elf_object *o);
 bool kp_elf_object_wants_file(const struct kp_elf_object *o);
 bool kp_elf_object_give_file(struct kp_elf_object *o, int fd, const char *debug_path);
 
-/* The object's own descriptor of its file, or -1 once libdw or an index
- * took over (or without a file). Still owned by the object. */
+/* A descriptor of the object's file, for readers of its other bytes (the
+ * unwinder's tables), or -1 without a file; before and after its symbols
+ * are read. Still owned by the object. */
 int kp_elf_object_fd(const struct kp_elf_object *o);
 
 /* May kprof trust what the file open as fd says about itself: that a

@@ -349,6 +349,32 @@ void kp_jit_exit(struct kp_jittab *jt, pid_t pid)
 	j->exited = true;
 }
 
+void kp_jit_next_window(struct kp_jittab *jt)
+{
+	for (size_t i = 0; i < jt->n; i++) {
+		struct jit *j = &jt->jits[i];
+
+		/* the names of the last window's addresses: the next window
+		 * hints its own, and the map is read again for them */
+		kp_perfmap_fini(&j->map);
+		j->nwant = 0;
+		j->stale = false;
+		if (!j->exited)
+			continue;
+		/* named with the window it exited in: nothing will ask again */
+		if (j->rootfd >= 0)
+			close(j->rootfd);
+		if (j->mapfd >= 0)
+			close(j->mapfd);
+		j->rootfd = j->mapfd = -1;
+		free(j->want);
+		j->want = NULL;
+		j->want_cap = 0;
+		dump_free(j->dump);
+		j->dump = NULL;
+	}
+}
+
 void kp_jit_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n)
 {
 	if (id >= 1 && id <= jt->n)

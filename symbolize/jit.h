@@ -26,6 +26,11 @@ uint32_t kp_jit_get(struct kp_jittab *jt, pid_t pid);
  * and that file is the one read later; the next kp_jit_get(pid) then
  * belongs to a new process. */
 void kp_jit_exit(struct kp_jittab *jt, pid_t pid);
+/* Between two windows of a continuous recording (kp_sym_next_window):
+ * the names read for the last window's addresses go, and exited
+ * processes' maps and jitdumps are closed and freed (their table entry,
+ * a few hundred bytes, stays: ids are not reused). */
+void kp_jit_next_window(struct kp_jittab *jt);
 /* Adds addrs[0..n) (any order) to the addresses map id is read for. */
 void kp_jit_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n);
 /* The (folded-safe) name covering addr in map id, or NULL. The first

@@ -29,6 +29,7 @@ struct object {
 	 * build's index, which only trusted files write). */
 	enum trust { NOFILE, OTHER, TRUSTED } trust;
 	struct kp_elf_object *elf; /* without a file until one is found; NULL once released */
+	uint32_t last_used;	   /* the window it was last asked for in (kp_objcache_touch) */
 };
 
 /* One name under which an object was seen. */
@@ -48,6 +49,7 @@ struct kp_objcache {
 	struct kp_idmap by_file;     /* -> filekey id */
 	struct kp_notes *notes;
 	unsigned failed_notes;
+	uint32_t window; /* the current window of a continuous recording (0: one run) */
 };
 
 /* Only the first few unreadable files are named; the stats count them all. */
@@ -333,7 +335,7 @@ static uint32_t add_object(struct kp_objcache *oc, const struct filekey *k, cons
 /* kp_objcache_get, and kp_objcache_get_memfd when want_elf: then a file
  * that is not ELF (or, out of reach, has no build-id from the record) gets
  * no object and 0 comes back. */
-static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool want_elf)
+static uint32_t find_or_add(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool want_elf)
 {
 	bool vdso = m->path && strcmp(m->path, "[vdso]") == 0;
 	struct filekey k = {.ino = m->ino,
@@ -402,6 +404,43 @@ opened:
 	return id;
 }
 
+/* A released object (kp_objcache_release_idle) mapped again: its file is
+ * opened anew from m, and taken only when it is still the object's build
+ * and as trusted as the file it had; else the object is named from its
+ * build's index alone, as one out of reach. */
+static void revive(struct kp_objcache *oc, uint32_t id, const struct kp_sym_mapping *m)
+{
+	struct object *o = &oc->objs[id - 1];
+	bool vdso = m->path && strcmp(m->path, "[vdso]") == 0;
+	uint8_t bid[KP_BUILD_ID_MAX];
+	size_t len;
+	char *dpath = NULL;
+	int fd = open_mapping(m, vdso, &dpath);
+
+	if (fd >= 0) {
+		len = kp_elf_object_read_build_id(fd, bid, sizeof(bid));
+		if ((o->build_id_len &&
+		     (len != o->build_id_len || memcmp(bid, o->build_id, len) != 0)) ||
+		    (o->trust == TRUSTED && !kp_elf_object_file_trusted(fd))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	o->elf = kp_elf_object_new(fd, o->path, dpath, o->build_id, o->build_id_len);
+	free(dpath);
+}
+
+static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool want_elf)
+{
+	uint32_t id = find_or_add(oc, m, want_elf);
+
+	if (id && !oc->objs[id - 1].elf)
+		revive(oc, id, m);
+	if (id)
+		oc->objs[id - 1].last_used = oc->window;
+	return id;
+}
+
 uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 {
 	return get(oc, m, false);
@@ -410,6 +449,41 @@ uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_sym_mapping *m)
 {
 	return get(oc, m, true);
+}
+
+void kp_objcache_touch(struct kp_objcache *oc, uint32_t id)
+{
+	if (id >= 1 && id <= oc->nobjs)
+		oc->objs[id - 1].last_used = oc->window;
+}
+
+unsigned kp_objcache_held(const struct kp_objcache *oc)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < oc->nobjs; i++)
+		n += oc->objs[i].elf != NULL;
+	return n;
+}
+
+size_t kp_objcache_release_idle(struct kp_objcache *oc, uint32_t idle, uint32_t **out)
+{
+	uint32_t *ids = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < oc->nobjs; i++) {
+		struct object *o = &oc->objs[i];
+
+		if (!o->elf || oc->window - o->last_used < idle)
+			continue;
+		kp_elf_object_free(o->elf);
+		o->elf = NULL;
+		kp_xgrow(&ids, &cap, n + 1, sizeof(*ids));
+		ids[n++] = (uint32_t)(i + 1);
+	}
+	oc->window++;
+	*out = ids;
+	return n;
 }
 
 struct kp_elf_object *kp_objcache_elf(struct kp_objcache *oc, uint32_t id)

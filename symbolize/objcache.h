@@ -5,6 +5,7 @@
 #ifndef KP_SYMBOLIZE_OBJCACHE_H
 #define KP_SYMBOLIZE_OBJCACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/notes.h"
@@ -39,5 +40,17 @@ int kp_objcache_fd(struct kp_objcache *oc, uint32_t id);
 /* Closes object id's file and frees its symbol and DWARF indexes; it then
  * resolves as if the file could not be opened. */
 void kp_objcache_release(struct kp_objcache *oc, uint32_t id);
+
+/* A continuous recording's objects (kprof --every): kp_objcache_touch
+ * marks object id used in the current window (kp_objcache_get does too);
+ * kp_objcache_release_idle, between windows, releases every object not
+ * used in the last `idle` windows and starts the next window. It returns
+ * their number and their ids in *out (the caller frees it): their
+ * mappings must ask kp_objcache_get again, which opens a released
+ * object's file anew from the mapping (the same build only). */
+void kp_objcache_touch(struct kp_objcache *oc, uint32_t id);
+/* How many objects are held (not released). */
+unsigned kp_objcache_held(const struct kp_objcache *oc);
+size_t kp_objcache_release_idle(struct kp_objcache *oc, uint32_t idle, uint32_t **out);
 
 #endif

@@ -49,6 +49,7 @@ struct kp_symbolizer {
 	size_t nslots;
 	struct kp_notes notes;
 	struct kp_sym_stats stats;
+	bool continuous; /* kp_sym_options.continuous */
 };
 
 /* The cache directory's one note, when it cannot be used. */
@@ -71,6 +72,7 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 			       opts->full_names, sym->cachedir);
 	sym->elf.notes = &sym->notes;
 	sym->elf.no_lines = opts->no_lines;
+	sym->continuous = opts->continuous;
 	sym->kallsyms_path = kp_xstrdup(KP_KERNEL_KALLSYMS);
 	sym->objs = kp_objcache_new(&sym->notes);
 	sym->jits = kp_jit_new(&sym->notes);
@@ -325,7 +327,9 @@ static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size
 
 void kp_sym_kernel_hint(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n)
 {
-	if (!sym->kallsyms_tried && n)
+	/* a continuous recording names window after window: the whole
+	 * table, once, rather than a part and then the whole */
+	if (!sym->kallsyms_tried && n && !sym->continuous)
 		load_kallsyms(sym, addrs, n);
 }
 
@@ -431,6 +435,8 @@ bool kp_sym_resolve(struct kp_symbolizer *sym, const struct kp_loc *loc, struct 
 	size_t mask = sym->nslots - 1, s = loc_hash(loc->addr, obj, kind) & mask;
 	struct cache_ent *e;
 
+	if (kind == KP_LOC_USER)
+		kp_objcache_touch(sym->objs, obj);
 	for (; sym->slots[s]; s = (s + 1) & mask) {
 		e = &sym->cache[sym->slots[s] - 1];
 		if (e->addr == loc->addr && e->obj == obj && e->kind == kind)
@@ -470,6 +476,7 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 	st->jit_bad_lines = kp_jit_bad_lines(sym->jits);
 	st->jit_map_reads = kp_jit_reads(sym->jits);
 	kp_jit_dump_stats(sym->jits, &st->jitdump_loads, &st->jitdump_ignored);
+	st->objects_held = kp_objcache_held(sym->objs);
 	st->indexes_loaded = sym->elf.nindexes_loaded;
 	st->indexes_saved = sym->elf.nindexes_saved;
 	st->indexes_damaged = sym->elf.nindexes_damaged;
@@ -599,13 +606,31 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 		kp_profile_set_frames(p, order[k], frames, sf.n, ok);
 		if (loc->kind == KP_LOC_USER || loc->kind == KP_LOC_JIT)
 			describe_mapping(sym, p, loc);
-		if (loc->kind == KP_LOC_USER &&
+		if (loc->kind == KP_LOC_USER && !sym->continuous &&
 		    (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], p) != 0))
 			kp_sym_object_done(sym, loc->obj);
 	}
 	kp_sym_frames_fini(&sf);
 	free(frames);
 	free(order);
+}
+
+/* The cache of resolved locations and the names it hands out start
+ * empty again: their memory is one window's, not the run's. */
+static void forget_names(struct kp_symbolizer *sym)
+{
+	kp_strtab_free(sym->names);
+	sym->names = kp_strtab_new();
+	sym->npool = 0;
+	sym->ncache = 0;
+	memset(sym->slots, 0, sym->nslots * sizeof(*sym->slots));
+}
+
+size_t kp_sym_next_window(struct kp_symbolizer *sym, uint32_t idle, uint32_t **released)
+{
+	forget_names(sym);
+	kp_jit_next_window(sym->jits);
+	return kp_objcache_release_idle(sym->objs, idle, released);
 }
 
 /* Jitdumps: jit.c's, through the JIT table. */

@@ -44,6 +44,10 @@ struct kp_sym_options {
 	 * only when it is the user's own, mode 0700, not a symbolic link
 	 * (util/cachefile.h); otherwise a note says so. */
 	const char *cache_dir;
+	/* a continuous recording (kprof --every): its profiles are named
+	 * window after window, so naming one releases no object; what the
+	 * windows no longer need goes at kp_sym_next_window */
+	bool continuous;
 };
 
 /* Returns a new symbolizer (never NULL; allocation failure aborts). */
@@ -220,6 +224,19 @@ bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vadd
  * Locations that were named already are named again. */
 void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p);
 
+/* Between two windows of a continuous recording, once the last one was
+ * named: the names handed out so far and the cache of resolved locations
+ * are let go (a window's frames must be copied before, as
+ * kp_sym_name_profile does), as are the JIT maps and jitdumps of
+ * processes that exited; objects no location asked for in the last `idle`
+ * windows are released (their files closed, their indexes freed): their
+ * number comes back and their ids in *released (the caller frees it),
+ * for the recorder to ask kp_sym_object_get again at their next sample,
+ * which opens the file anew (the same build only), and for the unwinder
+ * to drop their tables. Memory then follows what the host runs now, not
+ * what it ran over the hours. */
+size_t kp_sym_next_window(struct kp_symbolizer *sym, uint32_t idle, uint32_t **released);
+
 /* Whether the file open as fd is an ELF file of this machine's byte order. */
 bool kp_sym_is_elf(int fd);
 
@@ -231,6 +248,7 @@ struct kp_sym_stats {
 	uint64_t jitdump_loads;		    /* code loads taken from jitdumps */
 	uint64_t jitdump_ignored;	    /* jitdump loads outside JIT code, ignored */
 	bool kptr_restricted;	    /* kallsyms addresses hidden: kernel shown as [kernel] */
+	unsigned objects_held;	    /* objects whose file and indexes are held now */
 	unsigned indexes_loaded;    /* builds named from their index in the cache */
 	unsigned indexes_saved;	    /* builds indexed and saved to the cache this run */
 	unsigned indexes_damaged;   /* saved indexes found damaged: ignored, removed, rebuilt */

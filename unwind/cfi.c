@@ -53,8 +53,10 @@ static Dwarf_CFI *cfi_open(struct kp_tables *tb, struct utab *t)
 	t->cfi = dwarf_getcfi_elf(t->elf);
 	elf_cntl(t->elf, ELF_C_FDDONE);
 	/* libdw holds about the bytes of the ranges libunwind pages in */
-	for (size_t i = 0; t->cfi && i < t->nr; i++)
+	for (size_t i = 0; t->cfi && i < t->nr; i++) {
+		t->bytes += t->r[i].hi - t->r[i].lo;
 		tb->st.table_bytes += t->r[i].hi - t->r[i].lo;
+	}
 	return t->cfi;
 }
 

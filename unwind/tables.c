@@ -235,6 +235,17 @@ struct utab *kp_tables_get(struct kp_tables *tb, uint32_t obj)
 	return t;
 }
 
+void kp_tables_drop(struct kp_tables *tb, uint32_t obj)
+{
+	uint64_t v;
+
+	if (!kp_u64map_get(&tb->tabs, obj, &v))
+		return;
+	tb->st.table_bytes -= ((struct utab *)(uintptr_t)v)->bytes;
+	table_free((struct utab *)(uintptr_t)v);
+	kp_u64map_del(&tb->tabs, obj);
+}
+
 bool kp_tables_bias(const struct utab *t, const struct kp_unwind_map *m, uint64_t *bias)
 {
 	for (size_t i = 0; i < t->nsegs; i++) {
@@ -269,6 +280,7 @@ static const unsigned char *table_page(struct kp_tables *tb, struct utab *t, str
 		return NULL;
 	}
 	tb->st.table_bytes += TPAGE;
+	t->bytes += TPAGE;
 	return r->pages[p];
 }
 

@@ -59,6 +59,33 @@ void kp_unwind_forget(struct kp_unwinder *u, pid_t pid)
 	}
 }
 
+void kp_unwind_drop_objects(struct kp_unwinder *u, const uint32_t *objs, size_t n)
+{
+	size_t pos = 0;
+	uint64_t key, v;
+
+	if (!n)
+		return;
+	/* the address spaces that read these tables forget what they cached
+	 * of them (their rules, the touched list's pointers) */
+	while (kp_u64map_next(&u->spaces, &pos, &key, &v)) {
+		struct aspace *a = (struct aspace *)(uintptr_t)v;
+
+		for (size_t i = 0; i < a->nt; i++) {
+			bool hit = false;
+
+			for (size_t k = 0; k < n && !hit; k++)
+				hit = a->t[i].t->obj == objs[k];
+			if (hit) {
+				kp_remote_space_flush(a);
+				break;
+			}
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		kp_tables_drop(&u->tables, objs[k]);
+}
+
 int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uint64_t *ips,
 		    size_t max, struct kp_unwind_result *res)
 {

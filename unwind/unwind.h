@@ -135,6 +135,11 @@ void kp_unwind_set_libunwind_only(struct kp_unwinder *u, bool on);
 void kp_unwind_flush(struct kp_unwinder *u, pid_t pid);
 void kp_unwind_forget(struct kp_unwinder *u, pid_t pid);
 
+/* Objects objs[0..n) are no longer the caller's (a continuous recording
+ * released them between windows): their tables and whatever was cached
+ * from them go; a later unwind through one reads them again. */
+void kp_unwind_drop_objects(struct kp_unwinder *u, const uint32_t *objs, size_t n);
+
 struct kp_unwind_stats {
 	uint64_t objects;	   /* objects whose tables were read */
 	uint64_t objects_no_table; /* of those, without .eh_frame_hdr */

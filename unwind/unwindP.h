@@ -59,6 +59,7 @@ struct utab {
 	 * file bytes (one range when they are adjacent) */
 	struct trange r[2];
 	size_t nr;
+	uint64_t bytes; /* of the table bytes held (kp_unwind_stats' table_bytes) */
 	/* libdw's view of its CFI for kprof's rows (cfi.c), opened on the
 	 * first row asked of it; ended with the tables */
 	bool cfi_tried;
@@ -95,6 +96,8 @@ void kp_tables_fini(struct kp_tables *tb);
 /* The tables of object obj, read on first use (owned by tb). NULL for
  * obj 0; !ok when the object has no usable search table. */
 struct utab *kp_tables_get(struct kp_tables *tb, uint32_t obj);
+/* Frees object obj's tables (kp_unwind_drop_objects). */
+void kp_tables_drop(struct kp_tables *tb, uint32_t obj);
 /* The load bias of the object mapped as m (address = vaddr + bias). */
 bool kp_tables_bias(const struct utab *t, const struct kp_unwind_map *m, uint64_t *bias);
 /* Reads up to 8 bytes at vaddr va of range r of t into *valp (zeros past

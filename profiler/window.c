@@ -1,0 +1,94 @@
+/* A recording cut into windows (see window.h). */
+#include "profiler/window.h"
+
+#include <malloc.h>
+#include <stdlib.h>
+
+#include "profiler/profilerP.h"
+#include "util/xalloc.h"
+
+/* A new empty profile with p's value types. */
+static struct kp_profile *same_types(const struct kp_profile *p)
+{
+	struct kp_profile *q = kp_profile_new();
+
+	for (size_t i = 0; i < kp_profile_nvalues(p); i++) {
+		const struct kp_profile_value_type *vt = kp_profile_value_type(p, i);
+
+		kp_profile_add_value_type(q, kp_profile_str(p, vt->type, NULL),
+					  kp_profile_str(p, vt->unit, NULL), vt->decimals);
+	}
+	return q;
+}
+
+/* The run's record as the window's: its start, length and counts. */
+static void window_meta(struct kp_session *s, double seconds)
+{
+	s->meta.start = (time_t)(s->cut_unix_ns / 1000000000ULL);
+	s->meta.duration = seconds;
+	s->meta.samples = s->st.samples - s->cut_samples0;
+	s->meta.lost = s->st.lost - s->cut_lost0;
+	s->meta.have_end = true;
+}
+
+void kp_window_cut(struct kp_session *s, struct kp_window *w)
+{
+	uint64_t until;
+	double t;
+
+	if (!s->ended) {
+		/* what the rings hold now belongs to this window */
+		kp_dispatch_read(s);
+		kp_dispatch_flush(s, false);
+	}
+	until = kp_session_unix_ns();
+	t = s->ended ? s->st.seconds : kp_session_elapsed(s);
+	if (until < s->cut_unix_ns)
+		until = s->cut_unix_ns; /* the wall clock was set back */
+	*w = (struct kp_window){
+		.prof = s->prof,
+		.from_ns = s->cut_unix_ns,
+		.until_ns = until,
+		.samples = s->st.samples - s->cut_samples0,
+		.lost = s->st.lost - s->cut_lost0,
+		.index = s->cut_index++,
+		.last = s->ended,
+	};
+	if (!s->ended) {
+		window_meta(s, t - s->cut_t0);
+		kp_run_meta_write(&s->meta, s->prof);
+	}
+	/* kp_session_end wrote the last window's record itself */
+	s->prof = s->ended ? NULL : same_types(w->prof);
+	s->cut_t0 = t;
+	s->cut_unix_ns = until;
+	s->cut_samples0 = s->st.samples;
+	s->cut_lost0 = s->st.lost;
+	s->meta.start = (time_t)(until / 1000000000ULL);
+	s->meta.have_end = false;
+	s->meta.have_unresolved = false;
+}
+
+void kp_window_named(struct kp_session *s, struct kp_window *w)
+{
+	time_t start = s->meta.start;
+
+	/* the record's start is the next window's now; this one's again */
+	s->meta.start = (time_t)(w->from_ns / 1000000000ULL);
+	kp_session_count_unresolved_in(s, w->prof);
+	s->meta.start = start;
+	s->meta.have_unresolved = false;
+}
+
+void kp_window_trim(struct kp_session *s)
+{
+	uint32_t *objs;
+	size_t n = kp_sym_next_window(s->opts.sym, KP_WINDOW_IDLE, &objs);
+
+	kp_unwind_drop_objects(s->unw, objs, n);
+	kp_proctab_forget_objects(s->procs, objs, n);
+	free(objs);
+	/* what was freed goes back to the system, not only to malloc: an
+	 * agent's resident memory is what an operator watches */
+	malloc_trim(0);
+}

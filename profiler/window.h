@@ -1,0 +1,60 @@
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * A recording cut into consecutive windows (kprof --every): each window
+ * is a profile of its own, handed over when it ends, and the next window
+ * starts where it ended, so every sample is in exactly one window and
+ * their times follow without a gap or an overlap. What the recording
+ * knows (the process table, the symbolizer's objects, the unwinder's
+ * tables) lives across windows; between two of them kp_window_trim lets
+ * go of what no live process needs any more, so memory stays flat over
+ * hours of process churn (docs/continuous.md).
+ *
+ *   for (;;) {
+ *       bool more = kp_session_loop(s, next_end, NULL, NULL);
+ *       if (!more) kp_session_end(s);
+ *       kp_window_cut(s, &w);           the window's profile, the caller's
+ *       kp_sym_name_profile(sym, w.prof); write, push; kp_window_named ...
+ *       kp_profile_free(w.prof);
+ *       if (!more) break;
+ *       kp_window_trim(s);
+ *   }
+ *
+ * CPU profiles only (the off-CPU module keeps the profile's locations). */
+#ifndef KP_PROFILER_WINDOW_H
+#define KP_PROFILER_WINDOW_H
+
+#include <stdint.h>
+
+#include "profile/profile.h"
+#include "profiler/session.h"
+
+struct kp_window {
+	struct kp_profile *prof;    /* the caller's: names it, writes it, frees it */
+	uint64_t from_ns, until_ns; /* Unix time, nanoseconds: [from, until) */
+	uint64_t samples, lost;	    /* in this window */
+	unsigned index;		    /* 0 for the first window */
+	bool last;		    /* the recording ended with it */
+};
+
+/* Hands over the window recorded since the last cut (or the start): what
+ * the rings hold now is in it. The session starts the next window, with
+ * the same value types. After kp_session_end, the last window (its end
+ * the recording's). */
+void kp_window_cut(struct kp_session *s, struct kp_window *w);
+
+/* After the window's profile was named: its frames left unnamed join its
+ * metadata (unresolved.KIND), as for a whole run. */
+void kp_window_named(struct kp_session *s, struct kp_window *w);
+
+/* Between windows, once the last one was named: the symbolizer's names
+ * and JIT maps of exited processes go, objects no sample used in the last
+ * KP_WINDOW_IDLE windows are released, and the unwinder's tables and the
+ * process table's references to them with them. */
+void kp_window_trim(struct kp_session *s);
+
+/* Windows an object may go unused before it is released: long enough
+ * that an object sampled now and then is not read again every window,
+ * short enough that upgraded and vanished binaries do not pile up. */
+#define KP_WINDOW_IDLE 6
+
+#endif

@@ -209,8 +209,8 @@ static double next_cut(double cut, double every, double now)
 	return cut;
 }
 
-int kp_record_every(struct kp_record_args *c, struct kp_session *sess,
-		    struct kp_symbolizer *sym, struct kp_record_push *push)
+int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp_symbolizer *sym,
+		    struct kp_record_push *push)
 {
 	struct every e = {.c = c, .sess = sess, .sym = sym, .push = push};
 	double cut = c->every.seconds;
@@ -231,8 +231,7 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess,
 	} while (more);
 	if (!c->quiet)
 		fprintf(stderr, "kprof: %u window%s of %g s, %llu samples%s\n", e.windows,
-			e.windows == 1 ? "" : "s", c->every.seconds,
-			(unsigned long long)e.samples,
+			e.windows == 1 ? "" : "s", c->every.seconds, (unsigned long long)e.samples,
 			e.write_failures ? "; some window files could not be written (said above)"
 					 : "");
 	for (size_t i = 0; i < c->outputs.n; i++) {

@@ -31,7 +31,7 @@ int kp_record_every_check(struct kp_record_args *c);
 /* Records window after window until the recording ends, writing each to
  * the -o patterns' files and handing it to push (may be NULL). Returns 0,
  * or 1 when a window's files could not be written. */
-int kp_record_every(struct kp_record_args *c, struct kp_session *sess,
-		    struct kp_symbolizer *sym, struct kp_record_push *push);
+int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp_symbolizer *sym,
+		    struct kp_record_push *push);
 
 #endif

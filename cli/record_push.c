@@ -1,41 +1,125 @@
 /* The pushes of kprof --every (record_every.h): each window encoded as
- * gzip'd pprof and handed to push/, which sends it in the background. */
+ * gzip'd pprof and handed to push/, which sends it in the background to
+ * every --push server (docs/push.md). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/messages.h"
 #include "cli/record_every.h"
 #include "formats/pprof.h"
+#include "push/push.h"
+#include "util/xalloc.h"
 
 struct kp_record_push {
-	int unused;
+	struct kp_push *push;
+	double timeout;
+	unsigned encode_failures;
 };
+
+/* The service's name: --service, else the command's base name for a
+ * command, else the host's name; made to fit Pyroscope's rule. */
+static char *service_name(const struct kp_record_args *c, const char *command)
+{
+	char host[256] = "";
+
+	if (c->every.service)
+		return kp_xstrdup(c->every.service); /* checked by push/ */
+	if (command) {
+		const char *slash = strrchr(command, '/');
+
+		return kp_push_service_clean(slash ? slash + 1 : command);
+	}
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = '\0';
+	return kp_push_service_clean(host);
+}
 
 int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args *c,
 		       const char *command)
 {
-	(void)command;
+	const struct kp_every_args *e = &c->every;
+	struct kp_record_push *p;
+	struct kp_diag d = {""};
+	char *service;
+	int err;
+
 	*out = NULL;
-	if (c->every.push.n) {
-		kp_err("--push: not built yet");
+	if (!e->push.n)
+		return 0;
+	service = service_name(c, command);
+	p = kp_xcalloc(1, sizeof(*p));
+	p->timeout = e->push_timeout > 0 ? e->push_timeout : 10;
+	err = kp_push_new(&p->push,
+			  &(struct kp_push_opts){
+				  .targets = (const char *const *)e->push.v,
+				  .ntargets = e->push.n,
+				  .service = service,
+				  .labels = (const char *const *)e->labels.v,
+				  .nlabels = e->labels.n,
+				  .headers = (const char *const *)e->headers.v,
+				  .nheaders = e->headers.n,
+				  .token_file = e->token_file,
+				  .spool_dir = e->spool,
+				  .timeout = p->timeout,
+			  },
+			  &d);
+	free(service);
+	if (err < 0) {
+		kp_err("%s", d.msg);
+		kp_record_push_free(p);
 		return 2;
 	}
+	*out = p;
 	return 0;
 }
 
 void kp_record_push_window(struct kp_record_push *p, const struct kp_window *w)
 {
-	(void)p;
-	(void)w;
+	struct kp_diag d = {""};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err = f ? kp_pprof_write(w->prof, NULL, f, &d) : -1;
+
+	if (f && fclose(f) != 0)
+		err = -1;
+	if (err < 0) {
+		/* a profile pprof cannot hold (a value past int64): said once */
+		if (!p->encode_failures++)
+			kp_warn("window %u cannot be pushed: %s", w->index,
+				d.msg[0] ? d.msg : "out of memory");
+	} else {
+		kp_push_window(p->push, (const uint8_t *)buf, len, w->from_ns, w->until_ns);
+	}
+	free(buf);
 }
 
 int kp_record_push_finish(struct kp_record_push *p)
 {
-	(void)p;
-	return 0;
+	struct kp_push_stats st;
+	uint64_t delivered = 0;
+
+	/* what is queued gets one timeout's chance; the spool keeps the rest */
+	kp_push_finish(p->push, p->timeout, &st);
+	for (size_t i = 0; i < KP_PUSH_MAX_TARGETS; i++)
+		delivered += st.delivered[i];
+	fprintf(stderr,
+		"kprof: pushed %llu window%s (%llu deliveries), %llu dropped by a server, "
+		"%llu lost, %llu pending%s\n",
+		(unsigned long long)st.queued, st.queued == 1 ? "" : "s",
+		(unsigned long long)delivered, (unsigned long long)st.dropped,
+		(unsigned long long)st.lost, (unsigned long long)st.pending,
+		st.spooled ? " (kept in the spool for the next run)" : "");
+	/* a window spooled for the next run is not lost: exit 0 then */
+	return st.lost || st.dropped || st.pending > st.spooled || p->encode_failures ? 1 : 0;
 }
 
 void kp_record_push_free(struct kp_record_push *p)
 {
+	if (!p)
+		return;
+	kp_push_free(p->push);
 	free(p);
 }

@@ -224,7 +224,8 @@ static void report_drop(struct kp_push *p, struct kp_queue_target *t,
 	end_drop_run(p, t);
 	fmt_time(w->from_ns, at, sizeof(at));
 	kp_queue_log(p, "push to %s %s: %s; window of %s dropped", kind(t), t->t.shown, why, at);
-	snprintf(t->drop_why, sizeof(t->drop_why), "%s", why);
+	/* only its start is compared: cut on purpose */
+	snprintf(t->drop_why, sizeof(t->drop_why), "%.*s", (int)sizeof(t->drop_why) - 1, why);
 	t->drop_run = 1;
 }
 

@@ -282,7 +282,7 @@ struct load_counts {
 static void skip(struct load_counts *c, const char *name, const char *why)
 {
 	if (c->skipped++ == 0) {
-		snprintf(c->first, sizeof(c->first), "%s", name);
+		snprintf(c->first, sizeof(c->first), "%.*s", (int)sizeof(c->first) - 1, name);
 		c->first_why = why;
 	}
 }

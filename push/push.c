@@ -42,6 +42,10 @@ void kp_queue_log(struct kp_push *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* a server's words (its answer, a Location) are printed, not obeyed */
+	for (char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	if (p->log)
 		p->log(p->log_arg, line);
 	else

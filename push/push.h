@@ -38,7 +38,8 @@ struct kp_push_opts {
 	uint64_t max_memory;	/* bytes of windows held in memory; 0: 64 MiB */
 	double timeout;		/* seconds a request may take; 0: 10 */
 	/* Where the one-line messages go (no "kprof: " prefix, no newline);
-	 * NULL: stderr as "kprof: LINE". Called from the sender thread too. */
+	 * NULL: stderr as "kprof: LINE". Called from the sender thread too,
+	 * with push/'s lock held: it must not call push/. */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	/* The first retry's delay and the largest; 0: 1000 and 300000 (tests
@@ -66,7 +67,8 @@ struct kp_push;
  * negative errno; *out is freed with kp_push_free. */
 int kp_push_new(struct kp_push **out, const struct kp_push_opts *o, struct kp_diag *d);
 
-/* Queues a copy of gz[0..len), the window [from_ns, until_ns); with a
+/* Queues a copy of gz[0..len), the window [from_ns, until_ns) (not after
+ * kp_push_finish); with a
  * spool, writes it there first. Returns at once: never waits on the
  * network (only on the spool's write, when there is one). */
 void kp_push_window(struct kp_push *p, const uint8_t *gz, size_t len, uint64_t from_ns,

@@ -21,6 +21,12 @@ static void fmt_time(uint64_t ns, char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* "s" for a count other than one */
+static const char *s_(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static const char *kind(const struct kp_queue_target *t)
 {
 	return kp_labels_kind_name(t->t.kind);
@@ -198,16 +204,17 @@ void kp_queue_reload(struct kp_push *p)
 	free(e);
 	p->st.reloaded = n;
 	if (n)
-		kp_queue_log(p, "push: %zu windows left by a previous run in the spool: sent first",
-			     n);
+		kp_queue_log(p,
+			     "push: %zu window%s left by a previous run in the spool: sent first",
+			     n, s_(n));
 }
 
 /* A run of refusals with the same answer is reported once, its end with a count. */
 static void end_drop_run(struct kp_push *p, struct kp_queue_target *t)
 {
 	if (t->drop_run > 1)
-		kp_queue_log(p, "push to %s %s: %" PRIu64 " more windows refused (%s)", kind(t),
-			     t->t.shown, t->drop_run - 1, t->drop_why);
+		kp_queue_log(p, "push to %s %s: %" PRIu64 " more window%s refused (%s)", kind(t),
+			     t->t.shown, t->drop_run - 1, s_(t->drop_run - 1), t->drop_why);
 	t->drop_run = 0;
 	t->drop_why[0] = '\0';
 }
@@ -233,9 +240,9 @@ static void report_recovery(struct kp_push *p, struct kp_queue_target *t)
 {
 	if (!t->recovering)
 		return;
-	kp_queue_log(p,
-		     "push to %s %s: delivered again: %" PRIu64 " windows sent after %" PRIu64 " s",
-		     kind(t), t->t.shown, t->sent_again, (t->outage_ms + 500) / 1000);
+	kp_queue_log(
+		p, "push to %s %s: delivered again: %" PRIu64 " window%s sent after %" PRIu64 " s",
+		kind(t), t->t.shown, t->sent_again, s_(t->sent_again), (t->outage_ms + 500) / 1000);
 	t->recovering = false;
 }
 
@@ -243,6 +250,7 @@ static void retry_later(struct kp_push *p, size_t i, const char *why, uint64_t n
 {
 	struct kp_queue_target *t = &p->tg[i];
 	unsigned jitter;
+	uint64_t n;
 
 	p->st.retries++;
 	t->backoff_ms = t->backoff_ms ? t->backoff_ms * 2 : p->bmin;
@@ -256,8 +264,9 @@ static void retry_later(struct kp_push *p, size_t i, const char *why, uint64_t n
 	report_recovery(p, t);
 	t->failing = true;
 	t->fail_since_ms = now;
-	kp_queue_log(p, "push to %s %s: %s; %" PRIu64 " windows waiting, retrying", kind(t),
-		     t->t.shown, why, waiting(p, i));
+	n = waiting(p, i);
+	kp_queue_log(p, "push to %s %s: %s; %" PRIu64 " window%s waiting, retrying", kind(t),
+		     t->t.shown, why, n, s_(n));
 }
 
 /* What the outcome of sending w to tg[i] does (mu held). */
@@ -417,13 +426,13 @@ void kp_queue_summary(struct kp_push *p)
 	p->st.pending = pending;
 	p->st.spooled = spooled;
 	if (pending && spooled == pending)
-		kp_queue_log(p, "push: %" PRIu64 " windows not delivered yet, kept in the spool",
-			     pending);
+		kp_queue_log(p, "push: %" PRIu64 " window%s not delivered yet, kept in the spool",
+			     pending, s_(pending));
 	else if (pending)
 		kp_queue_log(p,
-			     "push: %" PRIu64 " windows not delivered (%" PRIu64
+			     "push: %" PRIu64 " window%s not delivered (%" PRIu64
 			     " kept in the spool, %" PRIu64 " lost)",
-			     pending, spooled, pending - spooled);
+			     pending, s_(pending), spooled, pending - spooled);
 }
 
 void kp_queue_clear(struct kp_push *p)

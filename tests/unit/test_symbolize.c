@@ -1043,6 +1043,70 @@ out:
 	kp_sym_free(late);
 }
 
+/* A continuous recording's symbolizer (kprof --every): naming keeps the
+ * object and its file for the unwinder; an object unused for `idle`
+ * windows is released, and a mapping of it asked again reopens the file,
+ * its own build only: a binary upgraded under the same path while the old
+ * process runs still names the old process's code from the old build. */
+static void test_windows(void)
+{
+	struct kp_sym_options o = {.continuous = true};
+	struct kp_symbolizer *sym = kp_sym_new(&o);
+	char bin[256], cmd[600];
+	const struct mark *plain;
+	uint32_t *rel = NULL, obj;
+	size_t n;
+	struct proc p;
+
+	snprintf(bin, sizeof(bin), "%s/inl", tmp);
+	if (!build_c("inl", 1) || !build_c("inl2", 2) || !start(bin, &p)) {
+		CHECK(!"fixture built and started");
+		kp_sym_free(sym);
+		return;
+	}
+	plain = mark(&p, "plain");
+	if (!plain) {
+		stop(&p);
+		kp_sym_free(sym);
+		return;
+	}
+	obj = kp_sym_object_get(sym, &plain->m);
+	CHECK_EQ_STR(names(sym, obj, plain->off), "kp_plain_fn");
+	CHECK(kp_sym_object_fd(sym, obj) >= 0); /* still the unwinder's after naming */
+	/* used in window 0: kept after it and after window 1, released
+	 * after window 2, the second window it was not used in */
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ_INT((int)kp_sym_next_window(sym, 2, &rel), 0);
+		free(rel);
+	}
+	CHECK_EQ_INT((int)kp_sym_next_window(sym, 2, &rel), 1);
+	CHECK(rel && rel[0] == obj);
+	free(rel);
+	CHECK(kp_sym_object_fd(sym, obj) < 0);
+	/* the path now holds another build; the old process still runs it */
+	snprintf(cmd, sizeof(cmd), "%s/inl2", tmp);
+	CHECK(rename(cmd, bin) == 0);
+	CHECK_EQ_INT((int)kp_sym_object_get(sym, &plain->m), (int)obj);
+	CHECK(kp_sym_object_fd(sym, obj) >= 0);
+	CHECK_EQ_STR(names(sym, obj, plain->off), "kp_plain_fn");
+	/* released again, then asked once the process is gone: the path's
+	 * file is another build, never taken for this one */
+	for (int i = 0; i < 3; i++) {
+		n = kp_sym_next_window(sym, 2, &rel);
+		free(rel);
+	}
+	CHECK(n == 0 || kp_sym_object_fd(sym, obj) < 0);
+	stop(&p);
+	{
+		struct kp_sym_mapping m = plain->m;
+
+		kp_sym_object_get(sym, &m);
+		CHECK(kp_sym_object_fd(sym, obj) < 0);
+		CHECK(strncmp(names(sym, obj, plain->off), "[unknown", 8) == 0);
+	}
+	kp_sym_free(sym);
+}
+
 static void setup(void)
 {
 	const char *fx = getenv("KP_FIXTURES");
@@ -1064,4 +1128,4 @@ static void cleanup(void)
 
 KP_TEST_MAIN(setup, test_demangle, test_inline_and_deleted, test_index_without_file,
 	     test_path_reused, test_memfd, test_separate_debuginfo, test_cxx, test_rust, test_vdso,
-	     test_bad_files, cleanup)
+	     test_bad_files, test_windows, cleanup)

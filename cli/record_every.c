@@ -214,6 +214,9 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 {
 	struct every e = {.c = c, .sess = sess, .sym = sym, .push = push};
 	double cut = c->every.seconds;
+	/* windows an object may go unused: KP_WINDOW_IDLE_SECONDS, and at
+	 * least two (the window it was used in may have ended at once) */
+	unsigned idle = (unsigned)(KP_WINDOW_IDLE_SECONDS / c->every.seconds + 0.999);
 	struct kp_window w;
 	bool more;
 
@@ -225,7 +228,7 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 		kp_window_cut(sess, &w);
 		finish_window(&e, &w);
 		if (more) {
-			kp_window_trim(sess);
+			kp_window_trim(sess, idle < 2 ? 2 : idle);
 			cut = next_cut(cut, c->every.seconds, kp_session_elapsed(sess));
 		}
 	} while (more);

@@ -80,10 +80,10 @@ void kp_window_named(struct kp_session *s, struct kp_window *w)
 	s->meta.have_unresolved = false;
 }
 
-void kp_window_trim(struct kp_session *s)
+void kp_window_trim(struct kp_session *s, unsigned idle_windows)
 {
 	uint32_t *objs;
-	size_t n = kp_sym_next_window(s->opts.sym, KP_WINDOW_IDLE, &objs);
+	size_t n = kp_sym_next_window(s->opts.sym, idle_windows, &objs);
 
 	kp_unwind_drop_objects(s->unw, objs, n);
 	kp_proctab_forget_objects(s->procs, objs, n);

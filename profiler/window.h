@@ -16,7 +16,7 @@
  *       kp_sym_name_profile(sym, w.prof); write, push; kp_window_named ...
  *       kp_profile_free(w.prof);
  *       if (!more) break;
- *       kp_window_trim(s);
+ *       kp_window_trim(s, idle);
  *   }
  *
  * CPU profiles only (the off-CPU module keeps the profile's locations). */
@@ -48,13 +48,15 @@ void kp_window_named(struct kp_session *s, struct kp_window *w);
 
 /* Between windows, once the last one was named: the symbolizer's names
  * and JIT maps of exited processes go, objects no sample used in the last
- * KP_WINDOW_IDLE windows are released, and the unwinder's tables and the
+ * idle_windows windows are released, and the unwinder's tables and the
  * process table's references to them with them. */
-void kp_window_trim(struct kp_session *s);
+void kp_window_trim(struct kp_session *s, unsigned idle_windows);
 
-/* Windows an object may go unused before it is released: long enough
- * that an object sampled now and then is not read again every window,
- * short enough that upgraded and vanished binaries do not pile up. */
-#define KP_WINDOW_IDLE 6
+/* How long an object may go unused before it is released: long enough
+ * that one sampled now and then is not read again and again (reading a
+ * large binary's symbols and unwind tables costs more than a window's
+ * samples), short enough that upgraded and vanished binaries do not pile
+X
+#define KP_WINDOW_IDLE_SECONDS 120
 
 #endif

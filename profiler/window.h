@@ -56,7 +56,7 @@ void kp_window_trim(struct kp_session *s, unsigned idle_windows);
  * that one sampled now and then is not read again and again (reading a
  * large binary's symbols and unwind tables costs more than a window's
  * samples), short enough that upgraded and vanished binaries do not pile
-X
+ * up: memory follows the binaries of the last two minutes. */
 #define KP_WINDOW_IDLE_SECONDS 120
 
 #endif

@@ -425,14 +425,6 @@ void kp_queue_summary(struct kp_push *p)
 	}
 	p->st.pending = pending;
 	p->st.spooled = spooled;
-	if (pending && spooled == pending)
-		kp_queue_log(p, "push: %" PRIu64 " window%s not delivered yet, kept in the spool",
-			     pending, s_(pending));
-	else if (pending)
-		kp_queue_log(p,
-			     "push: %" PRIu64 " window%s not delivered (%" PRIu64
-			     " kept in the spool, %" PRIu64 " lost)",
-			     pending, s_(pending), spooled, pending - spooled);
 }
 
 void kp_queue_clear(struct kp_push *p)

@@ -74,7 +74,8 @@ void kp_queue_bound(struct kp_push *p);
 void kp_queue_spool(struct kp_push *p, struct kp_queue_window *w);
 /* Queues what the spool holds from a previous run (before the thread starts). */
 void kp_queue_reload(struct kp_push *p);
-/* At the end: the reports still owed, the pending counts (thread stopped). */
+/* At the end: the reports still owed, the pending counts (thread
+ * stopped); the caller says what is left (kp_push_stats). */
 void kp_queue_summary(struct kp_push *p);
 /* Frees every window (thread stopped); spooled files stay. */
 void kp_queue_clear(struct kp_push *p);

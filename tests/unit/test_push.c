@@ -559,7 +559,6 @@ static void test_memory_bound(void)
 	kp_push_free(p);
 	CHECK(st.lost >= 2 && st.lost + st.pending == 4);
 	CHECK(strstr(logged, "more than 150 bytes waiting, no spool: window of "));
-	CHECK(strstr(logged, "windows not delivered (0 kept in the spool"));
 	server_stop();
 }
 
@@ -594,7 +593,6 @@ static void test_spool_restart(void)
 	CHECK_EQ_INT(st.pending, 4);
 	CHECK_EQ_INT(st.spooled, 4);
 	CHECK_EQ_INT(spool_files(dir), 4);
-	CHECK(strstr(logged, "4 windows not delivered yet, kept in the spool\n"));
 
 	/* the third window's last byte flipped; a stranger's file beside */
 	kp_test_sh("f=$(ls %s/w-* | sed -n 3p); printf 'x' | dd of=$f bs=1 seek=$(($(stat -c %%s "

@@ -156,8 +156,8 @@ void kp_queue_spool(struct kp_push *p, struct kp_queue_window *w)
 	pthread_mutex_unlock(&p->mu);
 	if (!fits) {
 		kp_queue_log(p,
-			     "push: a window of %zu bytes is larger than the spool's bound: kept "
-			     "in memory only",
+			     "push: no room in the spool for a window of %zu bytes: kept in "
+			     "memory only",
 			     w->len);
 		return;
 	}

@@ -2,6 +2,7 @@
  * thread: which window goes next, what an outcome does to it, and the one
  * line an operator reads per failure episode (docs/push.md, "Retries" and
  * "Messages"). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -136,6 +137,7 @@ void kp_queue_spool(struct kp_push *p, struct kp_queue_window *w)
 	struct kp_spool_entry e;
 	struct kp_diag d;
 	bool fits;
+	int err;
 
 	pthread_mutex_lock(&p->mu);
 	/* the spool's bound: the oldest windows leave it first */
@@ -163,8 +165,14 @@ void kp_queue_spool(struct kp_push *p, struct kp_queue_window *w)
 	}
 	for (size_t i = 0; i < p->nt; i++)
 		keys[i] = p->tg[i].t.key;
-	if (kp_spool_write(p->spool, w->data, w->len, w->from_ns, w->until_ns, keys, p->nt, &e,
-			   &d) < 0) {
+	err = kp_spool_write(p->spool, w->data, w->len, w->from_ns, w->until_ns, keys, p->nt, &e,
+			     &d);
+	if (err == -EFBIG) {
+		/* this window only: the spool itself works */
+		kp_queue_log(p, "push: %s: kept in memory only", d.msg);
+		return;
+	}
+	if (err < 0) {
 		if (!p->spool_failing)
 			kp_queue_log(p, "push: %s; windows kept in memory only until it works",
 				     d.msg);

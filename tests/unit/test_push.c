@@ -44,6 +44,7 @@ static struct {
 	const char *const *script; /* an action per request; the last one repeats */
 	size_t nscript, n;
 	struct req reqs[MAX_REQ];
+	const char *failing; /* requests whose line holds this get 503, whatever the script */
 	int parked[MAX_REQ]; /* connections left unanswered */
 	size_t nparked;
 	bool stop;
@@ -155,6 +156,8 @@ static void *serve(void *arg)
 		}
 		/* recorded before the answer: the client may look as soon as it has it */
 		got = read_request(c, &r);
+		if (got && srv.failing && strstr(r.line, srv.failing))
+			action = "503 down";
 		r.answered_ok = got && atoi(action) >= 200 && atoi(action) < 300;
 		pthread_mutex_lock(&srv.mu);
 		if (srv.n < MAX_REQ)
@@ -440,7 +443,7 @@ static void test_retry_then_deliver(void)
 	CHECK_EQ_INT(nlogged, 2);
 	CHECK(strstr(logged, "push to pyroscope http://127.0.0.1:") &&
 	      strstr(logged, ": HTTP 503 (down for maintenance); "));
-	CHECK(strstr(logged, "windows waiting, retrying\n"));
+	CHECK(strstr(logged, " waiting, retrying\n"));
 	CHECK(strstr(logged, "delivered again: 3 windows sent after 0 s\n"));
 	if (kp_test_failed)
 		fprintf(stderr, "%s", logged);
@@ -472,8 +475,7 @@ static void test_outcomes(void)
 	CHECK_EQ_INT(delivered("/ingest?", 210), 1);
 	CHECK_EQ_INT(delivered("/ingest?", 230), 1);
 	CHECK(strstr(logged, ": HTTP 400 (bad label x); window of 1970-01-01T00:03:20Z dropped\n"));
-	CHECK(strstr(logged, ": HTTP 429 (slow down); ") &&
-	      strstr(logged, " windows waiting, retrying\n"));
+	CHECK(strstr(logged, ": HTTP 429 (slow down); ") && strstr(logged, " waiting, retrying\n"));
 	CHECK(strstr(logged, ": HTTP 302 redirect to http://elsewhere/, not followed; window of "
 			     "1970-01-01T00:03:40Z dropped\n"));
 	CHECK(strstr(logged, "imed out")); /* libcurl's "Operation timed out after ..." */
@@ -694,6 +696,69 @@ static void test_spool_full(void)
 	server_stop();
 }
 
+/* The requests seen so far whose line holds s. */
+static int seen(const char *s)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&srv.mu);
+	for (size_t i = 0; i < srv.n && i < MAX_REQ; i++)
+		n += strstr(srv.reqs[i].line, s) != NULL;
+	pthread_mutex_unlock(&srv.mu);
+	return n;
+}
+
+/* One target down does not hold back the other, and the spool remembers
+ * which target has which window: the next run sends each only to the
+ * target still missing it. */
+static void test_spool_per_target(void)
+{
+	static const char *const ok[] = {"200"};
+	const char *targets[2];
+	char dir[160];
+	struct kp_push_opts o;
+	struct kp_push_stats st;
+	struct kp_push *p;
+	struct kp_diag d;
+
+	snprintf(dir, sizeof(dir), "%s/spool2", tmpdir);
+	server_start(ok, 1);
+	srv.failing = "/api/profiles/writeraw";
+	snprintf(url, sizeof(url), "pyroscope=http://127.0.0.1:%d", srv.port);
+	snprintf(url2, sizeof(url2), "parca=http://127.0.0.1:%d", srv.port);
+	targets[0] = url;
+	targets[1] = url2;
+	o = opts(targets, 2);
+	o.spool_dir = dir;
+	o.backoff_min_ms = o.backoff_max_ms = 5000;
+	reset_log();
+	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
+	push_windows(p, 2, 600);
+	for (int i = 0; i < 500 && seen("/ingest?") < 2; i++)
+		usleep(10000);
+	CHECK_EQ_INT(kp_push_finish(p, 0, &st), 1);
+	kp_push_free(p);
+	CHECK_EQ_INT(st.delivered[0], 2);
+	CHECK_EQ_INT(st.delivered[1], 0);
+	CHECK_EQ_INT(st.spooled, 2);
+	CHECK_EQ_INT(spool_files(dir), 2);
+
+	srv.failing = NULL;
+	server_script(ok, 1);
+	o.backoff_min_ms = 10;
+	o.backoff_max_ms = 40;
+	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
+	CHECK_EQ_INT(kp_push_finish(p, 3.0, &st), 0);
+	kp_push_free(p);
+	CHECK_EQ_INT(st.reloaded, 2);
+	CHECK_EQ_INT(st.delivered[0], 0);
+	CHECK_EQ_INT(st.delivered[1], 2);
+	CHECK_EQ_INT(seen("/ingest?"), 0);
+	CHECK_EQ_INT(seen("POST /api/profiles/writeraw "), 2);
+	CHECK_EQ_INT(spool_files(dir), 0);
+	server_stop();
+}
+
 static void setup(void)
 {
 	CHECK(mkdtemp(tmpdir) != NULL);
@@ -706,4 +771,4 @@ static void cleanup(void)
 
 KP_TEST_MAIN(setup, test_pyroscope_url, test_parca_body, test_labels, test_retry_then_deliver,
 	     test_outcomes, test_parca_and_token, test_memory_bound, test_spool_restart,
-	     test_spool_refused, test_spool_full, cleanup)
+	     test_spool_per_target, test_spool_refused, test_spool_full, cleanup)

@@ -94,7 +94,7 @@ static int record_every(struct kp_record_args *c)
 		status = start(c, &none, &sym, &sess, &cache_dir);
 	if (!status) {
 		status = kp_record_every(c, sess, sym, push);
-		pushed = push ? kp_record_push_finish(push) : 0;
+		pushed = push ? kp_record_push_finish(push, c->quiet) : 0;
 		if (!status)
 			status = pushed ? pushed : kp_session_exit_code(sess);
 	}

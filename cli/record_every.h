@@ -3,6 +3,8 @@
 #ifndef KP_CLI_RECORD_EVERY_H
 #define KP_CLI_RECORD_EVERY_H
 
+#include <stdbool.h>
+
 #include "cli/record_args.h"
 #include "profiler/session.h"
 #include "profiler/window.h"
@@ -19,8 +21,9 @@ int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args 
 /* Hands window w over (encoded now; sent in the background). */
 void kp_record_push_window(struct kp_record_push *p, const struct kp_window *w);
 /* At the end: waits a while for what is still queued, says what was
- * delivered, kept or lost. Returns 0, or 1 when windows were lost. */
-int kp_record_push_finish(struct kp_record_push *p);
+ * delivered, kept or lost (quiet: only when a window was not delivered).
+ * Returns 0, or 1 when windows were lost or dropped. */
+int kp_record_push_finish(struct kp_record_push *p, bool quiet);
 void kp_record_push_free(struct kp_record_push *p);
 
 /* Before recording: the -o patterns must expand and their directories

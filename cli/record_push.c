@@ -96,15 +96,20 @@ void kp_record_push_window(struct kp_record_push *p, const struct kp_window *w)
 	free(buf);
 }
 
-int kp_record_push_finish(struct kp_record_push *p)
+int kp_record_push_finish(struct kp_record_push *p, bool quiet)
 {
 	struct kp_push_stats st;
 	uint64_t delivered = 0;
+	bool whole;
 
 	/* what is queued gets one timeout's chance; the spool keeps the rest */
 	kp_push_finish(p->push, p->timeout, &st);
 	for (size_t i = 0; i < KP_PUSH_MAX_TARGETS; i++)
 		delivered += st.delivered[i];
+	/* a window spooled for the next run is not lost: exit 0 then */
+	whole = !st.lost && !st.dropped && st.pending <= st.spooled && !p->encode_failures;
+	if (quiet && whole && !st.pending)
+		return 0;
 	fprintf(stderr,
 		"kprof: pushed %llu window%s (%llu deliveries), %llu dropped by a server, "
 		"%llu lost, %llu pending%s\n",
@@ -112,8 +117,7 @@ int kp_record_push_finish(struct kp_record_push *p)
 		(unsigned long long)delivered, (unsigned long long)st.dropped,
 		(unsigned long long)st.lost, (unsigned long long)st.pending,
 		st.spooled ? " (kept in the spool for the next run)" : "");
-	/* a window spooled for the next run is not lost: exit 0 then */
-	return st.lost || st.dropped || st.pending > st.spooled || p->encode_failures ? 1 : 0;
+	return whole ? 0 : 1;
 }
 
 void kp_record_push_free(struct kp_record_push *p)

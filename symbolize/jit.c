@@ -43,6 +43,7 @@
 /* A process's jitdump: the file (checked, kept open) and what it says. */
 struct dump {
 	struct kp_jitdump jd;
+	struct kp_strtab *strs; /* the names its loads hold, freed with it */
 	struct kp_jittab *jt;
 	pid_t pid;
 	int fd;
@@ -76,7 +77,7 @@ struct kp_jittab {
 	struct kp_idmap by_pid;
 	struct kp_notes *notes;
 	uint64_t reads;		 /* passes over map files */
-	struct kp_strtab *names; /* names made from jitdumps */
+	struct kp_strtab *names; /* names made from jitdumps for lookups (a window's) */
 	kp_jit_code_fn is_jit;	 /* the caller's view of the process's JIT code */
 	void *is_jit_arg;
 };
@@ -92,6 +93,7 @@ static void dump_free(struct dump *d)
 	if (!d)
 		return;
 	kp_jitdump_fini(&d->jd);
+	kp_strtab_free(d->strs);
 	if (d->fd >= 0)
 		close(d->fd);
 	free(d);
@@ -359,8 +361,12 @@ void kp_jit_next_window(struct kp_jittab *jt)
 		kp_perfmap_fini(&j->map);
 		j->nwant = 0;
 		j->stale = false;
-		if (!j->exited)
+		if (!j->exited) {
+			/* read on at the next window's lookups, and polled */
+			if (j->dump)
+				j->dump->done = false;
 			continue;
+		}
 		/* named with the window it exited in: nothing will ask again */
 		if (j->rootfd >= 0)
 			close(j->rootfd);
@@ -373,6 +379,9 @@ void kp_jit_next_window(struct kp_jittab *jt)
 		dump_free(j->dump);
 		j->dump = NULL;
 	}
+	/* the names handed out: copied into the window's profile by now */
+	kp_strtab_free(jt->names);
+	jt->names = kp_strtab_new();
 }
 
 void kp_jit_hint(struct kp_jittab *jt, uint32_t id, const uint64_t *addrs, size_t n)
@@ -515,7 +524,8 @@ void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m)
 	d->pid = m->pid;
 	d->fd = fd;
 	snprintf(d->shown, sizeof(d->shown), "%s", shown);
-	kp_jitdump_init(&d->jd, jt->names, dump_keep, d);
+	d->strs = kp_strtab_new();
+	kp_jitdump_init(&d->jd, d->strs, dump_keep, d);
 	j->dump = d;
 }
 

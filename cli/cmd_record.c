@@ -39,6 +39,10 @@ static int start(struct kp_record_args *c, const struct kp_outputs *outs,
 	if (!c->no_cache)
 		c->sym.cache_dir = *cache_dir = kp_args_cache_dir();
 	*sym = kp_sym_new(&c->sym);
+	/* continuous: the kernel's symbols read now, before recording, not
+	 * while the first window's samples wait in the rings */
+	if (c->every.seconds)
+		kp_sym_load_kernel(*sym);
 	c->sess.sym = *sym;
 	if (kp_session_new(sess, &c->sess, &exit_code, &d) < 0) {
 		kp_err("%s", d.msg);
@@ -92,6 +96,7 @@ static int record_every(struct kp_record_args *c)
 		status = kp_record_push_new(&push, c, command);
 	if (!status)
 		status = start(c, &none, &sym, &sess, &cache_dir);
+
 	if (!status) {
 		status = kp_record_every(c, sess, sym, push);
 		pushed = push ? kp_record_push_finish(push, c->quiet) : 0;

@@ -123,7 +123,8 @@ static int write_kprof(const struct kp_output_ctx *ctx, FILE *out, struct kp_dia
 	/* one location per distinct frames: every name, file and line stays,
 	 * the individual instruction addresses go (a few times smaller) */
 	struct kp_profile *merged = kp_profile_merge_locations(ctx->profile);
-	int err = kp_recording_write(merged, out, d);
+	int err = ctx->windows ? kp_recording_write_fast(merged, out, d)
+			       : kp_recording_write(merged, out, d);
 
 	kp_profile_free(merged);
 	return err;

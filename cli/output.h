@@ -35,6 +35,7 @@ struct kp_output_ctx {
 	bool annotate;			   /* folded: _[k] _[j] _[i] suffixes */
 	size_t top;			   /* top: how many functions (default 20) */
 	bool per_line;			   /* speedscope: a frame per source line */
+	bool windows; /* one of many (kprof --every): compress fast, not small */
 };
 
 struct kp_output_format {

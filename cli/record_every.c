@@ -103,6 +103,7 @@ static void write_window(struct every *e, const struct kp_window *w)
 	ctx.fold.root_tid = c->sess.root_tid;
 	ctx.annotate = c->annotate;
 	ctx.svg = &c->svg;
+	ctx.windows = true;
 	if (kp_outputs_open(&outs, &kp_output_profile, c->format, (const char *const *)paths,
 			    c->outputs.n, "") ||
 	    kp_outputs_write(&outs, &ctx, NULL, 0)) {
@@ -168,31 +169,45 @@ static unsigned long rss_kib(void)
 	return kib;
 }
 
-/* --stats: one line per window, what it held and what kprof holds. */
-static void window_stats(struct every *e, const struct kp_window *w)
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --stats: one line per window, what it held, what naming and writing it
+ * took (the rings wait meanwhile), what kprof holds. */
+static void window_stats(struct every *e, const struct kp_window *w, double named, double out)
 {
 	struct kp_session_stats st;
 
 	kp_session_stats(e->sess, &st);
 	fprintf(stderr,
-		"kprof: window %u: %llu samples, %llu lost, %.3f s; %u objects held, "
-		"unwind tables %.1f MiB, RSS %.1f MiB\n",
+		"kprof: window %u: %llu samples, %llu lost, %.3f s, named in %.0f ms, written "
+		"and handed over in %.0f ms; %u objects held, unwind tables %.1f MiB, RSS %.1f "
+		"MiB\n",
 		w->index, (unsigned long long)w->samples, (unsigned long long)w->lost,
-		(double)(w->until_ns - w->from_ns) / 1e9, st.sym.objects_held,
-		(double)st.tables.table_bytes / 1048576.0, (double)rss_kib() / 1024.0);
+		(double)(w->until_ns - w->from_ns) / 1e9, named * 1e3, out * 1e3,
+		st.sym.objects_held, (double)st.tables.table_bytes / 1048576.0,
+		(double)rss_kib() / 1024.0);
 }
 
 /* One window, recorded: named, written, pushed, freed. */
 static void finish_window(struct every *e, struct kp_window *w)
 {
+	double t0 = now_s(), t1;
+
 	kp_sym_name_profile(e->sym, w->prof);
 	kp_window_named(e->sess, w);
+	t1 = now_s();
 	if (e->c->outputs.n)
 		write_window(e, w);
 	if (e->push)
 		kp_record_push_window(e->push, w);
 	if (e->c->stats)
-		window_stats(e, w);
+		window_stats(e, w, t1 - t0, now_s() - t1);
 	e->windows++;
 	e->samples += w->samples;
 	kp_profile_free(w->prof);
@@ -221,6 +236,7 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 	bool more;
 
 	e.kept = kp_xcalloc(c->outputs.n ? c->outputs.n : 1, sizeof(*e.kept));
+	kp_sym_set_between(sym, kp_window_keep_reading, sess);
 	do {
 		more = kp_session_loop(sess, cut, NULL, NULL);
 		if (!more)

@@ -554,7 +554,7 @@ static size_t body_estimate(const struct kp_profile *p)
 	return n;
 }
 
-int kp_recording_write(const struct kp_profile *p, FILE *out, struct kp_diag *d)
+static int write_recording(const struct kp_profile *p, FILE *out, bool fast, struct kp_diag *d)
 {
 	const unsigned char header[KP_RECORDING_HEADER_SIZE] = {
 		'K', 'P', 'R', 'O', 'F', KP_RECORDING_MAJOR, KP_RECORDING_MINOR, 0};
@@ -568,7 +568,7 @@ int kp_recording_write(const struct kp_profile *p, FILE *out, struct kp_diag *d)
 		return kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the recording");
 	estimate = body_estimate(p);
 	if (estimate < SMALL_BODY) {
-		z = kp_zstd_writer_new(out, ZSTD_LEVEL_SMALL);
+		z = kp_zstd_writer_new(out, fast ? ZSTD_LEVEL : ZSTD_LEVEL_SMALL);
 		kp_zstd_writer_expect(z, estimate);
 	} else {
 		z = kp_zstd_writer_new(out, ZSTD_LEVEL);
@@ -583,4 +583,14 @@ int kp_recording_write(const struct kp_profile *p, FILE *out, struct kp_diag *d)
 	if (err)
 		kp_diag_set(d, err, "cannot write the recording: %s", zd.msg);
 	return err;
+}
+
+int kp_recording_write(const struct kp_profile *p, FILE *out, struct kp_diag *d)
+{
+	return write_recording(p, out, false, d);
+}
+
+int kp_recording_write_fast(const struct kp_profile *p, FILE *out, struct kp_diag *d)
+{
+	return write_recording(p, out, true, d);
 }

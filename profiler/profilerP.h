@@ -78,6 +78,7 @@ struct kp_session {
 	uint64_t cut_unix_ns;
 	uint64_t cut_samples0, cut_lost0;
 	unsigned cut_index;
+	double last_keep_reading; /* kp_window_keep_reading */
 };
 
 /* Reads every ring once and processes what every ring has passed, in time

@@ -69,6 +69,17 @@ void kp_window_cut(struct kp_session *s, struct kp_window *w)
 	s->meta.have_unresolved = false;
 }
 
+void kp_window_keep_reading(void *session)
+{
+	struct kp_session *s = session;
+	double t = kp_session_elapsed(s);
+
+	if (s->ended || t - s->last_keep_reading < 0.05)
+		return;
+	s->last_keep_reading = t;
+	kp_dispatch_read(s);
+}
+
 void kp_window_named(struct kp_session *s, struct kp_window *w)
 {
 	time_t start = s->meta.start;

@@ -42,6 +42,11 @@ struct kp_window {
  * the recording's). */
 void kp_window_cut(struct kp_session *s, struct kp_window *w);
 
+/* A kp_sym_between_fn for naming a window while the next is recorded
+ * (arg: the session): reads the rings into the session's queue, at most
+ * every 50 ms, so that they do not overflow meanwhile. */
+void kp_window_keep_reading(void *session);
+
 /* After the window's profile was named: its frames left unnamed join its
  * metadata (unresolved.KIND), as for a whole run. */
 void kp_window_named(struct kp_session *s, struct kp_window *w);

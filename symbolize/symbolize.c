@@ -49,7 +49,9 @@ struct kp_symbolizer {
 	size_t nslots;
 	struct kp_notes notes;
 	struct kp_sym_stats stats;
-	bool continuous; /* kp_sym_options.continuous */
+	bool continuous;	   /* kp_sym_options.continuous */
+	kp_sym_between_fn between; /* kp_sym_set_between */
+	void *between_arg;
 };
 
 /* The cache directory's one note, when it cannot be used. */
@@ -161,9 +163,10 @@ static uint64_t loc_hash(uint64_t addr, uint32_t obj, uint32_t kind)
 	return kp_hash_u64(addr ^ kp_hash_u64((uint64_t)obj << 8 | kind));
 }
 
-static void cache_grow(struct kp_symbolizer *sym)
+/* The cache's slots, made again for nslots (a power of two). */
+static void cache_rehash(struct kp_symbolizer *sym, size_t nslots)
 {
-	size_t nslots = sym->nslots * 2, mask = nslots - 1;
+	size_t mask = nslots - 1;
 	uint32_t *slots = kp_xcalloc(nslots, sizeof(*slots));
 
 	for (size_t i = 0; i < sym->ncache; i++) {
@@ -177,6 +180,11 @@ static void cache_grow(struct kp_symbolizer *sym)
 	free(sym->slots);
 	sym->slots = slots;
 	sym->nslots = nslots;
+}
+
+static void cache_grow(struct kp_symbolizer *sym)
+{
+	cache_rehash(sym, sym->nslots * 2);
 }
 
 /* Longest frame name kept (C++ template names run to kilobytes). */
@@ -323,6 +331,18 @@ static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size
 			     "shown as [kernel]",
 			     sym->kallsyms_path);
 	}
+}
+
+void kp_sym_set_between(struct kp_symbolizer *sym, kp_sym_between_fn fn, void *arg)
+{
+	sym->between = fn;
+	sym->between_arg = arg;
+}
+
+void kp_sym_load_kernel(struct kp_symbolizer *sym)
+{
+	if (!sym->kallsyms_tried)
+		load_kallsyms(sym, NULL, 0);
 }
 
 void kp_sym_kernel_hint(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n)
@@ -606,6 +626,9 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 		kp_profile_set_frames(p, order[k], frames, sf.n, ok);
 		if (loc->kind == KP_LOC_USER || loc->kind == KP_LOC_JIT)
 			describe_mapping(sym, p, loc);
+		if (k + 1 < nlocs && cmp_loc_object(&order[k], &order[k + 1], p) != 0 &&
+		    sym->between)
+			sym->between(sym->between_arg);
 		if (loc->kind == KP_LOC_USER && !sym->continuous &&
 		    (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], p) != 0))
 			kp_sym_object_done(sym, loc->obj);
@@ -615,20 +638,50 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 	free(order);
 }
 
-/* The cache of resolved locations and the names it hands out start
- * empty again: their memory is one window's, not the run's. */
-static void forget_names(struct kp_symbolizer *sym)
+/* Resolved locations a continuous recording keeps from window to window
+ * (the same code is sampled again and again); past this many, the cache
+ * and its names start over. */
+#define WINDOW_CACHE_MAX (1u << 16)
+
+/* Between windows: the cache keeps what stays true, a file's code or the
+ * kernel's, named; JIT code (a perf map or jitdump may name an address
+ * otherwise later) and placeholders (the file may be readable again, the
+ * map may cover it) are resolved again. Past WINDOW_CACHE_MAX entries
+ * everything goes, the names too. */
+static void cache_next_window(struct kp_symbolizer *sym)
 {
-	kp_strtab_free(sym->names);
-	sym->names = kp_strtab_new();
-	sym->npool = 0;
-	sym->ncache = 0;
-	memset(sym->slots, 0, sym->nslots * sizeof(*sym->slots));
+	struct kp_sym_frame *pool = NULL;
+	size_t k = 0, npool = 0, pool_cap = 0;
+
+	if (sym->ncache > WINDOW_CACHE_MAX) {
+		kp_strtab_free(sym->names);
+		sym->names = kp_strtab_new();
+		sym->npool = sym->ncache = 0;
+		memset(sym->slots, 0, sym->nslots * sizeof(*sym->slots));
+		return;
+	}
+	for (size_t i = 0; i < sym->ncache; i++) {
+		struct cache_ent e = sym->cache[i];
+
+		if (!e.ok || e.kind == KP_LOC_JIT)
+			continue;
+		kp_xgrow(&pool, &pool_cap, npool + e.n, sizeof(*pool));
+		memcpy(pool + npool, sym->pool + e.first, e.n * sizeof(*pool));
+		e.first = (uint32_t)npool;
+		npool += e.n;
+		sym->cache[k++] = e;
+	}
+	free(sym->pool);
+	sym->pool = pool;
+	sym->npool = npool;
+	sym->pool_cap = pool_cap;
+	sym->ncache = k;
+	cache_rehash(sym, sym->nslots);
 }
 
 size_t kp_sym_next_window(struct kp_symbolizer *sym, uint32_t idle, uint32_t **released)
 {
-	forget_names(sym);
+	cache_next_window(sym);
 	kp_jit_next_window(sym->jits);
 	return kp_objcache_release_idle(sym->objs, idle, released);
 }

@@ -224,11 +224,22 @@ bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vadd
  * Locations that were named already are named again. */
 void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p);
 
+/* fn(arg) is called while kp_sym_name_profile names a profile, between
+ * one object's locations and the next's (NULL: none): a continuous
+ * recording reads its rings meanwhile, so that naming a window does not
+ * make the next one lose samples. */
+typedef void (*kp_sym_between_fn)(void *arg);
+void kp_sym_set_between(struct kp_symbolizer *sym, kp_sym_between_fn fn, void *arg);
+/* Reads the whole kernel symbol table now (a continuous recording, before
+ * it starts, rather than while its first window's samples wait). */
+void kp_sym_load_kernel(struct kp_symbolizer *sym);
+
 /* Between two windows of a continuous recording, once the last one was
- * named: the names handed out so far and the cache of resolved locations
- * are let go (a window's frames must be copied before, as
- * kp_sym_name_profile does), as are the JIT maps and jitdumps of
- * processes that exited; objects no location asked for in the last `idle`
+ * named: the cache of resolved locations keeps the named file and kernel
+ * code (up to a bound; past it, it and the names handed out so far are
+ * let go: a window's frames must be copied before, as
+ * kp_sym_name_profile does), the JIT maps and jitdumps of processes that
+ * exited go; objects no location asked for in the last `idle`
  * windows are released (their files closed, their indexes freed): their
  * number comes back and their ids in *released (the caller frees it),
  * for the recorder to ask kp_sym_object_get again at their next sample,

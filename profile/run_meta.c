@@ -36,8 +36,14 @@ static void write_sampling(const struct kp_run_meta *m, struct kp_profile *p)
 	kp_cpulist_format(m->cpus, (int)m->ncpus, list, sizeof(list));
 	kp_profile_set_meta(p, KP_META_CPUS, "%s", list);
 	gmtime_r(&m->start, &tm);
-	kp_profile_set_meta(p, KP_META_START, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-			    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	if (m->start_ns)
+		kp_profile_set_meta(p, KP_META_START, "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ",
+				    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+				    tm.tm_min, tm.tm_sec, m->start_ns % 1000000000u);
+	else
+		kp_profile_set_meta(p, KP_META_START, "%04d-%02d-%02dT%02d:%02d:%02dZ",
+				    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+				    tm.tm_min, tm.tm_sec);
 }
 
 /* The kprof command line as one line: argv[0] is "kprof" whatever the

@@ -41,10 +41,11 @@ struct kp_run_meta {
 	uint64_t period;	   /* events per sample when frequency is 0 */
 	const int *cpus;	   /* the CPUs sampled, sorted (read back: NULL) */
 	size_t ncpus;
-	time_t start;	  /* when the recording started (UTC seconds) */
-	double duration;  /* seconds recorded */
-	uint64_t samples; /* samples recorded */
-	uint64_t lost;	  /* samples the kernel dropped */
+	time_t start;	   /* when the recording started (UTC seconds) */
+	uint32_t start_ns; /* and the nanoseconds past it: written when not 0 (a window's) */
+	double duration;   /* seconds recorded */
+	uint64_t samples;  /* samples recorded */
+	uint64_t lost;	   /* samples the kernel dropped */
 	enum kp_run_roots roots;
 	bool have_end;	      /* duration, samples and lost are known */
 	bool have_unresolved; /* unresolved[] is known (the profile was named) */

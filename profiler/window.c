@@ -21,10 +21,18 @@ static struct kp_profile *same_types(const struct kp_profile *p)
 	return q;
 }
 
+/* The run's record starts at Unix time ns (nanoseconds): a window's
+ * start to the nanosecond, so that pprof's time_nanos is its `from`. */
+static void set_start(struct kp_session *s, uint64_t ns)
+{
+	s->meta.start = (time_t)(ns / 1000000000ULL);
+	s->meta.start_ns = (uint32_t)(ns % 1000000000ULL);
+}
+
 /* The run's record as the window's: its start, length and counts. */
 static void window_meta(struct kp_session *s, double seconds)
 {
-	s->meta.start = (time_t)(s->cut_unix_ns / 1000000000ULL);
+	set_start(s, s->cut_unix_ns);
 	s->meta.duration = seconds;
 	s->meta.samples = s->st.samples - s->cut_samples0;
 	s->meta.lost = s->st.lost - s->cut_lost0;
@@ -54,17 +62,16 @@ void kp_window_cut(struct kp_session *s, struct kp_window *w)
 		.index = s->cut_index++,
 		.last = s->ended,
 	};
-	if (!s->ended) {
-		window_meta(s, t - s->cut_t0);
-		kp_run_meta_write(&s->meta, s->prof);
-	}
-	/* kp_session_end wrote the last window's record itself */
+	/* (the last window's again: kp_session_end wrote the whole run's
+	 * start, to the second) */
+	window_meta(s, t - s->cut_t0);
+	kp_run_meta_write(&s->meta, s->prof);
 	s->prof = s->ended ? NULL : same_types(w->prof);
 	s->cut_t0 = t;
 	s->cut_unix_ns = until;
 	s->cut_samples0 = s->st.samples;
 	s->cut_lost0 = s->st.lost;
-	s->meta.start = (time_t)(until / 1000000000ULL);
+	set_start(s, until);
 	s->meta.have_end = false;
 	s->meta.have_unresolved = false;
 }
@@ -82,12 +89,12 @@ void kp_window_keep_reading(void *session)
 
 void kp_window_named(struct kp_session *s, struct kp_window *w)
 {
-	time_t start = s->meta.start;
+	uint64_t next = (uint64_t)s->meta.start * 1000000000ULL + s->meta.start_ns;
 
 	/* the record's start is the next window's now; this one's again */
-	s->meta.start = (time_t)(w->from_ns / 1000000000ULL);
+	set_start(s, w->from_ns);
 	kp_session_count_unresolved_in(s, w->prof);
-	s->meta.start = start;
+	set_start(s, next);
 	s->meta.have_unresolved = false;
 }
 

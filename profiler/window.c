@@ -106,6 +106,10 @@ void kp_window_trim(struct kp_session *s, unsigned idle_windows)
 	kp_unwind_drop_objects(s->unw, objs, n);
 	kp_proctab_forget_objects(s->procs, objs, n);
 	free(objs);
+	/* pids /proc could not describe: over hours pids are reused, and the
+	 * set would only grow */
+	kp_u64map_fini(&s->synth_failed);
+	kp_u64map_init(&s->synth_failed);
 	/* what was freed goes back to the system, not only to malloc: an
 	 * agent's resident memory is what an operator watches */
 	malloc_trim(0);

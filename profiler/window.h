@@ -51,10 +51,12 @@ void kp_window_keep_reading(void *session);
  * metadata (unresolved.KIND), as for a whole run. */
 void kp_window_named(struct kp_session *s, struct kp_window *w);
 
-/* Between windows, once the last one was named: the symbolizer's names
- * and JIT maps of exited processes go, objects no sample used in the last
- * idle_windows windows are released, and the unwinder's tables and the
- * process table's references to them with them. */
+/* Between windows, once the last one was named: what the symbolizer
+ * keeps of names is bounded, exited processes' JIT maps go, objects no
+ * sample used in the last idle_windows windows are released (the
+ * unwinder's tables and the process table's references to them with
+ * them), and pids /proc could not describe may be tried again (pids are
+ * reused over hours). */
 void kp_window_trim(struct kp_session *s, unsigned idle_windows);
 
 /* How long an object may go unused before it is released: long enough

@@ -1,0 +1,85 @@
+# Continuous mode pushing to Pyroscope and Parca (local receivers written
+# from their handlers, tests/tools/profile-receiver; each profile read by
+# go tool pprof): one run of `kprof -a --every 1 -d 4.5` beside a busy
+# no-frame-pointer workload gives five windows, each starting where the one
+# before ended, each delivered once to each server with its labels, read by
+# pprof with the workload's hot function first. A second pair of servers is
+# down for the first three windows: each window still arrives once, in
+# order, and kprof's stderr says so in one line when the pushes fail and
+# one when they succeed again, not one line a retry. The same run writes
+# each window to a file named by its start (-o with strftime fields) and
+# keeps the last two (--keep 2), each read back by kprof report.
+#
+# kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
+# runs beside it; tests/CMakeLists.txt)
+# kp-e2e: not-under-asan (the push and spool paths go through ASan in their
+# unit tests; these checks are the servers' view, the same in every build)
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/push_lib.bash"
+
+start_receiver up
+start_receiver outage
+set_mode outage down
+start_spin 20
+mkdir "$T/win"
+"$KPROF" -a --every 1 -d 4.5 --label env=test --service svc \
+	--push "pyroscope=$(url up)" --push "parca=$(url up)" \
+	--push "pyroscope=$(url outage)" --push "parca=$(url outage)" \
+	-o "$T/win/prof-%Y%m%dT%H%M%S.kprof" --keep 2 2>"$T/err" &
+kp=$!
+# the outage lasts until three windows have been tried and refused
+for i in $(seq 100); do
+	[ "$(requests outage | grep -o '[?&]from=[0-9]*' | sort -u | wc -l)" -ge 3 ] && break
+	sleep 0.1
+done
+set_mode outage up
+wait $kp
+check "exit status 0" [ $? -eq 0 ]
+sed 's/^/  stderr: /' "$T/err"
+
+for name in up outage; do
+	for server in pyroscope parca; do
+		saved $name $server >"$T/$name.$server"
+		sed "s/^/  $name: /" "$T/$name.$server"
+		check "$name/$server: five windows, each once, in order, each from the last one's end" \
+			windows_ok "$T/$name.$server" 5
+		tops $name $server spin_nofp >"$T/$name.$server.top"
+		check "$name/$server: go tool pprof puts spin_leaf first in spin_nofp's samples of every window" \
+			[ "$(sort -u "$T/$name.$server.top")" = spin_leaf ]
+		check "$name/$server: labels env=test and the service svc kept" \
+			awk '$8 !~ /(^|,)env=test(,|$)/ || $8 !~ /=svc(,|$)/ { exit 1 } END { exit NR == 0 }' "$T/$name.$server"
+	done
+done
+check "pyroscope: the name is svc, the metric process_cpu" \
+	awk '$8 !~ /__name__=process_cpu/ || $8 !~ /service_name=svc/ { exit 1 } END { exit NR == 0 }' "$T/up.pyroscope"
+check "pprof's time_nanos is the window's start, duration_nanos its length" \
+	awk '$5 != $3 || $6 != $4 - $3 { exit 1 } END { exit NR == 0 }' "$T/up.pyroscope"
+span=$(awk 'NR == 1 { f = $3 } { u = $4 } END { printf "%.2f", (u - f) / 1e9 }' "$T/up.pyroscope")
+check "the windows cover the 4.5 s recorded ($span s)" \
+	awk -v s="$span" 'BEGIN { exit !(s >= 4.4 && s <= 4.7) }'
+check "Parca got the same windows as Pyroscope" \
+	cmp -s <(cut -d' ' -f3,4 "$T/up.pyroscope") <(cut -d' ' -f3,4 "$T/up.parca")
+
+# the outage: refused requests, then every window once; stderr says it once
+refused=$(requests outage | grep -c '"status": 503')
+echo "outage: $refused requests refused"
+check "outage: several requests refused" [ "$refused" -ge 6 ]
+out=$(url outage)
+grep -F "$out" "$T/err" >"$T/err.outage"
+check "outage: one line a server when its pushes fail and one when they succeed again ($(wc -l <"$T/err.outage") lines)" \
+	[ "$(wc -l <"$T/err.outage")" -eq 4 ]
+check "outage: the servers' answer named (503)" grep -q 503 "$T/err.outage"
+check "no word of the outage about the servers that were up" sh -c "! grep -F '$(url up)' '$T/err'"
+
+# -o PATTERN --keep 2: the last two windows, named by their start
+ls "$T/win" | sed 's/^/  file: /'
+want=$(tail -2 "$T/up.pyroscope" | while read -r _ _ from _; do
+	date -d "@$((from / 1000000000))" +prof-%Y%m%dT%H%M%S.kprof
+done)
+check "-o PATTERN --keep 2: the last two windows' files, named by their start" \
+	[ "$(ls "$T/win")" = "$want" ]
+for f in "$T"/win/*; do
+	"$KPROF" report -f folded -o "$f.folded" "$f" 2>"$T/err.report"
+	check "kprof report reads $(basename "$f"), spin_leaf in it" grep -q 'spin_leaf' "$f.folded"
+done
+finish

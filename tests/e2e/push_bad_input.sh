@@ -34,7 +34,42 @@ set_mode garbage garbage
 set_mode close close
 set_mode e429 status:429
 set_mode redirect redirect
+# the stand-in answers as the servers' handlers do (their rules, not kprof's)
+python3 - "$(url e400)" "$T/e400.mode" >"$T/receiver.out" <<'PY'
+import base64, gzip, json, sys, urllib.request
+base, mode = sys.argv[1], sys.argv[2]
+open(mode, "w").write("up\n")
+pb = gzip.compress(b"\x0a\x04\x08\x01\x10\x02\x32\x00\x32\x03cpu\x32\x0bnanoseconds")  # sample_type cpu/nanoseconds
+def post(path, body, want, what):
+    try:
+        got = urllib.request.urlopen(urllib.request.Request(base + path, data=body), timeout=10).status
+    except urllib.error.HTTPError as e:
+        got = e.code
+    print(("ok" if got == want else "FAIL") + ": receiver: %s: %d" % (what, got))
+ing = "/ingest?format=pprof&from=1700000000&until=1700000010&name="
+post(ing + "app%7Benv=x%7D", pb, 200, "Pyroscope takes a pprof")
+post(ing + "", pb, 400, "Pyroscope: no service name")
+post(ing + "a%20b", pb, 400, "Pyroscope: a space in the service name")
+post(ing + "app%7Bk-x=1%7D", pb, 400, "Pyroscope: a '-' in a label name")
+post(ing + "app%7B1k=1%7D", pb, 422, "Pyroscope: a label name starting with a digit (its distributor)")
+post(ing + "app", b"not a profile", 422, "Pyroscope: a body that is not pprof")
+def parca(labels, raw, want, what):
+    series = [{"labels": {"labels": [{"name": n, "value": v} for n, v in labels]},
+               "samples": [{"rawProfile": base64.b64encode(raw).decode()}]}]
+    post("/api/profiles/writeraw", json.dumps({"series": series, "normalized": True}).encode(), want, what)
+parca([("__name__", "process_cpu"), ("env", "x")], pb, 200, "Parca takes a pprof")
+parca([("env", "x")], pb, 400, "Parca: no __name__")
+parca([("__name__", "p"), ("env", "x"), ("env", "y")], pb, 400, "Parca: a label twice")
+parca([("__name__", "p")], b"\x1f\x8b\x08garbage", 500, "Parca: a gzip that does not inflate")
+parca([("__name__", "p")], b"\x00", 400, "Parca: not pprof")
+post("/api/profiles/writeraw", b"{", 400, "Parca: not JSON")
+PY
+while read -r line; do
+	case $line in ok:*) ok "${line#ok: }" ;; *) fail "${line#FAIL: }" ;; esac
+done <"$T/receiver.out"
+rm -f "$T"/e400/* # what kprof sends it starts from nothing
 set_mode e400 status:400
+
 targets=()
 for m in "${modes[@]}"; do targets+=(--push "pyroscope=$(url "$m")"); done
 "$KPROF" -p "$spin" --every 1 -d 4.5 --push-timeout 2 "${targets[@]}" 2>"$T/err" &

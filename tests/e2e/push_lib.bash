@@ -8,14 +8,15 @@ RECEIVER=$KP_TESTS/tools/profile-receiver
 SPIN=$KP_WORKLOADS/spin_nofp
 
 # start_receivers NAME...: a receiver for each NAME, saving into $T/NAME,
-# its mode read from $T/NAME.mode at each request; sets port_NAME. They are
-# stopped at exit.
+# its mode read from $T/NAME.mode at each request, pprof run once a profile
+# whichever receivers get it; sets port_NAME. They are stopped at exit.
 start_receivers() {
 	local name i
+	mkdir -p "$T/pprof-cache"
 	for name in "$@"; do
 		rm -f "$T/$name.port"
 		"$RECEIVER" --dir "$T/$name" --port-file "$T/$name.port" --control-file "$T/$name.mode" \
-			2>"$T/$name.err" &
+			--pprof-cache "$T/pprof-cache" 2>"$T/$name.err" &
 		at_exit "kill $! 2>/dev/null"
 	done
 	for name in "$@"; do

@@ -104,7 +104,8 @@ first=$(awk 'NR == 1 { print $5 }' "$T/up.saved")
 got_all() { # file: from the first window on, each once, in order, one after the other
 	local k
 	k=$(wc -l <"$1")
-	[ "$k" -ge $((n - nd)) ] && windows_ok "$1" "$k" && [ "$(awk 'NR == 1 { print $5 }' "$1")" = "$first" ]
+	[ "$k" -ge $((n - nd)) ] && windows_ok "$1" "$k" && { [ "$k" -eq 0 ] ||
+		[ "$(awk 'NR == 1 { print $5 }' "$1")" = "$first" ]; }
 }
 once_each() { # receiver status: the requests, each for another window (no retry)
 	local r
@@ -112,13 +113,20 @@ once_each() { # receiver status: the requests, each for another window (no retry
 	[ -z "$r" ] && [ "$(requests "$1" | grep -c "\"status\": $2")" -ge $((n - nd)) ]
 }
 check "up: every window, each once, in order" got_all "$T/up.saved"
+# a server well again gets its windows once kprof's backoff (1 s, 2 s, ...)
+# comes round: on a loaded machine that may be after the end (counted as
+# not delivered), but some server must get there
+recovered=0
 for m in slow garbage close e429; do
 	saved "$m" >"$T/$m.saved"
-	check "$m: once the server is well, every window, each once, in order" \
+	check "$m: once the server is well, the windows it got each once, in order, from the first" \
 		got_all "$T/$m.saved"
-	check "$m: one line when the pushes fail, one when they succeed again" \
-		[ "$(grep -cF "$(url "$m")" "$T/err")" -eq 2 ]
+	check "$m: one line when the pushes fail, and one when they succeed again if they do" \
+		[ "$(grep -F "$(url "$m")" "$T/err" | grep -c retrying)" -eq 1 -a \
+		"$(grep -cF "$(url "$m")" "$T/err")" -eq $((1 + $(grep -F "$(url "$m")" "$T/err" | grep -c 'delivered again'))) ]
+	[ -s "$T/$m.saved" ] && recovered=$((recovered + 1))
 done
+check "$recovered of the 4 servers well again got windows before the end" [ $recovered -ge 1 ]
 check "slow: the message says it timed out" says slow 'timed out.*retrying'
 check "garbage: the message says the answer is not HTTP" says garbage 'HTTP/0.9.*retrying'
 check "close: the message says nothing came back" says close 'Empty reply.*retrying'

@@ -11,7 +11,7 @@
 # kp-e2e: not-under-asan (the HTTP client's paths go through ASan in its
 # unit tests; these checks are the servers' view, the same in every build)
 . "$(dirname "$0")/lib.bash"
-. "$(dirname "$0")/push_lib.bash"
+. "$(dirname "$0")/continuous_lib.bash"
 
 # says NAME REGEX: a line of kprof's stderr names receiver NAME and matches
 says() { grep -F "$(url "$1")" "$T/err" | grep -qE "$2"; }

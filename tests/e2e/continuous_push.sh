@@ -17,7 +17,7 @@
 # kp-e2e: not-under-asan (the push and spool paths go through ASan in their
 # unit tests; these checks are the servers' view, the same in every build)
 . "$(dirname "$0")/lib.bash"
-. "$(dirname "$0")/push_lib.bash"
+. "$(dirname "$0")/continuous_lib.bash"
 
 start_receivers up outage
 set_mode outage down
@@ -69,16 +69,17 @@ for name in up outage; do
 done
 check "pyroscope: the series process_cpu, spy kprof" \
 	awk '$9 !~ /__name__=process_cpu,/ || $9 !~ /pyroscope_spy=kprof/ { exit 1 } END { exit NR == 0 }' "$T/up.pyroscope"
-# formats/pprof.c takes time_nanos from the run's start record (whole
-# seconds) and duration_nanos from its length (ms): Parca, which has no
-# other time, sees windows overlap or leave gaps by up to a second
+# pprof's duration_nanos is the run record's length, in ms (and on the
+# monotonic clock), not until - from: the next window's time_nanos is off
+# by up to a millisecond
 known "pprof's time_nanos and duration_nanos: each window from the last one's end, to the ns (all Parca has)" \
 	windows_ok "$T/up.parca" "$n" 3
+check "pprof's time_nanos and duration_nanos: each window from the last one's end, within 1 ms" \
+	windows_ok "$T/up.parca" "$n" 3 1000000
 check "pyroscope: from and until in the query are the profile's in whole seconds" \
 	awk '$5 != int($3 / 1e9) * 1e9 || $6 != int($4 / 1e9) * 1e9 { exit 1 } END { exit NR == 0 }' "$T/up.pyroscope"
 span=$(awk 'NR == 1 { f = $3 } { u = $4 } END { printf "%.2f", (u - f) / 1e9 }' "$T/up.pyroscope")
-# (the first window's time_nanos is its start in whole seconds: up to 1 s early)
-check "the windows cover the 4.5 s recorded ($span s)" awk -v s="$span" 'BEGIN { exit !(s >= 4.4 && s <= 6.5) }'
+check "the windows cover the 4.5 s recorded ($span s)" awk -v s="$span" 'BEGIN { exit !(s >= 4.45 && s <= 5.5) }'
 
 # the outage: refused requests, then every window once; stderr says it once
 refused=$(requests outage | grep -c '"status": 503')

@@ -1,4 +1,4 @@
-# Helpers shared by the tests/e2e/push_*.sh tests (sourced after lib.bash):
+# Helpers shared by the tests/e2e/continuous_*.sh tests (sourced after lib.bash):
 # local receivers standing in for Pyroscope and Parca
 # (tests/tools/profile-receiver, written from their handlers' source), each
 # on a port of its own, with a mode file to play an outage or a bad server.
@@ -39,13 +39,14 @@ url() { local p="port_$1"; echo "http://127.0.0.1:${!p}"; }
 # QUNTIL Pyroscope's query's, "-" for Parca; SHA the profile's)
 saved() { [ ! -e "$T/$1/index" ] || awk -v s="${2:-}" 's == "" || $2 == s' "$T/$1/index"; }
 
-# windows_ok FILE COUNT [FROM_COLUMN]: FILE's lines (saved's) are COUNT
-# windows, each once (no profile twice), in order, each starting where the
-# one before ended: by the query's times (Pyroscope's, whole seconds) or
-# from column 3 by the profile's own
+# windows_ok FILE COUNT [FROM_COLUMN [SLACK_NS]]: FILE's lines (saved's) are
+# COUNT windows, each once (no profile twice), in order, each starting
+# where the one before ended (within SLACK_NS): by the query's times
+# (Pyroscope's, whole seconds) or, from column 3, by the profile's own
 windows_ok() {
-	awk -v want="$2" -v f="${3:-5}" '
-		{ if (NR > 1 && $f != until) { print "  window " NR " starts at " $f ", the one before ended at " until; bad = 1 }
+	awk -v want="$2" -v f="${3:-5}" -v slack="${4:-0}" '
+		{ d = $f - until; if (d < 0) d = -d
+		  if (NR > 1 && d > slack) { print "  window " NR " starts at " $f ", the one before ended at " until; bad = 1 }
 		  if (seen[$7]++) { print "  profile " $7 " twice"; bad = 1 }
 		  until = $(f + 1) }
 		END { if (NR != want) { print "  " NR " windows, not " want; bad = 1 }; exit bad }' "$1"

@@ -109,7 +109,7 @@ got_all() { # file: from the first window on, each once, in order, one after the
 }
 once_each() { # receiver status: the requests, each for another window (no retry)
 	local r
-	r=$(requests "$1" | grep -o '[?&]from=[0-9]*' | sort | uniq -d)
+	r=$(requests "$1" | grep -o '"body": "[0-9a-f]*"' | sort | uniq -d)
 	[ -z "$r" ] && [ "$(requests "$1" | grep -c "\"status\": $2")" -ge $((n - nd)) ]
 }
 check "up: every window, each once, in order" got_all "$T/up.saved"

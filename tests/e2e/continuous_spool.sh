@@ -39,7 +39,7 @@ check "run 1: nothing delivered while the server was down" [ -z "$(saved srv)" ]
 # run 2: the server is up
 set_mode srv up
 start2=$(date +%s%N)
-"$KPROF" -p "$spin" "${push[@]}" --spool "$T/spool" -d 1.5 2>"$T/err2"
+"$KPROF" -p "$spin" "${push[@]}" --spool "$T/spool" -d 1 2>"$T/err2"
 check "run 2 (server up): exit status 0" [ $? -eq 0 ]
 sed 's/^/  run 2: /' "$T/err2"
 for server in pyroscope parca; do
@@ -77,15 +77,16 @@ check "spool link: nothing written where the link points" [ -z "$(ls -A "$T/real
 check "spool theirs: nothing written in it" [ -z "$(ls -A "$T/theirs")" ]
 check "bad spools: nothing recorded" [ -z "$(ls "$T"/never-* 2>/dev/null)" ]
 
-# a full spool: a 4 KiB tmpfs (one page: one file), the server down until
-# kprof says the spool is full
-mkdir "$T/full"
-mount -t tmpfs -o size=4k,mode=0700 kprof-test "$T/full" || fail "mount a tmpfs (root only)"
-at_exit "umount '$T/full'"
+# a full spool: on a 4 KiB tmpfs (one page) that a file beside the spool
+# fills, the server down until kprof says the spool is full
+mkdir "$T/fs"
+mount -t tmpfs -o size=4k,mode=0700 kprof-test "$T/fs" || fail "mount a tmpfs (root only)"
+at_exit "umount '$T/fs'"
+mkdir -m 0700 "$T/fs/spool"
+echo filler >"$T/fs/filler"
 set_mode srv down
-"$KPROF" -p "$spin" "${push[@]}" --spool "$T/full" -d 4.5 --service full 2>"$T/err.full" &
+"$KPROF" -p "$spin" "${push[@]}" --spool "$T/fs/spool" -d 2.5 --service full 2>"$T/err.full" &
 kp=$!
-# the server comes back once kprof has said the spool is full
 while kill -0 $kp 2>/dev/null && ! grep -q 'No space' "$T/err.full"; do sleep 0.1; done
 set_mode srv up
 wait $kp
@@ -95,6 +96,7 @@ full=$(grep -c 'cannot write a window: No space left on device' "$T/err.full")
 again=$(grep -c 'the spool is written again' "$T/err.full")
 check "spool full: said once a time it fills ($full times, written again $again times)" \
 	[ "$full" -ge 1 -a "$full" -le $((again + 1)) ]
+check "spool full: nothing written in it" [ -z "$(ls -A "$T/fs/spool")" ]
 saved srv pyroscope | grep 'service_name=full' >"$T/full.pyroscope"
 check "spool full: the windows delivered once each, in order" windows_ok "$T/full.pyroscope" "$(sed -n 's/^kprof: \([0-9]*\) windows of 1 s.*/\1/p' "$T/err.full")"
 finish

@@ -15,6 +15,7 @@
 struct kp_record_push {
 	struct kp_push *push;
 	double timeout;
+	size_t ntargets;
 	unsigned encode_failures;
 };
 
@@ -51,6 +52,7 @@ int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args 
 	service = service_name(c, command);
 	p = kp_xcalloc(1, sizeof(*p));
 	p->timeout = e->push_timeout > 0 ? e->push_timeout : 10;
+	p->ntargets = e->push.n;
 	err = kp_push_new(&p->push,
 			  &(struct kp_push_opts){
 				  .targets = (const char *const *)e->push.v,
@@ -110,13 +112,17 @@ int kp_record_push_finish(struct kp_record_push *p, bool quiet)
 	whole = !st.lost && !st.dropped && st.pending <= st.spooled && !p->encode_failures;
 	if (quiet && whole && !st.pending)
 		return 0;
+	/* windows, not (window, server) pairs, but for the refusals; what
+	 * was pending and not spooled is lost with kprof's exit */
 	fprintf(stderr,
-		"kprof: pushed %llu window%s (%llu deliveries), %llu dropped by a server, "
-		"%llu lost, %llu pending%s\n",
+		"kprof: pushed %llu window%s: %llu deliveries to %zu server%s, %llu refused by a "
+		"server for good, %llu lost, %llu kept in the spool for the next run\n",
 		(unsigned long long)st.queued, st.queued == 1 ? "" : "s",
-		(unsigned long long)delivered, (unsigned long long)st.dropped,
-		(unsigned long long)st.lost, (unsigned long long)st.pending,
-		st.spooled ? " (kept in the spool for the next run)" : "");
+		(unsigned long long)delivered, p->ntargets, p->ntargets == 1 ? "" : "s",
+		(unsigned long long)st.dropped,
+		(unsigned long long)(st.lost +
+				     (st.pending > st.spooled ? st.pending - st.spooled : 0)),
+		(unsigned long long)st.spooled);
 	return whole ? 0 : 1;
 }
 

@@ -77,7 +77,10 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p)
 {
 	write_sampling(m, p);
 	if (m->have_end) {
-		kp_profile_set_meta(p, KP_META_DURATION, "%.3f", m->duration);
+		/* a window's (its start to the ns): to the ns too, so that
+		 * start + duration is the next window's start */
+		kp_profile_set_meta(p, KP_META_DURATION, m->start_ns ? "%.9f" : "%.3f",
+				    m->duration);
 		kp_profile_set_meta(p, KP_META_SAMPLES, "%llu", (unsigned long long)m->samples);
 		kp_profile_set_meta(p, KP_META_LOST, "%llu", (unsigned long long)m->lost);
 	}

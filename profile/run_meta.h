@@ -42,7 +42,8 @@ struct kp_run_meta {
 	const int *cpus;	   /* the CPUs sampled, sorted (read back: NULL) */
 	size_t ncpus;
 	time_t start;	   /* when the recording started (UTC seconds) */
-	uint32_t start_ns; /* and the nanoseconds past it: written when not 0 (a window's) */
+	uint32_t start_ns; /* and the nanoseconds past it: written when not 0 (a window's),
+			    * and then the duration to the nanosecond too */
 	double duration;   /* seconds recorded */
 	uint64_t samples;  /* samples recorded */
 	uint64_t lost;	   /* samples the kernel dropped */

@@ -64,7 +64,8 @@ void kp_window_cut(struct kp_session *s, struct kp_window *w)
 	};
 	/* (the last window's again: kp_session_end wrote the whole run's
 	 * start, to the second) */
-	window_meta(s, t - s->cut_t0);
+	/* the wall clock's span, so that windows abut exactly */
+	window_meta(s, (double)(until - s->cut_unix_ns) / 1e9);
 	kp_run_meta_write(&s->meta, s->prof);
 	s->prof = s->ended ? NULL : same_types(w->prof);
 	s->cut_t0 = t;

@@ -156,9 +156,17 @@ int kp_push_new(struct kp_push **out, const struct kp_push_opts *o, struct kp_di
 	}
 	defaults(p, o);
 	err = take_options(p, o, d);
-	if (err == 0 && o->spool_dir)
-		err = kp_spool_open(&p->spool, o->spool_dir,
-				    o->spool_max ? o->spool_max : DEFAULT_SPOOL, d);
+	if (err == 0 && o->spool_dir &&
+	    kp_spool_open(&p->spool, o->spool_dir, o->spool_max ? o->spool_max : DEFAULT_SPOOL, d) <
+		    0) {
+		/* the recording matters more than the spool: said, and on
+		 * without it (the issue's "the recording goes on") */
+		kp_queue_log(p,
+			     "%s; going on without a spool (windows not yet delivered are "
+			     "kept in memory only)",
+			     d->msg);
+		p->spool = NULL;
+	}
 	if (err == 0 && p->spool)
 		kp_queue_reload(p);
 	if (err == 0)
@@ -205,6 +213,17 @@ static void stop_thread(struct kp_push *p)
 	p->started = false;
 }
 
+/* Every target with a window still to send gave up at exit (its one
+ * more try failed). Called with p->mu held. */
+static bool all_given_up(struct kp_push *p)
+{
+	for (const struct kp_queue_window *w = p->head; w; w = w->next)
+		for (size_t i = 0; i < p->nt; i++)
+			if ((w->pending >> i & 1) && p->tg[i].next_try_ms != UINT64_MAX)
+				return false;
+	return true;
+}
+
 int kp_push_finish(struct kp_push *p, double wait_seconds, struct kp_push_stats *st)
 {
 	uint64_t deadline;
@@ -216,7 +235,7 @@ int kp_push_finish(struct kp_push *p, double wait_seconds, struct kp_push_stats 
 	for (size_t i = 0; i < p->nt; i++)
 		p->tg[i].next_try_ms = 0;
 	pthread_cond_broadcast(&p->cv);
-	while (p->head && kp_queue_now_ms() < deadline) {
+	while (p->head && kp_queue_now_ms() < deadline && !all_given_up(p)) {
 		struct timespec ts = {.tv_sec = (time_t)(deadline / 1000),
 				      .tv_nsec = (long)(deadline % 1000) * 1000000};
 

@@ -267,6 +267,13 @@ static void retry_later(struct kp_push *p, size_t i, const char *why, uint64_t n
 	/* up to a quarter more, so that agents restarted together spread out */
 	jitter = (unsigned)rand_r(&p->rand) % (t->backoff_ms / 4 + 1);
 	t->next_try_ms = now + t->backoff_ms + jitter;
+	if (p->finishing && p->spool) {
+		/* at exit, with a spool, one more try only: what it could not
+		 * send stays in the spool (a stop does not wait out a server
+		 * that is down); without one, tries go on until the deadline */
+		t->next_try_ms = UINT64_MAX;
+		pthread_cond_broadcast(&p->cv);
+	}
 	if (t->failing)
 		return;
 	report_recovery(p, t);

@@ -97,7 +97,7 @@ done
 # thread sends to the seven targets in turn: the last windows may reach
 # only some of them (kprof counts them as not delivered); every other
 # window reaches every target that took it
-nd=$(sed -n 's/^kprof: push: \([0-9]*\) windows\{0,1\} not delivered.*/\1/p' "$T/err")
+nd=$(sed -n 's/^kprof: pushed [0-9]* windows\{0,1\}: .*, \([0-9]*\) lost, .*/\1/p' "$T/err")
 echo "  $n windows, ${nd:=0} not delivered to every target"
 saved up >"$T/up.saved"
 first=$(awk 'NR == 1 { print $5 }' "$T/up.saved")

@@ -72,7 +72,7 @@ set_mode e400 status:400
 
 targets=()
 for m in "${modes[@]}"; do targets+=(--push "pyroscope=$(url "$m")"); done
-"$KPROF" -p "$spin" --every 1 -d 4.5 --push-timeout 2 "${targets[@]}" 2>"$T/err" &
+"$KPROF" -p "$spin" --every 1 -d 3.5 --push-timeout 2 "${targets[@]}" 2>"$T/err" &
 kp=$!
 # a bad server turns good once kprof has said it failed
 bad=(slow garbage close e429)

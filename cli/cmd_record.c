@@ -117,14 +117,7 @@ static int write_outputs(struct kp_record_args *c, struct kp_outputs *outs,
 	struct kp_output_ctx ctx = {0};
 	char where[1024] = "";
 
-	ctx.profile = prof;
-	ctx.fold.root_pid = c->sess.root_pid;
-	ctx.fold.root_tid = c->sess.root_tid;
-	ctx.annotate = c->annotate;
-	ctx.svg = &c->svg;
-	/* the lines under the SVG's title come from the profile's metadata
-	 * (cli/output.c), as when `kprof report` draws its .kprof */
-	c->svg.allow_empty = true; /* a run with no samples still says so */
+	kp_record_args_output_ctx(c, prof, false, &ctx);
 	if (kp_outputs_write(outs, &ctx, where, sizeof(where)))
 		return 1;
 	if (outs->terminal_top) {

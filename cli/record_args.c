@@ -624,6 +624,21 @@ int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv)
 	return r < 0 ? -1 : set_session(c, argc, argv, optind);
 }
 
+void kp_record_args_output_ctx(struct kp_record_args *c, const struct kp_profile *p, bool windows,
+			       struct kp_output_ctx *ctx)
+{
+	*ctx = (struct kp_output_ctx){0};
+	ctx->profile = p;
+	ctx->fold.root_pid = c->sess.root_pid;
+	ctx->fold.root_tid = c->sess.root_tid;
+	ctx->annotate = c->annotate;
+	/* the lines under the SVG's title come from the profile's metadata
+	 * (cli/output.c), as when `kprof report` draws its .kprof */
+	c->svg.allow_empty = true; /* a run with no samples still says so */
+	ctx->svg = &c->svg;
+	ctx->windows = windows;
+}
+
 void kp_record_args_free(struct kp_record_args *c)
 {
 	kp_args_list_free(&c->outputs);

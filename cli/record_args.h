@@ -57,6 +57,13 @@ int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv);
 /* The usage line(s) of kprof, for usage errors. */
 void kp_record_args_usage(FILE *out);
 
+/* What the recording's writers need of c, for profile p (the window's,
+ * with --every: windows set, compressed fast). */
+struct kp_output_ctx;
+struct kp_profile;
+void kp_record_args_output_ctx(struct kp_record_args *c, const struct kp_profile *p, bool windows,
+			       struct kp_output_ctx *ctx);
+
 /* Frees what parsing allocated. */
 void kp_record_args_free(struct kp_record_args *c);
 

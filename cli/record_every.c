@@ -91,19 +91,14 @@ static void write_window(struct every *e, const struct kp_window *w)
 	const struct kp_record_args *c = e->c;
 	char **paths = kp_xcalloc(c->outputs.n, sizeof(*paths));
 	struct kp_outputs outs = {0};
-	struct kp_output_ctx ctx = {0};
+	struct kp_output_ctx ctx;
 
 	if (!window_paths(c, (time_t)(w->from_ns / 1000000000ULL), paths)) {
 		e->write_failures++;
 		free(paths);
 		return;
 	}
-	ctx.profile = w->prof;
-	ctx.fold.root_pid = c->sess.root_pid;
-	ctx.fold.root_tid = c->sess.root_tid;
-	ctx.annotate = c->annotate;
-	ctx.svg = &c->svg;
-	ctx.windows = true;
+	kp_record_args_output_ctx(e->c, w->prof, true, &ctx);
 	if (kp_outputs_open(&outs, &kp_output_profile, c->format, (const char *const *)paths,
 			    c->outputs.n, "") ||
 	    kp_outputs_write(&outs, &ctx, NULL, 0)) {
@@ -229,9 +224,6 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 {
 	struct every e = {.c = c, .sess = sess, .sym = sym, .push = push};
 	double cut = c->every.seconds;
-	/* windows an object may go unused: KP_WINDOW_IDLE_SECONDS, and at
-	 * least two (the window it was used in may have ended at once) */
-	unsigned idle = (unsigned)(KP_WINDOW_IDLE_SECONDS / c->every.seconds + 0.999);
 	struct kp_window w;
 	bool more;
 
@@ -244,7 +236,7 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 		kp_window_cut(sess, &w);
 		finish_window(&e, &w);
 		if (more) {
-			kp_window_trim(sess, idle < 2 ? 2 : idle);
+			kp_window_trim(sess, c->every.seconds);
 			cut = next_cut(cut, c->every.seconds, kp_session_elapsed(sess));
 		}
 	} while (more);

@@ -99,10 +99,13 @@ void kp_window_named(struct kp_session *s, struct kp_window *w)
 	s->meta.have_unresolved = false;
 }
 
-void kp_window_trim(struct kp_session *s, unsigned idle_windows)
+void kp_window_trim(struct kp_session *s, double window_seconds)
 {
+	/* at least two: the window an object was used in may have ended at
+	 * once */
+	double idle = KP_WINDOW_IDLE_SECONDS / window_seconds + 0.999;
 	uint32_t *objs;
-	size_t n = kp_sym_next_window(s->opts.sym, idle_windows, &objs);
+	size_t n = kp_sym_next_window(s->opts.sym, idle < 2 ? 2 : (uint32_t)idle, &objs);
 
 	kp_unwind_drop_objects(s->unw, objs, n);
 	kp_proctab_forget_objects(s->procs, objs, n);

@@ -16,7 +16,7 @@
  *       kp_sym_name_profile(sym, w.prof); write, push; kp_window_named ...
  *       kp_profile_free(w.prof);
  *       if (!more) break;
- *       kp_window_trim(s, idle);
+ *       kp_window_trim(s, seconds);
  *   }
  *
  * CPU profiles only (the off-CPU module keeps the profile's locations). */
@@ -51,13 +51,14 @@ void kp_window_keep_reading(void *session);
  * metadata (unresolved.KIND), as for a whole run. */
 void kp_window_named(struct kp_session *s, struct kp_window *w);
 
-/* Between windows, once the last one was named: what the symbolizer
- * keeps of names is bounded, exited processes' JIT maps go, objects no
- * sample used in the last idle_windows windows are released (the
+/* Between windows (of window_seconds each), once the last one was named:
+ * what the symbolizer keeps of names is bounded, exited processes' JIT
+ * maps go, objects no sample used for KP_WINDOW_IDLE_SECONDS (and at
+ * least two windows) are released (the
  * unwinder's tables and the process table's references to them with
  * them), and pids /proc could not describe may be tried again (pids are
  * reused over hours). */
-void kp_window_trim(struct kp_session *s, unsigned idle_windows);
+void kp_window_trim(struct kp_session *s, double window_seconds);
 
 /* How long an object may go unused before it is released: long enough
  * that one sampled now and then is not read again and again (reading a

@@ -626,12 +626,12 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 		kp_profile_set_frames(p, order[k], frames, sf.n, ok);
 		if (loc->kind == KP_LOC_USER || loc->kind == KP_LOC_JIT)
 			describe_mapping(sym, p, loc);
-		if (k + 1 < nlocs && cmp_loc_object(&order[k], &order[k + 1], p) != 0 &&
-		    sym->between)
-			sym->between(sym->between_arg);
-		if (loc->kind == KP_LOC_USER && !sym->continuous &&
-		    (k + 1 == nlocs || cmp_loc_object(&order[k], &order[k + 1], p) != 0))
+		if (k + 1 < nlocs && cmp_loc_object(&order[k], &order[k + 1], p) == 0)
+			continue; /* more of this object's locations follow */
+		if (loc->kind == KP_LOC_USER && !sym->continuous)
 			kp_sym_object_done(sym, loc->obj);
+		if (k + 1 < nlocs && sym->between)
+			sym->between(sym->between_arg);
 	}
 	kp_sym_frames_fini(&sf);
 	free(frames);

@@ -26,6 +26,7 @@ enum {
 	OPT_OFF_CPU,
 	OPT_WALL,
 	OPT_SWITCH_FREQ,
+	OPT_SWITCH_SOURCE,
 	OPT_MIN_WAIT,
 	OPT_EVERY,
 	OPT_KEEP,
@@ -67,6 +68,7 @@ static const struct option record_longopts[] = {
 	{"off-cpu", no_argument, NULL, OPT_OFF_CPU},
 	{"wall", no_argument, NULL, OPT_WALL},
 	{"switch-freq", required_argument, NULL, OPT_SWITCH_FREQ},
+	{"switch-source", required_argument, NULL, OPT_SWITCH_SOURCE},
 	{"min-wait", required_argument, NULL, OPT_MIN_WAIT},
 	{"every", required_argument, NULL, OPT_EVERY},
 	{"keep", required_argument, NULL, OPT_KEEP},
@@ -131,6 +133,9 @@ static void help(void)
 	     "                          CPU, stacks this many a second (default 1000; every\n"
 	     "                          switch below; 0: every switch always); waits are\n"
 	     "                          timed whatever the rate\n"
+	     "      --switch-source SRC what times the waits: bpf (in the kernel: the least\n"
+	     "                          cost at a switch storm; root), perf (perf's switch\n"
+	     "                          records), auto (bpf where it loads; the default)\n"
 	     "      --min-wait USEC     leave out waits shorter than this (default 0)\n"
 	     "Output:\n"
 	     "  -f, --format FMT        svg (the default; the -o extension chooses too), folded,\n"
@@ -335,6 +340,18 @@ static int sampling_option(struct kp_record_args *c, int opt, int argc, char **a
 			return -1;
 		}
 		c->sess.switch_freq = v;
+		return 1;
+	case OPT_SWITCH_SOURCE:
+		if (strcmp(optarg, "auto") == 0) {
+			c->sess.switch_source = KP_SWITCH_AUTO;
+		} else if (strcmp(optarg, "bpf") == 0) {
+			c->sess.switch_source = KP_SWITCH_BPF;
+		} else if (strcmp(optarg, "perf") == 0) {
+			c->sess.switch_source = KP_SWITCH_PERF;
+		} else {
+			kp_err("--switch-source: '%s' is not auto, bpf or perf", optarg);
+			return -1;
+		}
 		return 1;
 	case OPT_MIN_WAIT:
 		if (parse_u64(optarg, &v) < 0 || v > UINT64_MAX / 1000) {

@@ -89,7 +89,8 @@ static void print_offcpu(const struct kp_session_stats *st)
 					(unsigned long long)st->off.short_waits);
 	if (st->off.unpaired)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"%s %llu unpaired (switch records lost)",
+					"%s %llu unpaired (the wait's end unseen: switch records lost, or "
+					"the tracepoint's switch in)",
 					st->off.short_waits ? "," : "; left out:",
 					(unsigned long long)st->off.unpaired);
 	if (st->off.clock_skew)
@@ -101,6 +102,17 @@ static void print_offcpu(const struct kp_session_stats *st)
 					"; a switch storm: stacks at --switch-freq in %llu windows "
 					"of 0.1 s, every switch elsewhere",
 					(unsigned long long)st->storm_windows);
+	if (st->rate_skipped && len < sizeof(out))
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"; stacks at --switch-freq: %llu switches went on their "
+					"thread's previous stack",
+					(unsigned long long)st->rate_skipped);
+	if (st->lost_waits && len < sizeof(out))
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"; %llu waits (%.3f s) of exiting threads lost (the ring "
+					"was full)",
+					(unsigned long long)st->lost_waits,
+					(double)st->lost_waits_ns / 1e9);
 	if (st->lost_stacks && len < sizeof(out))
 		snprintf(out + len, sizeof(out) - len,
 			 "; %llu switch stacks lost (their rings filled, as at a storm's "

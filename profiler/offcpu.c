@@ -251,6 +251,65 @@ void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, 
 	}
 }
 
+void kp_offcpu_add_waits(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted,
+			 const uint64_t *ns, const uint32_t *n)
+{
+	struct thread *t;
+	struct stack *st;
+
+	if (tid == 0)
+		return; /* the idle task */
+	t = thread_of(o, tid, true);
+	t->pid = pid;
+	t->preempt = preempted;
+	st = &t->by_class[preempted ? CLASS_PREEMPTED : CLASS_BLOCKED];
+	for (int k = 0; k < KP_WAIT_NKINDS; k++) {
+		kp_count values[KP_PROFILE_MAX_VALUES];
+
+		if (!n[k])
+			continue;
+		if (!st->valid)
+			placeholder_stack(o, t, st);
+		if (st->placeholder) {
+			o->st.nostack += n[k];
+			o->st.nostack_ns += ns[k];
+		}
+		o->st.waits += n[k];
+		o->st.ns += ns[k];
+		if (!ns[k])
+			continue;
+		/* already summed in the kernel: added as they come, each kind
+		 * under its own marker, in the stack's own room */
+		kp_xgrow(&st->locs, &st->cap, st->n + 1, sizeof(*st->locs));
+		st->locs[st->n] = o->markers[k];
+		wait_values(o, ns[k], st->fresh, values);
+		kp_profile_add(o->opts.prof, &st->root, st->locs, st->n + 1, values);
+		st->fresh = false;
+	}
+}
+
+void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, bool preempted, const uint32_t *locs,
+			 size_t n, const struct kp_profile_root *root)
+{
+	struct thread *t;
+	struct stack *st;
+
+	if (tid == 0)
+		return;
+	o->st.stacks++;
+	t = thread_of(o, tid, true);
+	st = &t->by_class[preempted ? CLASS_PREEMPTED : CLASS_BLOCKED];
+	kp_xgrow(&st->locs, &st->cap, n ? n : 1, sizeof(*st->locs));
+	memcpy(st->locs, locs, n * sizeof(*locs));
+	st->n = n;
+	st->root = *root;
+	st->valid = true;
+	st->placeholder = false;
+	st->fresh = true;
+	st->acc_ns = 0;
+	st->acc_fresh = false;
+}
+
 /* Frees t's stacks, adding what they hold to the profile when keep. */
 static void thread_free(struct kp_offcpu *o, struct thread *t, bool keep)
 {

@@ -68,6 +68,19 @@ void kp_offcpu_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_
 /* Thread (pid, tid) switched out (out) or in at time (ns). */
 void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out,
 		      bool preempt);
+/* Waits timed in the kernel (offcpu_bpf.h), which times every wait and
+ * writes them summed by thread, class and kind, not one by one:
+ *
+ * ns[k] nanoseconds in n[k] waits of kind k (enum kp_wait_kind) of thread
+ * (pid, tid) since its last stack of class `preempted` go on that stack
+ * (or under "[no stack sampled]"), each kind under its marker. */
+void kp_offcpu_add_waits(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted,
+			 const uint64_t *ns, const uint32_t *n);
+/* A stack sampled where thread tid left a CPU, of class `preempted`:
+ * locs[0..n) root first (copied) and its root. It stands for the class's
+ * waits from now on. */
+void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, bool preempted, const uint32_t *locs,
+			 size_t n, const struct kp_profile_root *root);
 /* Thread tid exited (its EXIT record): a switch out after it is no wait. */
 void kp_offcpu_exit(struct kp_offcpu *o, pid_t tid);
 /* Forgets thread tid (a round after its exit), adding what it holds. */

@@ -15,12 +15,14 @@
 #include "profile/run_meta.h"
 #include "profiler/evlist.h"
 #include "profiler/offcpu.h"
+#include "profiler/offcpu_bpf.h"
 #include "profiler/perf_record.h"
 #include "profiler/proctab.h"
 #include "profiler/recqueue.h"
 #include "profiler/session.h"
 #include "profiler/target.h"
 #include "procfs/tracefs.h"
+#include "util/diag.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
 
@@ -55,6 +57,11 @@ struct kp_session {
 	uint64_t ncost;
 
 	struct kp_offcpu *offcpu;	      /* --off-cpu, --wall: the threads' waits (offcpu.c) */
+	struct kp_offcpu_bpf *bpf;	      /* the waits timed in the kernel (offcpu_bpf.c) */
+	bool sideband_wide;		      /* bpf --off-cpu: side-band events on every task */
+	int bpf_err;			      /* why not (bpf_why), when tried */
+	struct kp_diag bpf_why;
+	uint64_t bpf_short, bpf_open, bpf_unpaired; /* the program's counts, for st.off */
 	struct kp_tracefs_field switch_state; /* sched_switch's prev_state in its raw record */
 	bool have_switch_state;
 	/* the switch event's stacks at a storm (session.c bound_stacks) */
@@ -88,6 +95,10 @@ void kp_dispatch_round(struct kp_session *s, bool final);
  * processing what every ring has passed. dispatch.c */
 void kp_dispatch_read(struct kp_session *s);
 void kp_dispatch_flush(struct kp_session *s, bool final);
+/* The recording ended at end (CLOCK_MONOTONIC): the waits the BPF program
+ * still holds, open ones ended there, to the off-CPU table; its counts to
+ * the stats. dispatch.c */
+void kp_dispatch_bpf_finish(struct kp_session *s, uint64_t end);
 
 /* What the symbolizer needs to know of mapping m of pid (its path from the
  * session's strings; pointers into m and the strings). sample.c */

@@ -31,9 +31,9 @@ static size_t target_tasks(const struct kp_session *s, pid_t **out)
 	pid_t *tasks = NULL;
 	size_t ntasks = 0;
 
-	if (s->opts.system_wide || s->opts.command_is_target) {
+	if (s->opts.system_wide || s->opts.command_is_target || s->sideband_wide) {
 		tasks = kp_xmalloc(sizeof(*tasks));
-		tasks[ntasks++] = s->opts.system_wide ? -1 : s->target.pid;
+		tasks[ntasks++] = s->opts.system_wide || s->sideband_wide ? -1 : s->target.pid;
 	} else {
 		for (size_t i = 0; i < s->opts.npids; i++) {
 			pid_t *t;
@@ -96,9 +96,9 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 	s->prof = kp_profile_new();
 	if (s->opts.mode != KP_SESSION_CPU) {
 		/* the tracepoint may have fallen back (evlist.c) */
-		s->have_switch_state =
-			s->have_switch_state && s->ev.extra[0].attr.type == PERF_TYPE_TRACEPOINT;
-		s->st.switch_event = s->ev.extra[0].name;
+		s->have_switch_state = s->have_switch_state && s->ev.nextra &&
+				       s->ev.extra[0].attr.type == PERF_TYPE_TRACEPOINT;
+		s->st.switch_event = s->bpf ? "bpf:sched_switch" : s->ev.extra[0].name;
 		snprintf(s->event_desc, sizeof(s->event_desc), "%s%s%s",
 			 s->opts.mode == KP_SESSION_WALL ? ev : "",
 			 s->opts.mode == KP_SESSION_WALL ? "," : "", s->st.switch_event);
@@ -114,6 +114,11 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 	}
 	if (s->opts.mode != KP_SESSION_CPU) {
 		start_offcpu(s);
+		if (s->bpf) {
+			struct epoll_event e = {.events = EPOLLIN, .data.u64 = UINT64_MAX - 1};
+
+			epoll_ctl(s->epfd, EPOLL_CTL_ADD, kp_offcpu_bpf_fd(s->bpf), &e);
+		}
 		s->stack_budget = s->opts.switch_freq * ncpus * ROUND_MS / 1000;
 		if (s->opts.switch_freq && !s->stack_budget)
 			s->stack_budget = 1;
@@ -274,7 +279,9 @@ static int prepare_target(struct kp_session *s, struct kp_diag *d)
 			return err;
 		s->have_target = true;
 	}
-	if (opts->command_is_target) {
+	if (s->sideband_wide) {
+		/* every task's side-band, the BPF program choosing the targets */
+	} else if (opts->command_is_target) {
 		s->ev.attr.inherit = 1;
 		s->ev.attr.enable_on_exec = 1;
 	} else if (!opts->system_wide) {
@@ -289,7 +296,7 @@ static void describe_running(struct kp_session *s)
 {
 	const struct kp_session_opts *opts = &s->opts;
 
-	if (!opts->command_is_target)
+	if (!opts->command_is_target || s->sideband_wide)
 		kp_evlist_enable(&s->ev, true);
 	if (opts->system_wide) {
 		kp_proctab_synthesize_all(s->procs);
@@ -320,6 +327,20 @@ static void init_events(struct kp_session *s, const struct kp_session_opts *opts
 	kp_perf_attr_init(&attr, &s->layout, &opts->attr);
 	if (opts->mode == KP_SESSION_CPU) {
 		kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
+		return;
+	}
+	if (s->bpf) {
+		/* the kernel times the waits and samples the stacks: side-band
+		 * records only (--off-cpu), or the clock's samples (--wall) */
+		if (opts->mode == KP_SESSION_OFFCPU) {
+			struct perf_event_attr side;
+
+			kp_perf_sideband_attr_init(&side, &attr);
+			side.context_switch = 0;
+			kp_evlist_init(&s->ev, &side, "dummy", opts->ring_pages);
+		} else {
+			kp_evlist_init(&s->ev, &attr, opts->attr.event.name, opts->ring_pages);
+		}
 		return;
 	}
 	err = kp_tracefs_event("sched", "sched_switch", "prev_state", &tp_id, &s->switch_state);
@@ -361,6 +382,35 @@ static void init_events(struct kp_session *s, const struct kp_session_opts *opts
 					      "it: mount -t tracefs nodev /sys/kernel/tracing)");
 }
 
+/* The waits timed in the kernel where the BPF program loads (offcpu_bpf.h);
+ * else, unless --switch-source bpf asked for it, perf's SWITCH records
+ * with a note saying why. */
+static void open_bpf(struct kp_session *s, const struct kp_session_opts *opts)
+{
+	struct kp_offcpu_bpf_opts bo = {
+		.all_tasks = opts->system_wide,
+		.follow = !opts->pids_are_tids,
+		.user_chain = opts->attr.callgraph == KP_CALLGRAPH_FP,
+		.min_wait_ns = opts->min_wait_ns,
+		.switch_freq = opts->switch_freq,
+		.ncpus = (size_t)sysconf(_SC_NPROCESSORS_ONLN),
+	};
+	if (opts->mode == KP_SESSION_CPU || opts->switch_source == KP_SWITCH_PERF)
+		return;
+	if (opts->pids_are_tids) {
+		bo.tids = opts->pids;
+		bo.ntids = opts->npids;
+	} else {
+		bo.tgids = opts->pids;
+		bo.ntgids = opts->npids;
+	}
+	s->bpf_err = kp_offcpu_bpf_open(&s->bpf, &bo, &s->bpf_why);
+	/* a command's or -p's side-band on every task: per-thread events
+	 * cost the program at every switch (docs/offcpu.md) */
+	if (!s->bpf_err)
+		s->sideband_wide = opts->mode == KP_SESSION_OFFCPU && !opts->system_wide;
+}
+
 /* The session's tables, before anything is opened. */
 static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 {
@@ -373,7 +423,11 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	kp_proctab_on_map(s->procs, jitdump_mapped, s);
 	kp_u64map_init(&s->synth_failed);
 	kp_recqueue_init(&s->queue);
+	open_bpf(s, opts);
 	init_events(s, opts);
+	if (s->bpf_err && opts->switch_source == KP_SWITCH_AUTO)
+		kp_notes_add(&s->ev.notes, "waits timed from perf's SWITCH records, not in the kernel: %s",
+			     s->bpf_why.msg);
 	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind});
 	kp_sym_set_jit_code_check(opts->sym, jit_code, s);
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
@@ -390,6 +444,10 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 
 	*out = NULL;
 	*exit_code = 0;
+	if (s->bpf_err && opts->switch_source == KP_SWITCH_BPF) {
+		err = kp_diag_set(d, s->bpf_err, "--switch-source bpf: %s", s->bpf_why.msg);
+		goto fail;
+	}
 	err = open_loop(s, d);
 	if (err < 0)
 		goto fail;
@@ -414,6 +472,8 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	s->cut_unix_ns = kp_session_unix_ns();
 	s->flush_before = 0;
 	if (s->have_target) {
+		if (s->bpf && opts->command_is_target)
+			kp_offcpu_bpf_exec(s->bpf, s->target.pid);
 		err = kp_target_start(&s->target, opts->argv[0], d);
 		if (err < 0) {
 			*exit_code = err == -ENOENT ? 127 : 126;
@@ -440,6 +500,7 @@ void kp_session_free(struct kp_session *s)
 		kp_target_reap(&s->target, true);
 	}
 	kp_offcpu_free(s->offcpu, false);
+	kp_offcpu_bpf_free(s->bpf);
 	kp_evlist_fini(&s->ev);
 	if (s->epfd >= 0)
 		close(s->epfd);
@@ -613,9 +674,14 @@ void kp_session_end(struct kp_session *s)
 	end = now_ns();
 	kp_dispatch_round(s, true);
 	/* waits still open end with the recording */
+	if (s->bpf)
+		kp_dispatch_bpf_finish(s, end);
 	if (s->offcpu) {
 		kp_offcpu_finish(s->offcpu, end);
 		s->st.off = *kp_offcpu_stats(s->offcpu);
+		s->st.off.short_waits += s->bpf_short;
+		s->st.off.open_at_end += s->bpf_open;
+		s->st.off.unpaired += s->bpf_unpaired;
 		kp_offcpu_free(s->offcpu, true);
 		s->offcpu = NULL;
 	}

@@ -35,11 +35,19 @@ enum kp_session_mode {
 	KP_SESSION_WALL,    /* both, per thread: each function's share of wall-clock time */
 };
 
+/* What times the waits of --off-cpu and --wall (docs/offcpu.md). */
+enum kp_switch_source {
+	KP_SWITCH_AUTO = 0, /* the kernel (BPF) where it loads, else perf's records */
+	KP_SWITCH_BPF,	    /* the kernel, or fail saying why */
+	KP_SWITCH_PERF,	    /* perf's SWITCH records and switch event */
+};
+
 struct kp_session_opts {
 	struct kp_attr_opts attr;
 	enum kp_session_mode mode;
 	uint64_t switch_freq;  /* off-CPU stacks sampled a second per event (0: every switch) */
 	uint64_t min_wait_ns;  /* waits shorter are left out (counted) */
+	enum kp_switch_source switch_source;
 	bool event_is_default; /* -e not given: cycles may fall back quietly-ish */
 	bool system_wide;      /* -a, or -C without targets */
 	const int *cpus;       /* -C list; NULL = all online CPUs */
@@ -85,7 +93,11 @@ struct kp_session_stats {
 	struct kp_unwind_stats tables;	       /* unwind tables read */
 	struct kp_sym_stats sym;	       /* the symbolizer's (jitdumps read) */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
-	const char *switch_event; /* "sched:sched_switch" or "context-switches" */
+	const char *switch_event; /* "sched:sched_switch", "context-switches", or
+				   * "bpf:sched_switch" (timed in the kernel) */
+	uint64_t rate_skipped;	  /* bpf: switches out whose stack --switch-freq left out */
+	uint64_t lost_waits;	  /* bpf: waits lost with a full ring at a thread's exit */
+	uint64_t lost_waits_ns;	  /* and their time */
 	uint64_t storm_windows;	  /* windows of 0.1 s sampled in frequency mode */
 	struct kp_offcpu_stats off;
 };

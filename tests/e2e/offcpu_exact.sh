@@ -11,21 +11,14 @@
 #   uninterruptible for fdatasync (blocked without tracefs)
 # and its time is what the function measured off CPU. With the defaults
 # every switch is sampled at this rate, so each wait has the stack it
-# began at.
+# began at. Both ways of timing waits are checked: in the kernel (BPF,
+# the default as root) and from perf's SWITCH records.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/offcpu_lib.bash"
 
 kind_sleep=blocked kind_disk=blocked
 if tracefs_ready; then kind_sleep=sleeping kind_disk=uninterruptible; fi
 
-f=$T/exact.folded
-"$KPROF" --off-cpu -f folded --annotate -o "$f" -- "$OFFCPU" exact "$T" >"$T/out" 2>"$T/err"
-check "exit status 0" [ $? -eq 0 ]
-cat "$T/out" "$T/err"
-read -r waits secs <<<"$(offcpu_line "$T/err")"
-unit=$(counts_a_second "$f" "${secs:-0}")
-check "the profile holds the summary's ${secs:-?} s" [ -n "$unit" ]
-unit=${unit:-1e9}
 
 # stacks FUNC LIBC_RE KERNEL_RE KIND: prints "ALL WHOLE WAITING EXACT", the
 # counts of the stacks through main;FUNC, of those whole (from _start),
@@ -81,9 +74,22 @@ expect() {
 	return 0
 }
 
-# one wait each on the mutex and the pipe; fdatasync's thousands, but
-# those in pwrite
-expect blocked_in_futex 'pthread_mutex_lock|lll_lock_wait' '^_*futex_wait' "$kind_sleep" 100
-expect blocked_in_pipe '^(__)?(libc_)?read' 'pipe_read' "$kind_sleep" 100
-expect blocked_in_fsync 'fdatasync' 'sync' "$kind_disk" 90
+for src in bpf perf; do
+	f=$T/exact-$src.folded
+	"$KPROF" --off-cpu --switch-source "$src" -f folded --annotate -o "$f" -- "$OFFCPU" exact "$T" \
+		>"$T/out" 2>"$T/err"
+	check "$src: exit status 0" [ $? -eq 0 ]
+	cat "$T/out" "$T/err"
+	check "$src: the waits were timed by $src" \
+		grep -qE "\(($([ "$src" = bpf ] && echo bpf:sched_switch || echo 'sched:sched_switch|context-switches'))\)" "$T/err"
+	read -r waits secs <<<"$(offcpu_line "$T/err")"
+	unit=$(counts_a_second "$f" "${secs:-0}")
+	check "$src: the profile holds the summary's ${secs:-?} s" [ -n "$unit" ]
+	unit=${unit:-1e9}
+	# one wait each on the mutex and the pipe; fdatasync's thousands, but
+	# those in pwrite
+	expect blocked_in_futex 'pthread_mutex_lock|lll_lock_wait' '^_*futex_wait' "$kind_sleep" 100
+	expect blocked_in_pipe '^(__)?(libc_)?read' 'pipe_read' "$kind_sleep" 100
+	expect blocked_in_fsync 'fdatasync' 'sync' "$kind_disk" 90
+done
 finish

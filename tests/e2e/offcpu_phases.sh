@@ -43,8 +43,12 @@ summary() {
 	local sw
 	read -r waits secs <<<"$(offcpu_line "$T/$1.err")"
 	sw=$(acct "$T/$1.out" main 4)
-	check "$1: the summary counts ${waits:-no} waits, the main thread switched ${sw:-?} times" \
-		between "${waits:-0}" "${sw:-1}" "$((${sw:-0} + 40))"
+	# a wait whose end went unseen is counted apart (unpaired): the
+	# kernel's sched_switch tracepoint shows a thread leaving twice without
+	# coming back in between, a few times in thousands under load
+	unpaired=$(sed -n 's/^kprof: off CPU: .* \([0-9]*\) unpaired .*/\1/p' "$T/$1.err")
+	check "$1: the summary counts ${waits:-no} waits and ${unpaired:-0} unpaired, the main thread switched ${sw:-?} times" \
+		between "$((${waits:-0} + ${unpaired:-0}))" "${sw:-1}" "$((${sw:-0} + 40))"
 }
 
 # wall NAME: the main thread's tower, rooted at comm-PID/TID
@@ -106,7 +110,7 @@ check "off: the summary's ${secs:-?} s hold the main thread's $main_off s, and t
 spin_waits=$(count_matching "$f" "^offcpu_nofp;(.*;)?main;phase_spin;.*($SLEEPING|$UNINTERRUPTIBLE|$BLOCKED)")
 check "off: phase_spin never waits but preempted ($spin_waits counts)" [ "$spin_waits" -eq 0 ]
 if [ "$tracefs" = 1 ]; then
-	check "off: sched:sched_switch sampled" grep -q "(sched:sched_switch)" "$T/off.err"
+	check "off: sched_switch sampled (bpf or perf)" grep -qE "\((bpf|sched):sched_switch\)" "$T/off.err"
 	check "off: no note about tracefs" sh -c "! grep -q tracefs '$T/off.err'"
 	for p in phase_sleep phase_pipe; do
 		all=$(count_matching "$f" "^offcpu_nofp;(.*;)?main;$p;.*")

@@ -1,0 +1,110 @@
+/* profiler/ is sampling (profile/ is the model it fills).
+ *
+ * What profiler/offcpu.bpf.c (the in-kernel half of kprof --off-cpu's
+ * BPF timing, docs/offcpu.md) and profiler/offcpu_bpf.c (its loader and
+ * reader) share: the records the BPF program writes into its ring buffer
+ * and the per-CPU counters it keeps. Included by both the BPF program and
+ * kprof, so plain fixed-size types only. x86-64 only (the registers). */
+#ifndef KP_PROFILER_OFFCPU_BPF_ABI_H
+#define KP_PROFILER_OFFCPU_BPF_ABI_H
+
+/* Record types, above perf's (PERF_RECORD_USER_TYPE_START is 64): the
+ * records join the perf records in the session's time-ordered queue. */
+#define KP_BPF_REC_STACK 0x4b01 /* a stack sampled where a thread went off CPU */
+#define KP_BPF_REC_WAITS 0x4b02 /* a thread's waits, at its exit or the end */
+
+/* The wait's class (a stack stands for the waits of its class that follow
+ * it) and kind (the marker frame: profile/wait.h's enum kp_wait_kind). */
+#define KP_BPF_BLOCKED	 0
+#define KP_BPF_PREEMPTED 1
+#define KP_BPF_NCLASSES	 2
+#define KP_BPF_NKINDS	 5 /* KP_WAIT_NKINDS */
+
+#define KP_BPF_NREGS	   17	/* unwind/regs.h's KP_UNWIND_REGS_MASK, in bit order */
+#define KP_BPF_MAX_IPS	   128	/* kernel frames, then (-g fp) user frames */
+#define KP_BPF_STACK_CHUNK 512	/* the user stack is copied in chunks ... */
+#define KP_BPF_STACK_MAX   8192 /* ... up to this (KP_STACK_DUMP_SWITCH) */
+
+/* The waits of one class of a thread since its last sampled stack of that
+ * class: nanoseconds and count by kind. */
+struct kp_bpf_waits {
+	__u64 ns[KP_BPF_NKINDS];
+	__u32 n[KP_BPF_NKINDS];
+	__u32 pad;
+};
+
+/* Both records begin like a perf record (struct perf_event_header). */
+struct kp_bpf_rec_head {
+	__u32 type;
+	__u16 misc;
+	__u16 size; /* bytes of the record that hold something */
+	__u64 time; /* CLOCK_MONOTONIC, as the perf events' */
+	__u32 pid, tid;
+	__u32 cpu;
+	__u32 cls; /* KP_BPF_BLOCKED or KP_BPF_PREEMPTED */
+};
+
+/* KP_BPF_REC_STACK: written at a sampled switch out. `flushed` holds the
+ * waits of the class since its previous stack (or since none: "[no stack
+ * sampled]"); the stack stands for the class's waits from now on. */
+struct kp_bpf_stack_rec {
+	struct kp_bpf_rec_head h;
+	struct kp_bpf_waits flushed;
+	__u32 kind;	  /* this switch's */
+	__u32 nkernel;	  /* kernel frames in ips, leaf first */
+	__u32 nuser;	  /* user frames after them (-g fp), leaf first */
+	__u32 user_regs;  /* 1: regs hold the user registers, stack the copy */
+	__u64 stack_size; /* bytes of stack that are valid */
+	__u64 regs[KP_BPF_NREGS];
+	__u64 ips[KP_BPF_MAX_IPS];
+	__u8 stack[KP_BPF_STACK_MAX]; /* h.size ends within it */
+};
+
+/* KP_BPF_REC_WAITS: the waits of a class not yet written, at the thread's
+ * exit (through the ring) or at the end of the recording (through the
+ * task iterator). */
+struct kp_bpf_waits_rec {
+	struct kp_bpf_rec_head h;
+	struct kp_bpf_waits w;
+};
+
+/* The program's settings (its .rodata), set by kprof before loading. */
+struct kp_bpf_config {
+	__u8 all_tasks;	 /* -a: every task but the idle ones */
+	__u8 follow;	 /* children and new threads of targets are targets */
+	__u8 user_chain; /* -g fp: the user stack's frame-pointer chain too */
+	__u8 pad[5];
+	__u64 min_wait_ns;
+	__u64 stack_cost_ns;  /* 1e9 / stacks a second a CPU; 0: every switch */
+	__u64 stack_burst_ns; /* the most credit a CPU saves up */
+	__u64 wakeup_bytes;   /* wake kprof when the ring holds this much */
+};
+
+/* What kprof changes while the program runs (its .bss). */
+struct kp_bpf_live {
+	__u32 exec_tgid; /* the command: a target from its exec on */
+	__u32 pad;
+	__u64 end_ns; /* the task iterator ends open waits here */
+};
+
+/* Per-CPU counters (the cpu map's stats), summed by kprof. */
+enum {
+	KP_BPF_ST_SHORT = 0,  /* waits under --min-wait (left out) */
+	KP_BPF_ST_STACKS,     /* stacks written */
+	KP_BPF_ST_RATE,	      /* switches out whose stack the rate left out */
+	KP_BPF_ST_LOST,	      /* stacks the full ring left out (waits kept) */
+	KP_BPF_ST_LOST_WAITS, /* exit records the full ring lost: their waits */
+	KP_BPF_ST_LOST_NS,    /* and their time */
+	KP_BPF_ST_OPEN,	      /* waits still open at the end */
+	KP_BPF_ST_UNPAIRED,   /* a switch out with a wait open: its end unseen */
+	KP_BPF_NSTATS
+};
+
+/* Per CPU, in one lookup a switch (the cpu map): the stack rate's credit
+ * and the counters. */
+struct kp_bpf_cpu {
+	__u64 credit_ns, last_ns;
+	__u64 stats[KP_BPF_NSTATS];
+};
+
+#endif

@@ -59,6 +59,8 @@ cat "$T/p1.out" "$T/p1.err"
 check "paranoid 1: the user's own command is sampled (exit $st)" [ $st -eq 0 ]
 check "paranoid 1: says why waits are only blocked or preempted (tracefs)" grep -q "$note" "$T/p1.err"
 check "paranoid 1: the summary names context-switches" grep -q "(context-switches)" "$T/p1.err"
+check "paranoid 1: says the waits are timed from perf's records, since BPF needs root" \
+	grep -q "waits timed from perf's SWITCH records, not in the kernel: .*not permitted (it needs root" "$T/p1.err"
 check "paranoid 1: waits are blocked or preempted only" \
 	lacks "$f" '(\[off-cpu: sleeping\]|\[off-cpu: uninterruptible\]) [0-9]+$'
 read -r waits secs <<<"$(offcpu_line "$T/p1.err")"

@@ -159,6 +159,56 @@ static void test_bad_records(void)
 	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: sleeping]", 0), 400);
 }
 
+/* Waits summed in the kernel (the BPF program's records): each kind on
+ * its class's stack under its own marker, before any stack under [no
+ * stack sampled], the sample counted once a stack; sums of another class
+ * keep to theirs; an exited thread's last sums still land. */
+static void test_summed(void)
+{
+	struct kp_offcpu *o = setup(true, 0);
+	uint32_t no_stack = kp_profile_named_location(prof, "[no stack sampled]", 18, 0);
+	uint32_t locs_b[2] = {loc_a, loc_b}, locs_c[2] = {loc_a, loc_c};
+	struct kp_profile_root root = {.comm = kp_profile_intern(prof, "prog", 4)};
+	uint64_t ns[KP_WAIT_NKINDS] = {0};
+	uint32_t n[KP_WAIT_NKINDS] = {0};
+	const struct kp_offcpu_stats *st;
+
+	ns[KP_WAIT_SLEEPING] = 40;
+	n[KP_WAIT_SLEEPING] = 2;
+	kp_offcpu_add_waits(o, 7, 7, false, ns, n); /* before any stack */
+	kp_offcpu_set_stack(o, 7, false, locs_b, 2, &root);
+	ns[KP_WAIT_SLEEPING] = 100;
+	n[KP_WAIT_SLEEPING] = 3;
+	ns[KP_WAIT_UNINTERRUPTIBLE] = 900;
+	n[KP_WAIT_UNINTERRUPTIBLE] = 1;
+	kp_offcpu_add_waits(o, 7, 7, false, ns, n);
+	memset(ns, 0, sizeof(ns));
+	memset(n, 0, sizeof(n));
+	kp_offcpu_set_stack(o, 7, true, locs_c, 2, &root);
+	ns[KP_WAIT_PREEMPTED] = 7;
+	n[KP_WAIT_PREEMPTED] = 1;
+	kp_offcpu_add_waits(o, 7, 7, true, ns, n);
+	kp_offcpu_exit(o, 7);
+	kp_offcpu_forget(o, 7);
+	kp_offcpu_add_waits(o, 7, 7, true, ns, n); /* after its exit record */
+	st = kp_offcpu_stats(o);
+	CHECK_EQ_INT(st->waits, 8);
+	CHECK_EQ_INT(st->ns, 1054);
+	CHECK_EQ_INT(st->nostack, 3);
+	CHECK_EQ_INT(st->nostack_ns, 47);
+	CHECK_EQ_INT(st->stacks, 2);
+	kp_offcpu_free(o, true);
+	CHECK_EQ_INT(value_of(no_stack, "[off-cpu: sleeping]", 0), 40);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 100);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 3), 100); /* off-cpu */
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 1) +
+			     value_of(loc_b, "[off-cpu: uninterruptible]", 1),
+		     1); /* the stack counted once */
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: uninterruptible]", 0), 900);
+	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: preempted]", 0), 7);
+	CHECK_EQ_INT(value_of(no_stack, "[off-cpu: preempted]", 0), 7);
+}
+
 /* --min-wait leaves short waits out, counted. */
 static void test_min_wait(void)
 {
@@ -176,4 +226,4 @@ static void test_min_wait(void)
 	prof = NULL;
 }
 
-KP_TEST_MAIN(test_attribution, test_classes, test_bad_records, test_min_wait)
+KP_TEST_MAIN(test_attribution, test_classes, test_bad_records, test_summed, test_min_wait)

@@ -294,6 +294,22 @@ static int target_option(struct kp_record_args *c, int opt)
 	}
 }
 
+/* --switch-source: what times the waits (profiler/session.h). */
+static int switch_source_option(struct kp_record_args *c, const char *arg)
+{
+	static const char *const names[] = {
+		[KP_SWITCH_AUTO] = "auto", [KP_SWITCH_BPF] = "bpf", [KP_SWITCH_PERF] = "perf"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(arg, names[i]) == 0) {
+			c->sess.switch_source = (enum kp_switch_source)i;
+			return 1;
+		}
+	}
+	kp_err("--switch-source: '%s' is not auto, bpf or perf", arg);
+	return -1;
+}
+
 /* How: the event, its rate, the stacks, the rings. */
 static int sampling_option(struct kp_record_args *c, int opt, int argc, char **argv)
 {
@@ -342,17 +358,7 @@ static int sampling_option(struct kp_record_args *c, int opt, int argc, char **a
 		c->sess.switch_freq = v;
 		return 1;
 	case OPT_SWITCH_SOURCE:
-		if (strcmp(optarg, "auto") == 0) {
-			c->sess.switch_source = KP_SWITCH_AUTO;
-		} else if (strcmp(optarg, "bpf") == 0) {
-			c->sess.switch_source = KP_SWITCH_BPF;
-		} else if (strcmp(optarg, "perf") == 0) {
-			c->sess.switch_source = KP_SWITCH_PERF;
-		} else {
-			kp_err("--switch-source: '%s' is not auto, bpf or perf", optarg);
-			return -1;
-		}
-		return 1;
+		return switch_source_option(c, optarg);
 	case OPT_MIN_WAIT:
 		if (parse_u64(optarg, &v) < 0 || v > UINT64_MAX / 1000) {
 			kp_err("--min-wait: invalid microseconds '%s'", optarg);

@@ -88,11 +88,12 @@ static void print_offcpu(const struct kp_session_stats *st)
 					"; left out: %llu under --min-wait",
 					(unsigned long long)st->off.short_waits);
 	if (st->off.unpaired)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"%s %llu unpaired (the wait's end unseen: switch records lost, or "
-					"the tracepoint's switch in)",
-					st->off.short_waits ? "," : "; left out:",
-					(unsigned long long)st->off.unpaired);
+		len += (size_t)snprintf(
+			out + len, sizeof(out) - len,
+			"%s %llu unpaired (the wait's end unseen: switch records lost, or "
+			"the tracepoint's switch in)",
+			st->off.short_waits ? "," : "; left out:",
+			(unsigned long long)st->off.unpaired);
 	if (st->off.clock_skew)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"; %llu ended before they began (counted 0)",

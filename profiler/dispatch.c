@@ -85,14 +85,14 @@ static void bpf_stack(struct kp_session *s, const struct perf_event_header *hdr)
 {
 	const struct kp_bpf_stack_rec *r = (const void *)hdr;
 	size_t head = offsetof(struct kp_bpf_stack_rec, stack);
-	uint64_t ips[KP_BPF_MAX_IPS + 3], regs[64];
+	uint64_t ips[2 * KP_BPF_MAX_IPS + 3], regs[64];
 	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
 	struct kp_profile_root root;
 	struct kp_sample smp = {0};
 	size_t n = 0;
 
 	if (hdr->size < head || r->stack_size > (uint64_t)(hdr->size - head) ||
-	    r->nkernel > KP_BPF_MAX_IPS || r->nuser > KP_BPF_MAX_IPS - r->nkernel ||
+	    r->nkernel > KP_BPF_MAX_IPS || r->nuser > KP_BPF_MAX_IPS ||
 	    r->h.cls >= KP_BPF_NCLASSES) {
 		s->st.bad_records++;
 		return;
@@ -105,7 +105,7 @@ static void bpf_stack(struct kp_session *s, const struct perf_event_header *hdr)
 		if (!r->nuser)
 			ips[n++] = r->regs[8]; /* the user ip (KP_PERF_REG_IP) */
 		for (uint32_t i = 0; i < r->nuser; i++)
-			ips[n++] = r->ips[r->nkernel + i];
+			ips[n++] = r->user_ips[i];
 		bpf_regs(s, r->regs, regs);
 		smp.regs_abi = PERF_SAMPLE_REGS_ABI_64;
 		smp.regs = regs;

@@ -70,8 +70,7 @@ static void *global_data(struct bpf_map *m, size_t want)
 
 /* The globals are checked by size against the program's sections: a
  * program and loader out of step fail here, not in the kernel. */
-static int set_rodata(struct bpf_object *obj, const struct kp_offcpu_bpf_opts *o,
-		      size_t ring)
+static int set_rodata(struct bpf_object *obj, const struct kp_offcpu_bpf_opts *o, size_t ring)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, ".rodata");
 	struct kp_bpf_config *r = global_data(m, sizeof(*r));
@@ -81,6 +80,7 @@ static int set_rodata(struct bpf_object *obj, const struct kp_offcpu_bpf_opts *o
 	r->all_tasks = o->all_tasks;
 	r->follow = o->follow;
 	r->user_chain = o->user_chain;
+	r->copy_stack = o->copy_stack;
 	r->min_wait_ns = o->min_wait_ns;
 	if (o->switch_freq) {
 		r->stack_cost_ns = 1000000000ULL / o->switch_freq;
@@ -172,10 +172,17 @@ int kp_offcpu_bpf_open(struct kp_offcpu_bpf **out, const struct kp_offcpu_bpf_op
 		return explain(d, err, "loading the BPF program");
 	}
 	err = map_live(b);
-	if (!err)
-		err = fill_targets(b->obj, "target_tgids", o->tgids, o->ntgids);
+	if (err) {
+		kp_offcpu_bpf_free(b);
+		return explain(d, err, "mapping the BPF program's data");
+	}
+	err = fill_targets(b->obj, "target_tgids", o->tgids, o->ntgids);
 	if (!err)
 		err = fill_targets(b->obj, "target_tids", o->tids, o->ntids);
+	if (err) {
+		kp_offcpu_bpf_free(b);
+		return explain(d, err, "the BPF program's targets (4096 -p or -t at most)");
+	}
 	for (size_t i = 0; !err && i < sizeof(progs) / sizeof(progs[0]); i++) {
 		struct bpf_program *p = bpf_object__find_program_by_name(b->obj, progs[i]);
 		struct bpf_link *l = p ? bpf_program__attach(p) : NULL;
@@ -231,8 +238,7 @@ void kp_offcpu_bpf_exec(struct kp_offcpu_bpf *b, pid_t tgid)
 	__atomic_store_n(&b->live->exec_tgid, (__u32)tgid, __ATOMIC_RELEASE);
 }
 
-int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf_fn fn,
-			 void *arg)
+int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf_fn fn, void *arg)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(b->obj, "flush_all");
 	size_t have = 0;
@@ -243,6 +249,11 @@ int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf
 
 	if (!p)
 		return -EPROTO;
+	/* nothing more is timed: the sums are final, and the program costs
+	 * nothing while kprof names and writes the profile */
+	for (size_t i = 0; i < b->nlinks; i++)
+		bpf_link__destroy(b->links[i]);
+	b->nlinks = 0;
 	/* the last exits' records first */
 	kp_offcpu_bpf_read(b, fn, arg);
 	__atomic_store_n(&b->live->end_ns, end_ns, __ATOMIC_RELEASE);
@@ -349,8 +360,7 @@ void kp_offcpu_bpf_read(struct kp_offcpu_bpf *b, kp_offcpu_bpf_fn fn, void *arg)
 	(void)arg;
 }
 
-int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf_fn fn,
-			 void *arg)
+int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf_fn fn, void *arg)
 {
 	(void)b;
 	(void)end_ns;

@@ -24,9 +24,10 @@
 #include "util/diag.h"
 
 struct kp_offcpu_bpf_opts {
-	bool all_tasks;	 /* -a: every task */
-	bool follow;	 /* children and new threads of targets are targets */
-	bool user_chain; /* -g fp: the user stack's frame-pointer chain too */
+	bool all_tasks;		   /* -a: every task */
+	bool follow;		   /* children and new threads of targets are targets */
+	bool user_chain;	   /* -g auto, fp: the user stack's frame-pointer chain */
+	bool copy_stack;	   /* -g auto, dwarf: a copy of the user stack */
 	const pid_t *tgids, *tids; /* -p, -t */
 	size_t ntgids, ntids;
 	uint64_t min_wait_ns;
@@ -54,8 +55,7 @@ void kp_offcpu_bpf_read(struct kp_offcpu_bpf *b, kp_offcpu_bpf_fn fn, void *arg)
 /* The recording ended at end_ns (CLOCK_MONOTONIC): the waits not yet
  * written, open ones ended there, one record a thread and class. Returns 0
  * or a negative errno. */
-int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf_fn fn,
-			 void *arg);
+int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf_fn fn, void *arg);
 
 struct kp_offcpu_bpf_stats {
 	uint64_t short_waits; /* under min_wait_ns */

@@ -1,6 +1,6 @@
 /* profiler/ is sampling (profile/ is the model it fills).
  *
- * What profiler/offcpu.bpf.c (the in-kernel half of kprof --off-cpu's
+ * What profiler/bpf/offcpu.bpf.c (the in-kernel half of kprof --off-cpu's
  * BPF timing, docs/offcpu.md) and profiler/offcpu_bpf.c (its loader and
  * reader) share: the records the BPF program writes into its ring buffer
  * and the per-CPU counters it keeps. Included by both the BPF program and
@@ -21,7 +21,7 @@
 #define KP_BPF_NKINDS	 5 /* KP_WAIT_NKINDS */
 
 #define KP_BPF_NREGS	   17	/* unwind/regs.h's KP_UNWIND_REGS_MASK, in bit order */
-#define KP_BPF_MAX_IPS	   128	/* kernel frames, then (-g fp) user frames */
+#define KP_BPF_MAX_IPS	   128	/* kernel frames; user frames of the frame-pointer chain */
 #define KP_BPF_STACK_CHUNK 512	/* the user stack is copied in chunks ... */
 #define KP_BPF_STACK_MAX   8192 /* ... up to this (KP_STACK_DUMP_SWITCH) */
 
@@ -52,12 +52,13 @@ struct kp_bpf_stack_rec {
 	struct kp_bpf_waits flushed;
 	__u32 kind;	  /* this switch's */
 	__u32 nkernel;	  /* kernel frames in ips, leaf first */
-	__u32 nuser;	  /* user frames after them (-g fp), leaf first */
+	__u32 nuser;	  /* user frames in user_ips (-g auto, fp), leaf first */
 	__u32 user_regs;  /* 1: regs hold the user registers, stack the copy */
 	__u64 stack_size; /* bytes of stack that are valid */
 	__u64 regs[KP_BPF_NREGS];
 	__u64 ips[KP_BPF_MAX_IPS];
-	__u8 stack[KP_BPF_STACK_MAX]; /* h.size ends within it */
+	__u64 user_ips[KP_BPF_MAX_IPS]; /* the frame-pointer chain, from the ip */
+	__u8 stack[KP_BPF_STACK_MAX];	/* h.size ends within it */
 };
 
 /* KP_BPF_REC_WAITS: the waits of a class not yet written, at the thread's
@@ -72,8 +73,9 @@ struct kp_bpf_waits_rec {
 struct kp_bpf_config {
 	__u8 all_tasks;	 /* -a: every task but the idle ones */
 	__u8 follow;	 /* children and new threads of targets are targets */
-	__u8 user_chain; /* -g fp: the user stack's frame-pointer chain too */
-	__u8 pad[5];
+	__u8 user_chain; /* -g auto, fp: the user stack's frame-pointer chain */
+	__u8 copy_stack; /* -g auto, dwarf: a copy of the user stack */
+	__u8 pad[4];
 	__u64 min_wait_ns;
 	__u64 stack_cost_ns;  /* 1e9 / stacks a second a CPU; 0: every switch */
 	__u64 stack_burst_ns; /* the most credit a CPU saves up */

@@ -56,10 +56,10 @@ struct kp_session {
 	uint32_t *cost; /* unwind cost histogram, COST_BUCKETS */
 	uint64_t ncost;
 
-	struct kp_offcpu *offcpu;	      /* --off-cpu, --wall: the threads' waits (offcpu.c) */
-	struct kp_offcpu_bpf *bpf;	      /* the waits timed in the kernel (offcpu_bpf.c) */
-	bool sideband_wide;		      /* bpf --off-cpu: side-band events on every task */
-	int bpf_err;			      /* why not (bpf_why), when tried */
+	struct kp_offcpu *offcpu;  /* --off-cpu, --wall: the threads' waits (offcpu.c) */
+	struct kp_offcpu_bpf *bpf; /* the waits timed in the kernel (offcpu_bpf.c) */
+	bool sideband_wide;	   /* bpf --off-cpu: side-band events on every task */
+	int bpf_err;		   /* why not (bpf_why), when tried */
 	struct kp_diag bpf_why;
 	uint64_t bpf_short, bpf_open, bpf_unpaired; /* the program's counts, for st.off */
 	struct kp_tracefs_field switch_state; /* sched_switch's prev_state in its raw record */

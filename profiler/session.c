@@ -390,13 +390,20 @@ static void open_bpf(struct kp_session *s, const struct kp_session_opts *opts)
 	struct kp_offcpu_bpf_opts bo = {
 		.all_tasks = opts->system_wide,
 		.follow = !opts->pids_are_tids,
-		.user_chain = opts->attr.callgraph == KP_CALLGRAPH_FP,
+		.user_chain = opts->attr.callgraph != KP_CALLGRAPH_DWARF,
+		.copy_stack = opts->attr.callgraph != KP_CALLGRAPH_FP,
 		.min_wait_ns = opts->min_wait_ns,
 		.switch_freq = opts->switch_freq,
 		.ncpus = (size_t)sysconf(_SC_NPROCESSORS_ONLN),
 	};
 	if (opts->mode == KP_SESSION_CPU || opts->switch_source == KP_SWITCH_PERF)
 		return;
+	if (opts->cpus) {
+		/* the program sees every CPU */
+		s->bpf_err =
+			kp_diag_set(&s->bpf_why, -ENOTSUP, "-C limits the CPUs, which it does not");
+		return;
+	}
 	if (opts->pids_are_tids) {
 		bo.tids = opts->pids;
 		bo.ntids = opts->npids;
@@ -426,7 +433,8 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	open_bpf(s, opts);
 	init_events(s, opts);
 	if (s->bpf_err && opts->switch_source == KP_SWITCH_AUTO)
-		kp_notes_add(&s->ev.notes, "waits timed from perf's SWITCH records, not in the kernel: %s",
+		kp_notes_add(&s->ev.notes,
+			     "waits timed from perf's SWITCH records, not in the kernel: %s",
 			     s->bpf_why.msg);
 	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind});
 	kp_sym_set_jit_code_check(opts->sym, jit_code, s);

@@ -45,8 +45,8 @@ enum kp_switch_source {
 struct kp_session_opts {
 	struct kp_attr_opts attr;
 	enum kp_session_mode mode;
-	uint64_t switch_freq;  /* off-CPU stacks sampled a second per event (0: every switch) */
-	uint64_t min_wait_ns;  /* waits shorter are left out (counted) */
+	uint64_t switch_freq; /* off-CPU stacks sampled a second per event (0: every switch) */
+	uint64_t min_wait_ns; /* waits shorter are left out (counted) */
 	enum kp_switch_source switch_source;
 	bool event_is_default; /* -e not given: cycles may fall back quietly-ish */
 	bool system_wide;      /* -a, or -C without targets */

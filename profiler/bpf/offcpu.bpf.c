@@ -12,7 +12,8 @@
  * stands for the waits of its class that follow it, as in the perf-record
  * path (profiler/offcpu.c). A thread's exit, and the end of the recording
  * (the task iterator), write what is left. The cost per switch is two
- * task-storage lookups and a clock read; the ring sees a few thousand
+ * array lookups (task storage where a slot is taken) and a clock read;
+ * the ring sees a few thousand
  * records a second at most.
  *
  * Task fields are read by direct loads, which the verifier allows on the
@@ -55,20 +56,20 @@ struct bpf_iter__task {
 	struct task_struct *task;
 } __attribute__((preserve_access_index));
 
-#define PF_KTHREAD	 0x00200000
-#define TASK_NOLOAD	 0x0400
-#define TARGET_UNKNOWN	 0
-#define TARGET_YES	 1
-#define TARGET_NO	 2
+#define PF_KTHREAD     0x00200000
+#define TASK_NOLOAD    0x0400
+#define TARGET_UNKNOWN 0
+#define TARGET_YES     1
+#define TARGET_NO      2
 
 const volatile struct kp_bpf_config config = {};
 struct kp_bpf_live live = {};
 
 struct thread {
-	__u64 tid;    /* whose slot this is (0: free; 64 bits for the BPF
-		       * compare-and-swap); unused in task storage */
-	__u8 target;  /* TARGET_* */
-	__u8 kind;    /* of the open wait */
+	__u64 tid;   /* whose slot this is (0: free; 64 bits for the BPF
+		      * compare-and-swap); unused in task storage */
+	__u8 target; /* TARGET_* */
+	__u8 kind;   /* of the open wait */
 	__u8 cls;
 	__u8 pad[5];
 	__u64 out_ns; /* off CPU since (0: on CPU, or not seen leaving) */
@@ -323,23 +324,22 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 		r->regs[16] = BPF_CORE_READ(regs, r15);
 		r->user_regs = 1;
 		/* whole chunks, as far as the stack is mapped */
-		for (i = 0; i < KP_BPF_STACK_MAX / KP_BPF_STACK_CHUNK; i++) {
+		for (i = 0; config.copy_stack && i < KP_BPF_STACK_MAX / KP_BPF_STACK_CHUNK; i++) {
 			if (bpf_probe_read_user(&r->stack[i * KP_BPF_STACK_CHUNK],
-						KP_BPF_STACK_CHUNK, (void *)(sp + i * KP_BPF_STACK_CHUNK)))
+						KP_BPF_STACK_CHUNK,
+						(void *)(sp + i * KP_BPF_STACK_CHUNK)))
 				break;
 		}
 		r->stack_size = (__u64)i * KP_BPF_STACK_CHUNK;
-		if (config.user_chain && r->nkernel < KP_BPF_MAX_IPS) {
-			__u32 room = (KP_BPF_MAX_IPS - r->nkernel) * 8;
-
-			n = bpf_get_stack(ctx, &r->ips[r->nkernel & (KP_BPF_MAX_IPS - 1)],
-					  room & (KP_BPF_MAX_IPS * 8 - 1), BPF_F_USER_STACK);
+		/* -g auto goes on with it past the copy's end */
+		if (config.user_chain) {
+			n = bpf_get_stack(ctx, r->user_ips, sizeof(r->user_ips), BPF_F_USER_STACK);
 			r->nuser = n > 0 ? (__u32)n / 8 : 0;
 		}
 	}
 	head(&r->h, KP_BPF_REC_STACK,
-	     (__u32)(__builtin_offsetof(struct kp_bpf_stack_rec, stack) + r->stack_size), prev,
-	     now, cls);
+	     (__u32)(__builtin_offsetof(struct kp_bpf_stack_rec, stack) + r->stack_size), prev, now,
+	     cls);
 	c->stats[KP_BPF_ST_STACKS]++;
 	submit(r);
 }

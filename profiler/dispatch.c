@@ -35,7 +35,7 @@ static void switch_sample(struct kp_session *s, const struct kp_sample *smp)
 
 	if (!s->offcpu || smp->tid == 0)
 		return;
-	n = kp_sample_stack(s, smp, locs, &root);
+	n = kp_sample_switch_stack(s, smp, locs, &root);
 	kp_offcpu_stack(s->offcpu, (pid_t)smp->tid, locs, n, &root, smp->raw, smp->raw_size);
 }
 
@@ -121,7 +121,7 @@ static void bpf_stack(struct kp_session *s, const struct perf_event_header *hdr)
 	smp.nr = n;
 	smp.ip = r->nkernel ? r->ips[0] : 0;
 	add_waits(s, &r->h, &r->flushed);
-	n = kp_sample_stack(s, &smp, locs, &root);
+	n = kp_sample_switch_stack(s, &smp, locs, &root);
 	kp_offcpu_set_stack(s->offcpu, (pid_t)r->h.tid, r->h.cls == KP_BPF_PREEMPTED, locs, n,
 			    &root);
 }

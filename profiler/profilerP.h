@@ -45,6 +45,9 @@ struct kp_session {
 	int *cpus;		       /* the CPUs sampled (meta.cpus) */
 	struct utsname uts;	       /* the machine (meta.host, meta.kernel) */
 	struct kp_u64map synth_failed; /* pids /proc could not describe */
+	/* kernel addresses of a switch stack's leaf: 1 + whether they are the
+	 * tracepoint's dispatch, not the scheduler (sample.c) */
+	struct kp_u64map dispatch_frames;
 
 	struct kp_recqueue queue; /* records read, not yet processed */
 	uint64_t flush_before;	  /* start time of the previous round */
@@ -113,5 +116,11 @@ void kp_sample_add(struct kp_session *s, const struct kp_sample *smp);
  * KP_SESSION_MAX_FRAMES + 1) and its root; returns its length. sample.c */
 size_t kp_sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
 		       struct kp_profile_root *root);
+/* The same for a stack sampled where a thread left a CPU: its kernel
+ * frames begin at the scheduler, without the tracepoint's dispatch
+ * (__traceiter_sched_switch when more than one probe listens, a BPF
+ * program and its bpf_trace_run) above it. sample.c */
+size_t kp_sample_switch_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
+			      struct kp_profile_root *root);
 
 #endif

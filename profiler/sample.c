@@ -227,8 +227,47 @@ static uint32_t comm_of(struct kp_session *s, const struct kp_sample *smp)
 	return kp_profile_intern(s->prof, comm, strlen(comm));
 }
 
+/* Is kernel address addr in the tracepoint's dispatch rather than the
+ * scheduler? Named once an address (the kernel's symbols are loaded then). */
+static bool dispatch_frame(struct kp_session *s, uint64_t addr)
+{
+	static const char *const prefixes[] = {"__traceiter_", "bpf_trace_run", "__bpf_trace_",
+					       "perf_trace_",  "bpf_prog_",	"perf_tp_"};
+	struct kp_loc loc = {.addr = addr - 1, .kind = KP_LOC_KERNEL};
+	struct kp_sym_frames fr = {0};
+	uint64_t v;
+	bool yes = false;
+
+	if (kp_u64map_get(&s->dispatch_frames, addr, &v))
+		return v == 2;
+	if (kp_sym_resolve(s->opts.sym, &loc, &fr) && fr.n) {
+		const char *name = fr.frames[fr.n - 1].name;
+
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+			yes |= strncmp(name, prefixes[i], strlen(prefixes[i])) == 0;
+	}
+	kp_sym_frames_fini(&fr);
+	kp_u64map_put(&s->dispatch_frames, addr, yes ? 2 : 1);
+	return yes;
+}
+
+static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
+			   struct kp_profile_root *root, bool at_switch);
+
 size_t kp_sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
 		       struct kp_profile_root *root)
+{
+	return sample_stack(s, smp, locs, root, false);
+}
+
+size_t kp_sample_switch_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
+			      struct kp_profile_root *root)
+{
+	return sample_stack(s, smp, locs, root, true);
+}
+
+static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
+			   struct kp_profile_root *root, bool at_switch)
 {
 	uint64_t kern[KP_SESSION_MAX_FRAMES], kc[KP_SESSION_MAX_FRAMES],
 		user[KP_SESSION_MAX_FRAMES];
@@ -260,6 +299,15 @@ size_t kp_sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32
 	}
 	if (!nkc && smp->user_mode)
 		kc[nkc++] = smp->ip; /* -g dwarf asks for no user chain */
+	/* a switch stack from the scheduler on (a few frames at most) */
+	if (at_switch) {
+		size_t skip = 0;
+
+		while (skip < nk && skip < 4 && dispatch_frame(s, kern[skip]))
+			skip++;
+		memmove(kern, kern + skip, (nk - skip) * sizeof(*kern));
+		nk -= skip;
+	}
 	/* the kernel's limit counts kernel and user entries together */
 	if (smp->pid > 0)
 		nu = user_stack(s, smp, kc, nkc, nk + nkc >= s->ev.attr.sample_max_stack, user,

@@ -429,6 +429,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	s->procs = kp_proctab_new(s->strings);
 	kp_proctab_on_map(s->procs, jitdump_mapped, s);
 	kp_u64map_init(&s->synth_failed);
+	kp_u64map_init(&s->dispatch_frames);
 	kp_recqueue_init(&s->queue);
 	open_bpf(s, opts);
 	init_events(s, opts);
@@ -522,6 +523,7 @@ void kp_session_free(struct kp_session *s)
 	kp_proctab_free(s->procs);
 	kp_strtab_free(s->strings);
 	kp_u64map_fini(&s->synth_failed);
+	kp_u64map_fini(&s->dispatch_frames);
 	kp_recqueue_fini(&s->queue);
 	free(s->exits);
 	free(s->cpus);

@@ -245,29 +245,22 @@ int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf
 	struct kp_bpf_waits_rec rec;
 	struct bpf_link *link;
 	int fd, err = 0;
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (!p)
 		return -EPROTO;
-	/* nothing more is timed: the sums are final, and the program costs
-	 * nothing while kprof names and writes the profile */
-	for (size_t i = 0; i < b->nlinks; i++)
-		bpf_link__destroy(b->links[i]);
-	b->nlinks = 0;
-	/* the last exits' records first */
+	/* The programs stay attached until the sums are read: a thread that
+	 * exits meanwhile (the command, stopped by kprof's signal) writes its
+	 * last sums at its exit, which the iterator would not find. The ring
+	 * first, so that the sums a stack record carries come before those
+	 * written after it. */
 	kp_offcpu_bpf_read(b, fn, arg);
 	__atomic_store_n(&b->live->end_ns, end_ns, __ATOMIC_RELEASE);
 	link = bpf_program__attach_iter(p, NULL);
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		bpf_link__destroy(link);
-		return fd;
-	}
+	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -errno;
 	/* whole records, however read() splits them */
-	while ((n = read(fd, (char *)&rec + have, sizeof(rec) - have)) > 0 ||
-	       (n < 0 && errno == EINTR)) {
+	while (fd >= 0 && ((n = read(fd, (char *)&rec + have, sizeof(rec) - have)) > 0 ||
+			   (n < 0 && errno == EINTR))) {
 		if (n < 0)
 			continue;
 		have += (size_t)n;
@@ -276,10 +269,19 @@ int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf
 			have = 0;
 		}
 	}
-	if (n < 0)
+	if (fd < 0)
+		err = fd;
+	else if (n < 0)
 		err = -errno;
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	bpf_link__destroy(link);
+	/* what exited while the iterator ran; then nothing more is timed,
+	 * and the program costs nothing while kprof names and writes */
+	kp_offcpu_bpf_read(b, fn, arg);
+	for (size_t i = 0; i < b->nlinks; i++)
+		bpf_link__destroy(b->links[i]);
+	b->nlinks = 0;
 	return err;
 }
 

@@ -8,6 +8,8 @@
 #ifndef KP_PROFILER_OFFCPU_BPF_ABI_H
 #define KP_PROFILER_OFFCPU_BPF_ABI_H
 
+#include <linux/types.h>
+
 /* Record types, above perf's (PERF_RECORD_USER_TYPE_START is 64): the
  * records join the perf records in the session's time-ordered queue. */
 #define KP_BPF_REC_STACK 0x4b01 /* a stack sampled where a thread went off CPU */

@@ -98,10 +98,14 @@ void kp_dispatch_round(struct kp_session *s, bool final);
  * processing what every ring has passed. dispatch.c */
 void kp_dispatch_read(struct kp_session *s);
 void kp_dispatch_flush(struct kp_session *s, bool final);
-/* The recording ended at end (CLOCK_MONOTONIC): the waits the BPF program
- * still holds, open ones ended there, to the off-CPU table; its counts to
- * the stats. dispatch.c */
-void kp_dispatch_bpf_finish(struct kp_session *s, uint64_t end);
+/* The BPF program's records (bpf_records.c): its ring read into the
+ * queue; one record, from the queue, processed (a stack or a thread's
+ * last waits, to the off-CPU table); and the end: the waits the program
+ * still holds, open ones ended at end (CLOCK_MONOTONIC), processed at
+ * once, its counts to the stats. */
+void kp_bpf_records_read(struct kp_session *s);
+void kp_bpf_record(struct kp_session *s, const struct perf_event_header *hdr);
+void kp_bpf_records_finish(struct kp_session *s, uint64_t end);
 
 /* What the symbolizer needs to know of mapping m of pid (its path from the
  * session's strings; pointers into m and the strings). sample.c */

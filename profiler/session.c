@@ -685,7 +685,7 @@ void kp_session_end(struct kp_session *s)
 	kp_dispatch_round(s, true);
 	/* waits still open end with the recording */
 	if (s->bpf)
-		kp_dispatch_bpf_finish(s, end);
+		kp_bpf_records_finish(s, end);
 	if (s->offcpu) {
 		kp_offcpu_finish(s->offcpu, end);
 		s->st.off = *kp_offcpu_stats(s->offcpu);

@@ -1,0 +1,170 @@
+/* The BPF program's records (offcpu_bpf.h, offcpu_bpf_abi.h) to the
+ * session (see profilerP.h): read from its ring into the time-ordered
+ * queue, then, in order, a stack as a sample with the waits it carries,
+ * or a thread's last waits, to the off-CPU table. */
+#include <linux/types.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "profile/wait.h"
+#include "profiler/offcpu_bpf_abi.h"
+#include "profiler/profilerP.h"
+#include "unwind/regs.h"
+
+/* The BPF program's registers (unwind/regs.h's KP_UNWIND_REGS_MASK, in
+ * bit order) as the session's layout asks for them. */
+static void bpf_regs(const struct kp_session *s, const __u64 *bpf, uint64_t *out)
+{
+	uint64_t want = s->layout.sample_regs_user, in[KP_BPF_NREGS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < KP_BPF_NREGS; i++)
+		in[i] = bpf[i];
+	for (int reg = 0; reg < 64; reg++) {
+		uint64_t v = 0;
+
+		if (!(want & (1ULL << reg)))
+			continue;
+		kp_regs_get(in, KP_UNWIND_REGS_MASK, reg, &v);
+		out[n++] = v;
+	}
+}
+
+/* The program writes profile/wait.h's kinds by number. */
+_Static_assert(KP_BPF_NKINDS == KP_WAIT_NKINDS && KP_WAIT_SLEEPING == 0 &&
+		       KP_WAIT_UNINTERRUPTIBLE == 1 && KP_WAIT_PREEMPTED == 2 && KP_WAIT_OTHER == 4,
+	       "offcpu.bpf.c's kinds");
+
+static void add_waits(struct kp_session *s, const struct kp_bpf_rec_head *h,
+		      const struct kp_bpf_waits *w)
+{
+	uint64_t ns[KP_BPF_NKINDS];
+	uint32_t n[KP_BPF_NKINDS];
+
+	for (int k = 0; k < KP_BPF_NKINDS; k++) {
+		ns[k] = w->ns[k];
+		n[k] = w->n[k];
+	}
+	kp_offcpu_add_waits(s->offcpu, (pid_t)h->pid, (pid_t)h->tid, h->cls == KP_BPF_PREEMPTED, ns,
+			    n);
+}
+
+/* A stack the BPF program sampled where a thread left a CPU, with the
+ * waits of its class since the previous one: as a sample with the
+ * kernel's frames, the user registers and the stack copy (or, -g fp, the
+ * user frames), unwound as any other. */
+static void bpf_stack(struct kp_session *s, const struct perf_event_header *hdr)
+{
+	const struct kp_bpf_stack_rec *r = (const void *)hdr;
+	size_t head = offsetof(struct kp_bpf_stack_rec, stack);
+	uint64_t ips[2 * KP_BPF_MAX_IPS + 3], regs[64];
+	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
+	struct kp_profile_root root;
+	struct kp_sample smp = {0};
+	size_t n = 0;
+
+	if (hdr->size < head || r->stack_size > (uint64_t)(hdr->size - head) ||
+	    r->nkernel > KP_BPF_MAX_IPS || r->nuser > KP_BPF_MAX_IPS ||
+	    r->h.cls >= KP_BPF_NCLASSES) {
+		s->st.bad_records++;
+		return;
+	}
+	ips[n++] = (uint64_t)PERF_CONTEXT_KERNEL;
+	for (uint32_t i = 0; i < r->nkernel; i++)
+		ips[n++] = r->ips[i];
+	if (r->user_regs) {
+		ips[n++] = (uint64_t)PERF_CONTEXT_USER;
+		if (!r->nuser)
+			ips[n++] = r->regs[8]; /* the user ip (KP_PERF_REG_IP) */
+		for (uint32_t i = 0; i < r->nuser; i++)
+			ips[n++] = r->user_ips[i];
+		bpf_regs(s, r->regs, regs);
+		smp.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+		smp.regs = regs;
+		smp.nregs = (uint64_t)__builtin_popcountll(s->layout.sample_regs_user);
+		smp.stack = r->stack;
+		smp.stack_size = smp.stack_dyn_size = r->stack_size;
+	}
+	smp.pid = r->h.pid;
+	smp.tid = r->h.tid;
+	smp.time = r->h.time;
+	smp.cpu = r->h.cpu;
+	smp.ips = ips;
+	smp.nr = n;
+	smp.ip = r->nkernel ? r->ips[0] : 0;
+	add_waits(s, &r->h, &r->flushed);
+	n = kp_sample_switch_stack(s, &smp, locs, &root);
+	kp_offcpu_set_stack(s->offcpu, (pid_t)r->h.tid, r->h.cls == KP_BPF_PREEMPTED, locs, n,
+			    &root);
+}
+
+/* A thread's waits not yet written, at its exit or the end. */
+static void bpf_waits(struct kp_session *s, const struct perf_event_header *hdr)
+{
+	const struct kp_bpf_waits_rec *r = (const void *)hdr;
+
+	if (hdr->size < sizeof(*r) || r->h.cls >= KP_BPF_NCLASSES) {
+		s->st.bad_records++;
+		return;
+	}
+	add_waits(s, &r->h, &r->w);
+}
+
+void kp_bpf_record(struct kp_session *s, const struct perf_event_header *hdr)
+{
+	if (!s->offcpu)
+		return;
+	if (hdr->type == KP_BPF_REC_STACK)
+		bpf_stack(s, hdr);
+	else
+		bpf_waits(s, hdr);
+}
+
+/* A record of the ring into the queue, by its time. */
+static void queue_bpf(void *arg, const void *data, size_t size)
+{
+	struct kp_session *s = arg;
+	const struct kp_bpf_rec_head *h = data;
+	void *at;
+
+	if (size < sizeof(*h) || h->size < sizeof(*h) || h->size > size) {
+		s->st.bad_records++;
+		return;
+	}
+	at = kp_recqueue_reserve(&s->queue, h->size, h->time);
+	memcpy(at, data, h->size);
+	kp_recqueue_trim(&s->queue, h->size);
+}
+
+/* The end's records, after the last round: processed at once. */
+static void process_bpf(void *arg, const void *data, size_t size)
+{
+	struct kp_session *s = arg;
+	const struct kp_bpf_rec_head *h = data;
+
+	if (size < sizeof(*h) || h->size < sizeof(*h) || h->size > size) {
+		s->st.bad_records++;
+		return;
+	}
+	kp_bpf_record(s, data);
+}
+
+void kp_bpf_records_finish(struct kp_session *s, uint64_t end)
+{
+	struct kp_offcpu_bpf_stats bst;
+
+	kp_offcpu_bpf_finish(s->bpf, end, process_bpf, s);
+	kp_offcpu_bpf_stats(s->bpf, &bst);
+	s->st.lost_stacks += bst.lost;
+	s->st.rate_skipped = bst.rate;
+	s->st.lost_waits = bst.lost_waits;
+	s->st.lost_waits_ns = bst.lost_ns;
+	s->bpf_short = bst.short_waits;
+	s->bpf_open = bst.open;
+	s->bpf_unpaired = bst.unpaired;
+}
+
+void kp_bpf_records_read(struct kp_session *s)
+{
+	kp_offcpu_bpf_read(s->bpf, queue_bpf, s);
+}

@@ -35,6 +35,35 @@ static void switch_sample(struct kp_session *s, const struct kp_sample *smp)
 	kp_offcpu_stack(s->offcpu, (pid_t)smp->tid, locs, n, &root, smp->raw, smp->raw_size);
 }
 
+/* The side-band of every task (BPF --off-cpu of a command or -p): only
+ * the targets' processes and their children's are described, as the
+ * per-thread events they replace would have (profilerP.h, tree). */
+static bool of_targets(struct kp_session *s, const struct kp_perf_record *rec)
+{
+	uint64_t v;
+	uint32_t pid;
+
+	switch (rec->type) {
+	case PERF_RECORD_MMAP2:
+		pid = rec->mmap2.pid;
+		break;
+	case PERF_RECORD_COMM:
+		pid = rec->comm.pid;
+		break;
+	case PERF_RECORD_EXIT:
+		pid = rec->task.pid;
+		break;
+	case PERF_RECORD_FORK:
+		if (!kp_u64map_get(&s->tree, rec->task.ppid, &v))
+			return false;
+		kp_u64map_put(&s->tree, rec->task.pid, 1);
+		return true;
+	default:
+		return true;
+	}
+	return kp_u64map_get(&s->tree, pid, &v);
+}
+
 static void process_record(struct kp_session *s, const struct perf_event_header *hdr)
 {
 	struct kp_perf_record rec;
@@ -52,6 +81,8 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 		s->st.bad_records++;
 		return;
 	}
+	if (s->sideband_wide && !of_targets(s, &rec))
+		return;
 	switch (rec.type) {
 	case PERF_RECORD_SAMPLE:
 		if (kp_evlist_extra_of(&s->ev, rec.sample.id))

@@ -62,6 +62,7 @@ struct kp_session {
 	struct kp_offcpu *offcpu;  /* --off-cpu, --wall: the threads' waits (offcpu.c) */
 	struct kp_offcpu_bpf *bpf; /* the waits timed in the kernel (offcpu_bpf.c) */
 	bool sideband_wide;	   /* bpf --off-cpu: side-band events on every task */
+	struct kp_u64map tree;	   /* then: the targets' pids and their children's */
 	int bpf_err;		   /* why not (bpf_why), when tried */
 	struct kp_diag bpf_why;
 	uint64_t bpf_short, bpf_open, bpf_unpaired; /* the program's counts, for st.off */

@@ -308,7 +308,10 @@ static void describe_running(struct kp_session *s)
 			if (kp_status_read(opts->pids[i], &st) < 0 || !st.tgid)
 				st.tgid = opts->pids[i];
 			kp_proctab_synthesize(s->procs, st.tgid);
+			kp_u64map_put(&s->tree, (uint64_t)st.tgid, 1);
 		}
+	} else if (s->have_target) {
+		kp_u64map_put(&s->tree, (uint64_t)s->target.pid, 1);
 	}
 }
 
@@ -430,6 +433,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	kp_proctab_on_map(s->procs, jitdump_mapped, s);
 	kp_u64map_init(&s->synth_failed);
 	kp_u64map_init(&s->dispatch_frames);
+	kp_u64map_init(&s->tree);
 	kp_recqueue_init(&s->queue);
 	open_bpf(s, opts);
 	init_events(s, opts);
@@ -524,6 +528,7 @@ void kp_session_free(struct kp_session *s)
 	kp_strtab_free(s->strings);
 	kp_u64map_fini(&s->synth_failed);
 	kp_u64map_fini(&s->dispatch_frames);
+	kp_u64map_fini(&s->tree);
 	kp_recqueue_fini(&s->queue);
 	free(s->exits);
 	free(s->cpus);

@@ -98,6 +98,16 @@ static void print_offcpu(const struct kp_session_stats *st)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"; %llu ended before they began (counted 0)",
 					(unsigned long long)st->off.clock_skew);
+	/* below a storm every switch out has its stack, unless the kernel
+	 * dropped it: a ring full while kprof could not run, whose LOST
+	 * record the end of the recording can keep from being written */
+	if (st->off.unsampled && !st->storm_windows)
+		len += (size_t)snprintf(
+			out + len, sizeof(out) - len,
+			"; %llu switches out came without their stack (the kernel "
+			"dropped it: a full ring, kprof kept off the CPU): those waits "
+			"went on earlier stacks of their thread",
+			(unsigned long long)st->off.unsampled);
 	if (st->storm_windows)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"; a switch storm: stacks at --switch-freq in %llu windows "

@@ -236,6 +236,8 @@ void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, 
 	t->pid = pid;
 	/* the sample taken at this switch (just before its record) becomes
 	 * the stack of its class */
+	if (!t->staged.valid)
+		o->st.unsampled++;
 	if (t->staged.valid) {
 		struct stack *st = &t->by_class[preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
 

@@ -52,6 +52,7 @@ struct kp_offcpu_stats {
 	uint64_t unpaired;    /* a switch out with one open: the records between lost */
 	uint64_t open_at_end; /* still open when the recording ended (ended there) */
 	uint64_t clock_skew;  /* a wait that ended before it began (counted 0) */
+	uint64_t unsampled;   /* switches out with no stack sampled at them */
 };
 
 /* Returns a new table of threads (o copied). */

@@ -69,6 +69,17 @@ check "paranoid 1: the summary's ${secs:-?} s hold the ${want:-?} s sleep_kprof 
 	between "${secs:-0}" "$(awk -v w="$want" 'BEGIN { print w * 0.97 - 0.005 }')" 1.5
 unit=$(counts_a_second "$f" "${secs:-0}")
 slept=$(count_matching "$f" "^offcpu_nofp;$START;main;sleep_kprof;.*;schedule;$BLOCKED")
-check "paranoid 1: the sleep is a blocked wait under main;sleep_kprof, kernel frames included" \
-	at_least_pct "$slept" "$(awk -v w="$want" -v u="${unit:-1e9}" 'BEGIN { printf "%.0f", w * u }')" 97
+want_counts=$(awk -v w="$want" -v u="${unit:-1e9}" 'BEGIN { printf "%.0f", w * u }')
+# a user's rings are small (perf_event_mlock_kb): on a machine busy
+# enough to keep kprof off the CPU the kernel may drop the sleep's stack
+# and, the recording ending, never write its LOST record; kprof then says
+# so, and the sleep is on an earlier stack or under [no stack sampled]
+if grep -q "switches out came without their stack" "$T/p1.err"; then
+	echo "the kernel dropped switch stacks (the summary says so): the sleep's stack is not checked"
+	check "paranoid 1: the sleep's time is in the profile, on some stack of main's thread" \
+		at_least_pct "$(count_matching "$f" "^offcpu_nofp;.*$BLOCKED")" "$want_counts" 97
+else
+	check "paranoid 1: the sleep is a blocked wait under main;sleep_kprof, kernel frames included" \
+		at_least_pct "$slept" "$want_counts" 97
+fi
 finish

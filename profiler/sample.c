@@ -233,20 +233,15 @@ static bool dispatch_frame(struct kp_session *s, uint64_t addr)
 {
 	static const char *const prefixes[] = {"__traceiter_", "bpf_trace_run", "__bpf_trace_",
 					       "perf_trace_",  "bpf_prog_",	"perf_tp_"};
-	struct kp_loc loc = {.addr = addr - 1, .kind = KP_LOC_KERNEL};
-	struct kp_sym_frames fr = {0};
+	char name[256];
 	uint64_t v;
 	bool yes = false;
 
 	if (kp_u64map_get(&s->dispatch_frames, addr, &v))
 		return v == 2;
-	if (kp_sym_resolve(s->opts.sym, &loc, &fr) && fr.n) {
-		const char *name = fr.frames[fr.n - 1].name;
-
+	if (kp_sym_kernel_name(s->opts.sym, addr - 1, name, sizeof(name)))
 		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 			yes |= strncmp(name, prefixes[i], strlen(prefixes[i])) == 0;
-	}
-	kp_sym_frames_fini(&fr);
 	kp_u64map_put(&s->dispatch_frames, addr, yes ? 2 : 1);
 	return yes;
 }

@@ -35,6 +35,7 @@ struct kp_symbolizer {
 	char *kallsyms_path;
 	struct kp_kallsyms *kallsyms;
 	bool kallsyms_tried;
+	bool kallsyms_noted;	      /* its notes said (once, however often it is read) */
 	struct kp_cachedir *cachedir; /* kprof's cache directory, NULL for none */
 	struct kp_objcache *objs;
 	struct kp_jittab *jits;
@@ -308,10 +309,11 @@ static int load_kallsyms_cached(struct kp_symbolizer *sym, const uint64_t *addrs
 static void load_kallsyms(struct kp_symbolizer *sym, const uint64_t *addrs, size_t n)
 {
 	struct kp_diag d;
-	bool first = !sym->kallsyms_tried;
+	bool first = !sym->kallsyms_noted;
 	int err;
 
 	sym->kallsyms_tried = true;
+	sym->kallsyms_noted = true;
 	kp_kallsyms_free(sym->kallsyms);
 	sym->kallsyms = NULL;
 	/* only the running kernel's own file has a per-boot copy */
@@ -351,6 +353,36 @@ void kp_sym_kernel_hint(struct kp_symbolizer *sym, const uint64_t *addrs, size_t
 	 * table, once, rather than a part and then the whole */
 	if (!sym->kallsyms_tried && n && !sym->continuous)
 		load_kallsyms(sym, addrs, n);
+}
+
+bool kp_sym_kernel_name(struct kp_symbolizer *sym, uint64_t addr, char *buf, size_t size)
+{
+	const char *name;
+	bool own = false;
+
+	if (!size)
+		return false;
+	buf[0] = 0;
+	/* a table already read that covers it; else one read for it alone,
+	 * from the per-boot copy, and let go, so that naming the profile
+	 * later reads what it needs as it would have */
+	if (!sym->kallsyms_tried || (sym->kallsyms && !kp_kallsyms_covers(sym->kallsyms, addr))) {
+		if (sym->kallsyms_tried)
+			return false; /* a table for other addresses: kept as it is */
+		load_kallsyms(sym, &addr, 1);
+		own = true;
+	}
+	name = sym->kallsyms && !kp_kallsyms_restricted(sym->kallsyms)
+		       ? kp_kallsyms_lookup(sym->kallsyms, addr, NULL)
+		       : NULL;
+	if (name)
+		snprintf(buf, size, "%s", name);
+	if (own) {
+		kp_kallsyms_free(sym->kallsyms);
+		sym->kallsyms = NULL;
+		sym->kallsyms_tried = false;
+	}
+	return name != NULL;
 }
 
 static bool resolve_kernel(struct kp_symbolizer *sym, uint64_t addr)

@@ -230,6 +230,13 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p);
  * make the next one lose samples. */
 typedef void (*kp_sym_between_fn)(void *arg);
 void kp_sym_set_between(struct kp_symbolizer *sym, kp_sym_between_fn fn, void *arg);
+/* The name of the kernel function at addr into buf (false: none known),
+ * while recording: from a table already read, else from one read for addr
+ * alone (from the per-boot copy of /proc/kallsyms when there is one) and
+ * let go, so that naming the profile later reads what it needs as it
+ * would have. */
+bool kp_sym_kernel_name(struct kp_symbolizer *sym, uint64_t addr, char *buf, size_t size);
+
 /* Reads the whole kernel symbol table now (a continuous recording, before
  * it starts, rather than while its first window's samples wait). */
 void kp_sym_load_kernel(struct kp_symbolizer *sym);

@@ -129,6 +129,40 @@ static void test_facade_kernel(void)
 	kp_sym_free(sym);
 }
 
+/* A name while recording (kp_sym_kernel_name): read for that address and
+ * let go, so the profile's naming later reads what it needs; its notes
+ * said once however often the file is read. */
+static void test_facade_name_once(void)
+{
+	struct kp_symbolizer *sym = kp_sym_new(NULL);
+	struct kp_sym_frames f = {0};
+	struct kp_loc loc = {.addr = 0xffffffffc0002010, .kind = KP_LOC_KERNEL};
+	char name[64];
+	size_t n;
+
+	kp_sym_set_kallsyms_path(sym, fixture("kallsyms"));
+	CHECK(kp_sym_kernel_name(sym, 0xffffffffc0002010, name, sizeof(name)));
+	CHECK_EQ_STR(name, "mod_fn2");
+	CHECK(!kp_sym_kernel_name(sym, 0xffffffff81000450, name, sizeof(name)));
+	CHECK_EQ_STR(name, "");
+	CHECK(kp_sym_resolve(sym, &loc, &f)); /* the whole table now */
+	CHECK_EQ_STR(f.frames[0].name, "mod_fn2");
+	CHECK(kp_sym_kernel_name(sym, 0xffffffffc0002010, name, sizeof(name)));
+	CHECK_EQ_STR(name, "mod_fn2");
+	kp_sym_frames_fini(&f);
+	kp_sym_free(sym);
+	sym = kp_sym_new(NULL);
+	kp_sym_set_kallsyms_path(sym, fixture("kallsyms-hidden"));
+	CHECK(!kp_sym_kernel_name(sym, 0xffffffff81000100, name, sizeof(name)));
+	CHECK(!kp_sym_kernel_name(sym, 0xffffffff81000108, name, sizeof(name)));
+	loc.addr = 0xffffffff81000100;
+	CHECK(!kp_sym_resolve(sym, &loc, &f));
+	kp_sym_notes(sym, &n);
+	CHECK_EQ_INT(n, 1);
+	kp_sym_frames_fini(&f);
+	kp_sym_free(sym);
+}
+
 static void test_facade_hidden(void)
 {
 	struct kp_symbolizer *sym = kp_sym_new(NULL);
@@ -621,5 +655,6 @@ static void bench(void)
 }
 
 KP_TEST_MAIN(bench, setup, test_parse_and_lookup, test_missing_file, test_facade_kernel,
-	     test_facade_hidden, test_facade_unreadable, test_real_kallsyms, test_sparse_load,
-	     test_sparse_kept, test_split_lines, test_long_lines, test_empty, cleanup)
+	     test_facade_name_once, test_facade_hidden, test_facade_unreadable, test_real_kallsyms,
+	     test_sparse_load, test_sparse_kept, test_split_lines, test_long_lines, test_empty,
+	     cleanup)

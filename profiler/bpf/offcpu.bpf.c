@@ -331,8 +331,11 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 				break;
 		}
 		r->stack_size = (__u64)i * KP_BPF_STACK_CHUNK;
-		/* -g auto goes on with it past the copy's end */
-		if (config.user_chain) {
+		/* -g auto goes on with it past the copy's end: needed only when
+		 * the stack is deeper than the copy (walking a no-frame-pointer
+		 * program's rbp chain costs at every stack) */
+		if (config.user_chain &&
+		    (!config.copy_stack || i == KP_BPF_STACK_MAX / KP_BPF_STACK_CHUNK)) {
 			n = bpf_get_stack(ctx, r->user_ips, sizeof(r->user_ips), BPF_F_USER_STACK);
 			r->nuser = n > 0 ? (__u32)n / 8 : 0;
 		}

@@ -1,5 +1,8 @@
 /* The symbolizer against binutils and against itself.
  *
+ * kp-unit: not-under-asan (18 s there; the symbolizer and its index go
+ * through ASan in unit/test_symbolize, test_symidx and fuzz/symidx).
+ *
  * By default (ctest): builds the fixtures (C with gcc, and with clang when
  * installed; C++; Rust) and checks that, for every instruction address
  * inside their functions (Rust: its own functions, and a sample of the

@@ -11,28 +11,35 @@
 #include "profiler/profilerP.h"
 #include "unwind/regs.h"
 
-/* The BPF program's registers (unwind/regs.h's KP_UNWIND_REGS_MASK, in
- * bit order) as the session's layout asks for them. */
-static void bpf_regs(const struct kp_session *s, const __u64 *bpf, uint64_t *out)
+/* Where each of perf's registers (unwind/regs.h) is in the program's copy
+ * of struct pt_regs (offcpu_bpf_abi.h), -1 where it is not. */
+static const int8_t pt_regs_index[] = {
+	[KP_PERF_REG_AX] = 10, [KP_PERF_REG_BX] = 5,  [KP_PERF_REG_CX] = 11, [KP_PERF_REG_DX] = 12,
+	[KP_PERF_REG_SI] = 13, [KP_PERF_REG_DI] = 14, [KP_PERF_REG_BP] = 4,  [KP_PERF_REG_SP] = 19,
+	[KP_PERF_REG_IP] = 16, [9 ... 15] = -1,	      [KP_PERF_REG_R8] = 9,  [KP_PERF_REG_R9] = 8,
+	[KP_PERF_REG_R10] = 7, [KP_PERF_REG_R11] = 6, [KP_PERF_REG_R12] = 3, [KP_PERF_REG_R13] = 2,
+	[KP_PERF_REG_R14] = 1, [KP_PERF_REG_R15] = 0,
+};
+
+/* The program's registers as the session's layout asks for them: one per
+ * bit of its mask, in bit order, as perf hands them over. */
+static void bpf_regs(const struct kp_session *s, const __u64 *pt_regs, uint64_t *out)
 {
-	uint64_t want = s->layout.sample_regs_user, in[KP_BPF_NREGS];
+	uint64_t want = s->layout.sample_regs_user;
 	size_t n = 0;
 
-	for (size_t i = 0; i < KP_BPF_NREGS; i++)
-		in[i] = bpf[i];
 	for (int reg = 0; reg < 64; reg++) {
-		uint64_t v = 0;
+		int at = reg < (int)sizeof(pt_regs_index) ? pt_regs_index[reg] : -1;
 
-		if (!(want & (1ULL << reg)))
-			continue;
-		kp_regs_get(in, KP_UNWIND_REGS_MASK, reg, &v);
-		out[n++] = v;
+		if (want & (1ULL << reg))
+			out[n++] = at >= 0 ? pt_regs[at] : 0;
 	}
 }
 
 /* The program writes profile/wait.h's kinds by number. */
-_Static_assert(KP_BPF_NKINDS == KP_WAIT_NKINDS && KP_WAIT_SLEEPING == 0 &&
-		       KP_WAIT_UNINTERRUPTIBLE == 1 && KP_WAIT_PREEMPTED == 2 && KP_WAIT_OTHER == 4,
+_Static_assert(KP_BPF_NKINDS == KP_WAIT_NKINDS && KP_BPF_SLEEPING == KP_WAIT_SLEEPING &&
+		       KP_BPF_UNINTERRUPTIBLE == KP_WAIT_UNINTERRUPTIBLE &&
+		       KP_BPF_KIND_PREEMPTED == KP_WAIT_PREEMPTED && KP_BPF_OTHER == KP_WAIT_OTHER,
 	       "offcpu.bpf.c's kinds");
 
 static void add_waits(struct kp_session *s, const struct kp_bpf_rec_head *h,
@@ -75,7 +82,7 @@ static void bpf_stack(struct kp_session *s, const struct perf_event_header *hdr)
 	if (r->user_regs) {
 		ips[n++] = (uint64_t)PERF_CONTEXT_USER;
 		if (!r->nuser)
-			ips[n++] = r->regs[8]; /* the user ip (KP_PERF_REG_IP) */
+			ips[n++] = r->regs[KP_BPF_REG_IP];
 		for (uint32_t i = 0; i < r->nuser; i++)
 			ips[n++] = r->user_ips[i];
 		bpf_regs(s, r->regs, regs);

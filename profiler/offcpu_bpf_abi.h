@@ -17,12 +17,21 @@
 
 /* The wait's class (a stack stands for the waits of its class that follow
  * it) and kind (the marker frame: profile/wait.h's enum kp_wait_kind). */
-#define KP_BPF_BLOCKED	 0
-#define KP_BPF_PREEMPTED 1
-#define KP_BPF_NCLASSES	 2
-#define KP_BPF_NKINDS	 5 /* KP_WAIT_NKINDS */
+#define KP_BPF_BLOCKED	       0
+#define KP_BPF_PREEMPTED       1
+#define KP_BPF_NCLASSES	       2
+#define KP_BPF_SLEEPING	       0 /* KP_WAIT_SLEEPING, ... (bpf_records.c checks) */
+#define KP_BPF_UNINTERRUPTIBLE 1
+#define KP_BPF_KIND_PREEMPTED  2
+#define KP_BPF_OTHER	       4
+#define KP_BPF_NKINDS	       5 /* KP_WAIT_NKINDS */
 
-#define KP_BPF_NREGS	   17	/* unwind/regs.h's KP_UNWIND_REGS_MASK, in bit order */
+/* The user registers: x86-64's struct pt_regs from r15 to sp, in the
+ * kernel's order (ptrace's struct user_regs_struct: an ABI), copied in
+ * one read; bpf_records.c orders them as perf's registers. */
+#define KP_BPF_NREGS	   20
+#define KP_BPF_REG_IP	   16
+#define KP_BPF_REG_SP	   19
 #define KP_BPF_MAX_IPS	   128	/* kernel frames; user frames of the frame-pointer chain */
 #define KP_BPF_STACK_CHUNK 512	/* the user stack is copied in chunks ... */
 #define KP_BPF_STACK_MAX   8192 /* ... up to this (KP_STACK_DUMP_SWITCH) */

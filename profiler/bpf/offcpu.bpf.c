@@ -42,11 +42,6 @@ struct task_struct___old { /* before 5.14 */
 	long state;
 } __attribute__((preserve_access_index));
 
-struct pt_regs {
-	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip;
-	unsigned long sp;
-} __attribute__((preserve_access_index));
-
 struct seq_file;
 struct bpf_iter_meta {
 	struct seq_file *seq;
@@ -230,12 +225,12 @@ static __always_inline __u8 kind_of(struct task_struct *t, bool preempt)
 	else
 		state = BPF_CORE_READ((struct task_struct___old *)t, state);
 	if (preempt || state == 0)
-		return 2; /* KP_WAIT_PREEMPTED */
+		return KP_BPF_KIND_PREEMPTED;
 	if (state & 1)
-		return 0; /* KP_WAIT_SLEEPING */
+		return KP_BPF_SLEEPING;
 	if ((state & 2) && !(state & TASK_NOLOAD))
-		return 1; /* KP_WAIT_UNINTERRUPTIBLE */
-	return 4;	  /* KP_WAIT_OTHER: stopped, traced, idle, parked */
+		return KP_BPF_UNINTERRUPTIBLE;
+	return KP_BPF_OTHER; /* stopped, traced, idle, parked */
 }
 
 /* May this CPU write one more stack now? A token bucket of stack_cost_ns
@@ -283,7 +278,6 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 					struct thread *th, __u64 now, __u8 kind, __u8 cls)
 {
 	struct kp_bpf_stack_rec *r;
-	struct pt_regs *regs;
 	long n;
 	__u64 sp;
 	__u32 i;
@@ -303,25 +297,10 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 	 * from __schedule on, as perf's switch samples begin */
 	n = bpf_get_stack(ctx, r->ips, sizeof(r->ips), 2 & BPF_F_SKIP_FIELD_MASK);
 	r->nkernel = n > 0 ? (__u32)n / 8 : 0;
-	if (!(prev->flags & PF_KTHREAD)) {
-		regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-		r->regs[0] = BPF_CORE_READ(regs, ax);
-		r->regs[1] = BPF_CORE_READ(regs, bx);
-		r->regs[2] = BPF_CORE_READ(regs, cx);
-		r->regs[3] = BPF_CORE_READ(regs, dx);
-		r->regs[4] = BPF_CORE_READ(regs, si);
-		r->regs[5] = BPF_CORE_READ(regs, di);
-		r->regs[6] = BPF_CORE_READ(regs, bp);
-		r->regs[7] = sp = BPF_CORE_READ(regs, sp);
-		r->regs[8] = BPF_CORE_READ(regs, ip);
-		r->regs[9] = BPF_CORE_READ(regs, r8);
-		r->regs[10] = BPF_CORE_READ(regs, r9);
-		r->regs[11] = BPF_CORE_READ(regs, r10);
-		r->regs[12] = BPF_CORE_READ(regs, r11);
-		r->regs[13] = BPF_CORE_READ(regs, r12);
-		r->regs[14] = BPF_CORE_READ(regs, r13);
-		r->regs[15] = BPF_CORE_READ(regs, r14);
-		r->regs[16] = BPF_CORE_READ(regs, r15);
+	/* a user task's registers, its pt_regs from r15 to sp in one read */
+	if (!(prev->flags & PF_KTHREAD) &&
+	    !bpf_probe_read_kernel(r->regs, sizeof(r->regs), (void *)bpf_task_pt_regs(prev))) {
+		sp = r->regs[KP_BPF_REG_SP];
 		r->user_regs = 1;
 		/* whole chunks, as far as the stack is mapped */
 		for (i = 0; config.copy_stack && i < KP_BPF_STACK_MAX / KP_BPF_STACK_CHUNK; i++) {
@@ -355,7 +334,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 
 	th = thread_state(prev, true, false);
 	if (th) {
-		__u8 kind = kind_of(prev, preempt), cls = kind == 2;
+		__u8 kind = kind_of(prev, preempt);
+		__u8 cls = kind == KP_BPF_KIND_PREEMPTED ? KP_BPF_PREEMPTED : KP_BPF_BLOCKED;
 		struct kp_bpf_cpu *c = this_cpu();
 
 		if (!c)
@@ -412,9 +392,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-static __always_inline bool has_waits(const struct kp_bpf_waits *w)
+static __always_inline __u64 sum_n(const struct kp_bpf_waits *w)
 {
-	return w->n[0] | w->n[1] | w->n[2] | w->n[3] | w->n[4];
+	return (__u64)w->n[0] + w->n[1] + w->n[2] + w->n[3] + w->n[4];
 }
 
 /* A thread's last waits, before its storage goes with it. */
@@ -430,14 +410,14 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	for (c = 0; c < KP_BPF_NCLASSES; c++) {
 		struct kp_bpf_waits_rec *r;
 
-		if (!has_waits(&th->w[c]))
+		if (!sum_n(&th->w[c]))
 			continue;
 		r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 		if (!r) {
-			count(KP_BPF_ST_LOST_WAITS, th->w[c].n[0] + th->w[c].n[1] + th->w[c].n[2] +
-							    th->w[c].n[3] + th->w[c].n[4]);
-			count(KP_BPF_ST_LOST_NS, th->w[c].ns[0] + th->w[c].ns[1] + th->w[c].ns[2] +
-							 th->w[c].ns[3] + th->w[c].ns[4]);
+			const __u64 *ns = th->w[c].ns;
+
+			count(KP_BPF_ST_LOST_WAITS, sum_n(&th->w[c]));
+			count(KP_BPF_ST_LOST_NS, ns[0] + ns[1] + ns[2] + ns[3] + ns[4]);
 			continue;
 		}
 		head(&r->h, KP_BPF_REC_WAITS, sizeof(*r), p, now, (__u8)c);
@@ -478,7 +458,7 @@ int flush_all(struct bpf_iter__task *ctx)
 		count(KP_BPF_ST_OPEN, 1);
 	}
 	for (c = 0; c < KP_BPF_NCLASSES; c++) {
-		if (!has_waits(&th->w[c]))
+		if (!sum_n(&th->w[c]))
 			continue;
 		head(&r->h, KP_BPF_REC_WAITS, sizeof(*r), t, live.end_ns, (__u8)c);
 		__builtin_memcpy(&r->w, &th->w[c], sizeof(r->w));

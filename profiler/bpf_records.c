@@ -127,6 +127,18 @@ void kp_bpf_record(struct kp_session *s, const struct perf_event_header *hdr)
 		bpf_waits(s, hdr);
 }
 
+/* Is the ring's record data of size bytes whole as its head says? A bad
+ * one is counted. */
+static bool record_whole(struct kp_session *s, const void *data, size_t size)
+{
+	const struct kp_bpf_rec_head *h = data;
+
+	if (size >= sizeof(*h) && h->size >= sizeof(*h) && h->size <= size)
+		return true;
+	s->st.bad_records++;
+	return false;
+}
+
 /* A record of the ring into the queue, by its time. */
 static void queue_bpf(void *arg, const void *data, size_t size)
 {
@@ -134,10 +146,8 @@ static void queue_bpf(void *arg, const void *data, size_t size)
 	const struct kp_bpf_rec_head *h = data;
 	void *at;
 
-	if (size < sizeof(*h) || h->size < sizeof(*h) || h->size > size) {
-		s->st.bad_records++;
+	if (!record_whole(s, data, size))
 		return;
-	}
 	at = kp_recqueue_reserve(&s->queue, h->size, h->time);
 	memcpy(at, data, h->size);
 	kp_recqueue_trim(&s->queue, h->size);
@@ -147,28 +157,28 @@ static void queue_bpf(void *arg, const void *data, size_t size)
 static void process_bpf(void *arg, const void *data, size_t size)
 {
 	struct kp_session *s = arg;
-	const struct kp_bpf_rec_head *h = data;
 
-	if (size < sizeof(*h) || h->size < sizeof(*h) || h->size > size) {
-		s->st.bad_records++;
-		return;
-	}
-	kp_bpf_record(s, data);
+	if (record_whole(s, data, size))
+		kp_bpf_record(s, data);
 }
 
 void kp_bpf_records_finish(struct kp_session *s, uint64_t end)
 {
+	kp_offcpu_bpf_finish(s->bpf, end, process_bpf, s);
+}
+
+void kp_bpf_records_count(struct kp_session *s)
+{
 	struct kp_offcpu_bpf_stats bst;
 
-	kp_offcpu_bpf_finish(s->bpf, end, process_bpf, s);
 	kp_offcpu_bpf_stats(s->bpf, &bst);
 	s->st.lost_stacks += bst.lost;
 	s->st.rate_skipped = bst.rate;
 	s->st.lost_waits = bst.lost_waits;
 	s->st.lost_waits_ns = bst.lost_ns;
-	s->bpf_short = bst.short_waits;
-	s->bpf_open = bst.open;
-	s->bpf_unpaired = bst.unpaired;
+	s->st.off.short_waits += bst.short_waits;
+	s->st.off.open_at_end += bst.open;
+	s->st.off.unpaired += bst.unpaired;
 }
 
 void kp_bpf_records_read(struct kp_session *s)

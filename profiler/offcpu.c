@@ -106,12 +106,21 @@ static enum kp_wait_kind kind_of_state(const struct kp_offcpu *o, const unsigned
 	return KP_WAIT_OTHER;
 }
 
+/* st holds locs[0..n) (copied) under root, a sampled stack not counted yet. */
+static void stack_fill(struct stack *st, const uint32_t *locs, size_t n,
+		       const struct kp_profile_root *root)
+{
+	kp_xgrow(&st->locs, &st->cap, n ? n : 1, sizeof(*st->locs));
+	memcpy(st->locs, locs, n * sizeof(*locs));
+	st->n = n;
+	st->root = *root;
+	st->valid = true;
+	st->fresh = true;
+}
+
 static void stack_copy(struct stack *dst, const struct stack *src)
 {
-	kp_xgrow(&dst->locs, &dst->cap, src->n ? src->n : 1, sizeof(*dst->locs));
-	memcpy(dst->locs, src->locs, src->n * sizeof(*dst->locs));
-	dst->n = src->n;
-	dst->root = src->root;
+	stack_fill(dst, src->locs, src->n, &src->root);
 	dst->kind = src->kind;
 	dst->valid = src->valid;
 	dst->fresh = src->fresh;
@@ -129,13 +138,8 @@ void kp_offcpu_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_
 	o->st.stacks++;
 	t = thread_of(o, tid, true);
 	st = &t->staged;
-	kp_xgrow(&st->locs, &st->cap, n ? n : 1, sizeof(*st->locs));
-	memcpy(st->locs, locs, n * sizeof(*locs));
-	st->n = n;
-	st->root = *root;
+	stack_fill(st, locs, n, root);
 	st->kind = (uint8_t)kind_of_state(o, raw, raw_size);
-	st->valid = true;
-	st->fresh = true;
 }
 
 /* The values of one wait of ns nanoseconds (profile/wait.h's types). */
@@ -301,13 +305,8 @@ void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, bool preempted, const u
 	o->st.stacks++;
 	t = thread_of(o, tid, true);
 	st = &t->by_class[preempted ? CLASS_PREEMPTED : CLASS_BLOCKED];
-	kp_xgrow(&st->locs, &st->cap, n ? n : 1, sizeof(*st->locs));
-	memcpy(st->locs, locs, n * sizeof(*locs));
-	st->n = n;
-	st->root = *root;
-	st->valid = true;
+	stack_fill(st, locs, n, root);
 	st->placeholder = false;
-	st->fresh = true;
 	st->acc_ns = 0;
 	st->acc_fresh = false;
 }

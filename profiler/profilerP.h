@@ -65,7 +65,6 @@ struct kp_session {
 	struct kp_u64map tree;	   /* then: the targets' pids and their children's */
 	int bpf_err;		   /* why not (bpf_why), when tried */
 	struct kp_diag bpf_why;
-	uint64_t bpf_short, bpf_open, bpf_unpaired; /* the program's counts, for st.off */
 	struct kp_tracefs_field switch_state; /* sched_switch's prev_state in its raw record */
 	bool have_switch_state;
 	/* the switch event's stacks at a storm (session.c bound_stacks) */
@@ -101,12 +100,13 @@ void kp_dispatch_read(struct kp_session *s);
 void kp_dispatch_flush(struct kp_session *s, bool final);
 /* The BPF program's records (bpf_records.c): its ring read into the
  * queue; one record, from the queue, processed (a stack or a thread's
- * last waits, to the off-CPU table); and the end: the waits the program
- * still holds, open ones ended at end (CLOCK_MONOTONIC), processed at
- * once, its counts to the stats. */
+ * last waits, to the off-CPU table); the end: the waits the program still
+ * holds, open ones ended at end (CLOCK_MONOTONIC), processed at once; and
+ * then its counts added to the session's stats (st.off copied first). */
 void kp_bpf_records_read(struct kp_session *s);
 void kp_bpf_record(struct kp_session *s, const struct perf_event_header *hdr);
 void kp_bpf_records_finish(struct kp_session *s, uint64_t end);
+void kp_bpf_records_count(struct kp_session *s);
 
 /* What the symbolizer needs to know of mapping m of pid (its path from the
  * session's strings; pointers into m and the strings). sample.c */

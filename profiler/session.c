@@ -694,9 +694,8 @@ void kp_session_end(struct kp_session *s)
 	if (s->offcpu) {
 		kp_offcpu_finish(s->offcpu, end);
 		s->st.off = *kp_offcpu_stats(s->offcpu);
-		s->st.off.short_waits += s->bpf_short;
-		s->st.off.open_at_end += s->bpf_open;
-		s->st.off.unpaired += s->bpf_unpaired;
+		if (s->bpf)
+			kp_bpf_records_count(s);
 		kp_offcpu_free(s->offcpu, true);
 		s->offcpu = NULL;
 	}

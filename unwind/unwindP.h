@@ -31,6 +31,11 @@
 /* A frame pointer or CFA this far above the stack pointer is not "the
  * snapshot was too small" but garbage. */
 #define MAX_STACK_SPAN ((uint64_t)64 << 20)
+/* No stack lies below this (Linux keeps the first 64 KiB unmapped,
+ * vm.mmap_min_addr): a CFA there is garbage. libunwind would read a
+ * register saved at address 0 as undefined (its null location) and end
+ * the walk as complete; both walkers call it a bad frame instead. */
+#define MIN_STACK_ADDR ((uint64_t)64 << 10)
 
 /* ---- unwind tables (tables.c) ---- */
 

@@ -193,11 +193,18 @@ static enum step unw_one(struct uctx *c, bool exact)
 	c->beyond = false;
 	ret = unw_step(&cur);
 	if (ret <= 0 || c->noinfo) {
+		unw_word_t cfa = 0;
+
 		c->regs[UNW_X86_64_RIP] = ip;
 		/* No table covered this frame (libunwind looks up ip - 1 for a
 		 * return address): libunwind guessed along bp on its own; walk
 		 * it ourselves instead, validated. */
-		return c->noinfo ? STEP_NOINFO : ret == 0 ? STEP_OUTERMOST : STEP_FAIL;
+		if (c->noinfo)
+			return STEP_NOINFO;
+		if (ret == 0 && unw_get_reg(&cur, UNW_X86_64_CFA, &cfa) == 0 &&
+		    cfa < MIN_STACK_ADDR)
+			return STEP_FAIL;
+		return ret == 0 ? STEP_OUTERMOST : STEP_FAIL;
 	}
 	cursor_regs(c, &cur);
 	return STEP_NEXT;
@@ -232,6 +239,8 @@ static enum step row_step(struct uctx *c, const struct kp_cfi_row *row)
 		return STEP_FAIL;
 	}
 	cfa = c->regs[row->cfa_reg] + (uint64_t)(int64_t)row->cfa_off;
+	if (cfa < MIN_STACK_ADDR)
+		return STEP_FAIL;
 	if (row->rule[UNW_X86_64_RIP] == KP_CFI_UNDEF)
 		return STEP_OUTERMOST;
 	if (!mem_word(c, cfa + (uint64_t)(int64_t)row->off[UNW_X86_64_RIP], &ra))

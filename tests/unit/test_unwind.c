@@ -362,8 +362,15 @@ static uint64_t garbage_word(uint64_t sp, size_t len)
 	}
 }
 
-/* Two walks of one sample (at most 64 frames): kprof's, and the
- * reference's, whose every step is libunwind's. */
+/* kprof's unwinder (u) and the reference (ref), whose every step is
+ * libunwind's; the caller frees both. */
+static void unwinder_pair(struct kp_unwinder **u, struct kp_unwinder **ref)
+{
+	*u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL});
+	*ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL});
+	kp_unwind_set_libunwind_only(*ref, true);
+}
+
 /* " (FILE+OFFSET)" of the mapping that holds addr, "" when none does:
  * a failure names the code it met. */
 static void map_name(uint64_t addr, char *out, size_t cap)
@@ -386,6 +393,8 @@ static void map_name(uint64_t addr, char *out, size_t cap)
 		fclose(f);
 }
 
+/* Two walks of one sample (at most 64 frames): kprof's, and the
+ * reference's, whose every step is libunwind's. */
 static bool walks_agree(struct kp_unwinder *u, struct kp_unwinder *ref,
 			const struct kp_unwind_input *in, size_t max, uint64_t fp_ret)
 {
@@ -429,10 +438,8 @@ static void test_unwind_garbage(void)
 	unw_outer_kprof(0);
 	memcpy(real_regs, regs, sizeof(regs));
 	read_maps();
-	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL});
 	/* every 8th walk again with libunwind's steps alone: the same walk */
-	ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL});
-	kp_unwind_set_libunwind_only(ref, true);
+	unwinder_pair(&u, &ref);
 	for (int iter = 0; iter < 20000; iter++) {
 		size_t len = (rnd() % 1025) * 8;
 		uint64_t sp = 0x7ff000000000ULL + (rnd() % 4096) * 16;
@@ -521,9 +528,7 @@ static void test_unwind_cfa_in_the_null_page(void)
 
 	fresh_symbolizer();
 	read_maps();
-	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL});
-	ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL});
-	kp_unwind_set_libunwind_only(ref, true);
+	unwinder_pair(&u, &ref);
 	for (size_t i = 0; i < sizeof(rcx) / sizeof(rcx[0]); i++) {
 		struct kp_unwind_input in;
 
@@ -587,9 +592,7 @@ static void test_unwind_rows_agree(void)
 
 	fresh_symbolizer();
 	read_maps();
-	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL});
-	ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL});
-	kp_unwind_set_libunwind_only(ref, true);
+	unwinder_pair(&u, &ref);
 	for (int round = 0; round < 2; round++) {
 		rnd_state = 0x9e3779b97f4a7c15ULL;
 		for (size_t m = 0; m < nmaps; m++) {

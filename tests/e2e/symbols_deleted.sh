@@ -16,11 +16,25 @@ assert_spin() { # folded comm label
 	check "$3: at least 100 samples ($total)" [ "$total" -ge 100 ]
 }
 
+# Waits (up to 10 s) until a process named $1 runs: its file may be
+# removed or replaced only once executed. A fixed 0.2 s was too short
+# under load for kprof under ASan to start its command, which then ran
+# the replacement (seen once on a loaded machine).
+wait_exec() {
+	local i
+	for i in $(seq 1 200); do
+		pgrep -x "$1" >/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # 1. deleted shortly after it starts under kprof
 cp "$KP_WORKLOADS/spin_fp" "$T/spin_deleted"
 "$KPROF" -F 499 -f folded -o "$T/del.folded" -- "$T/spin_deleted" 1.5 2>"$T/err" &
 kp=$!
-sleep 0.3
+check "deleted while recorded: the program started" wait_exec spin_deleted
+sleep 0.1
 rm "$T/spin_deleted"
 wait $kp
 check "deleted while recorded: exit status 0" [ $? -eq 0 ]
@@ -32,7 +46,8 @@ assert_spin "$T/del.folded" spin_deleted "deleted while recorded"
 cp "$KP_WORKLOADS/spin_fp" "$T/spin_replaced"
 "$KPROF" -F 499 -f folded -o "$T/rep.folded" -- "$T/spin_replaced" 1.5 2>/dev/null &
 kp=$!
-sleep 0.3
+check "replaced while recorded: the program started" wait_exec spin_replaced
+sleep 0.1
 rm "$T/spin_replaced"
 cp "$KP_WORKLOADS/syscalls_fp" "$T/spin_replaced"
 wait $kp
@@ -47,7 +62,7 @@ check "replaced while recorded: no name from the new file" lacks "$T/rep.folded"
 cp "$KP_WORKLOADS/latespin_fp" "$T/late_replaced"
 "$KPROF" -F 499 -f folded -o "$T/late.folded" -- "$T/late_replaced" 0.6 1.2 2>/dev/null &
 kp=$!
-sleep 0.2
+check "replaced before its first sample: the program started" wait_exec late_replaced
 rm "$T/late_replaced"
 cp "$KP_WORKLOADS/syscalls_fp" "$T/late_replaced"
 wait $kp
@@ -66,7 +81,7 @@ check "replaced before its first sample: no name from the new file" \
 cp "$KP_WORKLOADS/spin_fp" "$T/spin_gone"
 "$T/spin_gone" 2.5 &
 bg=$!
-sleep 0.2
+check "deleted before attaching: the program started" wait_exec spin_gone
 rm "$T/spin_gone"
 "$KPROF" -p $bg -F 499 -d 1.2 -f folded -o "$T/gone.folded" 2>"$T/err"
 check "deleted before attaching: exit status 0" [ $? -eq 0 ]

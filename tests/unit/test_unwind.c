@@ -513,7 +513,8 @@ __asm__(".text\n"
 	".size kp_test_cfa_rcx, .-kp_test_cfa_rcx\n");
 extern const char kp_test_cfa_rcx_ip[];
 
-/* Failed one CI run in four (ASLR's draw): a garbage rcx of 0 put the
+/* Failed a CI run, and 1 in 40 runs here, then 2 in 8 (the walks drawn depend on
+ * the order ASLR gives the mappings): a garbage rcx of 0 put the
  * return address's slot at address 0, which libunwind takes for an
  * undefined rule (its null location) and ends the walk as whole, where
  * kprof's rows fail to read it: a bad frame. A CFA in the first 64 KiB

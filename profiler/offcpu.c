@@ -118,6 +118,16 @@ static void stack_fill(struct stack *st, const uint32_t *locs, size_t n,
 	st->fresh = true;
 }
 
+/* st, just filled, is now its class's stack: the waits that follow are
+ * its own, none summed yet (the perf path's switch and the BPF path's
+ * stack record alike). */
+static void class_stack_begins(struct stack *st)
+{
+	st->placeholder = false;
+	st->acc_ns = 0;
+	st->acc_fresh = false;
+}
+
 static void stack_copy(struct stack *dst, const struct stack *src)
 {
 	stack_fill(dst, src->locs, src->n, &src->root);
@@ -240,9 +250,9 @@ void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, 
 	t->pid = pid;
 	/* the sample taken at this switch (just before its record) becomes
 	 * the stack of its class */
-	if (!t->staged.valid)
+	if (!t->staged.valid) {
 		o->st.unsampled++;
-	if (t->staged.valid) {
+	} else {
 		struct stack *st = &t->by_class[preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
 
 		if (t->staged.kind == KP_WAIT_NKINDS ||
@@ -250,9 +260,7 @@ void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, 
 			t->staged.kind = preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
 		flush_stack(o, st);
 		stack_copy(st, &t->staged);
-		st->placeholder = false;
-		st->acc_ns = 0;
-		st->acc_fresh = false;
+		class_stack_begins(st);
 		t->staged.valid = false;
 	}
 }
@@ -306,9 +314,7 @@ void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, bool preempted, const u
 	t = thread_of(o, tid, true);
 	st = &t->by_class[preempted ? CLASS_PREEMPTED : CLASS_BLOCKED];
 	stack_fill(st, locs, n, root);
-	st->placeholder = false;
-	st->acc_ns = 0;
-	st->acc_fresh = false;
+	class_stack_begins(st);
 }
 
 /* Frees t's stacks, adding what they hold to the profile when keep. */

@@ -300,8 +300,10 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 
 		while (skip < nk && skip < 4 && dispatch_frame(s, kern[skip]))
 			skip++;
-		memmove(kern, kern + skip, (nk - skip) * sizeof(*kern));
-		nk -= skip;
+		if (skip) {
+			memmove(kern, kern + skip, (nk - skip) * sizeof(*kern));
+			nk -= skip;
+		}
 	}
 	/* the kernel's limit counts kernel and user entries together */
 	if (smp->pid > 0)

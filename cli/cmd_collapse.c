@@ -105,12 +105,10 @@ static bool report(const struct kp_collapse *c, char **files, int nfiles)
 		if (nfiles > 0 && st->first_bad_input < (unsigned)nfiles &&
 		    strcmp(files[st->first_bad_input], "-") != 0)
 			name = files[st->first_bad_input];
-		fprintf(stderr,
-			"kprof: %s %llu line%s that %s not perf script output (first: %s:%llu)%s\n",
-			useless ? "error:" : "note: skipped", (unsigned long long)st->bad_lines,
-			st->bad_lines == 1 ? "" : "s", st->bad_lines == 1 ? "is" : "are", name,
-			(unsigned long long)st->first_bad_line,
-			useless ? "; no samples found" : "");
+		kp_say("%s %llu line%s that %s not perf script output (first: %s:%llu)%s",
+		       useless ? "error:" : "note: skipped", (unsigned long long)st->bad_lines,
+		       st->bad_lines == 1 ? "" : "s", st->bad_lines == 1 ? "is" : "are", name,
+		       (unsigned long long)st->first_bad_line, useless ? "; no samples found" : "");
 	}
 	if (st->unterminated)
 		kp_warn("%llu input%s ended inside a sample (no blank line after it): that sample "

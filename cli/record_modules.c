@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/messages.h"
 #include "symbolize/fde_start.h"
 #include "symbolize/symbolize.h"
 #include "util/u64map.h"
@@ -153,8 +154,8 @@ static void print_module(const struct kp_profile *p, const struct module *m, kp_
 	double f = (double)m->frames;
 
 	if (m->kind == KP_LOC_UNKNOWN) {
-		fprintf(stderr, "kprof: %.1f%% of all frames were in no mapping: %s\n",
-			100.0 * f / (double)all, remedy(m));
+		kp_say("%.1f%% of all frames were in no mapping: %s", 100.0 * f / (double)all,
+		       remedy(m));
 		return;
 	}
 	if (m->kind == KP_LOC_KERNEL) {
@@ -176,11 +177,10 @@ static void print_module(const struct kp_profile *p, const struct module *m, kp_
 			 100.0 * (double)m->by[HOW_START] / f, module);
 		free(module);
 	}
-	fprintf(stderr,
-		"kprof: %s: of its %" PRIu64 " frames %.1f%% named by symbols%s, %.1f%% unknown; "
-		"%s\n",
-		what, (uint64_t)m->frames, 100.0 * (double)m->by[HOW_SYMBOL] / f, start,
-		100.0 * (double)m->by[HOW_UNKNOWN] / f, remedy(m));
+	kp_say("%s: of its %" PRIu64 " frames %.1f%% named by symbols%s, %.1f%% unknown; "
+	       "%s",
+	       what, (uint64_t)m->frames, 100.0 * (double)m->by[HOW_SYMBOL] / f, start,
+	       100.0 * (double)m->by[HOW_UNKNOWN] / f, remedy(m));
 }
 
 void kp_record_modules_print(const struct kp_profile *p)

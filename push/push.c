@@ -18,6 +18,7 @@
 
 #include "push/pushP.h"
 #include "push/queue.h"
+#include "util/textsafe.h"
 #include "util/xalloc.h"
 
 #define DEFAULT_MEMORY	(64ull << 20)
@@ -36,16 +37,18 @@ uint64_t kp_queue_now_ms(void)
 
 void kp_queue_log(struct kp_push *p, const char *fmt, ...)
 {
-	char line[1024];
+	char raw[1024], line[1024 * KP_TEXTSAFE_MAX_RATIO];
 	va_list ap;
+	int len;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	len = vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	/* a server's words (its answer, a Location) are printed, not obeyed */
-	for (char *c = line; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = ' ';
+	len = len < 0 ? 0 : len >= (int)sizeof(raw) ? (int)sizeof(raw) - 1 : len;
+	/* a server's words (its answer, a Location) and the labels are
+	 * printed, not obeyed: every control byte, C1 and bidi control escaped
+	 * (util/textsafe.h), so the line is one line whoever logs it */
+	kp_textsafe_copy(line, sizeof(line), raw, (size_t)len);
 	if (p->log)
 		p->log(p->log_arg, line);
 	else

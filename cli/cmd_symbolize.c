@@ -18,6 +18,7 @@
 #include "cli/output.h"
 #include "symbolize/symbolize.h"
 #include "util/outfile.h"
+#include "util/textsafe.h"
 #include "util/xalloc.h"
 
 static const char usage_line[] =
@@ -214,13 +215,15 @@ static void write_frames(const struct symbolize_cli *c, struct kp_symbolizer *sy
 		for (size_t k = 0; k < f.n; k++) {
 			if (k)
 				putc(';', out);
-			fputs(f.frames[k].name, out);
+			/* names and paths are the file's: escaped, one line an address */
+			kp_textsafe_puts(out, f.frames[k].name);
 			if (c->annotate && f.frames[k].kind == KP_FRAME_INLINE)
 				fputs("_[i]", out);
-			if (c->lines)
-				fprintf(out, " %s:%" PRIu32,
-					f.frames[k].file ? f.frames[k].file : "??",
-					f.frames[k].line);
+			if (c->lines) {
+				putc(' ', out);
+				kp_textsafe_puts(out, f.frames[k].file ? f.frames[k].file : "??");
+				fprintf(out, ":%" PRIu32, f.frames[k].line);
+			}
 		}
 		putc('\n', out);
 	}

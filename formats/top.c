@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "profile/wait.h"
+#include "util/textsafe.h"
 #include "util/xalloc.h"
 
 struct entry {
@@ -45,10 +46,11 @@ static void print_table(const struct kp_folded *f, FILE *out, const char *what,
 		const char *name = kp_folded_frame_name(f, e[i].fid, &len);
 
 		kp_count_format(e[i].value, decimals, num);
-		fprintf(out, "  %6.2f%%  %14s  %.*s%s\n",
-			100 * kp_count_double(e[i].value, decimals) / total, num,
-			(int)(len > 200 ? 200 : len), name,
-			kp_frame_kind_note(kp_folded_frame_kind(e[i].fid)));
+		fprintf(out, "  %6.2f%%  %14s  ",
+			100 * kp_count_double(e[i].value, decimals) / total, num);
+		/* a name is the profiled program's: escaped for the terminal */
+		kp_textsafe_write(out, name, kp_textsafe_cut(name, len, 200));
+		fprintf(out, "%s\n", kp_frame_kind_note(kp_folded_frame_kind(e[i].fid)));
 	}
 	free(e);
 }

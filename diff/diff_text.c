@@ -8,10 +8,18 @@
 #include "diff/diff_report.h"
 #include "util/count.h"
 #include "util/frame.h"
+#include "util/textsafe.h"
+#include "util/xalloc.h"
 
 /* Names longer than this are cut in tables (not in JSON). */
 #define NAME_MAX_BYTES 200
 #define WRAP	       78
+/* In the method's paragraph, a space where put_wrapped may not break: the
+ * one before a foreign field and those inside it, so that no wrapped line
+ * starts with text kprof did not write. A control byte, so never in
+ * escaped text. */
+#define NBSP	  "\001"
+#define NBSP_CHAR '\001'
 
 /* An exact count with thousands separators: 12,345 or 1,234.5. */
 static void format_count(kp_count v, unsigned decimals, char *buf)
@@ -31,7 +39,86 @@ static void format_count(kp_count v, unsigned decimals, char *buf)
 
 static int name_len(const struct kp_diff_function *fn)
 {
-	return fn->name_len > NAME_MAX_BYTES ? NAME_MAX_BYTES : (int)fn->name_len;
+	return (int)kp_textsafe_cut(fn->name, fn->name_len, NAME_MAX_BYTES);
+}
+
+/* Text from outside (a function's name, a path, a recording's command or
+ * value names) in the text report: escaped (util/textsafe.h), so no byte
+ * of it is a control byte or ends the line; every line that carries one
+ * begins with kprof's own words, so none starts a workflow command. */
+static void put_foreign(FILE *out, const char *s, size_t len)
+{
+	kp_textsafe_write(out, s, len);
+}
+
+/* A function's name, cut for a table, then its kind's note. */
+static void put_name(FILE *out, const struct kp_diff_function *fn)
+{
+	put_foreign(out, fn->name, (size_t)name_len(fn));
+	fprintf(out, "%s%s", name_len(fn) < (int)fn->name_len ? "..." : "",
+		kp_frame_kind_note(fn->kind));
+}
+
+/* A Markdown code span holding s[0..len) as literal text (CommonMark
+ * 0.30, "Code spans"), in a new string (the caller frees it): escaped
+ * first (util/textsafe.h), then fenced by one backtick more than its
+ * longest run of backticks, with a space inside each fence (stripped by
+ * the renderer; it lets the text begin or end with a backtick). In a code
+ * span no byte is Markdown: no link, image, emphasis, entity or HTML. In a
+ * table cell (cell) every '|' is written "\|": GFM splits a row into
+ * cells before it parses code spans, and gives "\|" back as '|' in
+ * them. */
+static char *md_span_str(const char *s, size_t len, bool cell)
+{
+	char *t = kp_textsafe_dup(s, len), *out, *o;
+	size_t run = 0, longest = 0, n = strlen(t);
+
+	for (size_t i = 0; i < n; i++) {
+		run = t[i] == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	o = out = kp_xmalloc(2 * (longest + 2) + 2 * n + 1);
+	memset(o, '`', longest + 1);
+	o += longest + 1;
+	*o++ = ' ';
+	for (size_t i = 0; i < n; i++) {
+		if (cell && t[i] == '|')
+			*o++ = '\\';
+		*o++ = t[i];
+	}
+	*o++ = ' ';
+	memset(o, '`', longest + 1);
+	o += longest + 1;
+	*o = '\0';
+	free(t);
+	return out;
+}
+
+static void md_span(FILE *out, const char *s, size_t len, bool cell)
+{
+	char *span = md_span_str(s, len, cell);
+
+	fputs(span, out);
+	free(span);
+}
+
+/* A foreign field of the method's paragraph (a value's name), rendered in
+ * a new string (the caller frees it): for the text, escaped with its
+ * spaces unbreakable; for Markdown, a code span. */
+static char *para_field(const char *s, bool md)
+{
+	char *t;
+
+	size_t len = kp_textsafe_cut(s, strlen(s), 100); /* the paragraph holds it */
+
+	if (md)
+		return md_span_str(s, len, false);
+	t = kp_textsafe_dup(s, len);
+	for (char *c = t; *c; c++)
+		if (*c == ' ')
+			*c = NBSP_CHAR;
+	return t;
 }
 
 /* "5 runs, " for a side of several runs. */
@@ -56,26 +143,36 @@ static void print_run(FILE *out, const struct kp_profile *p)
 	if (!event && !duration && !command)
 		return;
 	fputs(";", out);
-	if (event)
-		fprintf(out, " %s", event);
-	if (duration)
-		fprintf(out, "%s %s s", event ? "," : "", duration);
-	if (command)
-		fprintf(out, ": %.200s", command);
+	if (event) {
+		fputc(' ', out);
+		put_foreign(out, event, strlen(event));
+	}
+	if (duration) {
+		fputs(event ? ", " : " ", out);
+		put_foreign(out, duration, strlen(duration));
+		fputs(" s", out);
+	}
+	if (command) {
+		fputs(": ", out);
+		put_foreign(out, command, kp_textsafe_cut(command, strlen(command), 200));
+	}
 }
 
 /* The method in a paragraph (no line breaks): the test, its model, the
- * correction and the resolution. */
-static void method(const struct kp_diff *df, const struct kp_diff_report *r, char *buf, size_t size)
+ * correction and the resolution; the value names in it rendered for
+ * Markdown (md) or the text (NBSP before and inside them). */
+static void method(const struct kp_diff *df, const struct kp_diff_report *r, bool md, char *buf,
+		   size_t size)
 {
 	size_t n = 0;
 	struct kp_stats_prior prior = kp_diff_prior(df, KP_DIFF_TOTAL);
 	bool other_counts = strcmp(r->value, r->counts) != 0;
+	char *value = para_field(r->value, md), *counts = para_field(r->counts, md);
 
 #define ADD(...) (n += (size_t)snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__))
-	ADD("Shares of %s", r->value);
+	ADD("Shares of" NBSP "%s", value);
 	if (other_counts)
-		ADD(", tested on the counts of %s", r->counts);
+		ADD(", tested on the counts of" NBSP "%s", counts);
 	ADD(". Significant (*): p <= %g ", kp_diff_alpha(df));
 	if (kp_diff_measured(df)) {
 		ADD("in a t-test of each change against how much the function's share varied "
@@ -93,7 +190,7 @@ static void method(const struct kp_diff *df, const struct kp_diff_report *r, cha
 			ADD(", at least %g times the binomial variance (--dispersion)",
 			    kp_diff_dispersion(df));
 	} else {
-		ADD("in a two-proportion z-test on the counts of %s", r->counts);
+		ADD("in a two-proportion z-test on the counts of" NBSP "%s", counts);
 	}
 	ADD(", after Holm's correction over the functions compared (%zu for total share, %zu "
 	    "for self share).",
@@ -108,6 +205,15 @@ static void method(const struct kp_diff *df, const struct kp_diff_report *r, cha
 		ADD("; record several runs a side to measure it.");
 	}
 #undef ADD
+	free(value);
+	free(counts);
+}
+
+/* The paragraph as it is, its unbreakable spaces as spaces. */
+static void put_para(FILE *out, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len && s[i]; i++)
+		fputc(s[i] == NBSP_CHAR ? ' ' : s[i], out);
 }
 
 /* s as lines of at most width columns (words are never cut). */
@@ -123,7 +229,8 @@ static void put_wrapped(FILE *out, const char *s, int width)
 			if (cut == 0)
 				cut = (int)(strchr(s, ' ') ? strchr(s, ' ') - s : len);
 		}
-		fprintf(out, "%.*s\n", cut, s);
+		put_para(out, s, (size_t)cut);
+		fputc('\n', out);
 		s += cut;
 		while (*s == ' ')
 			s++;
@@ -160,20 +267,22 @@ static void print_column(const struct kp_diff *df, const struct kp_diff_report *
 			kp_diff_report_format_seconds(ch, sec, sizeof(sec));
 			fprintf(out, "%-27s  ", sec);
 		}
-		fprintf(out, "%.*s%s%s\n", name_len(fn), fn->name,
-			name_len(fn) < (int)fn->name_len ? "..." : "",
-			kp_frame_kind_note(fn->kind));
+		put_name(out, fn);
+		fputc('\n', out);
 	}
 }
 
-/* The gate's k-th function: "  NAME [kernel]: total share ..." */
+/* The gate's k-th function: "  - NAME [kernel]: total share ..." (the
+ * dash is kprof's: the line never starts with the name) */
 static void print_gated(const struct kp_diff *df, const struct kp_diff_gate *g, size_t k, FILE *out)
 {
 	const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 	char line[1024];
 
 	kp_diff_report_format_regression(df, g, k, line, sizeof(line));
-	fprintf(out, "  %.*s%s: %s\n", name_len(fn), fn->name, kp_frame_kind_note(fn->kind), line);
+	fputs("  - ", out);
+	put_name(out, fn);
+	fprintf(out, ": %s\n", line);
 }
 
 static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, FILE *out)
@@ -212,23 +321,28 @@ static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, F
 
 int kp_diff_text_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
-	char num[KP_COUNT_BUF * 2], runs[32], para[2048];
+	char num[KP_COUNT_BUF * 2], runs[32], para[4096];
 
 	for (int s = 0; s < 2; s++) {
 		unsigned decimals;
 		kp_count total = kp_diff_total(df, s, &decimals);
 
 		format_count(total, decimals, num);
-		fprintf(out, "%-4s  %s: %s%s %s", s ? "NEW" : "BASE", r->file[s],
-			runs_of(df, s, runs, sizeof(runs)), num, r->value);
+		fprintf(out, "%-4s  ", s ? "NEW" : "BASE");
+		put_foreign(out, r->file[s], strlen(r->file[s]));
+		fprintf(out, ": %s%s ", runs_of(df, s, runs, sizeof(runs)), num);
+		put_foreign(out, r->value, strlen(r->value));
 		if (strcmp(r->value, r->counts) != 0) {
 			format_count((kp_count)llround(kp_diff_total_count(df, s)), 0, num);
-			fprintf(out, " (%s), %s %s", r->unit, num, r->counts);
+			fputs(" (", out);
+			put_foreign(out, r->unit, strlen(r->unit));
+			fprintf(out, "), %s ", num);
+			put_foreign(out, r->counts, strlen(r->counts));
 		}
 		print_run(out, r->profile[s]);
 		fputc('\n', out);
 	}
-	method(df, r, para, sizeof(para));
+	method(df, r, false, para, sizeof(para));
 	put_wrapped(out, para, WRAP);
 	fputc('\n', out);
 	print_column(df, r, out, KP_DIFF_TOTAL);
@@ -241,45 +355,13 @@ int kp_diff_text_write(const struct kp_diff *df, const struct kp_diff_report *r,
 
 /* Markdown. */
 
-/* A function name as inline code in a table cell: HTML, so that no byte
- * of it is Markdown (a '|' would end the cell, a '`' the code span). */
+/* A function name in a table cell: a code span (md_span), then its
+ * kind's note, kprof's own words. */
 static void md_name(FILE *out, const struct kp_diff_function *fn)
 {
-	fputs("<code>", out);
-	for (int i = 0; i < name_len(fn); i++) {
-		unsigned char c = (unsigned char)fn->name[i];
-
-		switch (c) {
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '|':
-			fputs("&#124;", out);
-			break;
-		case '\\':
-			fputs("&#92;", out);
-			break;
-		default:
-			/* control characters would break the line */
-			fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
-		}
-	}
-	fprintf(out, "</code>%s", kp_frame_kind_note(fn->kind));
-}
-
-/* Text of ours (paths, the command line) in a code span: backticks go. */
-static void md_code(FILE *out, const char *s)
-{
-	fputc('`', out);
-	for (; *s; s++)
-		fputc(*s == '`' || *s == '\n' ? '\'' : *s, out);
-	fputc('`', out);
+	md_span(out, fn->name, (size_t)name_len(fn), true);
+	fprintf(out, "%s%s", name_len(fn) < (int)fn->name_len ? "..." : "",
+		kp_frame_kind_note(fn->kind));
 }
 
 static void md_row(FILE *out, const struct kp_diff_function *fn, bool seconds)
@@ -312,7 +394,7 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 	size_t nreg = g ? g->n : 0, nfn = kp_diff_nfunctions(df), top = r->top ? r->top : nfn;
 	size_t shown = 0;
 	bool seconds = kp_diff_has_seconds(df);
-	char para[2048], runs[32];
+	char para[4096], runs[32];
 
 	if (!g)
 		fputs("### kprof diff\n\n", out);
@@ -375,12 +457,13 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 
 		format_count((kp_count)llround(kp_diff_total_count(df, s)), 0, num);
 		fprintf(out, "%s ", s ? "NEW" : "BASE");
-		md_code(out, r->file[s]);
-		fprintf(out, ": %s%s %s.%s\n", runs_of(df, s, runs, sizeof(runs)), num, r->counts,
-			s ? "\n" : "");
+		md_span(out, r->file[s], strlen(r->file[s]), false);
+		fprintf(out, ": %s%s ", runs_of(df, s, runs, sizeof(runs)), num);
+		md_span(out, r->counts, strlen(r->counts), false);
+		fprintf(out, ".%s\n", s ? "\n" : "");
 	}
-	method(df, r, para, sizeof(para));
-	fprintf(out, "%s", para);
+	method(df, r, true, para, sizeof(para));
+	put_para(out, para, sizeof(para));
 	if (g)
 		fprintf(out,
 			" The gate's p-values are corrected over the %zu function%s whose shares "
@@ -388,7 +471,7 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 			g->family, g->family == 1 ? "" : "s", g->points);
 	fputs("\n\n", out);
 	if (r->command) {
-		md_code(out, r->command);
+		md_span(out, r->command, strlen(r->command), false);
 		fputs("\n\n", out);
 	}
 	fputs("</details>\n", out);
@@ -428,13 +511,16 @@ static void gh_function(FILE *out, const char *level, const char *title, const s
 {
 	const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 	const char *note = kp_frame_kind_note(fn->kind);
-	char line[1024];
+	char line[1024], *name;
 
 	kp_diff_report_format_regression(df, g, k, line, sizeof(line));
 	fprintf(out, "::%s title=", level);
 	gh_escape(out, title, strlen(title), true);
 	fputs("::", out);
-	gh_escape(out, fn->name, (size_t)name_len(fn), false);
+	/* escaped for the log first: the runner shows the line as it is */
+	name = kp_textsafe_dup(fn->name, (size_t)name_len(fn));
+	gh_escape(out, name, strlen(name), false);
+	free(name);
 	gh_escape(out, note, strlen(note), false);
 	fputs(": ", out);
 	gh_escape(out, line, strlen(line), false);

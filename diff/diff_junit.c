@@ -7,7 +7,19 @@
 
 #include "diff/diff_report.h"
 #include "flamegraph/xmlout.h"
+#include "util/textsafe.h"
 #include "util/xalloc.h"
+
+/* Foreign text (a name, a path, the command line) as XML: escaped for a
+ * log first (util/textsafe.h: a report printed in a CI job's log holds no
+ * control byte, bidi control or "##["), then for XML. */
+static void xml_foreign(FILE *out, const char *s, size_t len)
+{
+	char *t = kp_textsafe_dup(s, len);
+
+	kp_xml_escape(out, t, strlen(t));
+	free(t);
+}
 
 static void xml_str(FILE *out, const char *s)
 {
@@ -47,15 +59,15 @@ int kp_diff_junit_write(const struct kp_diff *df, const struct kp_diff_report *r
 		"<testsuites name=\"kprof diff\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
 		n, nfail, nskip);
 	fputs("<testsuite name=\"kprof diff ", out);
-	xml_str(out, r->file[0]);
+	xml_foreign(out, r->file[0], strlen(r->file[0]));
 	fputc(' ', out);
-	xml_str(out, r->file[1]);
+	xml_foreign(out, r->file[1], strlen(r->file[1]));
 	fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\" errors=\"0\">\n", n, nfail,
 		nskip);
 	fputs("<properties>\n", out);
 	if (r->command) {
 		fputs("<property name=\"command\" value=\"", out);
-		xml_str(out, r->command);
+		xml_foreign(out, r->command, strlen(r->command));
 		fputs("\"/>\n", out);
 	}
 	fprintf(out, "<property name=\"runs\" value=\"%zu + %zu\"/>\n",
@@ -69,7 +81,7 @@ int kp_diff_junit_write(const struct kp_diff *df, const struct kp_diff_report *r
 		uint32_t k = gated[list[i]];
 
 		fputs("<testcase classname=\"kprof.diff\" name=\"", out);
-		kp_xml_escape(out, fn->name, fn->name_len);
+		xml_foreign(out, fn->name, fn->name_len);
 		xml_str(out, note);
 		fputs("\" time=\"0\">", out);
 		if (k) {

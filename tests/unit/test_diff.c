@@ -950,7 +950,7 @@ static void test_report_escaping(void)
 	CHECK(kp_diff_junit_write(df, &r, out) == 0);
 	fclose(out);
 	CHECK(strstr(buf, "tests=\"3\" failures=\"1\"") != NULL);
-	CHECK(strstr(buf, "name=\"a|b&lt;c&gt;`d%e?f&amp;g\"") != NULL);
+	CHECK(strstr(buf, "name=\"a|b&lt;c&gt;`d%e\\nf&amp;g\"") != NULL);
 	CHECK(strstr(buf,
 		     "<failure type=\"regression\" message=\"total share 10.00% -&gt; 40.00%") !=
 	      NULL);

@@ -955,6 +955,23 @@ static void test_report_escaping(void)
 		     "<failure type=\"regression\" message=\"total share 10.00% -&gt; 40.00%") !=
 	      NULL);
 	free(buf);
+	/* value names from a recording in the text's wrapped paragraph: never
+	 * the start of a line, whatever spaces they hold */
+	r.value = "cpu ::set-env name=A::B ::add-mask::x";
+	r.counts = "::stop-commands::t";
+	r.unit = "nanoseconds";
+	out = open_memstream(&buf, &len);
+	CHECK(kp_diff_text_write(df, &r, out) == 0);
+	fclose(out);
+	for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *t = l + strspn(l, " ");
+
+		CHECK(strncmp(t, "::", 2) != 0);
+		CHECK(strncmp(t, "name=", 5) != 0);
+	}
+	CHECK(strchr(buf, '\001') == NULL);
+	CHECK(strstr(buf, "Shares of cpu ::set-env name=A::B ::add-mask::x") != NULL);
+	free(buf);
 	kp_diff_gate_fini(&g);
 	kp_diff_free(df);
 	kp_profile_free(a);

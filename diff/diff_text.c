@@ -108,9 +108,8 @@ static void md_span(FILE *out, const char *s, size_t len, bool cell)
  * spaces unbreakable; for Markdown, a code span. */
 static char *para_field(const char *s, bool md)
 {
-	char *t;
-
 	size_t len = kp_textsafe_cut(s, strlen(s), 100); /* the paragraph holds it */
+	char *t;
 
 	if (md)
 		return md_span_str(s, len, false);

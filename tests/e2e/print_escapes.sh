@@ -3,7 +3,8 @@
 #   terminal title, a clear screen, CSI as UTF-8 (U+009B) and a bidi
 #   override (U+202E) while root records it: root's stderr holds none of
 #   these bytes, and the path escaped in the stripped-binary warning and
-#   the per-binary line;
+#   the per-binary line; and a jitdump there that kprof stops reading,
+#   named escaped in the note;
 # - --label values and a push server's answer with the same bytes: escaped;
 # - kprof diff of two recordings whose command holds
 #   $'\n::set-env name=A::B' and functions named [click](https://...),
@@ -55,6 +56,74 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && command -v strip >/d
 		grep -qF "$esc_shown/statics: of its " "$T/other.err"
 	grep -F "$esc_shown" "$T/other.err" | head -3
 	kill "$prog" 2>/dev/null
+
+	# a jitdump in that folder whose second record is cut short: kprof
+	# stops reading it and says so, naming it
+	cat >"$T/jitw.c" <<'EOF2'
+/* Writes jit-PID.dump in DIR as a JIT runtime does (perf's jitdump: a
+ * header, then records) with a record shorter than a record's header,
+ * maps it executable as runtimes do for perf to see, spins SECONDS. */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+static void put(int fd, const void *p, size_t n)
+{
+	if (write(fd, p, n) != (ssize_t)n)
+		exit(1);
+}
+int main(int argc, char **argv)
+{
+	uint32_t h[6] = {0x4A695444, 1, 40, 62, 0, (uint32_t)getpid()}, r[2] = {0, 8};
+	uint64_t h2[2] = {1, 0}, rts = 2;
+	char path[4096];
+	struct timespec t0, t;
+	volatile unsigned long s = 0;
+	int fd;
+
+	if (argc < 3)
+		return 2;
+	snprintf(path, sizeof(path), "%s/jit-%d.dump", argv[1], (int)getpid());
+	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0644)) < 0)
+		return 1;
+	put(fd, h, sizeof(h));
+	put(fd, h2, sizeof(h2));
+	put(fd, r, sizeof(r)); /* a code load of 8 bytes */
+	put(fd, &rts, 8);
+	if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED &&
+	    mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 100000; i++)
+			s += (unsigned long)i * i;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 <
+		 atof(argv[2]));
+	return 0;
+}
+EOF2
+	if "$CC" -O1 -o "$u/jitw" "$T/jitw.c" && chmod 0755 "$u/jitw"; then
+		setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups "$u/jitw" "$u/$esc_dir" 3 &
+		prog=$!
+		at_exit "kill $prog 2>/dev/null"
+		for _ in $(seq 200); do
+			[ -e "$u/$esc_dir/jit-$prog.dump" ] && break
+			sleep 0.02
+		done
+		"$KPROF" -p "$prog" -d 1 -F 999 -o "$T/jit.folded" 2>"$T/jit.err"
+		check "jitdump: recorded, exit 0" [ $? -eq 0 ]
+		grep -F "jit-$prog.dump" "$T/jit.err"
+		check "jitdump: root's stderr has no ESC, BEL, C1 or U+202E" no_raw_bytes "$T/jit.err"
+		check "jitdump: the note names the dump escaped" \
+			grep -qF "$esc_shown/jit-$prog.dump" "$T/jit.err"
+		kill "$prog" 2>/dev/null
+	else
+		fail "build the jitdump writer"
+	fi
 else
 	echo "skipped the other user's part: needs root, setpriv and strip"
 fi

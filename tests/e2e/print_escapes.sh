@@ -57,7 +57,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && command -v strip >/d
 	grep -F "$esc_shown" "$T/other.err" | head -3
 	kill "$prog" 2>/dev/null
 
-	# a jitdump in that folder whose second record is cut short: kprof
+	# a jitdump in that folder whose first record is too short: kprof
 	# stops reading it and says so, naming it
 	cat >"$T/jitw.c" <<'EOF2'
 /* Writes jit-PID.dump in DIR as a JIT runtime does (perf's jitdump: a

@@ -129,11 +129,12 @@ static void print_offcpu(const struct kp_session_stats *st)
 			 "; %llu switch stacks lost (their rings filled, as at a storm's "
 			 "first instant): those waits went on earlier stacks of their thread",
 			 (unsigned long long)st->lost_stacks);
-	kp_say("off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "
-	       "%llu switches sampled (%s)%s",
-	       (unsigned long long)st->off.waits, (double)st->off.ns / 1e9,
-	       (unsigned long long)st->off.open_at_end, (unsigned long long)st->off.stacks,
-	       st->switch_event ? st->switch_event : "?", out);
+	fprintf(stderr,
+		"kprof: off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "
+		"%llu switches sampled (%s)%s\n",
+		(unsigned long long)st->off.waits, (double)st->off.ns / 1e9,
+		(unsigned long long)st->off.open_at_end, (unsigned long long)st->off.stacks,
+		st->switch_event ? st->switch_event : "?", out);
 }
 
 void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
@@ -164,6 +165,7 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 	if (st->fp_cut)
 		snprintf(trunc + len, sizeof(trunc) - len, "%s frame-pointer chain cut %llu",
 			 len ? "," : ":", (unsigned long long)st->fp_cut);
+	/* the profile's path escaped with the rest (cli/messages.h) */
 	kp_say("%llu samples, %llu lost, %zu process%s, %.1f s; %.1f%% of frames "
 	       "unresolved (kernel %llu, user %llu, JIT %llu, other %llu); %llu stacks "
 	       "truncated%s; profile in %s",
@@ -178,25 +180,28 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 	if (c->sess.mode != KP_SESSION_CPU)
 		print_offcpu(st);
 	if (st->lost)
-		kp_say("%llu records were lost: the rings (%u pages per CPU) filled "
-		       "faster than kprof read them; -m %u would avoid it",
-		       (unsigned long long)st->lost, st->ring_pages,
-		       st->ring_pages < (1u << 18) ? st->ring_pages * 4 : st->ring_pages);
+		fprintf(stderr,
+			"kprof: %llu records were lost: the rings (%u pages per CPU) filled "
+			"faster than kprof read them; -m %u would avoid it\n",
+			(unsigned long long)st->lost, st->ring_pages,
+			st->ring_pages < (1u << 18) ? st->ring_pages * 4 : st->ring_pages);
 	if (c->stats)
-		kp_say("unwinding: %llu stacks from snapshots (median %.1f us, p99 %.1f "
-		       "us, %.3f s in all), %llu continued with the kernel's chain, %llu leaves "
-		       "repaired; unwind tables of %llu objects (%llu without), %.1f MB read; "
-		       "rings %u pages per CPU",
-		       (unsigned long long)st->unwound, (double)st->unwind_ns_p50 / 1000.0,
-		       (double)st->unwind_ns_p99 / 1000.0, (double)st->unwind_ns_total / 1e9,
-		       (unsigned long long)st->spliced, (unsigned long long)st->leaf_repaired,
-		       (unsigned long long)st->tables.objects,
-		       (unsigned long long)st->tables.objects_no_table,
-		       (double)st->tables.table_bytes / 1e6, st->ring_pages);
+		fprintf(stderr,
+			"kprof: unwinding: %llu stacks from snapshots (median %.1f us, p99 %.1f "
+			"us, %.3f s in all), %llu continued with the kernel's chain, %llu leaves "
+			"repaired; unwind tables of %llu objects (%llu without), %.1f MB read; "
+			"rings %u pages per CPU\n",
+			(unsigned long long)st->unwound, (double)st->unwind_ns_p50 / 1000.0,
+			(double)st->unwind_ns_p99 / 1000.0, (double)st->unwind_ns_total / 1e9,
+			(unsigned long long)st->spliced, (unsigned long long)st->leaf_repaired,
+			(unsigned long long)st->tables.objects,
+			(unsigned long long)st->tables.objects_no_table,
+			(double)st->tables.table_bytes / 1e6, st->ring_pages);
 	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
-		kp_say("jitdumps: %llu code loads read (%llu outside JIT code, ignored), "
-		       "unwinding info of %llu codes used",
-		       (unsigned long long)st->sym.jitdump_loads,
-		       (unsigned long long)st->sym.jitdump_ignored,
-		       (unsigned long long)st->tables.jit_codes);
+		fprintf(stderr,
+			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored), "
+			"unwinding info of %llu codes used\n",
+			(unsigned long long)st->sym.jitdump_loads,
+			(unsigned long long)st->sym.jitdump_ignored,
+			(unsigned long long)st->tables.jit_codes);
 }

@@ -167,6 +167,11 @@ check "the server's answer is printed escaped" grep -qF 'bad \u009b31m\u202eevil
 check "... with no raw byte of it" no_raw_bytes "$T/server.err"
 kill "$srv" 2>/dev/null
 
+# the summary's "profile in PATH"
+"$KPROF" -F 999 -o "$T/$esc_dir.folded" -- "$KP_WORKLOADS/spin_fp" 0.2 2>"$T/summary.err"
+check "the summary names the output escaped, with no raw byte" \
+	eval "grep -qF 'profile in $T/$esc_shown.folded' '$T/summary.err' && no_raw_bytes '$T/summary.err'"
+
 # the top table of a profile whose names hold the same bytes (no ';' in
 # them: folded text's separator; its reader makes C0 controls '?' already)
 printf 'main;%s;leaf 5\nmain;plain 5\n' $'f\e[2J\a\xc2\x9b\xe2\x80\xaeg' >"$T/names.folded"

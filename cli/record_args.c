@@ -468,7 +468,7 @@ static int output_option(struct kp_record_args *c, int opt)
 
 /* --every, and where its windows go. */
 /* Where a secret starts in a --push value: the user:password of its URL
- * (up to the last '@' of the authority); NULL: none. */
+ * (up to the last '@' of the authority), *len its length; NULL: none. */
 static char *url_secret(char *arg, size_t *len)
 {
 	char *sep = strstr(arg, "://"), *at = NULL;
@@ -480,8 +480,12 @@ static char *url_secret(char *arg, size_t *len)
 	for (size_t i = 0; i < end; i++)
 		if (sep[3 + i] == '@')
 			at = sep + 3 + i;
-	*len = at ? (size_t)(at - (sep + 3)) : 0;
-	return *len ? sep + 3 : NULL;
+	/* a user alone (http://USER@HOST, its password from --password-file)
+	 * is no secret */
+	if (!at || !memchr(sep + 3, ':', (size_t)(at - (sep + 3))))
+		return NULL;
+	*len = (size_t)(at - (sep + 3));
+	return sep + 3;
 }
 
 /* The value of a --header whose name says it is a credential, or NULL. */

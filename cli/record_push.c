@@ -79,7 +79,7 @@ static void take_secrets(struct secrets *s, const struct kp_every_args *e)
 	for (size_t i = 0; i < 3; i++) {
 		const char *v = getenv(src[i].env);
 
-		if (v)
+		if (v && *v) /* empty: not given (a unit's "Environment=NAME=") */
 			s->env_value[i] = kp_xstrdup(v);
 		unsetenv(src[i].env);
 		if (src[i].file) {

@@ -52,35 +52,29 @@ struct secrets {
 	char *cred_path[3]; /* owned */
 };
 
-static const struct source *sources(const struct kp_every_args *e)
-{
-	static struct source src[3] = {
-		{"--token-file", NULL, "KPROF_PUSH_TOKEN", "kprof.push-token"},
-		{"--password-file", NULL, "KPROF_PUSH_PASSWORD", "kprof.push-password"},
-		{"--header-file", NULL, "KPROF_PUSH_HEADERS", "kprof.push-headers"},
-	};
-
-	src[0].file = e->token_file;
-	src[1].file = e->password_file;
-	src[2].file = e->header_file;
-	return src;
-}
-
 /* Fills s from the first place that has it. The environment's variables
- * are taken out of kprof's environment whichever place wins: the command
- * kprof runs does not inherit them. */
+ * are taken out of kprof's environment whichever place wins, their bytes
+ * wiped: the command kprof runs does not inherit them, and
+ * /proc/PID/environ (root's and kprof's user's to read) no longer holds
+ * them. */
 static void take_secrets(struct secrets *s, const struct kp_every_args *e)
 {
-	const struct source *src = sources(e);
+	const struct source src[3] = {
+		{"--token-file", e->token_file, "KPROF_PUSH_TOKEN", "kprof.push-token"},
+		{"--password-file", e->password_file, "KPROF_PUSH_PASSWORD", "kprof.push-password"},
+		{"--header-file", e->header_file, "KPROF_PUSH_HEADERS", "kprof.push-headers"},
+	};
 	const char *dir = getenv("CREDENTIALS_DIRECTORY");
 	struct stat st;
 
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < 3; i++) {
-		const char *v = getenv(src[i].env);
+		char *v = getenv(src[i].env);
 
-		if (v && *v) /* empty: not given (a unit's "Environment=NAME=") */
+		if (v && *v) { /* empty: not given (a unit's "Environment=NAME=") */
 			s->env_value[i] = kp_xstrdup(v);
+			explicit_bzero(v, strlen(v));
+		}
 		unsetenv(src[i].env);
 		if (src[i].file) {
 			s->s[i].file = src[i].file;

@@ -87,8 +87,21 @@ fi
 
 # 3. the environment, and systemd's credentials
 KPROF_PUSH_TOKEN=env-tok-1 "$KPROF" --every 1 --push "pyroscope=$base" -- \
-	sh -c "env >'$T/child.env'; exec '$SPIN' 1" 2>"$T/env.err"
+	sh -c "env >'$T/child.env'; exec '$SPIN' 1.5" 2>"$T/env.err" &
+kp=$!
+# kprof's own /proc/PID/environ (root's to read): the token's bytes wiped
+# once kprof has taken it (bounded at 10 s)
+environ=held
+for _ in $(seq 100); do
+	tr '\0' '\n' <"/proc/$kp/environ" >"$T/environ" 2>/dev/null || break
+	# before exec, the shell's environment: no KPROF_PUSH_TOKEN yet
+	grep -q '^KPROF_PUSH_TOKEN=' "$T/environ" && ! grep -q 'env-tok-1' "$T/environ" &&
+		{ environ=wiped; break; }
+	sleep 0.1
+done
+wait $kp
 st=$?
+check "KPROF_PUSH_TOKEN: its bytes wiped from kprof's /proc/PID/environ ($environ)" [ "$environ" = wiped ]
 check "KPROF_PUSH_TOKEN: exit 0 ($st), sent as the bearer token" \
 	sh -c "[ $st -eq 0 ] && [ \$(grep -l '\"Authorization\": \"Bearer env-tok-1\"' '$T/up'/*.json | wc -l) -ge 1 ]"
 check "KPROF_PUSH_TOKEN: not in the environment of the command kprof runs" \

@@ -10,6 +10,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
+#include "push/push.h"
 #include "util/cpulist.h"
 #include "util/xalloc.h"
 
@@ -35,6 +36,8 @@ enum {
 	OPT_HEADER,
 	OPT_SERVICE,
 	OPT_TOKEN_FILE,
+	OPT_PASSWORD_FILE,
+	OPT_HEADER_FILE,
 	OPT_SPOOL,
 	OPT_PUSH_TIMEOUT,
 	OPT_VERSION,
@@ -77,6 +80,8 @@ static const struct option record_longopts[] = {
 	{"header", required_argument, NULL, OPT_HEADER},
 	{"service", required_argument, NULL, OPT_SERVICE},
 	{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+	{"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
+	{"header-file", required_argument, NULL, OPT_HEADER_FILE},
 	{"spool", required_argument, NULL, OPT_SPOOL},
 	{"push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -164,8 +169,13 @@ static void help(void)
 	     "      --service NAME      the service's name (default: the host name, or the\n"
 	     "                          command's name)\n"
 	     "      --label NAME=VALUE  a label of every window (repeatable)\n"
-	     "      --header 'N: V'     an HTTP header of every push (repeatable)\n"
+	     "      --header 'N: V'     an HTTP header of every push (repeatable; no secret:\n"
+	     "                          every user reads the command line)\n"
+	     "      --header-file FILE  a header of every push a line ('Name: value')\n"
 	     "      --token-file FILE   'Authorization: Bearer' and the file's first line\n"
+	     "      --password-file FILE  the password of the user a --push URL names\n"
+	     "                          (http://USER@HOST); credential files: yours or\n"
+	     "                          root's, mode 0600 (docs/push.md, Credentials)\n"
 	     "      --spool DIR         keep unsent windows here (they survive a restart)\n"
 	     "      --push-timeout S    seconds a push may take (default 10)\n"
 	     "  -q, --quiet             no summary line\n"
@@ -457,12 +467,70 @@ static int output_option(struct kp_record_args *c, int opt)
 }
 
 /* --every, and where its windows go. */
+/* Where a secret starts in a --push value: the user:password of its URL
+ * (up to the last '@' of the authority), *len its length; NULL: none. */
+static char *url_secret(char *arg, size_t *len)
+{
+	char *sep = strstr(arg, "://"), *at = NULL;
+	size_t end;
+
+	if (!sep)
+		return NULL;
+	end = strcspn(sep + 3, "/?#");
+	for (size_t i = 0; i < end; i++)
+		if (sep[3 + i] == '@')
+			at = sep + 3 + i;
+	/* a user alone (http://USER@HOST, its password from --password-file)
+	 * is no secret */
+	if (!at || !memchr(sep + 3, ':', (size_t)(at - (sep + 3))))
+		return NULL;
+	*len = (size_t)(at - (sep + 3));
+	return sep + 3;
+}
+
+/* The value of a --header whose name says it is a credential, or NULL. */
+static char *header_secret(char *arg, size_t *len)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon || !kp_push_header_secret(arg))
+		return NULL;
+	colon += 1 + strspn(colon + 1, " \t");
+	*len = strlen(colon);
+	return *len ? colon : NULL;
+}
+
+/* A secret on the command line is readable by every user through
+ * /proc/PID/cmdline: arg is copied (owned by e->secrets) and argv's len
+ * bytes at secret become "***", the rest moved up and NUL-padded, so that
+ * the kernel shows the option, never the secret. Returns what to keep: the
+ * copy, or arg when secret is NULL. */
+static const char *keep_secret(struct kp_every_args *e, char *arg, char *secret, size_t len)
+{
+	size_t total, at, shown;
+	char *copy;
+
+	if (!secret)
+		return arg;
+	total = strlen(arg);
+	at = (size_t)(secret - arg);
+	copy = kp_xstrdup(arg);
+	kp_args_list_add(&e->secrets, copy);
+	/* at least one '*' of the secret's own length when it is shorter */
+	shown = len < 3 ? len : 3;
+	memset(arg + at, '*', shown);
+	memmove(arg + at + shown, arg + at + len, total - at - len + 1);
+	memset(arg + total - (len - shown), '\0', len - shown);
+	return copy;
+}
+
 static int every_option(struct kp_record_args *c, int opt)
 {
 	struct kp_every_args *e = &c->every;
-	char *end;
+	char *end, *secret;
 	double dv;
 	uint64_t v;
+	size_t len = 0;
 
 	switch (opt) {
 	case OPT_EVERY:
@@ -489,19 +557,27 @@ static int every_option(struct kp_record_args *c, int opt)
 		e->push_timeout = dv;
 		return 1;
 	case OPT_PUSH:
-		kp_args_list_add(&e->push, optarg);
+		secret = url_secret(optarg, &len);
+		kp_args_list_add(&e->push, keep_secret(e, optarg, secret, len));
 		return 1;
 	case OPT_LABEL:
 		kp_args_list_add(&e->labels, optarg);
 		return 1;
 	case OPT_HEADER:
-		kp_args_list_add(&e->headers, optarg);
+		secret = header_secret(optarg, &len);
+		kp_args_list_add(&e->headers, keep_secret(e, optarg, secret, len));
 		return 1;
 	case OPT_SERVICE:
 		e->service = optarg;
 		return 1;
 	case OPT_TOKEN_FILE:
 		e->token_file = optarg;
+		return 1;
+	case OPT_PASSWORD_FILE:
+		e->password_file = optarg;
+		return 1;
+	case OPT_HEADER_FILE:
+		e->header_file = optarg;
 		return 1;
 	case OPT_SPOOL:
 		e->spool = optarg;
@@ -516,12 +592,12 @@ static int check_every(struct kp_record_args *c)
 {
 	const struct kp_every_args *e = &c->every;
 	bool pushing = e->push.n || e->labels.n || e->headers.n || e->service || e->token_file ||
-		       e->spool || e->push_timeout > 0;
+		       e->password_file || e->header_file || e->spool || e->push_timeout > 0;
 
 	if (!e->seconds) {
 		if (pushing || e->keep) {
-			kp_err("--push, --label, --service, --header, --token-file, --spool and "
-			       "--keep "
+			kp_err("--push, --label, --service, --header, --header-file, --token-file, "
+			       "--password-file, --spool and --keep "
 			       "go with --every SECONDS (continuous profiling)");
 			return -1;
 		}
@@ -644,6 +720,14 @@ int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv)
 		}
 	}
 	free(opts);
+	if (c->every.secrets.n)
+		kp_warn("a credential was given on the command line (the user:password of a "
+			"--push URL, or a --header such as Authorization): every user could read "
+			"it "
+			"until kprof hid it at start. Give it with --token-file, --password-file, "
+			"--header-file, KPROF_PUSH_TOKEN, KPROF_PUSH_PASSWORD, KPROF_PUSH_HEADERS "
+			"or "
+			"systemd's credentials (docs/push.md, \"Credentials\")");
 	return r < 0 ? -1 : set_session(c, argc, argv, optind);
 }
 
@@ -669,6 +753,13 @@ void kp_record_args_free(struct kp_record_args *c)
 	kp_args_list_free(&c->every.push);
 	kp_args_list_free(&c->every.labels);
 	kp_args_list_free(&c->every.headers);
+	for (size_t i = 0; i < c->every.secrets.n; i++) {
+		char *copy = (char *)c->every.secrets.v[i];
+
+		explicit_bzero(copy, strlen(copy));
+		free(copy);
+	}
+	kp_args_list_free(&c->every.secrets);
 	free(c->pids);
 	free(c->cpus);
 }

@@ -21,8 +21,14 @@ struct kp_every_args {
 	struct kp_args_list headers; /* --header 'Name: value', repeatable */
 	const char *service;	     /* --service NAME, or NULL: the default */
 	const char *token_file;	     /* --token-file FILE */
-	const char *spool;	     /* --spool DIR */
-	double push_timeout;	     /* --push-timeout SECONDS */
+	const char *password_file;   /* --password-file FILE */
+	const char *header_file;     /* --header-file FILE */
+	/* copies of the secrets given on the command line anyway (user:password
+	 * of a --push URL, a credential --header), owned: argv's bytes are
+	 * wiped at once (docs/push.md, "Credentials") */
+	struct kp_args_list secrets;
+	const char *spool;   /* --spool DIR */
+	double push_timeout; /* --push-timeout SECONDS */
 };
 
 struct kp_record_args {

@@ -1,16 +1,11 @@
 /* One POST with libcurl's easy interface, and what its outcome means for
  * the window (docs/push.md, "Retries"). Redirects are not followed: a
  * profiler that carries a token must not send it wherever a 30x points. */
-#include <ctype.h>
 #include <curl/curl.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "push/pushP.h"
 #include "util/xalloc.h"
@@ -46,40 +41,6 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	const _Atomic bool *abort = arg;
 
 	return abort && atomic_load(abort);
-}
-
-int kp_http_token(const char *path, char *buf, size_t size, struct kp_diag *d)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
-	ssize_t n;
-	size_t len = 0;
-
-	if (fd < 0)
-		return kp_diag_errno(d, -errno, "token file %s", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > KP_HTTP_TOKEN_MAX) {
-		close(fd);
-		return kp_diag_set(d, -EINVAL,
-				   "token file %s: not a regular file of at most %d bytes", path,
-				   KP_HTTP_TOKEN_MAX);
-	}
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return kp_diag_errno(d, -errno, "token file %s", path);
-	buf[n] = '\0';
-	while (len < (size_t)n && buf[len] != '\n' && buf[len] != '\r')
-		len++;
-	while (len > 0 && isspace((unsigned char)buf[len - 1]))
-		len--;
-	buf[len] = '\0';
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
-			len = 0;
-	if (len == 0)
-		return kp_diag_set(d, -EINVAL, "token file %s: its first line is empty or not text",
-				   path);
-	return 0;
 }
 
 /* The answer's first line, printable, for a message. */
@@ -131,7 +92,7 @@ static enum kp_http_result judge(CURL *h, CURLcode rc, const struct answer *a, c
 	return KP_HTTP_DROP;
 }
 
-static struct curl_slist *headers(const struct kp_http_req *r, const char *token)
+static struct curl_slist *headers(const struct kp_http_req *r)
 {
 	struct curl_slist *h = NULL, *t;
 	char *s = kp_xasprintf("Content-Type: %s", r->content_type);
@@ -142,12 +103,6 @@ static struct curl_slist *headers(const struct kp_http_req *r, const char *token
 	free(s);
 	for (size_t i = 0; t && i < r->nheaders; i++)
 		t = curl_slist_append(t, r->headers[i]);
-	if (t && token) {
-		s = kp_xasprintf("Authorization: Bearer %s", token);
-		t = curl_slist_append(t, s);
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
 	if (!t)
 		kp_oom(0);
 	return t;
@@ -155,24 +110,17 @@ static struct curl_slist *headers(const struct kp_http_req *r, const char *token
 
 enum kp_http_result kp_http_post(const struct kp_http_req *r, char *why, size_t whylen)
 {
-	char token[KP_HTTP_TOKEN_MAX + 1], err[CURL_ERROR_SIZE] = "";
+	char err[CURL_ERROR_SIZE] = "";
 	struct answer a = {.kept = 0};
 	struct curl_slist *hl;
-	struct kp_diag d;
 	enum kp_http_result res;
 	CURLcode rc;
 	CURL *h;
 
-	/* re-read at each send: a rotated token is used from the next window on */
-	if (r->token_file && kp_http_token(r->token_file, token, sizeof(token), &d) < 0) {
-		snprintf(why, whylen, "%s", d.msg);
-		return KP_HTTP_RETRY;
-	}
 	h = curl_easy_init();
 	if (!h)
 		kp_oom(0);
-	hl = headers(r, r->token_file ? token : NULL);
-	explicit_bzero(token, sizeof(token));
+	hl = headers(r);
 	curl_easy_setopt(h, CURLOPT_URL, r->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -193,7 +141,7 @@ enum kp_http_result kp_http_post(const struct kp_http_req *r, char *why, size_t 
 	rc = curl_easy_perform(h);
 	res = judge(h, rc, &a, err, why, whylen);
 	curl_easy_cleanup(h);
-	/* the list holds the token: wiped before it is freed */
+	/* the list holds the credentials: wiped before it is freed */
 	for (struct curl_slist *i = hl; i; i = i->next)
 		explicit_bzero(i->data, strlen(i->data));
 	curl_slist_free_all(hl);

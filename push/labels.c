@@ -137,42 +137,70 @@ int kp_labels_parse(const char *arg, struct kp_label *l, struct kp_diag *d)
 	return 0;
 }
 
-/* url as given, its display form without user:password; http and https only. */
+char *kp_labels_hide_userinfo(const char *arg)
+{
+	const char *sep = strstr(arg, "://"), *host, *at = NULL;
+	size_t end;
+
+	if (!sep)
+		return kp_xstrdup(arg);
+	host = sep + 3;
+	end = strcspn(host, "/?#");
+	/* the last '@' of the authority ends the userinfo (RFC 3986) */
+	for (size_t i = 0; i < end; i++)
+		if (host[i] == '@')
+			at = host + i;
+	if (!at)
+		return kp_xstrdup(arg);
+	return kp_xasprintf("%.*s***%s", (int)(host - arg), arg, at);
+}
+
+/* The URL without user:password, the trailing '/' removed; NULL when
+ * libcurl cannot write it back. */
+static char *url_without_userinfo(CURLU *u)
+{
+	char *s = NULL, *shown = NULL;
+
+	curl_url_set(u, CURLUPART_USER, NULL, 0);
+	curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+	if (curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK) {
+		size_t n = strlen(s);
+
+		while (n > 0 && s[n - 1] == '/')
+			n--;
+		shown = kp_xstrndup(s, n);
+		curl_free(s);
+	}
+	return shown;
+}
+
+/* url as given, its display form without user:password; http and https
+ * only. A message names the URL without its user:password either. */
 static int check_url(const char *arg, const char *url, char **shown, struct kp_diag *d)
 {
 	CURLU *u = curl_url();
 	char *scheme = NULL, *host = NULL, *q = NULL, *frag = NULL;
+	char *safe = kp_labels_hide_userinfo(arg);
 	int err = 0;
 
-	if (!u)
+	if (!u) {
+		free(safe);
 		return kp_diag_set(d, -ENOMEM, "--push: out of memory");
+	}
 	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host)
 		err = kp_diag_set(d, -EINVAL, "--push '%s': not a URL (http://HOST[:PORT][/PATH])",
-				  arg);
+				  safe);
 	else if (strcmp(scheme, "http") && strcmp(scheme, "https"))
-		err = kp_diag_set(d, -EINVAL, "--push '%s': http or https URLs only", arg);
+		err = kp_diag_set(d, -EINVAL, "--push '%s': http or https URLs only", safe);
 	else if (curl_url_get(u, CURLUPART_QUERY, &q, 0) == CURLUE_OK ||
 		 curl_url_get(u, CURLUPART_FRAGMENT, &frag, 0) == CURLUE_OK)
 		err = kp_diag_set(d, -EINVAL, "--push '%s': the URL may not have a ?query or #part",
-				  arg);
-	if (err == 0) {
-		char *s = NULL;
-
-		curl_url_set(u, CURLUPART_USER, NULL, 0);
-		curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
-		if (curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK) {
-			size_t n = strlen(s);
-
-			while (n > 0 && s[n - 1] == '/')
-				n--;
-			*shown = kp_xstrndup(s, n);
-			curl_free(s);
-		} else {
-			err = kp_diag_set(d, -EINVAL, "--push '%s': not a URL", arg);
-		}
-	}
+				  safe);
+	if (err == 0 && !(*shown = url_without_userinfo(u)))
+		err = kp_diag_set(d, -EINVAL, "--push '%s': not a URL", safe);
+	free(safe);
 	curl_free(scheme);
 	curl_free(host);
 	curl_free(q);
@@ -185,7 +213,7 @@ int kp_labels_target(const char *arg, struct kp_target *t, struct kp_diag *d)
 {
 	const char *eq = strchr(arg, '=');
 	size_t n;
-	char *key;
+	char *key, *plain;
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -203,35 +231,100 @@ int kp_labels_target(const char *arg, struct kp_target *t, struct kp_diag *d)
 	while (n > 0 && eq[n] == '/')
 		n--;
 	t->url = kp_xstrndup(eq + 1, n);
-	key = kp_xasprintf("%s=%s", kp_labels_kind_name(t->kind), t->url);
+	/* the spool's name of the target: the URL as given but its
+	 * user:password, so that no secret is hashed to disk and moving the
+	 * password off the command line keeps the windows spooled before */
+	plain = kp_labels_hide_userinfo(t->url);
+	key = kp_xasprintf("%s=%s", kp_labels_kind_name(t->kind), plain);
 	t->key = kp_checksum(key, strlen(key));
 	free(key);
+	free(plain);
 	return 0;
+}
+
+int kp_labels_target_password(struct kp_target *t, const char *password)
+{
+	CURLU *u = curl_url();
+	char *user = NULL, *pass = NULL, *s = NULL;
+	int r = 0;
+
+	if (!u)
+		return -ENOMEM;
+	if (curl_url_set(u, CURLUPART_URL, t->url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK && *user &&
+	    curl_url_get(u, CURLUPART_PASSWORD, &pass, 0) != CURLUE_OK) {
+		/* URL-encoded as it goes in: any byte of a password is kept */
+		if (curl_url_set(u, CURLUPART_PASSWORD, password, CURLU_URLENCODE) != CURLUE_OK ||
+		    curl_url_get(u, CURLUPART_URL, &s, 0) != CURLUE_OK) {
+			r = -EINVAL;
+		} else {
+			size_t n = strlen(s);
+
+			while (n > 0 && s[n - 1] == '/')
+				n--;
+			explicit_bzero(t->url, strlen(t->url));
+			free(t->url);
+			t->url = kp_xstrndup(s, n);
+			explicit_bzero(s, strlen(s));
+			r = 1;
+		}
+	}
+	curl_free(user);
+	curl_free(pass);
+	curl_free(s);
+	curl_url_cleanup(u);
+	return r;
 }
 
 void kp_labels_target_free(struct kp_target *t)
 {
+	if (t->url)
+		explicit_bzero(t->url, strlen(t->url)); /* it may hold user:password */
 	free(t->url);
 	free(t->shown);
 }
 
+/* Names whose value is a credential: HTTP's own, Pyroscope's and Mimir's
+ * tenant, and any name that says key, token, secret, password, auth or
+ * session (X-Api-Key, X-Auth-Token, ...). */
+bool kp_push_header_secret(const char *arg)
+{
+	static const char *const exact[] = {"cookie", "x-scope-orgid", "x-grafana-org-id"};
+	static const char *const part[] = {"auth",    "key",	"token",      "secret",	  "pass",
+					   "session", "cookie", "credential", "signature"};
+	size_t n = strcspn(arg, ":");
+	char name[64];
+
+	if (n >= sizeof(name))
+		return true; /* not a name of any header in use: kept from view */
+	for (size_t i = 0; i < n; i++)
+		name[i] = (char)tolower((unsigned char)arg[i]);
+	name[n] = '\0';
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (strcmp(name, exact[i]) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		if (strstr(name, part[i]))
+			return true;
+	return false;
+}
+
 /* RFC 9110's token for the name; a value without CR, LF or other controls
- * (a header cannot smuggle another one in). */
-int kp_labels_header(const char *arg, struct kp_diag *d)
+ * (a header cannot smuggle another one in). The messages never show the
+ * value: it may be a credential. */
+int kp_labels_header(const char *arg, const char *what, struct kp_diag *d)
 {
 	const char *colon = strchr(arg, ':');
 
 	if (!colon || colon == arg)
-		return kp_diag_set(d, -EINVAL, "--header '%s': 'Name: value' expected", arg);
+		return kp_diag_set(d, -EINVAL, "%s: 'Name: value' expected", what);
 	for (const char *c = arg; c < colon; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("!#$%&'*+-.^_`|~", *c))
-			return kp_diag_set(d, -EINVAL,
-					   "--header '%s': the name is not an HTTP token", arg);
+			return kp_diag_set(d, -EINVAL, "%s: the name is not an HTTP token", what);
 	for (const char *c = colon + 1; *c; c++)
 		if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f)
 			return kp_diag_set(d, -EINVAL,
-					   "--header: the value of '%.*s' holds a control "
-					   "byte",
+					   "%s: the value of '%.*s' holds a control byte", what,
 					   (int)(colon - arg), arg);
 	return 0;
 }

@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "push/pushP.h"
 #include "push/queue.h"
+#include "util/secret.h"
 #include "util/textsafe.h"
 #include "util/xalloc.h"
 
@@ -70,8 +70,9 @@ static int take_options(struct kp_push *p, const struct kp_push_opts *o, struct 
 		p->nt++;
 		for (size_t j = 0; j < i; j++)
 			if (p->tg[j].t.key == p->tg[i].t.key)
-				return kp_diag_set(d, -EINVAL, "--push '%s' is given twice",
-						   o->targets[i]);
+				return kp_diag_set(d, -EINVAL, "--push %s=%s is given twice",
+						   kp_labels_kind_name(p->tg[i].t.kind),
+						   p->tg[i].t.shown);
 	}
 	if ((err = kp_labels_check_service(o->service, d)) < 0)
 		return err;
@@ -87,24 +88,11 @@ static int take_options(struct kp_push *p, const struct kp_push_opts *o, struct 
 	}
 	p->headers = kp_xcalloc(o->nheaders + 1, sizeof(char *));
 	for (size_t i = 0; i < o->nheaders; i++) {
-		if ((err = kp_labels_header(o->headers[i], d)) < 0)
+		if ((err = kp_labels_header(o->headers[i], "--header", d)) < 0)
 			return err;
-		if (o->token_file && strncasecmp(o->headers[i], "authorization:", 14) == 0)
-			return kp_diag_set(d, -EINVAL,
-					   "--token-file and an Authorization header: give one");
 		p->headers[p->nh++] = kp_xstrdup(o->headers[i]);
 	}
-	if (o->token_file) {
-		char tok[KP_HTTP_TOKEN_MAX + 1];
-
-		/* read once now for a clear message at start; again at each send */
-		err = kp_http_token(o->token_file, tok, sizeof(tok), d);
-		explicit_bzero(tok, sizeof(tok));
-		if (err < 0)
-			return err;
-		p->token_file = kp_xstrdup(o->token_file);
-	}
-	return 0;
+	return kp_auth_take(p, o, d);
 }
 
 static void defaults(struct kp_push *p, const struct kp_push_opts *o)
@@ -265,10 +253,9 @@ void kp_push_free(struct kp_push *p)
 		free(p->labels[i].value);
 	}
 	for (size_t i = 0; i < p->nh; i++)
-		free(p->headers[i]);
+		kp_secret_free(p->headers[i], 0);
 	free(p->headers);
 	free(p->service);
-	free(p->token_file);
 	if (p->spool)
 		kp_spool_close(p->spool);
 	if (p->locks_made) {

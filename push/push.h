@@ -9,6 +9,7 @@
 #ifndef KP_PUSH_PUSH_H
 #define KP_PUSH_PUSH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,15 @@
 /* At most this many targets (--push) and labels (--label). */
 #define KP_PUSH_MAX_TARGETS 8
 #define KP_PUSH_MAX_LABELS  20
+
+/* A secret: from a file (util/secret.h's checks), or its bytes (the
+ * environment's); neither: none. origin names it in messages ("--token-file",
+ * "KPROF_PUSH_TOKEN", ...), never its bytes. */
+struct kp_push_secret {
+	const char *file;
+	const char *value;
+	const char *origin;
+};
 
 struct kp_push_opts {
 	/* "pyroscope=URL" or "parca=URL" (http or https), at least one */
@@ -32,11 +42,15 @@ struct kp_push_opts {
 	/* "Name: value" each, sent with every request */
 	const char *const *headers;
 	size_t nheaders;
-	const char *token_file; /* NULL: none; else "Authorization: Bearer <its first line>" */
-	const char *spool_dir;	/* NULL: no spool */
-	uint64_t spool_max;	/* bytes the spool may hold; 0: 1 GiB */
-	uint64_t max_memory;	/* bytes of windows held in memory; 0: 64 MiB */
-	double timeout;		/* seconds a request may take; 0: 10 */
+	/* The secrets given other than on the command line (docs/push.md,
+	 * "Credentials"), each read once here: a bearer token ("Authorization:
+	 * Bearer <its first line>"), the password of the user the --push URLs
+	 * name (http://USER@HOST), and "Name: value" lines, one header each */
+	struct kp_push_secret token, password, header_lines;
+	const char *spool_dir; /* NULL: no spool */
+	uint64_t spool_max;    /* bytes the spool may hold; 0: 1 GiB */
+	uint64_t max_memory;   /* bytes of windows held in memory; 0: 64 MiB */
+	double timeout;	       /* seconds a request may take; 0: 10 */
 	/* Where the one-line messages go (no "kprof: " prefix, no newline);
 	 * NULL: stderr as "kprof: LINE". Called from the sender thread too,
 	 * with push/'s lock held: it must not call push/. */
@@ -60,8 +74,8 @@ struct kp_push_stats {
 
 struct kp_push;
 
-/* Validates the options (URLs, service, labels, headers, the token file's
- * first read, the spool directory: a one-line message in d naming what is
+/* Validates the options (URLs, service, labels, headers, the secrets,
+ * the spool directory: a one-line message in d naming what is
  * wrong), loads the windows a previous run left in the spool (queued
  * first, oldest first) and starts the sender thread. Returns 0 or a
  * negative errno; *out is freed with kp_push_free. */
@@ -83,6 +97,11 @@ int kp_push_finish(struct kp_push *p, double wait_seconds, struct kp_push_stats 
 
 /* Stops the thread when kp_push_finish was not called, frees everything. */
 void kp_push_free(struct kp_push *p);
+
+/* Whether the value of header ("Name: value") is a credential by its name
+ * (Authorization, Cookie, X-Scope-OrgID, a name that says key, token,
+ * secret, pass, auth or session). */
+bool kp_push_header_secret(const char *header);
 
 /* name made to fit the service name's rule: every other byte becomes '_'
  * ("" becomes "unknown"). Returns a new string the caller frees. */

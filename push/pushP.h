@@ -32,9 +32,24 @@ int kp_labels_parse(const char *arg, struct kp_label *l, struct kp_diag *d);
 /* Fills t from "KIND=URL"; its strings are freed with kp_labels_target_free. */
 int kp_labels_target(const char *arg, struct kp_target *t, struct kp_diag *d);
 void kp_labels_target_free(struct kp_target *t);
-/* Checks "Name: value" (an HTTP token, a value with no control bytes). */
-int kp_labels_header(const char *arg, struct kp_diag *d);
+/* Checks "Name: value" (an HTTP token, a value with no control bytes);
+ * what names where it came from in d ("--header", "--header-file F line
+ * 3"), which never shows the value. */
+int kp_labels_header(const char *arg, const char *what, struct kp_diag *d);
+/* arg ("KIND=URL" or a URL) with the user:password of its URL replaced by
+ * "***": for messages. Returns a new string the caller frees. */
+char *kp_labels_hide_userinfo(const char *arg);
+/* Gives t's URL the password of the user it names, when it names one
+ * without a password: returns 1 then, 0 when it did not, or a negative
+ * errno. */
+int kp_labels_target_password(struct kp_target *t, const char *password);
 const char *kp_labels_kind_name(enum kp_target_kind k);
+
+/* auth.c: the secrets of o (token, password, header lines) read once and
+ * made headers of p, or the password of its targets' URLs; after the
+ * targets and the --header list are taken. */
+struct kp_push;
+int kp_auth_take(struct kp_push *p, const struct kp_push_opts *o, struct kp_diag *d);
 
 /* request.c: what is sent. */
 /* Pyroscope's URL: BASE/ingest?name=SERVICE{l=v,...}&from=S&until=S&format=pprof&spyName=kprof,
@@ -49,7 +64,7 @@ char *kp_request_parca_body(const char *service, const struct kp_label *l, size_
 /* http.c: one POST. */
 enum kp_http_result {
 	KP_HTTP_OK,    /* 2xx */
-	KP_HTTP_RETRY, /* 5xx, 429, 408, a transport failure, a token not readable: later */
+	KP_HTTP_RETRY, /* 5xx, 429, 408, a transport failure: later */
 	KP_HTTP_DROP,  /* another 4xx, a 3xx: never */
 };
 
@@ -58,9 +73,8 @@ struct kp_http_req {
 	const char *content_type;
 	const void *body;
 	size_t len;
-	const char *const *headers; /* "Name: value" */
+	const char *const *headers; /* "Name: value", the credentials among them */
 	size_t nheaders;
-	const char *token_file; /* NULL: none */
 	long timeout_ms;
 	const _Atomic bool *abort; /* true: the transfer is cut */
 };
@@ -68,10 +82,6 @@ struct kp_http_req {
 /* Sends r; the outcome's short description ("HTTP 503 (first line)",
  * "connection refused", ...) goes to why. */
 enum kp_http_result kp_http_post(const struct kp_http_req *r, char *why, size_t whylen);
-/* The token file's first line, read safely (docs/push.md): at most this
- * many bytes, buf of KP_HTTP_TOKEN_MAX + 1. */
-#define KP_HTTP_TOKEN_MAX 16384
-int kp_http_token(const char *path, char *buf, size_t size, struct kp_diag *d);
 
 /* spool.c: windows on disk (docs/push.md, "The spool"). */
 struct kp_spool;

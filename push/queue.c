@@ -328,7 +328,6 @@ static enum kp_http_result deliver(struct kp_push *p, size_t i, const struct kp_
 	const struct kp_target *t = &p->tg[i].t;
 	struct kp_http_req r = {.headers = (const char *const *)p->headers,
 				.nheaders = p->nh,
-				.token_file = p->token_file,
 				.timeout_ms = p->timeout_ms,
 				.abort = &p->abort};
 	enum kp_http_result res;

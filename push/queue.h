@@ -39,9 +39,8 @@ struct kp_push {
 	char *service;
 	struct kp_label labels[KP_PUSH_MAX_LABELS];
 	size_t nl;
-	char **headers;
+	char **headers; /* the credentials among them: wiped when freed */
 	size_t nh;
-	char *token_file;
 	struct kp_spool *spool;
 	uint64_t max_memory;
 	long timeout_ms;

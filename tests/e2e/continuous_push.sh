@@ -24,6 +24,7 @@ set_mode outage down
 start_spin 20
 mkdir "$T/win"
 echo 'tok-123 ' >"$T/token"
+chmod 600 "$T/token" # a credential file: no one else may read it
 "$KPROF" -a --every 1 -d 4.5 --label env=test --service svc \
 	--token-file "$T/token" --header 'X-Scope-OrgID: team-a' \
 	--push "pyroscope=$(url up)" --push "parca=$(url up)" \

@@ -366,10 +366,22 @@ static void test_labels(void)
 	c = kp_push_service_clean("g++ 1");
 	CHECK_EQ_STR(c, "g___1");
 	free(c);
-	CHECK_EQ_INT(kp_labels_header("X-Scope-OrgID: 1", &d), 0);
-	CHECK(kp_labels_header("Bad Name: x", &d) < 0);
-	CHECK(kp_labels_header("X: a\r\nY: b", &d) < 0);
-	CHECK(kp_labels_header("NoColon", &d) < 0);
+	CHECK_EQ_INT(kp_labels_header("X-Scope-OrgID: 1", "--header", &d), 0);
+	CHECK(kp_labels_header("Bad Name: x", "--header", &d) < 0);
+	CHECK(kp_labels_header("X: a\r\nY: b", "--header", &d) < 0);
+	CHECK(kp_labels_header("NoColon", "--header", &d) < 0);
+	/* a message never shows a header's value, nor a URL's user:password */
+	CHECK(kp_labels_header("Authorization Bearer s3cr3t", "--header", &d) < 0 &&
+	      !strstr(d.msg, "s3cr3t"));
+	CHECK(kp_labels_header("Cookie: s3cr3t\x01", "--header", &d) < 0 &&
+	      !strstr(d.msg, "s3cr3t"));
+	CHECK(kp_labels_target("parca=ftp://u:s3cr3t@h", &t, &d) < 0 && !strstr(d.msg, "s3cr3t") &&
+	      strstr(d.msg, "ftp://***@h"));
+	CHECK(kp_labels_target("parca=http://u:s3cr3t@h/?q", &t, &d) < 0 &&
+	      !strstr(d.msg, "s3cr3t"));
+	CHECK(kp_push_header_secret("Authorization: x") && kp_push_header_secret("cookie: x") &&
+	      kp_push_header_secret("X-Scope-OrgID: t") && kp_push_header_secret("X-Api-Key: k") &&
+	      !kp_push_header_secret("X-Env: prod"));
 	CHECK_EQ_INT(kp_labels_target("parca=http://user:pw@h:1/p/", &t, &d), 0);
 	CHECK(t.kind == KP_TARGET_PARCA);
 	CHECK_EQ_STR(t.shown, "http://h:1/p");
@@ -504,11 +516,11 @@ static void test_parca_and_token(void)
 	targets[0] = url;
 	targets[1] = url2;
 	snprintf(tok, sizeof(tok), "%s/token", tmpdir);
-	kp_test_sh("printf 'secret-token  \\nsecond\\n' > %s", tok);
+	kp_test_sh("printf 'secret-token  \\nsecond\\n' > %s && chmod 600 %s", tok, tok);
 	o = opts(targets, 2);
 	o.headers = headers;
 	o.nheaders = 1;
-	o.token_file = tok;
+	o.token = (struct kp_push_secret){.file = tok, .origin = "--token-file"};
 	reset_log();
 	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
 	push_windows(p, 2, 300);
@@ -533,10 +545,102 @@ static void test_parca_and_token(void)
 	/* a token file behind a link, or both a token and an Authorization header: refused */
 	snprintf(link, sizeof(link), "%s/token-link", tmpdir);
 	CHECK_EQ_INT(symlink(tok, link), 0);
-	o.token_file = link;
-	CHECK(kp_push_new(&p, &o, &d) < 0 && strstr(d.msg, "token file"));
+	o.token.file = link;
+	CHECK(kp_push_new(&p, &o, &d) < 0 && strstr(d.msg, "--token-file"));
 	headers[0] = "authorization: Bearer x";
-	o.token_file = tok;
+	o.token.file = tok;
+	CHECK(kp_push_new(&p, &o, &d) < 0 && strstr(d.msg, "give one"));
+	server_stop();
+}
+
+/* kp_push_new refuses the credential file at path (made by the shell
+ * command cmd) in one line that names it and says why, never its bytes. */
+static bool refused_secret(const char *cmd, const char *path, const char *why)
+{
+	const char *const *t = pyro();
+	struct kp_push_opts o = opts(t, 1);
+	struct kp_push *p = NULL;
+	struct kp_diag d = {""};
+	int err;
+
+	kp_test_sh("P=%s; rm -f $P; %s", path, cmd);
+	o.token = (struct kp_push_secret){.file = path, .origin = "--token-file"};
+	err = kp_push_new(&p, &o, &d);
+	kp_push_free(p);
+	if (err == 0 || !strstr(d.msg, path) || !strstr(d.msg, why) || strchr(d.msg, '\n') ||
+	    strstr(d.msg, "tok-x")) {
+		printf("  not refused as expected (%s): %s\n", why, d.msg);
+		return false;
+	}
+	return true;
+}
+
+/* A credential file another user owns or could read or change is refused;
+ * the token, the password and header lines each reach the server, from a
+ * file or from the bytes given (the environment's). */
+static void test_credentials(void)
+{
+	static const char *const script[] = {"200"};
+	char tok[160], hdr[160], pw[160], target[128];
+	const char *targets[1] = {target};
+	struct kp_push_opts o;
+	struct kp_push_stats st;
+	struct kp_push *p;
+	struct kp_diag d;
+
+	server_start(script, 1);
+	snprintf(tok, sizeof(tok), "%s/cred", tmpdir);
+	CHECK(refused_secret("printf tok-x > $P && chmod 644 $P", tok, "mode 0644"));
+	CHECK(refused_secret("printf tok-x > $P && chmod 666 $P", tok, "mode 0666"));
+	CHECK(refused_secret("printf tok-x > $P && chmod 640 $P", tok, "mode 0640"));
+	CHECK(refused_secret("mkfifo -m 600 $P", tok, "not a regular file"));
+	if (geteuid() == 0)
+		CHECK(refused_secret("printf tok-x > $P && chmod 600 $P && chown 65534 $P", tok,
+				     "owned by uid 65534"));
+	/* from a file: header lines, the token; the password of the URL's user */
+	snprintf(hdr, sizeof(hdr), "%s/headers", tmpdir);
+	snprintf(pw, sizeof(pw), "%s/password", tmpdir);
+	kp_test_sh("printf '# tenant\\n\\nX-Scope-OrgID: t-9\\r\\n' > %s && chmod 600 %s", hdr,
+		   hdr);
+	kp_test_sh("printf 'p@ss:w\\n' > %s && chmod 400 %s", pw, pw);
+	snprintf(target, sizeof(target), "pyroscope=http://admin@127.0.0.1:%d", srv.port);
+	o = opts(targets, 1);
+	o.header_lines = (struct kp_push_secret){.file = hdr, .origin = "--header-file"};
+	o.password = (struct kp_push_secret){.file = pw, .origin = "--password-file"};
+	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
+	push_windows(p, 1, 400);
+	CHECK_EQ_INT(kp_push_finish(p, 3.0, &st), 0);
+	kp_push_free(p);
+	CHECK_EQ_INT(srv.n, 1);
+	/* base64 of "admin:p@ss:w" */
+	CHECK_EQ_STR(srv.reqs[0].auth, "Basic YWRtaW46cEBzczp3");
+	CHECK_EQ_STR(srv.reqs[0].org, "t-9");
+	/* the environment's bytes: a token and header lines */
+	server_script(script, 1);
+	snprintf(target, sizeof(target), "pyroscope=http://127.0.0.1:%d", srv.port);
+	o = opts(targets, 1);
+	o.token = (struct kp_push_secret){.value = "env-tok\n", .origin = "KPROF_PUSH_TOKEN"};
+	o.header_lines = (struct kp_push_secret){.value = "X-Scope-OrgID: t-8",
+						 .origin = "KPROF_PUSH_HEADERS"};
+	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
+	push_windows(p, 1, 410);
+	CHECK_EQ_INT(kp_push_finish(p, 3.0, &st), 0);
+	kp_push_free(p);
+	CHECK_EQ_INT(srv.n, 1);
+	CHECK_EQ_STR(srv.reqs[0].auth, "Bearer env-tok");
+	CHECK_EQ_STR(srv.reqs[0].org, "t-8");
+	/* a bad header line is named by its number, its value not shown; a
+	 * password no URL can take, or two Authorization sources: refused */
+	o.token = (struct kp_push_secret){0};
+	o.header_lines.value = "X-Ok: 1\nAuthorization Bearer s3cr3t";
+	CHECK(kp_push_new(&p, &o, &d) < 0 && strstr(d.msg, "KPROF_PUSH_HEADERS line 2") &&
+	      !strstr(d.msg, "s3cr3t"));
+	o.header_lines.value = NULL;
+	o.password = (struct kp_push_secret){.value = "pw", .origin = "KPROF_PUSH_PASSWORD"};
+	CHECK(kp_push_new(&p, &o, &d) < 0 && strstr(d.msg, "names its user"));
+	o.password = (struct kp_push_secret){0};
+	o.token = (struct kp_push_secret){.value = "a", .origin = "KPROF_PUSH_TOKEN"};
+	o.header_lines.value = "Authorization: Basic eA==";
 	CHECK(kp_push_new(&p, &o, &d) < 0 && strstr(d.msg, "give one"));
 	server_stop();
 }
@@ -788,5 +892,6 @@ static void cleanup(void)
 }
 
 KP_TEST_MAIN(setup, test_pyroscope_url, test_parca_body, test_labels, test_retry_then_deliver,
-	     test_outcomes, test_parca_and_token, test_memory_bound, test_spool_restart,
-	     test_spool_per_target, test_spool_refused, test_spool_full, cleanup)
+	     test_outcomes, test_parca_and_token, test_credentials, test_memory_bound,
+	     test_spool_restart, test_spool_per_target, test_spool_refused, test_spool_full,
+	     cleanup)

@@ -13,6 +13,7 @@
 
 #include "cli/messages.h"
 #include "cli/output.h"
+#include "cli/record_summary.h"
 #include "profiler/window.h"
 #include "util/xalloc.h"
 
@@ -209,6 +210,24 @@ static void finish_window(struct every *e, struct kp_window *w)
 	w->prof = NULL;
 }
 
+/* The run's line: its windows, samples and what was lost (always: an
+ * agent's losses are not for --stats only), then why records were lost. */
+static void say_end(const struct every *e)
+{
+	struct kp_session_stats st;
+	char throttled[64] = "";
+
+	kp_session_stats(e->sess, &st);
+	if (st.throttled)
+		snprintf(throttled, sizeof(throttled), ", throttled %llu times",
+			 (unsigned long long)st.throttled);
+	fprintf(stderr, "kprof: %u window%s of %g s, %llu samples, %llu lost%s%s\n", e->windows,
+		e->windows == 1 ? "" : "s", e->c->every.seconds, (unsigned long long)e->samples,
+		(unsigned long long)st.lost, throttled,
+		e->write_failures ? "; some window files could not be written (said above)" : "");
+	kp_record_summary_losses(&st);
+}
+
 /* The next cut: the next multiple of the window after now, so that a
  * window that took long to name makes the next one longer, never a gap. */
 static double next_cut(double cut, double every, double now)
@@ -241,10 +260,7 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 		}
 	} while (more);
 	if (!c->quiet)
-		fprintf(stderr, "kprof: %u window%s of %g s, %llu samples%s\n", e.windows,
-			e.windows == 1 ? "" : "s", c->every.seconds, (unsigned long long)e.samples,
-			e.write_failures ? "; some window files could not be written (said above)"
-					 : "");
+		say_end(&e);
 	for (size_t i = 0; i < c->outputs.n; i++) {
 		for (size_t k = 0; k < e.kept[i].n; k++)
 			free(e.kept[i].paths[k]);

@@ -25,7 +25,7 @@ end=$((${EPOCHREALTIME/./} + 15000000))
 while spooled=("$T"/spool/w-*.kpw) && [ ${#spooled[@]} -lt 2 ] && [ ${EPOCHREALTIME/./} -lt $end ]; do
 	sleep 0.1
 done
-before=$(ls "$T/spool" | grep -c '^w-.*\.kpw$')
+ls "$T/spool" | grep '^w-.*\.kpw$' >"$T/before"
 
 # agent 2: another target (today it removed agent 1's windows as windows
 # "for targets not given now"), the same spool
@@ -38,8 +38,8 @@ check "agent 2: one line naming the spool and agent 1's pid ($kp1)" \
 	[ "$(grep -c -- "--spool $T/spool: in use by another kprof (pid $kp1)" "$T/err2")" -eq 1 ]
 check "agent 2: no window recorded" [ -z "$(ls "$T"/second-* 2>/dev/null)" ]
 check "agent 2: nothing sent" [ -z "$(saved other)" ]
-after=$(ls "$T/spool" | grep -c '^w-.*\.kpw$')
-check "agent 2: none of agent 1's windows removed ($before before, $after after)" [ "$after" -ge "$before" ]
+gone=$(cd "$T/spool" && while read -r f; do [ -e "$f" ] || echo "$f"; done <"$T/before")
+check "agent 2: none of agent 1's $(wc -l <"$T/before") windows removed (${gone:-none gone})" [ -z "$gone" ]
 
 kill -INT $kp1
 wait $kp1

@@ -130,7 +130,7 @@ static void test_keep_all(void)
 	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	for (int i = 0; i < 5; i++) {
-		char name[8];
+		char name[16];
 
 		snprintf(name, sizeof(name), "n%d", i);
 		CHECK_EQ_INT(write_add(k, fd, name), 0);

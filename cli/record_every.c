@@ -13,22 +13,17 @@
 
 #include "cli/messages.h"
 #include "cli/output.h"
+#include "cli/record_summary.h"
 #include "profiler/window.h"
+#include "util/keeplist.h"
 #include "util/xalloc.h"
-
-/* The window files written by this run, per -o pattern, oldest first:
- * what --keep removes. */
-struct kept {
-	char **paths;
-	size_t n, cap;
-};
 
 struct every {
 	struct kp_record_args *c;
 	struct kp_session *sess;
 	struct kp_symbolizer *sym;
 	struct kp_record_push *push; /* NULL without --push */
-	struct kept *kept;	     /* one per -o pattern */
+	struct kp_keeplist **kept;   /* --keep: one per -o pattern */
 	unsigned windows, write_failures;
 	uint64_t samples;
 };
@@ -50,15 +45,76 @@ static char *expand(const char *p, time_t t)
 	return n ? kp_xstrdup(buf) : NULL;
 }
 
-/* Each -o pattern expanded for Unix time t; false (said) when one does
- * not expand. paths[] are the caller's to free. */
-static bool window_paths(const struct kp_record_args *c, time_t t, char **paths)
+/* The length of the extension that chooses path's format (".pb.gz"), 0
+ * when none does: a name's suffix goes before it. */
+static size_t ext_len(const char *path)
+{
+	const struct kp_output_format *f = kp_output_by_path(&kp_output_profile, path);
+	const char *slash = strrchr(path, '/');
+	size_t len = strlen(path), base = len - (size_t)(slash ? slash + 1 - path : 0), best = 0;
+
+	for (const char *const *x = f ? f->exts : NULL; x && *x; x++) {
+		size_t n = strlen(*x);
+
+		if (n > best && n < base && strcmp(path + len - n, *x) == 0)
+			best = n;
+	}
+	return best;
+}
+
+/* path, or when something not to be replaced holds it (a directory,
+ * another user's file or link: kp_outfile_in_the_way), the first free of
+ * NAME.1.EXT ... NAME.99.EXT (the format's extension kept, so that it is
+ * still chosen by it); what was in the way goes to what ("": nothing).
+ * A new string, NULL when no name is free. */
+static char *free_name(const char *path, char *what, size_t size)
+{
+	size_t cut = strlen(path) - ext_len(path);
+	char other[128];
+
+	if (kp_outfile_in_the_way(path, what, size) == 0)
+		return kp_xstrdup(path);
+	for (unsigned n = 1; n < 100; n++) {
+		char *alt = kp_xasprintf("%.*s.%u%s", (int)cut, path, n, path + cut);
+
+		if (kp_outfile_in_the_way(alt, other, sizeof(other)) == 0)
+			return alt;
+		free(alt);
+	}
+	return NULL;
+}
+
+/* Pattern i expanded for Unix time t, moved aside from what is in its
+ * way (said for window index, unless quiet). NULL when it cannot be. */
+static char *window_path(const struct kp_record_args *c, size_t i, time_t t, unsigned index,
+			 bool quiet)
+{
+	char *path = expand(c->outputs.v[i], t), *name, what[128];
+
+	if (!path) {
+		kp_err("-o '%s': the pattern expands to nothing (or past 4095 bytes)",
+		       c->outputs.v[i]);
+		return NULL;
+	}
+	name = free_name(path, what, sizeof(what));
+	if (!name)
+		kp_err("window %u: %s and the 99 names beside it are taken (%s): not written",
+		       index, path, what);
+	else if (*what && !quiet)
+		kp_warn("window %u: %s is in the way (%s, not replaced): written to %s", index,
+			path, what, name);
+	free(path);
+	return name;
+}
+
+/* Each -o pattern's name for Unix time t; false (said) when one cannot
+ * be had. paths[] are the caller's to free. */
+static bool window_paths(const struct kp_record_args *c, time_t t, unsigned index, bool quiet,
+			 char **paths)
 {
 	for (size_t i = 0; i < c->outputs.n; i++) {
-		paths[i] = expand(c->outputs.v[i], t);
+		paths[i] = window_path(c, i, t, index, quiet);
 		if (!paths[i]) {
-			kp_err("-o '%s': the pattern expands to nothing (or past 4095 bytes)",
-			       c->outputs.v[i]);
 			for (size_t k = 0; k < i; k++)
 				free(paths[k]);
 			return false;
@@ -67,21 +123,22 @@ static bool window_paths(const struct kp_record_args *c, time_t t, char **paths)
 	return true;
 }
 
-/* --keep: path joins its pattern's files; the oldest beyond N go. */
-static void keep(struct every *e, size_t i, const char *path)
+/* --keep: the files just written join their patterns' lists; the oldest
+ * names beyond N go (util/keeplist.h). */
+static void keep(struct every *e, const struct kp_outputs *outs)
 {
-	struct kept *k = &e->kept[i];
+	for (size_t i = 0; i < outs->n && e->c->every.keep; i++) {
+		const struct kp_outfile *f = &outs->file[i];
+		const char *slash;
+		struct kp_diag d = {""};
 
-	if (k->n && strcmp(k->paths[k->n - 1], path) == 0)
-		return; /* the same name again (two windows in one second): replaced */
-	kp_xgrow(&k->paths, &k->cap, k->n + 1, sizeof(*k->paths));
-	k->paths[k->n++] = kp_xstrdup(path);
-	if (!e->c->every.keep || k->n <= e->c->every.keep)
-		return;
-	if (unlink(k->paths[0]) < 0 && errno != ENOENT)
-		kp_warn("--keep: cannot remove %s: %s", k->paths[0], strerror(errno));
-	free(k->paths[0]);
-	memmove(k->paths, k->paths + 1, --k->n * sizeof(*k->paths));
+		if (f->dirfd < 0 || !f->path)
+			continue; /* stdout, a descriptor of ours: nothing to remove */
+		slash = strrchr(f->path, '/');
+		if (kp_keeplist_add(e->kept[i], f->dirfd, slash ? slash + 1 : f->path, f->path,
+				    &d) < 0)
+			kp_warn("%s", d.msg);
+	}
 }
 
 /* Writes window w to the files its start names. A failure is said and
@@ -93,7 +150,7 @@ static void write_window(struct every *e, const struct kp_window *w)
 	struct kp_outputs outs = {0};
 	struct kp_output_ctx ctx;
 
-	if (!window_paths(c, (time_t)(w->from_ns / 1000000000ULL), paths)) {
+	if (!window_paths(c, (time_t)(w->from_ns / 1000000000ULL), w->index, false, paths)) {
 		e->write_failures++;
 		free(paths);
 		return;
@@ -104,8 +161,7 @@ static void write_window(struct every *e, const struct kp_window *w)
 	    kp_outputs_write(&outs, &ctx, NULL, 0)) {
 		e->write_failures++;
 	} else {
-		for (size_t i = 0; i < c->outputs.n; i++)
-			keep(e, i, paths[i]);
+		keep(e, &outs);
 	}
 	kp_outputs_free(&outs);
 	for (size_t i = 0; i < c->outputs.n; i++)
@@ -122,7 +178,7 @@ static int check_outputs(const struct kp_record_args *c)
 	struct kp_outputs outs = {0};
 	int status = 2;
 
-	if (window_paths(c, time(NULL), paths)) {
+	if (window_paths(c, time(NULL), 0, true, paths)) {
 		status = kp_outputs_open(&outs, &kp_output_profile, c->format,
 					 (const char *const *)paths, c->outputs.n, "");
 		for (size_t i = 0; i < c->outputs.n; i++)
@@ -209,6 +265,24 @@ static void finish_window(struct every *e, struct kp_window *w)
 	w->prof = NULL;
 }
 
+/* The run's line: its windows, samples and what was lost (always: an
+ * agent's losses are not for --stats only), then why records were lost. */
+static void say_end(const struct every *e)
+{
+	struct kp_session_stats st;
+	char throttled[64] = "";
+
+	kp_session_stats(e->sess, &st);
+	if (st.throttled)
+		snprintf(throttled, sizeof(throttled), ", throttled %llu times",
+			 (unsigned long long)st.throttled);
+	fprintf(stderr, "kprof: %u window%s of %g s, %llu samples, %llu lost%s%s\n", e->windows,
+		e->windows == 1 ? "" : "s", e->c->every.seconds, (unsigned long long)e->samples,
+		(unsigned long long)st.lost, throttled,
+		e->write_failures ? "; some window files could not be written (said above)" : "");
+	kp_record_summary_losses(&st);
+}
+
 /* The next cut: the next multiple of the window after now, so that a
  * window that took long to name makes the next one longer, never a gap. */
 static double next_cut(double cut, double every, double now)
@@ -228,6 +302,8 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 	bool more;
 
 	e.kept = kp_xcalloc(c->outputs.n ? c->outputs.n : 1, sizeof(*e.kept));
+	for (size_t i = 0; i < c->outputs.n; i++)
+		e.kept[i] = kp_keeplist_new(c->every.keep);
 	kp_sym_set_between(sym, kp_window_keep_reading, sess);
 	do {
 		more = kp_session_loop(sess, cut, NULL, NULL);
@@ -241,15 +317,9 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 		}
 	} while (more);
 	if (!c->quiet)
-		fprintf(stderr, "kprof: %u window%s of %g s, %llu samples%s\n", e.windows,
-			e.windows == 1 ? "" : "s", c->every.seconds, (unsigned long long)e.samples,
-			e.write_failures ? "; some window files could not be written (said above)"
-					 : "");
-	for (size_t i = 0; i < c->outputs.n; i++) {
-		for (size_t k = 0; k < e.kept[i].n; k++)
-			free(e.kept[i].paths[k]);
-		free(e.kept[i].paths);
-	}
+		say_end(&e);
+	for (size_t i = 0; i < c->outputs.n; i++)
+		kp_keeplist_free(e.kept[i]);
 	free(e.kept);
 	return e.write_failures ? 1 : 0;
 }

@@ -137,6 +137,23 @@ static void print_offcpu(const struct kp_session_stats *st)
 		st->switch_event ? st->switch_event : "?", out);
 }
 
+void kp_record_summary_losses(const struct kp_session_stats *st)
+{
+	if (st->lost)
+		fprintf(stderr,
+			"kprof: %llu records were lost: the rings (%u pages per CPU) filled "
+			"faster than kprof read them; -m %u would avoid it\n",
+			(unsigned long long)st->lost, st->ring_pages,
+			st->ring_pages < (1u << 18) ? st->ring_pages * 4 : st->ring_pages);
+	/* the kernel's perf_event_max_sample_rate and its CPU-time limit cut
+	 * the rate: samples not taken, which no -m brings back */
+	if (st->throttled)
+		fprintf(stderr,
+			"kprof: sampling was throttled %llu times by the kernel (samples not "
+			"taken: kernel.perf_cpu_time_max_percent); a lower -F would avoid it\n",
+			(unsigned long long)st->throttled);
+}
+
 void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
 			     const struct kp_profile *p, const char *where)
 {
@@ -179,12 +196,7 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 	kp_record_modules_print(p);
 	if (c->sess.mode != KP_SESSION_CPU)
 		print_offcpu(st);
-	if (st->lost)
-		fprintf(stderr,
-			"kprof: %llu records were lost: the rings (%u pages per CPU) filled "
-			"faster than kprof read them; -m %u would avoid it\n",
-			(unsigned long long)st->lost, st->ring_pages,
-			st->ring_pages < (1u << 18) ? st->ring_pages * 4 : st->ring_pages);
+	kp_record_summary_losses(st);
 	if (c->stats)
 		fprintf(stderr,
 			"kprof: unwinding: %llu stacks from snapshots (median %.1f us, p99 %.1f "

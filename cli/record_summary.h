@@ -21,6 +21,11 @@ void kp_record_summary_no_samples(const struct kp_record_args *c,
 void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
 			     const struct kp_profile *p, const char *where);
 
+/* The losses' line, when the session lost records or was throttled:
+ * how many, why, what would avoid it (a whole run's summary and the
+ * windows' of kprof --every, with or without --stats). */
+void kp_record_summary_losses(const struct kp_session_stats *st);
+
 /* For each module (file, process's JIT code, no mapping, the kernel)
  * with the most frames of p not named by a symbol, down to half a percent
  * of all: what share each way named and what would name the rest. One

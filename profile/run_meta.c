@@ -83,6 +83,11 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p)
 				    m->duration);
 		kp_profile_set_meta(p, KP_META_SAMPLES, "%llu", (unsigned long long)m->samples);
 		kp_profile_set_meta(p, KP_META_LOST, "%llu", (unsigned long long)m->lost);
+		/* samples not taken at all: a loss a reader of the window
+		 * should see, as the lost records */
+		if (m->throttled)
+			kp_profile_set_meta(p, KP_META_THROTTLED, "%llu",
+					    (unsigned long long)m->throttled);
 	}
 	if (m->version)
 		kp_profile_set_meta(p, KP_META_VERSION, "%s", m->version);
@@ -135,6 +140,7 @@ void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m)
 	m->duration = duration ? strtod(duration, NULL) : 0;
 	m->samples = meta_u64(p, KP_META_SAMPLES);
 	m->lost = meta_u64(p, KP_META_LOST);
+	m->throttled = meta_u64(p, KP_META_THROTTLED);
 	for (size_t i = 0; roots && i < sizeof(roots_names) / sizeof(roots_names[0]); i++)
 		if (strcmp(roots, roots_names[i]) == 0)
 			m->roots = (enum kp_run_roots)i;

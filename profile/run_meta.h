@@ -41,12 +41,13 @@ struct kp_run_meta {
 	uint64_t period;	   /* events per sample when frequency is 0 */
 	const int *cpus;	   /* the CPUs sampled, sorted (read back: NULL) */
 	size_t ncpus;
-	time_t start;	   /* when the recording started (UTC seconds) */
-	uint32_t start_ns; /* and the nanoseconds past it: written when not 0 (a window's),
-			    * and then the duration to the nanosecond too */
-	double duration;   /* seconds recorded */
-	uint64_t samples;  /* samples recorded */
-	uint64_t lost;	   /* samples the kernel dropped */
+	time_t start;	    /* when the recording started (UTC seconds) */
+	uint32_t start_ns;  /* and the nanoseconds past it: written when not 0 (a window's),
+			     * and then the duration to the nanosecond too */
+	double duration;    /* seconds recorded */
+	uint64_t samples;   /* samples recorded */
+	uint64_t lost;	    /* samples the kernel dropped */
+	uint64_t throttled; /* times the kernel throttled the events (written when not 0) */
 	enum kp_run_roots roots;
 	bool have_end;	      /* duration, samples and lost are known */
 	bool have_unresolved; /* unresolved[] is known (the profile was named) */
@@ -55,7 +56,8 @@ struct kp_run_meta {
 };
 
 /* Sets p's metadata from m, in this order: event, frequency or period,
- * cpus, start, then (have_end) duration, samples and lost, then version,
+ * cpus, start, then (have_end) duration, samples, lost and throttled (when
+ * not 0), then version,
  * command, host, kernel, roots, then (have_unresolved) unresolved.other,
  * .kernel, .user, .jit. A key already set keeps its place (a second call
  * with more known adds the rest at the end). */

@@ -86,7 +86,7 @@ struct kp_session {
 	 * into the recording, the Unix time, the counts then */
 	double cut_t0;
 	uint64_t cut_unix_ns;
-	uint64_t cut_samples0, cut_lost0;
+	uint64_t cut_samples0, cut_lost0, cut_throttled0;
 	unsigned cut_index;
 	double last_keep_reading; /* kp_window_keep_reading */
 };

@@ -716,6 +716,7 @@ void kp_session_end(struct kp_session *s)
 	s->meta.duration = s->st.seconds - s->cut_t0;
 	s->meta.samples = s->st.samples + s->st.off.stacks - s->cut_samples0;
 	s->meta.lost = s->st.lost - s->cut_lost0;
+	s->meta.throttled = s->st.throttled - s->cut_throttled0;
 	s->meta.have_end = true;
 	kp_run_meta_write(&s->meta, s->prof);
 	s->ended = true;

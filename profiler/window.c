@@ -36,6 +36,7 @@ static void window_meta(struct kp_session *s, double seconds)
 	s->meta.duration = seconds;
 	s->meta.samples = s->st.samples - s->cut_samples0;
 	s->meta.lost = s->st.lost - s->cut_lost0;
+	s->meta.throttled = s->st.throttled - s->cut_throttled0;
 	s->meta.have_end = true;
 }
 
@@ -59,6 +60,7 @@ void kp_window_cut(struct kp_session *s, struct kp_window *w)
 		.until_ns = until,
 		.samples = s->st.samples - s->cut_samples0,
 		.lost = s->st.lost - s->cut_lost0,
+		.throttled = s->st.throttled - s->cut_throttled0,
 		.index = s->cut_index++,
 		.last = s->ended,
 	};
@@ -72,6 +74,7 @@ void kp_window_cut(struct kp_session *s, struct kp_window *w)
 	s->cut_unix_ns = until;
 	s->cut_samples0 = s->st.samples;
 	s->cut_lost0 = s->st.lost;
+	s->cut_throttled0 = s->st.throttled;
 	set_start(s, until);
 	s->meta.have_end = false;
 	s->meta.have_unresolved = false;

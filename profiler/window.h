@@ -31,7 +31,8 @@
 struct kp_window {
 	struct kp_profile *prof;    /* the caller's: names it, writes it, frees it */
 	uint64_t from_ns, until_ns; /* Unix time, nanoseconds: [from, until) */
-	uint64_t samples, lost;	    /* in this window */
+	uint64_t samples, lost;	    /* in this window (lost: records the kernel dropped) */
+	uint64_t throttled;	    /* times the kernel throttled sampling in it */
 	unsigned index;		    /* 0 for the first window */
 	bool last;		    /* the recording ended with it */
 };

@@ -135,6 +135,26 @@ static int start_thread(struct kp_push *p, struct kp_diag *d)
 	return 0;
 }
 
+/* Another agent's spool (-EBUSY) stops kprof before recording: spooling
+ * beside it would take its windows. Any other failure is said, and the
+ * pushes go on without a spool (the recording matters more). */
+static int open_spool(struct kp_push *p, const struct kp_push_opts *o, struct kp_diag *d)
+{
+	int err = kp_spool_open(&p->spool, o->spool_dir,
+				o->spool_max ? o->spool_max : DEFAULT_SPOOL, d);
+
+	if (err == -EBUSY)
+		return err;
+	if (err < 0) {
+		kp_queue_log(p,
+			     "%s; going on without a spool (windows not yet delivered are "
+			     "kept in memory only)",
+			     d->msg);
+		p->spool = NULL;
+	}
+	return 0;
+}
+
 int kp_push_new(struct kp_push **out, const struct kp_push_opts *o, struct kp_diag *d)
 {
 	struct kp_push *p = kp_xcalloc(1, sizeof(*p));
@@ -147,17 +167,8 @@ int kp_push_new(struct kp_push **out, const struct kp_push_opts *o, struct kp_di
 	}
 	defaults(p, o);
 	err = take_options(p, o, d);
-	if (err == 0 && o->spool_dir &&
-	    kp_spool_open(&p->spool, o->spool_dir, o->spool_max ? o->spool_max : DEFAULT_SPOOL, d) <
-		    0) {
-		/* the recording matters more than the spool: said, and on
-		 * without it (the issue's "the recording goes on") */
-		kp_queue_log(p,
-			     "%s; going on without a spool (windows not yet delivered are "
-			     "kept in memory only)",
-			     d->msg);
-		p->spool = NULL;
-	}
+	if (err == 0 && o->spool_dir)
+		err = open_spool(p, o, d);
 	if (err == 0 && p->spool)
 		kp_queue_reload(p);
 	if (err == 0)

@@ -35,6 +35,10 @@ static const char *kind(const struct kp_queue_target *t)
 
 void kp_queue_append(struct kp_push *p, struct kp_queue_window *w)
 {
+	/* queued while a target fails: it waits out that failure too */
+	for (size_t i = 0; i < p->nt; i++)
+		if (p->tg[i].failing)
+			w->held |= 1u << i;
 	if (p->tail)
 		p->tail->next = w;
 	else
@@ -75,6 +79,15 @@ static uint64_t waiting(const struct kp_push *p, size_t i)
 	for (const struct kp_queue_window *w = p->head; w; w = w->next)
 		n += (w->pending >> i) & 1u;
 	return n;
+}
+
+/* Windows held up by tg[i]'s failure still to settle for it. */
+static bool holding(const struct kp_push *p, size_t i)
+{
+	for (const struct kp_queue_window *w = p->head; w; w = w->next)
+		if (w->pending & w->held & (1u << i))
+			return true;
+	return false;
 }
 
 static struct kp_queue_window *oldest_for(const struct kp_push *p, size_t i)
@@ -244,14 +257,19 @@ static void report_drop(struct kp_push *p, struct kp_queue_target *t,
 	t->drop_run = 1;
 }
 
+/* "delivered again" says that windows held up by a failure reached the
+ * server after all: none was (a clean start, windows left by a previous
+ * run sent at once, the held ones refused or lost): no line. */
 static void report_recovery(struct kp_push *p, struct kp_queue_target *t)
 {
 	if (!t->recovering)
 		return;
+	t->recovering = false;
+	if (!t->sent_again)
+		return;
 	kp_queue_log(
 		p, "push to %s %s: delivered again: %" PRIu64 " window%s sent after %" PRIu64 " s",
 		kind(t), t->t.shown, t->sent_again, s_(t->sent_again), (t->outage_ms + 500) / 1000);
-	t->recovering = false;
 }
 
 static void retry_later(struct kp_push *p, size_t i, const char *why, uint64_t now)
@@ -274,6 +292,9 @@ static void retry_later(struct kp_push *p, size_t i, const char *why, uint64_t n
 		t->next_try_ms = UINT64_MAX;
 		pthread_cond_broadcast(&p->cv);
 	}
+	/* every window waiting for it now is held up by this failure */
+	for (struct kp_queue_window *w = p->head; w; w = w->next)
+		w->held |= w->pending & (1u << i);
 	if (t->failing)
 		return;
 	report_recovery(p, t);
@@ -297,17 +318,18 @@ static void settle(struct kp_push *p, struct kp_queue_window *w, size_t i, enum 
 		return;
 	}
 	w->pending &= ~(1u << i);
+	/* the server answers: the failure is over, a refusal included */
+	if (t->failing) {
+		t->failing = false;
+		t->recovering = true;
+		t->outage_ms = now - t->fail_since_ms;
+		t->sent_again = 0;
+	}
 	if (res == KP_HTTP_OK) {
 		p->st.delivered[i]++;
 		t->backoff_ms = 0;
 		t->next_try_ms = 0;
-		if (t->failing) {
-			t->failing = false;
-			t->recovering = true;
-			t->outage_ms = now - t->fail_since_ms;
-			t->sent_again = 0;
-		}
-		t->sent_again += t->recovering;
+		t->sent_again += (w->held >> i) & 1u;
 		end_drop_run(p, t);
 	} else {
 		p->st.dropped++;
@@ -317,7 +339,7 @@ static void settle(struct kp_push *p, struct kp_queue_window *w, size_t i, enum 
 		remove_window(p, w, true);
 	else if (w->spooled)
 		kp_spool_done(p->spool, w->spool_name, t->t.key);
-	if (t->recovering && !oldest_for(p, i))
+	if (t->recovering && !holding(p, i))
 		report_recovery(p, t);
 }
 

@@ -16,6 +16,7 @@ struct kp_queue_window {
 	size_t len;
 	uint64_t from_ns, until_ns;
 	uint32_t pending; /* bit i: tg[i] has not received it */
+	uint32_t held;	  /* bit i: it waited for tg[i] while tg[i] was failing (this run) */
 	bool busy;	  /* being sent: not evicted */
 	bool spooled;
 	char spool_name[64];
@@ -27,8 +28,9 @@ struct kp_queue_target {
 	unsigned backoff_ms;  /* the last delay, 0: not failing */
 	bool failing;	      /* an episode was reported and has not ended */
 	uint64_t fail_since_ms;
-	bool recovering; /* sent again after an episode: reported once drained */
-	uint64_t outage_ms, sent_again;
+	bool recovering;		/* answering again after an episode: reported once the
+					 * windows it held are settled, if any was delivered */
+	uint64_t outage_ms, sent_again; /* sent_again: windows held and then delivered */
 	char drop_why[64]; /* the status of the last refusal, to report a run of them once */
 	uint64_t drop_run;
 };

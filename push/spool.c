@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #define NAME_PREFIX "w-"
 #define NAME_SUFFIX ".kpw"
 #define TMP_PREFIX  ".tmp-"
+#define LOCK_NAME   "kprof.lock" /* held (flock) by the agent using the spool */
 
 /* A file: this header, then the window's bytes. Integers little-endian.
  * done[] is left out of the header's checksum: it is updated in place
@@ -43,16 +45,82 @@ struct header {
 
 struct kp_spool {
 	int dirfd;
+	int lockfd; /* LOCK_NAME, flock'd: the spool is this process's while open */
 	char *dir;
 	uint64_t max;
 	_Atomic uint64_t used; /* bytes of the files counted (written or loaded) */
 	unsigned seq;
 };
 
+/* The pid written in the lock file by its holder: a claim, only shown
+ * (as a number); 0 when there is none. */
+static long lock_holder(int fd)
+{
+	char buf[24];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	long pid = 0;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (const char *c = buf; *c >= '0' && *c <= '9' && pid < 100000000; c++)
+		pid = pid * 10 + (*c - '0');
+	return pid;
+}
+
+/* One agent a spool: another one's start would take (and remove) windows
+ * the first still sends. The lock is flock(2) on LOCK_NAME, so that it
+ * dies with its process whatever ends it; the file is opened without
+ * following a link or waiting on a FIFO, and only a regular file of ours
+ * is taken (the directory is ours and nobody else's to write, checked
+ * before). The holder's pid is written in it for the message. */
+static int take_lock(struct kp_spool *s, struct kp_diag *d)
+{
+	int fd = openat(s->dirfd, LOCK_NAME,
+			O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	char pid[24];
+	struct stat st;
+
+	if (fd < 0)
+		return kp_diag_errno(d, -errno, "--spool %s: cannot open its lock file %s", s->dir,
+				     LOCK_NAME);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		return kp_diag_set(d, -EPERM,
+				   "--spool %s: its lock file %s is not a regular file of kprof's "
+				   "user, refused",
+				   s->dir, LOCK_NAME);
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		long holder = err == -EBUSY ? lock_holder(fd) : 0;
+
+		close(fd);
+		if (err != -EBUSY)
+			return kp_diag_errno(d, err, "--spool %s: cannot lock it", s->dir);
+		if (holder)
+			return kp_diag_set(d, -EBUSY,
+					   "--spool %s: in use by another kprof (pid %ld): give "
+					   "each agent a spool of its own",
+					   s->dir, holder);
+		return kp_diag_set(d, -EBUSY,
+				   "--spool %s: in use by another kprof: give each agent a "
+				   "spool of its own",
+				   s->dir);
+	}
+	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	/* a failure here only loses the pid in another agent's message */
+	if (ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, pid, strlen(pid), 0);
+	s->lockfd = fd;
+	return 0;
+}
+
 int kp_spool_open(struct kp_spool **out, const char *dir, uint64_t max, struct kp_diag *d)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
+	int err;
 
 	/* a missing directory is made, 0700; what is found is then checked
 	 * the same way, whoever made it */
@@ -80,13 +148,21 @@ int kp_spool_open(struct kp_spool **out, const char *dir, uint64_t max, struct k
 	}
 	*out = kp_xcalloc(1, sizeof(**out));
 	(*out)->dirfd = fd;
+	(*out)->lockfd = -1;
 	(*out)->dir = kp_xstrdup(dir);
 	(*out)->max = max;
-	return 0;
+	err = take_lock(*out, d);
+	if (err < 0) {
+		kp_spool_close(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 void kp_spool_close(struct kp_spool *s)
 {
+	if (s->lockfd >= 0)
+		close(s->lockfd); /* the lock goes with it */
 	close(s->dirfd);
 	free(s->dir);
 	free(s);
@@ -319,6 +395,8 @@ static void load_one(struct kp_spool *s, const char *name, const uint64_t *keys,
 	struct stat st;
 	int fd;
 
+	if (strcmp(name, LOCK_NAME) == 0)
+		return;
 	if (strncmp(name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0) {
 		/* a write cut short by a crash: removed when it is ours */
 		if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&

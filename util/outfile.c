@@ -344,6 +344,39 @@ int kp_outfile_open(struct kp_outfile *out, const char *path, struct kp_diag *d)
 	return kp_outfile_open_flags(out, path, 0, d);
 }
 
+int kp_outfile_in_the_way(const char *path, char *what, size_t size)
+{
+	struct stat st;
+	const char *kind = NULL;
+	int dirfd;
+	char *dir;
+
+	*what = '\0';
+	if (!path || strcmp(path, "-") == 0 || own_fd_named(path) >= 0 || !*base_of(path))
+		return 0;
+	dir = dir_of(path);
+	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dirfd < 0)
+		return 0;
+	if (fstatat(dirfd, base_of(path), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode))
+			kind = "a directory";
+		else if (S_ISSOCK(st.st_mode))
+			kind = "a socket";
+		else if ((!S_ISREG(st.st_mode) || st.st_uid != geteuid()) &&
+			 !trusted_in(dirfd, &st))
+			kind = S_ISLNK(st.st_mode)   ? "a symbolic link"
+			       : S_ISREG(st.st_mode) ? "a file"
+						     : kind_of(st.st_mode);
+	}
+	close(dirfd);
+	if (!kind)
+		return 0;
+	snprintf(what, size, "%s of uid %u", kind, (unsigned)st.st_uid);
+	return -EEXIST;
+}
+
 /* ---- committing ---- */
 
 /* Gives the unnamed file fd the name base in the folder dirfd. Returns 0

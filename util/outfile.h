@@ -50,6 +50,14 @@ int kp_outfile_commit(struct kp_outfile *out, struct kp_diag *d);
  * zeroed struct). The path stays readable between commit and abort, for
  * kp_outfile_name. */
 void kp_outfile_abort(struct kp_outfile *out);
+/* Whether something not to be replaced holds path now, for a writer that
+ * may then choose another name (kprof --every's windows): a directory, a
+ * socket, and, unless only root or we could have put it there (the rule
+ * of trusted_in in outfile.c), a symbolic link, a FIFO, a device, or
+ * another user's file. Returns -EEXIST with what it is in what ("a
+ * directory of uid 65534"), else 0 (the name is free, ours to replace,
+ * or its folder cannot be opened: kp_outfile_open says why). */
+int kp_outfile_in_the_way(const char *path, char *what, size_t size);
 /* Name to show the user: the path, or "stdout". Owned by out. */
 const char *kp_outfile_name(const struct kp_outfile *out);
 

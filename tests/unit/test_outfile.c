@@ -163,6 +163,58 @@ static void test_errors(void)
 	CHECK_EQ_INT(entries(), 0);
 }
 
+/* What holds a window's name that kprof --every must not replace
+ * (kp_outfile_in_the_way): in a sticky folder others may write, another
+ * user's directory, FIFO, link or file; ours, /dev/null and stdout are
+ * not in the way. */
+static const char *in_the_way(const char *name)
+{
+	static char what[128];
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (kp_outfile_in_the_way(path, what, sizeof(what)) == 0)
+		return "free";
+	return what;
+}
+
+static void test_in_the_way(void)
+{
+	char what[128];
+
+	CHECK_EQ_STR(in_the_way("nothing"), "free");
+	CHECK_EQ_INT(kp_test_sh("echo ours > %s/ours && mkdir %s/adir", dir, dir), 0);
+	CHECK_EQ_STR(in_the_way("ours"), "free");
+	CHECK(strncmp(in_the_way("adir"), "a directory of uid ", 19) == 0);
+	CHECK_EQ_INT(kp_outfile_in_the_way("/dev/null", what, sizeof(what)), 0);
+	CHECK_EQ_INT(kp_outfile_in_the_way("-", what, sizeof(what)), 0);
+	if (geteuid() != 0 || kp_test_sh("command -v setpriv >/dev/null")) {
+		printf("test_in_the_way: another user's names need root and setpriv, skipped\n");
+		kp_test_sh("rm -rf %s/adir", dir);
+		empty_dir();
+		return;
+	}
+	chmod(dir, 01777);
+#define AS_NOBODY "setpriv --reuid=65534 --regid=65534 --clear-groups "
+	CHECK_EQ_INT(kp_test_sh("cd %s && " AS_NOBODY "mkdir theirs-dir && " AS_NOBODY
+				"mkfifo theirs-fifo && " AS_NOBODY
+				"ln -s /etc/passwd theirs-link && " AS_NOBODY "touch theirs-file",
+				dir),
+		     0);
+#undef AS_NOBODY
+	CHECK_EQ_STR(in_the_way("theirs-dir"), "a directory of uid 65534");
+	CHECK_EQ_STR(in_the_way("theirs-fifo"), "a FIFO of uid 65534");
+	CHECK_EQ_STR(in_the_way("theirs-link"), "a symbolic link of uid 65534");
+	CHECK_EQ_STR(in_the_way("theirs-file"), "a file of uid 65534");
+	CHECK_EQ_STR(in_the_way("ours"), "free");
+	chmod(dir, 0700);
+	/* in a folder only we may write, what is there is ours to replace */
+	CHECK_EQ_STR(in_the_way("theirs-link"), "free");
+	CHECK(strncmp(in_the_way("theirs-dir"), "a directory", 11) == 0);
+	kp_test_sh("rm -rf %s/adir %s/theirs-dir", dir, dir);
+	empty_dir();
+}
+
 static void setup(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
@@ -174,4 +226,4 @@ static void teardown(void)
 	rmdir(dir);
 }
 
-KP_TEST_MAIN(setup, test_commit, test_signals, test_errors, teardown)
+KP_TEST_MAIN(setup, test_commit, test_signals, test_errors, test_in_the_way, teardown)

@@ -881,6 +881,110 @@ static void test_spool_per_target(void)
 	server_stop();
 }
 
+/* "delivered again" is said only when windows held up by a failure were
+ * delivered later: not for a window pushed once the server answered
+ * again (the one that failed was then refused: today "delivered again: 1
+ * window"), not for windows a previous run left in the spool and sent at
+ * once (nothing failed in this run). */
+static void test_recovery_said(void)
+{
+	static const char *const script[] = {"503 down", "400 bad", "200"}, *const down[] = {"503"},
+				 *const up[] = {"200"};
+	char dir[160];
+	struct kp_push_opts o;
+	struct kp_push_stats st;
+	struct kp_push *p;
+	struct kp_diag d;
+
+	server_start(script, 3);
+	o = opts(pyro(), 1);
+	reset_log();
+	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
+	push_windows(p, 1, 700);
+	/* the refusal settled (its line logged) before the next window */
+	for (int i = 0; i < 500 && __atomic_load_n(&nlogged, __ATOMIC_ACQUIRE) < 2; i++)
+		usleep(10000);
+	push_windows(p, 1, 800);
+	CHECK_EQ_INT(kp_push_finish(p, 3.0, &st), 1);
+	kp_push_free(p);
+	CHECK_EQ_INT(st.delivered[0], 1);
+	CHECK_EQ_INT(st.dropped, 1);
+	CHECK(strstr(logged, " waiting, retrying\n") && strstr(logged, "HTTP 400 (bad)"));
+	CHECK(!strstr(logged, "delivered again"));
+	if (kp_test_failed)
+		fprintf(stderr, "%s", logged);
+
+	/* a clean reload */
+	snprintf(dir, sizeof(dir), "%s/spool3", tmpdir);
+	server_script(down, 1);
+	o.spool_dir = dir;
+	o.backoff_min_ms = o.backoff_max_ms = 5000;
+	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
+	push_windows(p, 2, 900);
+	kp_push_finish(p, 0, &st);
+	kp_push_free(p);
+	CHECK_EQ_INT(st.spooled, 2);
+	server_script(up, 1);
+	reset_log();
+	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
+	CHECK_EQ_INT(kp_push_finish(p, 3.0, &st), 0);
+	kp_push_free(p);
+	CHECK_EQ_INT(st.reloaded, 2);
+	CHECK_EQ_INT(st.delivered[0], 2);
+	CHECK(!strstr(logged, "delivered again"));
+	if (kp_test_failed)
+		fprintf(stderr, "%s", logged);
+	server_stop();
+}
+
+/* One agent a spool: a second kp_push_new on it (another agent: the lock
+ * is per open file, so one process stands for two) stops with -EBUSY and
+ * names the holder's pid; the first's windows stay. The lock goes with
+ * the first, and a lock file that is not a regular file is refused. */
+static void test_spool_locked(void)
+{
+	static const char *const down[] = {"503"};
+	char dir[160], want[96];
+	struct kp_push_opts o;
+	struct kp_push_stats st;
+	struct kp_push *p, *q = NULL;
+	struct kp_diag d;
+
+	snprintf(dir, sizeof(dir), "%s/spool4", tmpdir);
+	server_start(down, 1);
+	o = opts(pyro(), 1);
+	o.spool_dir = dir;
+	o.backoff_min_ms = o.backoff_max_ms = 5000;
+	CHECK_EQ_INT(kp_push_new(&p, &o, &d), 0);
+	push_windows(p, 2, 1000);
+	snprintf(url2, sizeof(url2), "parca=http://127.0.0.1:%d", srv.port);
+	o.targets = (const char *const[]){url2};
+	reset_log();
+	CHECK_EQ_INT(kp_push_new(&q, &o, &d), -EBUSY);
+	CHECK(q == NULL);
+	snprintf(want, sizeof(want), ": in use by another kprof (pid %d): ", (int)getpid());
+	CHECK(strstr(d.msg, want) != NULL);
+	CHECK_EQ_INT(spool_files(dir), 2);
+	kp_push_finish(p, 0, &st);
+	kp_push_free(p);
+	CHECK_EQ_INT(st.spooled, 2);
+	CHECK_EQ_INT(spool_files(dir), 2);
+	/* the first gone, the spool is free (its windows, for another
+	 * target, removed with a count) */
+	CHECK_EQ_INT(kp_push_new(&q, &o, &d), 0);
+	kp_push_finish(q, 0, NULL);
+	kp_push_free(q);
+	/* a FIFO at the lock's name: refused, never waited on */
+	kp_test_sh("rm -f %s/kprof.lock && mkfifo %s/kprof.lock", dir, dir);
+	reset_log();
+	CHECK_EQ_INT(kp_push_new(&q, &o, &d), 0);
+	CHECK(strstr(logged, "its lock file kprof.lock is not a regular file") &&
+	      strstr(logged, "going on without a spool"));
+	kp_push_finish(q, 0, NULL);
+	kp_push_free(q);
+	server_stop();
+}
+
 static void setup(void)
 {
 	CHECK(mkdtemp(tmpdir) != NULL);
@@ -894,4 +998,4 @@ static void cleanup(void)
 KP_TEST_MAIN(setup, test_pyroscope_url, test_parca_body, test_labels, test_retry_then_deliver,
 	     test_outcomes, test_parca_and_token, test_credentials, test_memory_bound,
 	     test_spool_restart, test_spool_per_target, test_spool_refused, test_spool_full,
-	     cleanup)
+	     test_recovery_said, test_spool_locked, cleanup)

@@ -13,6 +13,7 @@
 
 #include "cli/messages.h"
 #include "cli/output.h"
+#include "cli/record_summary.h"
 #include "profiler/window.h"
 #include "util/xalloc.h"
 
@@ -31,6 +32,7 @@ struct every {
 	struct kept *kept;	     /* one per -o pattern */
 	unsigned windows, write_failures;
 	uint64_t samples;
+	size_t notes_said; /* the symbolizer's notes printed so far */
 };
 
 /* Pattern p with the strftime fields of Unix time t (local time), into a
@@ -193,10 +195,18 @@ static void window_stats(struct every *e, const struct kp_window *w, double name
 static void finish_window(struct every *e, struct kp_window *w)
 {
 	double t0 = now_s(), t1;
+	const char *const *notes;
+	size_t nnotes;
 
 	kp_sym_name_profile(e->sym, w->prof);
 	kp_window_named(e->sess, w);
 	t1 = now_s();
+	/* what naming this window found (a jitdump cut short, a file
+	 * refused): said with the window, not after hours */
+	notes = kp_sym_notes(e->sym, &nnotes);
+	if (nnotes > e->notes_said)
+		kp_warn_notes(notes + e->notes_said, nnotes - e->notes_said);
+	e->notes_said = nnotes;
 	if (e->c->outputs.n)
 		write_window(e, w);
 	if (e->push)
@@ -245,6 +255,12 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 			e.windows == 1 ? "" : "s", c->every.seconds, (unsigned long long)e.samples,
 			e.write_failures ? "; some window files could not be written (said above)"
 					 : "");
+	{
+		struct kp_session_stats st;
+
+		kp_session_stats(sess, &st);
+		kp_record_summary_jitdumps(&st);
+	}
 	for (size_t i = 0; i < c->outputs.n; i++) {
 		for (size_t k = 0; k < e.kept[i].n; k++)
 			free(e.kept[i].paths[k]);

@@ -527,7 +527,16 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 	*st = sym->stats;
 	st->jit_bad_lines = kp_jit_bad_lines(sym->jits);
 	st->jit_map_reads = kp_jit_reads(sym->jits);
-	kp_jit_dump_stats(sym->jits, &st->jitdump_loads, &st->jitdump_ignored);
+	{
+		struct kp_jit_dump_stats ds;
+
+		kp_jit_dump_stats(sym->jits, &ds);
+		st->jitdump_loads = ds.loads;
+		st->jitdump_ignored = ds.ignored;
+		st->jitdump_opens = ds.opens;
+		st->jitdump_cut = ds.cut;
+		st->jitdump_bytes = ds.bytes;
+	}
 	st->objects_held = kp_objcache_held(sym->objs);
 	st->indexes_loaded = sym->elf.nindexes_loaded;
 	st->indexes_saved = sym->elf.nindexes_saved;

@@ -265,6 +265,9 @@ struct kp_sym_stats {
 	uint64_t jit_map_reads;		    /* passes over perf maps (one per map when hinted) */
 	uint64_t jitdump_loads;		    /* code loads taken from jitdumps */
 	uint64_t jitdump_ignored;	    /* jitdump loads outside JIT code, ignored */
+	uint64_t jitdump_opens;		    /* jitdump files read: one per file, whatever maps it */
+	uint64_t jitdump_cut;		    /* jitdumps read no further though not whole (noted) */
+	uint64_t jitdump_bytes;		    /* what the jitdumps' state holds now */
 	bool kptr_restricted;	    /* kallsyms addresses hidden: kernel shown as [kernel] */
 	unsigned objects_held;	    /* objects whose file and indexes are held now */
 	unsigned indexes_loaded;    /* builds named from their index in the cache */

@@ -59,8 +59,8 @@ struct dump {
 	struct kp_jitdump jd;
 	struct kp_strtab *strs; /* the files its lines hold, freed with it */
 	struct kp_jittab *jt;
-	pid_t pid;	/* a live process mapping it (for keep), else the last one */
-	dev_t dev;	/* the file's identity */
+	pid_t pid; /* a live process mapping it (for keep), else the last one */
+	dev_t dev; /* the file's identity */
 	ino_t ino;
 	uint32_t live;	/* live processes mapping it */
 	uint32_t users; /* jits pointing at it, live or not */
@@ -95,8 +95,8 @@ struct kp_jittab {
 	size_t n, cap;
 	struct kp_idmap by_pid;
 	struct kp_notes *notes;
-	uint64_t reads;		 /* passes over map files */
-	struct dump **dumps;	 /* every jitdump open, once each */
+	uint64_t reads;	     /* passes over map files */
+	struct dump **dumps; /* every jitdump open, once each */
 	size_t ndumps, dumps_cap, next_poll;
 	uint64_t dumps_cut;	 /* jitdumps read no further though not whole */
 	uint64_t dump_opens;	 /* files opened to be read (one per file) */
@@ -637,8 +637,9 @@ static void dump_release(struct kp_jittab *jt, struct dump *d)
 	    d->jd.off < (uint64_t)st.st_size) {
 		snprintf(d->jd.error, sizeof(d->jd.error), "offset %llu of %llu",
 			 (unsigned long long)d->jd.off, (unsigned long long)st.st_size);
-		dump_cut(jt, d, "its processes exited before the rest could be read in the "
-				"read budget");
+		dump_cut(jt, d,
+			 "its processes exited before the rest could be read in the "
+			 "read budget");
 	}
 	for (size_t i = 0; i < jt->ndumps; i++)
 		if (jt->dumps[i] == d) {

@@ -755,9 +755,9 @@ size_t kp_jitdump_name(const struct kp_jitdump *jd, const struct kp_jitdump_code
 		nlen = kp_strtab_len(jd->strings, code->name);
 	} else {
 		/* the file is the JIT's: a name no longer there is none */
-		ssize_t got = jd->fd >= 0 ? pread(jd->fd, read, code->name_len,
-						  (off_t)code->name_off)
-					  : -1;
+		ssize_t got = jd->fd >= 0
+				      ? pread(jd->fd, read, code->name_len, (off_t)code->name_off)
+				      : -1;
 
 		if (got != (ssize_t)code->name_len)
 			return 0;

@@ -92,7 +92,7 @@ struct kp_jitdump {
 	uint64_t off;  /* file offset parsed to */
 	uint64_t need; /* a whole record of this size must be in the buffer */
 	bool v8;       /* V8's header: debug entries 0x40 above the code */
-	int fd;	       /* the file, once kp_jitdump_read has read it (names are read from it); else -1 */
+	int fd; /* the file, once kp_jitdump_read has read it (names are read from it); else -1 */
 	kp_jitdump_keep_fn keep;
 	void *keep_arg;
 	struct kp_strtab *strings; /* borrowed */

@@ -88,8 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   parts.st.bad_records == whole.st.bad_records);
 	FUZZ_CHECK(parts.npieces == whole.npieces);
 	check_space(&parts);
-	for (const struct kp_jitdump_piece *p = kp_jitdump_next(&whole, 0); p && probes < MAX_PROBES;
-	     p = kp_jitdump_next(&whole, p->end), probes++) {
+	for (const struct kp_jitdump_piece *p = kp_jitdump_next(&whole, 0);
+	     p && probes < MAX_PROBES; p = kp_jitdump_next(&whole, p->end), probes++) {
 		char a[512], b[512];
 
 		name_of(&whole, p->start, a, sizeof(a));

@@ -53,8 +53,12 @@ check "no sanitizer report" lacks "$T/every.err" 'Sanitizer|runtime error'
 check "the file cut short is named, with the window" \
 	grep -q "stopped reading $u/d/jit-1.dump at offset [0-9]*: .*kprof keeps at most 64 MiB" "$T/every.err"
 check "and in the summary" grep -q 'jitdump was read only in part' "$T/every.err"
+# (ASan's shadow and quarantine take more: the bound is generous there)
+max_rss=400
+{ [ -n "${ASAN_OPTIONS-}" ] || ldd "$KPROF" 2>/dev/null | grep -q libasan; } && max_rss=1536
 peak=$(sed -n 's/.*RSS \([0-9]*\)\.[0-9] MiB$/\1/p' "$T/every.err" | sort -n | tail -1)
-check "its RSS stays bounded (peak ${peak:-?} MiB, at most 400)" [ -n "$peak" ] && [ "$peak" -le 400 ]
+at_most() { [ -n "$1" ] && [ "$1" -le "$2" ]; }
+check "its RSS stays bounded (peak ${peak:-?} MiB, at most $max_rss)" at_most "$peak" "$max_rss"
 
 # a recording stopped by SIGTERM while the files are read
 "$KPROF" -a -d 60 --stats -o "$T/one.folded" 2>"$T/one.err" &
@@ -67,7 +71,8 @@ kill -0 "$kp" 2>/dev/null && ended=0 && kill -KILL "$kp"
 wait "$kp"
 rc=$?
 check "SIGTERM ends it (within 20 s)" [ "$ended" -eq 1 ]
-check "exit 0 and its profile written (got $rc)" [ "$rc" -eq 0 ] && [ -s "$T/one.folded" ]
+check "exit 0 (got $rc)" [ "$rc" -eq 0 ]
+check "its profile written" [ -s "$T/one.folded" ]
 # loads are counted once per file: eight readings of the first file
 # would be millions
 check "each file read once, whatever maps it" \

@@ -729,6 +729,15 @@ static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t add
 	if (!j->dump->done) {
 		dump_read(jt, j->dump, LOOKUP_BUDGET);
 		j->dump->done = true;
+		if (j->dump->jd.short_read) {
+			/* said, counted; later polls read on (the process may live) */
+			jt->dumps_cut++;
+			kp_notes_add(jt->notes,
+				     "names of %s read to offset %llu of %llu: the rest was past "
+				     "kprof's read budget (256 MiB a file when naming) or a stop",
+				     j->dump->shown, (unsigned long long)j->dump->jd.off,
+				     (unsigned long long)j->dump->jd.size_seen);
+		}
 	}
 	c = kp_jitdump_find(&j->dump->jd, addr);
 	if (!c)

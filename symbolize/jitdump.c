@@ -664,6 +664,7 @@ int kp_jitdump_read(struct kp_jitdump *jd, int fd, uint64_t budget)
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	/* polled every round: nothing new costs a fstat, not a buffer */
+	jd->short_read = false;
 	if (jd->state > KP_JITDUMP_RECORDS || jd->off >= (uint64_t)st.st_size)
 		return 0;
 	jd->fd = fd;
@@ -693,6 +694,9 @@ int kp_jitdump_read(struct kp_jitdump *jd, int fd, uint64_t budget)
 		buf = kp_xrealloc(buf, cap);
 	}
 	free(buf);
+	jd->short_read = jd->state <= KP_JITDUMP_RECORDS && jd->off < (uint64_t)st.st_size &&
+			 (err == -EINTR || (budget && jd->off - from >= budget));
+	jd->size_seen = (uint64_t)st.st_size;
 	return err;
 }
 

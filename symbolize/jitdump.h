@@ -108,6 +108,10 @@ struct kp_jitdump {
 	/* returns true when a long read must stop now (a stop signal is
 	 * pending); NULL: never */
 	bool (*stop)(void);
+	/* the last read stopped at its budget or a stop, with more of the
+	 * file (size_seen bytes then) to read */
+	bool short_read;
+	uint64_t size_seen;
 	struct kp_u64map by_index; /* code_index -> codes index */
 	/* a DEBUG_INFO or UNWINDING_INFO record describes the next load */
 	bool have_dbg;

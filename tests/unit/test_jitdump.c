@@ -635,7 +635,8 @@ static bool stop_now(void)
 	return true;
 }
 
-/* A pending stop ends a read before its next buffer. */
+/* A pending stop ends a read before its next buffer, and the read says
+ * it stopped short (short_read). */
 static void test_stop(void)
 {
 	struct buf b = {0};
@@ -648,8 +649,10 @@ static void test_stop(void)
 	jd.stop = stop_now;
 	CHECK_EQ_INT(kp_jitdump_read(&jd, fd, 0), -EINTR);
 	CHECK_EQ_INT(jd.off, 0);
+	CHECK(jd.short_read && jd.size_seen == b.n);
 	jd.stop = NULL;
 	CHECK_EQ_INT(kp_jitdump_read(&jd, fd, 0), 0);
+	CHECK(!jd.short_read);
 	check_sample(&jd);
 	kp_jitdump_fini(&jd);
 	close(fd);

@@ -32,7 +32,7 @@ struct every {
 	struct kept *kept;	     /* one per -o pattern */
 	unsigned windows, write_failures;
 	uint64_t samples;
-	size_t notes_said; /* the symbolizer's notes printed so far */
+	size_t notes_said; /* the jitdump notes printed so far */
 };
 
 /* Pattern p with the strftime fields of Unix time t (local time), into a
@@ -201,9 +201,9 @@ static void finish_window(struct every *e, struct kp_window *w)
 	kp_sym_name_profile(e->sym, w->prof);
 	kp_window_named(e->sess, w);
 	t1 = now_s();
-	/* what naming this window found (a jitdump cut short, a file
-	 * refused): said with the window, not after hours */
-	notes = kp_sym_notes(e->sym, &nnotes);
+	/* a jitdump cut short while recording or naming this window: said
+	 * with the window, not after hours */
+	notes = kp_sym_jitdump_cut_notes(e->sym, &nnotes);
 	if (nnotes > e->notes_said)
 		kp_warn_notes(notes + e->notes_said, nnotes - e->notes_said);
 	e->notes_said = nnotes;

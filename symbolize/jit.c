@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,10 +99,11 @@ struct kp_jittab {
 	uint64_t reads;	     /* passes over map files */
 	struct dump **dumps; /* every jitdump open, once each */
 	size_t ndumps, dumps_cap, next_poll;
-	uint64_t dumps_cut;	 /* jitdumps read no further though not whole */
-	uint64_t dump_opens;	 /* files opened to be read (one per file) */
-	struct kp_strtab *names; /* names made from jitdumps for lookups (a window's) */
-	kp_jit_code_fn is_jit;	 /* the caller's view of the process's JIT code */
+	uint64_t dumps_cut;	   /* jitdumps read no further though not whole */
+	uint64_t dump_opens;	   /* files opened to be read (one per file) */
+	struct kp_notes cut_notes; /* the notes of jitdumps read in part */
+	struct kp_strtab *names;   /* names made from jitdumps for lookups (a window's) */
+	kp_jit_code_fn is_jit;	   /* the caller's view of the process's JIT code */
 	void *is_jit_arg;
 };
 
@@ -148,6 +150,7 @@ void kp_jit_free(struct kp_jittab *jt)
 	for (size_t i = 0; i < jt->ndumps; i++)
 		dump_free(jt->dumps[i]);
 	free(jt->dumps);
+	kp_notes_fini(&jt->cut_notes);
 	free(jt->jits);
 	kp_strtab_free(jt->names);
 	kp_idmap_fini(&jt->by_pid);
@@ -615,6 +618,22 @@ static void dump_unmapped(struct kp_jittab *jt, struct dump *d, pid_t pid)
 		}
 }
 
+/* A jitdump read in part: said among the notes, and among those a
+ * continuous recording prints with the window that met them. */
+static void cut_note(struct kp_jittab *jt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void cut_note(struct kp_jittab *jt, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	kp_notes_add(jt->notes, "%s", msg);
+	kp_notes_add(&jt->cut_notes, "%s", msg);
+}
+
 /* Says once that d was read no further though not whole. */
 static void dump_cut(struct kp_jittab *jt, struct dump *d, const char *why)
 {
@@ -622,7 +641,7 @@ static void dump_cut(struct kp_jittab *jt, struct dump *d, const char *why)
 		return;
 	d->cut = true;
 	jt->dumps_cut++;
-	kp_notes_add(jt->notes, "stopped reading %s at %s: %s", d->shown, d->jd.error, why);
+	cut_note(jt, "stopped reading %s at %s: %s", d->shown, d->jd.error, why);
 }
 
 /* A jit no longer needs d: freed with its last one (said when its file
@@ -732,11 +751,11 @@ static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t add
 		if (j->dump->jd.short_read) {
 			/* said, counted; later polls read on (the process may live) */
 			jt->dumps_cut++;
-			kp_notes_add(jt->notes,
-				     "names of %s read to offset %llu of %llu: the rest was past "
-				     "kprof's read budget (256 MiB a file when naming) or a stop",
-				     j->dump->shown, (unsigned long long)j->dump->jd.off,
-				     (unsigned long long)j->dump->jd.size_seen);
+			cut_note(jt,
+				 "names of %s read to offset %llu of %llu: the rest was past "
+				 "kprof's read budget (256 MiB a file when naming) or a stop",
+				 j->dump->shown, (unsigned long long)j->dump->jd.off,
+				 (unsigned long long)j->dump->jd.size_seen);
 		}
 	}
 	c = kp_jitdump_find(&j->dump->jd, addr);
@@ -746,6 +765,11 @@ static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t add
 	if (!n)
 		return NULL;
 	return kp_strtab_str(jt->names, kp_strtab_intern(jt->names, buf, n));
+}
+
+const char *const *kp_jit_cut_notes(const struct kp_jittab *jt, size_t *n)
+{
+	return kp_notes_list(&jt->cut_notes, n);
 }
 
 void kp_jit_dump_stats(const struct kp_jittab *jt, struct kp_jit_dump_stats *st)

@@ -83,6 +83,9 @@ struct kp_jit_dump_stats {
 	uint64_t bytes;	  /* what their state holds now */
 };
 void kp_jit_dump_stats(const struct kp_jittab *jt, struct kp_jit_dump_stats *st);
+/* The notes of jitdumps read in part (also among the table's notes), in
+ * order; owned by jt. */
+const char *const *kp_jit_cut_notes(const struct kp_jittab *jt, size_t *n);
 
 /* Passes over map files so far (one per map whose addresses were all
  * hinted before its first lookup). */

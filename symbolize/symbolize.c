@@ -548,6 +548,11 @@ const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)
 	return kp_notes_list(&sym->notes, n);
 }
 
+const char *const *kp_sym_jitdump_cut_notes(const struct kp_symbolizer *sym, size_t *n)
+{
+	return kp_jit_cut_notes(sym->jits, n);
+}
+
 bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vaddr,
 			  struct kp_sym_frames *out)
 {

@@ -282,5 +282,9 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st);
  * process's user"), one sentence each, collected while working. The
  * command line prints them; the array is owned by the symbolizer. */
 const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n);
+/* Those of the notes that say a jitdump was read only in part (a cap,
+ * the read budget, a stop), in the order they came: a continuous
+ * recording says them with its windows. Owned by sym. */
+const char *const *kp_sym_jitdump_cut_notes(const struct kp_symbolizer *sym, size_t *n);
 
 #endif

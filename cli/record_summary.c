@@ -200,11 +200,11 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);
 	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
 		fprintf(stderr,
-			"kprof: jitdumps: %llu files read, %llu code loads read (%llu outside JIT "
-			"code, ignored), %.1f MiB held, unwinding info of %llu codes used\n",
-			(unsigned long long)st->sym.jitdump_opens,
+			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored) "
+			"from %llu files, %.1f MiB held, unwinding info of %llu codes used\n",
 			(unsigned long long)st->sym.jitdump_loads,
 			(unsigned long long)st->sym.jitdump_ignored,
+			(unsigned long long)st->sym.jitdump_opens,
 			(double)st->sym.jitdump_bytes / 1048576.0,
 			(unsigned long long)st->tables.jit_codes);
 }

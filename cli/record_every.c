@@ -26,6 +26,7 @@ struct every {
 	struct kp_keeplist **kept;   /* --keep: one per -o pattern */
 	unsigned windows, write_failures;
 	uint64_t samples;
+	size_t notes_said; /* the jitdump notes printed so far */
 };
 
 /* Pattern p with the strftime fields of Unix time t (local time), into a
@@ -249,10 +250,18 @@ static void window_stats(struct every *e, const struct kp_window *w, double name
 static void finish_window(struct every *e, struct kp_window *w)
 {
 	double t0 = now_s(), t1;
+	const char *const *notes;
+	size_t nnotes;
 
 	kp_sym_name_profile(e->sym, w->prof);
 	kp_window_named(e->sess, w);
 	t1 = now_s();
+	/* a jitdump cut short while recording or naming this window: said
+	 * with the window, not after hours */
+	notes = kp_sym_jitdump_cut_notes(e->sym, &nnotes);
+	if (nnotes > e->notes_said)
+		kp_warn_notes(notes + e->notes_said, nnotes - e->notes_said);
+	e->notes_said = nnotes;
 	if (e->c->outputs.n)
 		write_window(e, w);
 	if (e->push)
@@ -265,14 +274,18 @@ static void finish_window(struct every *e, struct kp_window *w)
 	w->prof = NULL;
 }
 
-/* The run's line: its windows, samples and what was lost (always: an
- * agent's losses are not for --stats only), then why records were lost. */
+/* The run's end: the jitdumps read only in part (a warning), then, unless
+ * quiet, its windows, samples and what was lost (an agent's losses are not
+ * for --stats only) and why records were lost. */
 static void say_end(const struct every *e)
 {
 	struct kp_session_stats st;
 	char throttled[64] = "";
 
 	kp_session_stats(e->sess, &st);
+	kp_record_summary_jitdumps(&st);
+	if (e->c->quiet)
+		return;
 	if (st.throttled)
 		snprintf(throttled, sizeof(throttled), ", throttled %llu times",
 			 (unsigned long long)st.throttled);
@@ -316,8 +329,7 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 			cut = next_cut(cut, c->every.seconds, kp_session_elapsed(sess));
 		}
 	} while (more);
-	if (!c->quiet)
-		say_end(&e);
+	say_end(&e);
 	for (size_t i = 0; i < c->outputs.n; i++)
 		kp_keeplist_free(e.kept[i]);
 	free(e.kept);

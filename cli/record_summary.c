@@ -171,6 +171,7 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 		unres += unresolved[k];
 	share = frames ? 100.0 * (double)unres / (double)frames : 0.0;
 
+	kp_record_summary_jitdumps(st);
 	if (c->quiet)
 		return;
 	/* why stacks were cut, by cause (the fp chain's own cuts included) */
@@ -211,9 +212,20 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);
 	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
 		fprintf(stderr,
-			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored), "
-			"unwinding info of %llu codes used\n",
+			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored) "
+			"from %llu files, %.1f MiB held, unwinding info of %llu codes used\n",
 			(unsigned long long)st->sym.jitdump_loads,
 			(unsigned long long)st->sym.jitdump_ignored,
+			(unsigned long long)st->sym.jitdump_opens,
+			(double)st->sym.jitdump_bytes / 1048576.0,
 			(unsigned long long)st->tables.jit_codes);
+}
+
+void kp_record_summary_jitdumps(const struct kp_session_stats *st)
+{
+	if (st->sym.jitdump_cut)
+		kp_warn("%llu jitdump%s read only in part (named in the notes above): the "
+			"JIT code past that point is unnamed",
+			(unsigned long long)st->sym.jitdump_cut,
+			st->sym.jitdump_cut == 1 ? " was" : "s were");
 }

@@ -18,6 +18,10 @@ void kp_record_summary_no_samples(const struct kp_record_args *c,
 /* The summary line of the run (none with -q), the lost records' advice,
  * and with --stats the unwinding line; p is the named profile, where says
  * where it went ("a.svg, b.folded"). */
+/* The line saying which jitdumps were cut short (by kprof's cap on what
+ * it keeps, or its read budget), when any was: printed whatever -q says
+ * nothing of, since names were lost. */
+void kp_record_summary_jitdumps(const struct kp_session_stats *st);
 void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
 			     const struct kp_profile *p, const char *where);
 

@@ -153,8 +153,9 @@ static void apply_exits(struct kp_session *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (s->offcpu)
 			kp_offcpu_forget(s->offcpu, s->exits[i][1]);
-		/* the symbolizer first: it reads the process's jitdump to its
-		 * end, asking the table which of its code is JIT code */
+		/* the symbolizer first: it checks the process's perf map while
+		 * its path still leads to it (its jitdump is read on by the
+		 * polls, within their budget) */
 		if (s->exits[i][0] == s->exits[i][1])
 			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
 		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1]))

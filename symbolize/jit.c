@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,18 +39,36 @@
 #include "util/strtab.h"
 #include "util/xalloc.h"
 
-/* File bytes a jitdump is read by at most per poll while recording. */
-#define DUMP_BUDGET ((uint64_t)4 << 20)
+/* File bytes read at most per poll (a round of the recorder's, 100 ms),
+ * all jitdumps together and each: 80 MiB/s at most, which keeps up with
+ * any JIT, while a round still takes milliseconds. */
+#define ROUND_BUDGET ((uint64_t)8 << 20)
+/* File bytes read at most per jitdump when names are asked (a window's
+ * end, or the run's): what the polls have not read yet, bounded so that
+ * a window closes on time; the rest is read by later polls. */
+#define LOOKUP_BUDGET ((uint64_t)256 << 20)
+/* What a jitdump's state may take (its loads' ranges, lines, unwinding
+ * info: names are read from the file when sampled), and all of them
+ * together: past it a file is read no further, and a note says so. 64
+ * MiB is about 500,000 loads. */
+#define DUMP_MAX_BYTES	((uint64_t)64 << 20)
+#define TOTAL_MAX_BYTES ((uint64_t)128 << 20)
 
-/* A process's jitdump: the file (checked, kept open) and what it says. */
+/* A jitdump file: the file (checked, kept open) and what it says. One
+ * per file (device and inode), however many processes map it. */
 struct dump {
 	struct kp_jitdump jd;
-	struct kp_strtab *strs; /* the names its loads hold, freed with it */
+	struct kp_strtab *strs; /* the files its lines hold, freed with it */
 	struct kp_jittab *jt;
-	pid_t pid;
+	pid_t pid; /* a live process mapping it (for keep), else the last one */
+	dev_t dev; /* the file's identity */
+	ino_t ino;
+	uint32_t live;	/* live processes mapping it */
+	uint32_t users; /* jits pointing at it, live or not */
 	int fd;
-	bool done;	 /* read to its end: the process exited, or names were asked */
+	bool done;	 /* read as far as names were asked (this window) */
 	bool noted;	 /* its refusal or damage said */
+	bool cut;	 /* read no further though not whole: counted, said */
 	size_t bad_note; /* notes slot for skipped records */
 	char shown[128]; /* its name, for notes */
 };
@@ -76,9 +96,14 @@ struct kp_jittab {
 	size_t n, cap;
 	struct kp_idmap by_pid;
 	struct kp_notes *notes;
-	uint64_t reads;		 /* passes over map files */
-	struct kp_strtab *names; /* names made from jitdumps for lookups (a window's) */
-	kp_jit_code_fn is_jit;	 /* the caller's view of the process's JIT code */
+	uint64_t reads;	     /* passes over map files */
+	struct dump **dumps; /* every jitdump open, once each */
+	size_t ndumps, dumps_cap, next_poll;
+	uint64_t dumps_cut;	   /* jitdumps read no further though not whole */
+	uint64_t dump_opens;	   /* files opened to be read (one per file) */
+	struct kp_notes cut_notes; /* the notes of jitdumps read in part */
+	struct kp_strtab *names;   /* names made from jitdumps for lookups (a window's) */
+	kp_jit_code_fn is_jit;	   /* the caller's view of the process's JIT code */
 	void *is_jit_arg;
 };
 
@@ -86,6 +111,8 @@ static int open_map(struct kp_jittab *jt, struct jit *j, struct stat *st);
 static uint64_t now_ms(void);
 
 static void dump_read(struct kp_jittab *jt, struct dump *d, uint64_t budget);
+static void dump_unmapped(struct kp_jittab *jt, struct dump *d, pid_t pid);
+static void dump_release(struct kp_jittab *jt, struct dump *d);
 static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t addr);
 
 static void dump_free(struct dump *d)
@@ -119,8 +146,11 @@ void kp_jit_free(struct kp_jittab *jt)
 			close(jt->jits[i].mapfd);
 		kp_perfmap_fini(&jt->jits[i].map);
 		free(jt->jits[i].want);
-		dump_free(jt->jits[i].dump);
 	}
+	for (size_t i = 0; i < jt->ndumps; i++)
+		dump_free(jt->dumps[i]);
+	free(jt->dumps);
+	kp_notes_fini(&jt->cut_notes);
 	free(jt->jits);
 	kp_strtab_free(jt->names);
 	kp_idmap_fini(&jt->by_pid);
@@ -342,13 +372,9 @@ void kp_jit_exit(struct kp_jittab *jt, pid_t pid)
 	fd = open_map(jt, j, &st);
 	if (fd >= 0)
 		close(fd);
-	if (j->dump) {
-		/* the file is whole now: read the rest while the caller still
-		 * knows the process's mappings */
-		dump_read(jt, j->dump, 0);
-		j->dump->done = true;
-	}
 	j->exited = true;
+	if (j->dump)
+		dump_unmapped(jt, j->dump, j->pid);
 }
 
 void kp_jit_next_window(struct kp_jittab *jt)
@@ -376,7 +402,8 @@ void kp_jit_next_window(struct kp_jittab *jt)
 		free(j->want);
 		j->want = NULL;
 		j->want_cap = 0;
-		dump_free(j->dump);
+		if (j->dump)
+			dump_release(jt, j->dump);
 		j->dump = NULL;
 	}
 	/* the names handed out: copied into the window's profile by now */
@@ -502,11 +529,36 @@ static int dump_open(struct kp_jittab *jt, const struct jit *j, const struct kp_
 	return fd;
 }
 
+/* Whether a signal that stops kprof is waiting (the recorder blocks them
+ * and reads them through a signalfd between rounds): a long read ends
+ * then, and the recorder sees it within a buffer's parsing. */
+static bool stop_pending(void)
+{
+	static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	sigset_t set;
+
+	if (sigpending(&set) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		if (sigismember(&set, stops[i]) == 1)
+			return true;
+	return false;
+}
+
+static struct dump *dump_find(struct kp_jittab *jt, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < jt->ndumps; i++)
+		if (jt->dumps[i]->dev == dev && jt->dumps[i]->ino == ino)
+			return jt->dumps[i];
+	return NULL;
+}
+
 void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m)
 {
 	uint32_t id = kp_jit_get(jt, m->pid);
 	struct jit *j = &jt->jits[id - 1];
 	struct dump *d;
+	struct stat st;
 	char shown[128];
 	int fd;
 
@@ -516,28 +568,131 @@ void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m)
 		kp_root_name(j->pid, m->path, shown, sizeof(shown));
 	else
 		snprintf(shown, sizeof(shown), "%s", m->path);
+	/* every process's mapping is checked as its own ... */
 	fd = dump_open(jt, j, m, shown);
 	if (fd < 0)
 		return;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return;
+	}
+	/* ... but a file is read once, whoever maps it */
+	if ((d = dump_find(jt, st.st_dev, st.st_ino))) {
+		close(fd);
+		if (!d->live++)
+			d->pid = m->pid;
+		d->users++;
+		j->dump = d;
+		return;
+	}
 	d = kp_xcalloc(1, sizeof(*d));
 	d->jt = jt;
 	d->pid = m->pid;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
 	d->fd = fd;
+	d->live = d->users = 1;
 	snprintf(d->shown, sizeof(d->shown), "%s", shown);
 	d->strs = kp_strtab_new();
 	kp_jitdump_init(&d->jd, d->strs, dump_keep, d);
+	d->jd.stop = stop_pending;
+	kp_xgrow(&jt->dumps, &jt->dumps_cap, jt->ndumps + 1, sizeof(*jt->dumps));
+	jt->dumps[jt->ndumps++] = d;
+	jt->dump_opens++;
 	j->dump = d;
 }
 
-/* Reads d on (budget: 0 to its end) and says once what stopped it. */
+/* Process pid, which maps d, exited: another live mapper, if any, is the
+ * one whose JIT code loads are checked against. The file is read on by
+ * the polls, within their budget, not here at once. */
+static void dump_unmapped(struct kp_jittab *jt, struct dump *d, pid_t pid)
+{
+	if (d->live)
+		d->live--;
+	if (d->pid != pid || !d->live)
+		return;
+	for (size_t i = 0; i < jt->n; i++)
+		if (jt->jits[i].dump == d && !jt->jits[i].exited) {
+			d->pid = jt->jits[i].pid;
+			return;
+		}
+}
+
+/* A jitdump read in part: said among the notes, and among those a
+ * continuous recording prints with the window that met them. */
+static void cut_note(struct kp_jittab *jt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void cut_note(struct kp_jittab *jt, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	kp_notes_add(jt->notes, "%s", msg);
+	kp_notes_add(&jt->cut_notes, "%s", msg);
+}
+
+/* Says once that d was read no further though not whole. */
+static void dump_cut(struct kp_jittab *jt, struct dump *d, const char *why)
+{
+	if (d->cut)
+		return;
+	d->cut = true;
+	jt->dumps_cut++;
+	cut_note(jt, "stopped reading %s at %s: %s", d->shown, d->jd.error, why);
+}
+
+/* A jit no longer needs d: freed with its last one (said when its file
+ * had more than was read). */
+static void dump_release(struct kp_jittab *jt, struct dump *d)
+{
+	struct stat st;
+
+	if (--d->users)
+		return;
+	if (d->jd.state <= KP_JITDUMP_RECORDS && fstat(d->fd, &st) == 0 &&
+	    d->jd.off < (uint64_t)st.st_size) {
+		snprintf(d->jd.error, sizeof(d->jd.error), "offset %llu of %llu",
+			 (unsigned long long)d->jd.off, (unsigned long long)st.st_size);
+		dump_cut(jt, d,
+			 "its processes exited before the rest could be read in the "
+			 "read budget");
+	}
+	for (size_t i = 0; i < jt->ndumps; i++)
+		if (jt->dumps[i] == d) {
+			jt->dumps[i] = jt->dumps[--jt->ndumps];
+			break;
+		}
+	dump_free(d);
+}
+
+/* The state all jitdumps but d hold. */
+static uint64_t others_bytes(const struct kp_jittab *jt, const struct dump *d)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < jt->ndumps; i++)
+		if (jt->dumps[i] != d)
+			n += jt->dumps[i]->jd.bytes;
+	return n;
+}
+
+/* Reads d on (at most budget file bytes, 0: to its end) and says once
+ * what stopped it. */
 static void dump_read(struct kp_jittab *jt, struct dump *d, uint64_t budget)
 {
+	uint64_t others = others_bytes(jt, d);
 	int err;
 
-	if (d->done || d->jd.state > KP_JITDUMP_RECORDS)
+	if (d->jd.state > KP_JITDUMP_RECORDS)
 		return;
+	d->jd.max_bytes = others >= TOTAL_MAX_BYTES ? 1 : TOTAL_MAX_BYTES - others;
+	if (d->jd.max_bytes > DUMP_MAX_BYTES)
+		d->jd.max_bytes = DUMP_MAX_BYTES;
 	err = kp_jitdump_read(&d->jd, d->fd, budget);
-	if (err < 0 && !d->noted) {
+	if (err < 0 && err != -EINTR && !d->noted) {
 		d->noted = true;
 		kp_notes_add(jt->notes, "cannot read all of %s: %s", d->shown, strerror(-err));
 	}
@@ -547,6 +702,10 @@ static void dump_read(struct kp_jittab *jt, struct dump *d, uint64_t budget)
 	} else if (d->jd.state == KP_JITDUMP_BROKEN && !d->noted) {
 		d->noted = true;
 		kp_notes_add(jt->notes, "stopped reading %s at %s", d->shown, d->jd.error);
+	} else if (d->jd.state == KP_JITDUMP_FULL) {
+		dump_cut(jt, d,
+			 "kprof keeps at most 64 MiB for a jitdump and 128 MiB for all "
+			 "(later code unnamed)");
 	}
 	if (d->jd.st.bad_records)
 		kp_notes_update(jt->notes, &d->bad_note, "%s: skipped %llu malformed record%s",
@@ -554,11 +713,24 @@ static void dump_read(struct kp_jittab *jt, struct dump *d, uint64_t budget)
 				d->jd.st.bad_records == 1 ? "" : "s");
 }
 
+/* What the jitdumps gained, ROUND_BUDGET bytes at most in all: each in
+ * turn, from where the last poll stopped, so that a big one neither
+ * stalls the rings nor starves the others. Those of exited processes are
+ * read on too (their rest, budgeted like the rest). */
 void kp_jit_poll(struct kp_jittab *jt)
 {
-	for (size_t i = 0; i < jt->n; i++)
-		if (jt->jits[i].dump && !jt->jits[i].exited)
-			dump_read(jt, jt->jits[i].dump, DUMP_BUDGET);
+	uint64_t left = ROUND_BUDGET;
+	size_t n = jt->ndumps;
+
+	for (size_t k = 0; k < n && left; k++) {
+		struct dump *d = jt->dumps[(jt->next_poll + k) % n];
+		uint64_t from = d->jd.off, share = left / (n - k) ? left / (n - k) : left;
+
+		dump_read(jt, d, share);
+		left -= d->jd.off - from < left ? d->jd.off - from : left;
+	}
+	if (n)
+		jt->next_poll = (jt->next_poll + 1) % n;
 }
 
 /* The jitdump's name for addr of j, interned, or NULL. */
@@ -570,11 +742,21 @@ static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t add
 
 	if (!j->dump)
 		return NULL;
-	/* after the recording: what the file holds now (the process may
-	 * live), read once, not at every location named */
+	/* the names asked: what the file holds now (the process may live),
+	 * read once a window, not at every location named, and within a
+	 * budget (the rest is the next polls') */
 	if (!j->dump->done) {
-		dump_read(jt, j->dump, 0);
+		dump_read(jt, j->dump, LOOKUP_BUDGET);
 		j->dump->done = true;
+		if (j->dump->jd.short_read) {
+			/* said, counted; later polls read on (the process may live) */
+			jt->dumps_cut++;
+			cut_note(jt,
+				 "names of %s read to offset %llu of %llu: the rest was past "
+				 "kprof's read budget (256 MiB a file when naming) or a stop",
+				 j->dump->shown, (unsigned long long)j->dump->jd.off,
+				 (unsigned long long)j->dump->jd.size_seen);
+		}
 	}
 	c = kp_jitdump_find(&j->dump->jd, addr);
 	if (!c)
@@ -585,16 +767,20 @@ static const char *dump_lookup(struct kp_jittab *jt, struct jit *j, uint64_t add
 	return kp_strtab_str(jt->names, kp_strtab_intern(jt->names, buf, n));
 }
 
-void kp_jit_dump_stats(const struct kp_jittab *jt, uint64_t *loads, uint64_t *ignored)
+const char *const *kp_jit_cut_notes(const struct kp_jittab *jt, size_t *n)
 {
-	*loads = *ignored = 0;
-	for (size_t i = 0; i < jt->n; i++) {
-		const struct dump *d = jt->jits[i].dump;
+	return kp_notes_list(&jt->cut_notes, n);
+}
 
-		if (d) {
-			*loads += d->jd.st.loads;
-			*ignored += d->jd.st.ignored;
-		}
+void kp_jit_dump_stats(const struct kp_jittab *jt, struct kp_jit_dump_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->opens = jt->dump_opens;
+	st->cut = jt->dumps_cut;
+	for (size_t i = 0; i < jt->ndumps; i++) {
+		st->loads += jt->dumps[i]->jd.st.loads;
+		st->ignored += jt->dumps[i]->jd.st.ignored;
+		st->bytes += jt->dumps[i]->jd.bytes;
 	}
 }
 

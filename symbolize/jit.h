@@ -64,7 +64,7 @@ struct kp_jit_mapping {
  * exit (kp_jit_exit) or at the first lookup. Its loads name their code
  * before the process's perf map does. */
 void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m);
-/* Reads what the live processes' jitdumps gained (a few MiB each at most). */
+/* Reads what the jitdumps gained (8 MiB of file in all at most a call). */
 void kp_jit_poll(struct kp_jittab *jt);
 /* The unwinding info of the JIT code at addr of live process pid, from
  * its jitdump as read so far (symbolize.h, kp_sym_jit_unwind_info). */
@@ -74,8 +74,18 @@ struct kp_jit_unwind {
 	size_t eh_frame_len, hdr_len;
 };
 bool kp_jit_unwind_info(struct kp_jittab *jt, pid_t pid, uint64_t addr, struct kp_jit_unwind *out);
-/* Loads taken from jitdumps, and those ignored (not JIT code). */
-void kp_jit_dump_stats(const struct kp_jittab *jt, uint64_t *loads, uint64_t *ignored);
+/* The jitdumps as read so far. */
+struct kp_jit_dump_stats {
+	uint64_t loads;	  /* loads taken (of the files still held) */
+	uint64_t ignored; /* loads ignored: not JIT code */
+	uint64_t opens;	  /* files opened to be read: one per file, whoever maps it */
+	uint64_t cut;	  /* files read no further though not whole (each said in a note) */
+	uint64_t bytes;	  /* what their state holds now */
+};
+void kp_jit_dump_stats(const struct kp_jittab *jt, struct kp_jit_dump_stats *st);
+/* The notes of jitdumps read in part (also among the table's notes), in
+ * order; owned by jt. */
+const char *const *kp_jit_cut_notes(const struct kp_jittab *jt, size_t *n);
 
 /* Passes over map files so far (one per map whose addresses were all
  * hinted before its first lookup). */

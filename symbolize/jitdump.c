@@ -67,11 +67,14 @@ void kp_jitdump_init(struct kp_jitdump *jd, struct kp_strtab *strings, kp_jitdum
 	jd->keep = keep;
 	jd->keep_arg = keep_arg;
 	jd->strings = strings;
+	jd->seed = 0x9e3779b9u;
+	jd->fd = -1;
 	kp_u64map_init(&jd->by_index);
 }
 
-static void code_release(struct kp_jitdump_code *c)
+static void code_release(struct kp_jitdump *jd, struct kp_jitdump_code *c)
 {
+	jd->bytes -= (uint64_t)c->nlines * sizeof(*c->lines) + c->unwind_len;
 	free(c->lines);
 	free(c->unwind);
 	c->lines = NULL;
@@ -82,7 +85,7 @@ static void code_release(struct kp_jitdump_code *c)
 void kp_jitdump_fini(struct kp_jitdump *jd)
 {
 	for (size_t i = 0; i < jd->ncodes; i++)
-		code_release(&jd->codes[i]);
+		code_release(jd, &jd->codes[i]);
 	free(jd->codes);
 	free(jd->pieces);
 	free(jd->dbg);
@@ -99,43 +102,128 @@ static void set_error(struct kp_jitdump *jd, enum kp_jitdump_state st, const cha
 
 /* ---- the address space: pieces, the last load wins ---- */
 
+/* The pieces are a treap (a search tree by start, balanced by random
+ * priorities): inserting, cutting and finding cost O(log n) expected
+ * whatever the order loads come in. */
+
 static void unref(struct kp_jitdump *jd, uint32_t code)
 {
 	if (--jd->codes[code].refs == 0)
-		code_release(&jd->codes[code]);
+		code_release(jd, &jd->codes[code]);
 }
 
-static void piece_insert(struct kp_jitdump *jd, size_t i, const struct kp_jitdump_piece *p)
+#define NODE(jd, i) (&(jd)->pieces[i])
+
+/* Splits tree t into starts below key (*l) and the rest (*r). */
+static void split(struct kp_jitdump *jd, uint32_t t, uint64_t key, uint32_t *l, uint32_t *r)
 {
-	kp_xgrow(&jd->pieces, &jd->pieces_cap, jd->npieces + 1, sizeof(*jd->pieces));
-	memmove(jd->pieces + i + 1, jd->pieces + i, (jd->npieces - i) * sizeof(*jd->pieces));
-	jd->pieces[i] = *p;
+	if (!t) {
+		*l = *r = 0;
+	} else if (NODE(jd, t)->start < key) {
+		split(jd, NODE(jd, t)->right, key, &NODE(jd, t)->right, r);
+		*l = t;
+	} else {
+		split(jd, NODE(jd, t)->left, key, l, &NODE(jd, t)->left);
+		*r = t;
+	}
+}
+
+/* Joins a and b, every start in a below every start in b. */
+static uint32_t merge(struct kp_jitdump *jd, uint32_t a, uint32_t b)
+{
+	if (!a || !b)
+		return a ? a : b;
+	if (NODE(jd, a)->prio > NODE(jd, b)->prio) {
+		NODE(jd, a)->right = merge(jd, NODE(jd, a)->right, b);
+		return a;
+	}
+	NODE(jd, b)->left = merge(jd, a, NODE(jd, b)->left);
+	return b;
+}
+
+static uint32_t node_new(struct kp_jitdump *jd)
+{
+	uint32_t i = jd->free_node;
+	size_t old = jd->pieces_cap;
+
+	if (i) {
+		jd->free_node = NODE(jd, i)->left;
+		return i;
+	}
+	i = (uint32_t)(jd->npieces + 1); /* every node from 1 is live: none free */
+	kp_xgrow(&jd->pieces, &jd->pieces_cap, (size_t)i + 1, sizeof(*jd->pieces));
+	jd->bytes += (jd->pieces_cap - old) * sizeof(*jd->pieces);
+	return i;
+}
+
+static void piece_insert(struct kp_jitdump *jd, const struct kp_jitdump_piece *p)
+{
+	uint32_t i = node_new(jd), l, r;
+
+	*NODE(jd, i) = *p;
+	NODE(jd, i)->left = NODE(jd, i)->right = 0;
+	/* xorshift: priorities the file cannot choose */
+	jd->seed ^= jd->seed << 13;
+	jd->seed ^= jd->seed >> 17;
+	jd->seed ^= jd->seed << 5;
+	NODE(jd, i)->prio = jd->seed;
+	split(jd, jd->root, p->start, &l, &r);
+	jd->root = merge(jd, merge(jd, l, i), r);
 	jd->codes[p->code].refs++;
 	jd->npieces++;
+}
+
+/* Takes the piece starting at start out of the tree; returns it. */
+static struct kp_jitdump_piece piece_remove(struct kp_jitdump *jd, uint64_t start)
+{
+	uint32_t l, m, r;
+	struct kp_jitdump_piece old;
+
+	split(jd, jd->root, start, &l, &r);
+	split(jd, r, start + 1, &m, &r);
+	old = *NODE(jd, m);
+	NODE(jd, m)->left = jd->free_node;
+	jd->free_node = m;
+	jd->root = merge(jd, l, r);
+	jd->npieces--;
+	return old;
+}
+
+const struct kp_jitdump_piece *kp_jitdump_next(const struct kp_jitdump *jd, uint64_t addr)
+{
+	uint32_t t = jd->root, best = 0;
+
+	/* disjoint and sorted by start, so sorted by end too */
+	while (t) {
+		if (jd->pieces[t].end > addr) {
+			best = t;
+			t = jd->pieces[t].left;
+		} else {
+			t = jd->pieces[t].right;
+		}
+	}
+	return best ? &jd->pieces[best] : NULL;
 }
 
 /* Removes [start, end) from the pieces (what is left of one it cuts stays). */
 static void pieces_cut(struct kp_jitdump *jd, uint64_t start, uint64_t end)
 {
-	size_t i = KP_FIRST_ABOVE(jd->pieces, jd->npieces, end, start);
+	const struct kp_jitdump_piece *p;
 
-	while (i < jd->npieces && jd->pieces[i].start < end) {
-		struct kp_jitdump_piece old = jd->pieces[i];
+	while ((p = kp_jitdump_next(jd, start)) && p->start < end) {
+		struct kp_jitdump_piece old = piece_remove(jd, p->start);
 
-		memmove(jd->pieces + i, jd->pieces + i + 1,
-			(jd->npieces - i - 1) * sizeof(*jd->pieces));
-		jd->npieces--;
 		if (old.start < start) {
 			struct kp_jitdump_piece left = old;
 
 			left.end = start;
-			piece_insert(jd, i++, &left);
+			piece_insert(jd, &left);
 		}
 		if (old.end > end) {
 			struct kp_jitdump_piece right = old;
 
 			right.start = end;
-			piece_insert(jd, i, &right);
+			piece_insert(jd, &right);
 		}
 		unref(jd, old.code);
 		if (old.end > end)
@@ -145,22 +233,36 @@ static void pieces_cut(struct kp_jitdump *jd, uint64_t start, uint64_t end)
 
 static void pieces_put(struct kp_jitdump *jd, uint64_t start, uint64_t end, uint32_t code)
 {
-	struct kp_jitdump_piece p = {start, end, code};
+	struct kp_jitdump_piece p = {.start = start, .end = end, .code = code};
 
 	pieces_cut(jd, start, end);
-	piece_insert(jd, KP_FIRST_ABOVE(jd->pieces, jd->npieces, end, start), &p);
+	piece_insert(jd, &p);
 }
 
 const struct kp_jitdump_code *kp_jitdump_find(const struct kp_jitdump *jd, uint64_t addr)
 {
-	size_t i = KP_FIRST_ABOVE(jd->pieces, jd->npieces, end, addr);
+	const struct kp_jitdump_piece *p = kp_jitdump_next(jd, addr);
 
-	if (i < jd->npieces && jd->pieces[i].start <= addr)
-		return &jd->codes[jd->pieces[i].code];
+	if (p && p->start <= addr)
+		return &jd->codes[p->code];
 	return NULL;
 }
 
 /* ---- records ---- */
+
+/* Interns s[0..len), cut at KP_JITDUMP_NAME_MAX; a new string's bytes
+ * count in the state (roughly: the table's own overhead is left out). */
+static uint32_t intern(struct kp_jitdump *jd, const char *s, size_t len)
+{
+	uint32_t before = kp_strtab_count(jd->strings), id;
+
+	if (len > KP_JITDUMP_NAME_MAX)
+		len = KP_JITDUMP_NAME_MAX;
+	id = kp_strtab_intern(jd->strings, s, len);
+	if (kp_strtab_count(jd->strings) != before)
+		jd->bytes += len + 16;
+	return id;
+}
 
 static int line_cmp(const void *a, const void *b)
 {
@@ -198,6 +300,7 @@ static void take_lines(struct kp_jitdump *jd, struct kp_jitdump_code *c)
 	}
 	qsort(c->lines, n, sizeof(*c->lines), line_cmp);
 	c->nlines = (uint32_t)n;
+	jd->bytes += n * sizeof(*c->lines);
 	if (!n) {
 		free(c->lines);
 		c->lines = NULL;
@@ -228,18 +331,28 @@ static void load_record(struct kp_jitdump *jd, const uint8_t *p, size_t avail, u
 		jd->unw_len = 0;
 		return;
 	}
-	kp_xgrow(&jd->codes, &jd->codes_cap, jd->ncodes + 1, sizeof(*jd->codes));
+	{
+		size_t old = jd->codes_cap;
+
+		kp_xgrow(&jd->codes, &jd->codes_cap, jd->ncodes + 1, sizeof(*jd->codes));
+		jd->bytes += (jd->codes_cap - old) * sizeof(*jd->codes);
+	}
 	c = &jd->codes[jd->ncodes];
 	memset(c, 0, sizeof(*c));
 	c->start = addr;
 	c->size = csize;
 	c->index = index;
-	c->name = kp_strtab_intern(jd->strings, (const char *)p + JD_LOAD_FIXED, nlen);
+	c->name_len = (uint32_t)(nlen < KP_JITDUMP_NAME_MAX ? nlen : KP_JITDUMP_NAME_MAX);
+	if (jd->fd >= 0) /* read again when named */
+		c->name_off = jd->off + JD_LOAD_FIXED;
+	else
+		c->name = intern(jd, (const char *)p + JD_LOAD_FIXED, nlen);
 	take_lines(jd, c);
 	if (jd->unw_len) {
 		c->unwind = jd->unw;
 		c->unwind_len = jd->unw_len;
 		c->hdr_len = jd->unw_hdr_len;
+		jd->bytes += c->unwind_len;
 		jd->unw = NULL;
 		jd->unw_len = 0;
 	}
@@ -251,18 +364,15 @@ static void load_record(struct kp_jitdump *jd, const uint8_t *p, size_t avail, u
 /* Drops the pieces of code v (its range may be partly another's now). */
 static void pieces_drop_code(struct kp_jitdump *jd, uint32_t v)
 {
-	const struct kp_jitdump_code *c = &jd->codes[v];
-	size_t i = KP_FIRST_ABOVE(jd->pieces, jd->npieces, end, c->start);
+	uint64_t end = jd->codes[v].start + jd->codes[v].size, at = jd->codes[v].start;
+	const struct kp_jitdump_piece *p;
 
-	while (i < jd->npieces && jd->pieces[i].start < c->start + c->size) {
-		if (jd->pieces[i].code != v) {
-			i++;
-			continue;
+	while ((p = kp_jitdump_next(jd, at)) && p->start < end) {
+		at = p->end;
+		if (p->code == v) {
+			piece_remove(jd, p->start);
+			unref(jd, v);
 		}
-		memmove(jd->pieces + i, jd->pieces + i + 1,
-			(jd->npieces - i - 1) * sizeof(*jd->pieces));
-		jd->npieces--;
-		unref(jd, v);
 	}
 }
 
@@ -330,7 +440,7 @@ static bool debug_entries(struct kp_jitdump *jd, const uint8_t *p, uint64_t size
 		if (len == 1 && name[0] == 0xff && i > 0)
 			file = prev;
 		else if (len <= MAX_NAME && text_name(name, len))
-			file = kp_strtab_intern(jd->strings, (const char *)name, len);
+			file = intern(jd, (const char *)name, len);
 		else
 			return false;
 		prev = file;
@@ -366,8 +476,7 @@ static bool debug_entries_v8(struct kp_jitdump *jd, const uint8_t *p, uint64_t s
 			uint32_t file = KP_JITDUMP_LOAD_SCRIPT;
 
 			if (!memchr(name, 0, (size_t)len) && text_name(name, (size_t)len))
-				file = kp_strtab_intern(jd->strings, (const char *)name,
-							(size_t)len);
+				file = intern(jd, (const char *)name, (size_t)len);
 			kp_xgrow(&jd->dbg, &jd->dbg_cap, jd->ndbg + 1, sizeof(*jd->dbg));
 			jd->dbg[jd->ndbg++] = (struct kp_jitdump_entry){rd64(e), rd32(e + 8), file};
 		}
@@ -532,6 +641,14 @@ uint64_t kp_jitdump_parse(struct kp_jitdump *jd, const uint8_t *buf, size_t avai
 			break;
 		done += n;
 		jd->off += n;
+		if (jd->max_bytes && jd->bytes > jd->max_bytes) {
+			char msg[96];
+
+			snprintf(msg, sizeof(msg), "offset %llu: what it names took %llu MiB",
+				 (unsigned long long)jd->off,
+				 (unsigned long long)(jd->bytes >> 20));
+			set_error(jd, KP_JITDUMP_FULL, msg);
+		}
 	}
 	return done;
 }
@@ -547,13 +664,22 @@ int kp_jitdump_read(struct kp_jitdump *jd, int fd, uint64_t budget)
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	/* polled every round: nothing new costs a fstat, not a buffer */
+	jd->short_read = false;
 	if (jd->state > KP_JITDUMP_RECORDS || jd->off >= (uint64_t)st.st_size)
 		return 0;
+	jd->fd = fd;
 	buf = kp_xmalloc(cap);
 	while (jd->state <= KP_JITDUMP_RECORDS && jd->off < (uint64_t)st.st_size &&
 	       (!budget || jd->off - from < budget)) {
 		uint64_t left = (uint64_t)st.st_size - jd->off;
-		ssize_t n = pread(fd, buf, left < cap ? (size_t)left : cap, (off_t)jd->off);
+		ssize_t n;
+
+		/* a buffer's parsing takes a millisecond or so: a stop is seen soon */
+		if (jd->stop && jd->stop()) {
+			err = -EINTR;
+			break;
+		}
+		n = pread(fd, buf, left < cap ? (size_t)left : cap, (off_t)jd->off);
 
 		if (n <= 0) {
 			err = n < 0 ? -errno : 0; /* shrunk: what is there is read */
@@ -568,6 +694,9 @@ int kp_jitdump_read(struct kp_jitdump *jd, int fd, uint64_t budget)
 		buf = kp_xrealloc(buf, cap);
 	}
 	free(buf);
+	jd->short_read = jd->state <= KP_JITDUMP_RECORDS && jd->off < (uint64_t)st.st_size &&
+			 (err == -EINTR || (budget && jd->off - from >= budget));
+	jd->size_seen = (uint64_t)st.st_size;
 	return err;
 }
 
@@ -620,10 +749,26 @@ static bool is_position(const char *p, const char *end, size_t *script)
 size_t kp_jitdump_name(const struct kp_jitdump *jd, const struct kp_jitdump_code *code,
 		       uint64_t addr, char *buf, size_t size)
 {
-	const char *name = kp_strtab_str(jd->strings, code->name), *file, *sp;
-	size_t nlen = kp_strtab_len(jd->strings, code->name), keep = nlen, flen, n;
+	const char *name, *file, *sp;
+	size_t nlen, keep, flen, n;
 	uint32_t line;
-	char *full;
+	char *full, read[KP_JITDUMP_NAME_MAX];
+
+	if (code->name) {
+		name = kp_strtab_str(jd->strings, code->name);
+		nlen = kp_strtab_len(jd->strings, code->name);
+	} else {
+		/* the file is the JIT's: a name no longer there is none */
+		ssize_t got = jd->fd >= 0
+				      ? pread(jd->fd, read, code->name_len, (off_t)code->name_off)
+				      : -1;
+
+		if (got != (ssize_t)code->name_len)
+			return 0;
+		name = read;
+		nlen = (size_t)got;
+	}
+	keep = nlen;
 
 	if (!kp_jitdump_line(jd, code, addr, &file, &line))
 		return kp_perfmap_sanitize_name(buf, size, name, nlen);

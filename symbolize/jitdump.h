@@ -39,7 +39,12 @@ struct kp_jitdump_entry {
 /* One load. */
 struct kp_jitdump_code {
 	uint64_t start, size, index;
-	uint32_t name; /* strings id, as the JIT wrote it */
+	/* its name, as the JIT wrote it (cut at KP_JITDUMP_NAME_MAX): a
+	 * strings id, or 0 when read through a file (kp_jitdump_read): then
+	 * name_len bytes at offset name_off, read again when named, so that
+	 * a load's name costs nothing until one of its addresses is sampled */
+	uint32_t name, name_len;
+	uint64_t name_off;
 	uint32_t nlines;
 	struct kp_jitdump_line *lines; /* sorted by off */
 	/* the load's unwinding info as the record held it: .eh_frame, then
@@ -49,10 +54,14 @@ struct kp_jitdump_code {
 	uint32_t refs; /* pieces that cover part of it: freed at 0 */
 };
 
-/* A piece of the address space and the load covering it. */
+/* A piece of the address space and the load covering it: a node of a
+ * treap ordered by start (loads come in any address order; a sorted
+ * array cost a memmove per load, quadratic for descending addresses). */
 struct kp_jitdump_piece {
 	uint64_t start, end;
-	uint32_t code; /* index in codes */
+	uint32_t code;	      /* index in codes */
+	uint32_t left, right; /* node indexes, 0: none */
+	uint32_t prio;
 };
 
 enum kp_jitdump_state {
@@ -61,7 +70,13 @@ enum kp_jitdump_state {
 	KP_JITDUMP_CLOSED,     /* JIT_CODE_CLOSE seen: nothing more is read */
 	KP_JITDUMP_REFUSED,    /* not a jitdump kprof reads (error says why) */
 	KP_JITDUMP_BROKEN,     /* a record that cannot be skipped (error says why) */
+	KP_JITDUMP_FULL,       /* its state reached max_bytes: read no further */
 };
+
+/* Longest name kept of a load or a debug entry's file: longer ones are
+ * cut (a frame's name is cut at 4 KiB anyway, as a perf map's, so the
+ * rest could never show; a JIT's real names are under 1 KiB). */
+#define KP_JITDUMP_NAME_MAX 4096
 
 struct kp_jitdump_stats {
 	uint64_t loads;		/* loads taken */
@@ -77,13 +92,26 @@ struct kp_jitdump {
 	uint64_t off;  /* file offset parsed to */
 	uint64_t need; /* a whole record of this size must be in the buffer */
 	bool v8;       /* V8's header: debug entries 0x40 above the code */
+	int fd; /* the file, once kp_jitdump_read has read it (names are read from it); else -1 */
 	kp_jitdump_keep_fn keep;
 	void *keep_arg;
 	struct kp_strtab *strings; /* borrowed */
 	struct kp_jitdump_code *codes;
 	size_t ncodes, codes_cap;
-	struct kp_jitdump_piece *pieces; /* sorted, disjoint */
-	size_t npieces, pieces_cap;
+	struct kp_jitdump_piece *pieces; /* treap nodes from 1, disjoint ranges */
+	size_t npieces, pieces_cap;	 /* live pieces; nodes allocated */
+	uint32_t root, free_node;	 /* the treap's root; the free list's head */
+	uint32_t seed;
+	/* the state's bytes (arrays as allocated, names, lines, unwinding
+	 * info); past max_bytes (0: no cap) the file is read no further */
+	uint64_t bytes, max_bytes;
+	/* returns true when a long read must stop now (a stop signal is
+	 * pending); NULL: never */
+	bool (*stop)(void);
+	/* the last read stopped at its budget or a stop, with more of the
+	 * file (size_seen bytes then) to read */
+	bool short_read;
+	uint64_t size_seen;
 	struct kp_u64map by_index; /* code_index -> codes index */
 	/* a DEBUG_INFO or UNWINDING_INFO record describes the next load */
 	bool have_dbg;
@@ -112,9 +140,14 @@ void kp_jitdump_fini(struct kp_jitdump *jd);
 uint64_t kp_jitdump_parse(struct kp_jitdump *jd, const uint8_t *buf, size_t avail,
 			  uint64_t file_left);
 /* Reads fd from jd->off on, at most budget bytes of it (0: to its end),
- * through a buffer. Returns 0 or a negative errno. */
+ * through a buffer; fd is kept (borrowed: it must stay open while jd
+ * lives) to read names from. Returns 0 or a negative errno (-EINTR when
+ * jd->stop said so). */
 int kp_jitdump_read(struct kp_jitdump *jd, int fd, uint64_t budget);
 
+/* The first piece whose end is above addr, or NULL: the pieces in order
+ * are next(jd, 0), then next(jd, p->end) after p. Owned by jd. */
+const struct kp_jitdump_piece *kp_jitdump_next(const struct kp_jitdump *jd, uint64_t addr);
 /* The load covering addr, or NULL (owned by jd, valid until the next parse). */
 const struct kp_jitdump_code *kp_jitdump_find(const struct kp_jitdump *jd, uint64_t addr);
 /* The source line of addr in code (the last entry at or before it):

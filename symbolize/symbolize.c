@@ -527,7 +527,16 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 	*st = sym->stats;
 	st->jit_bad_lines = kp_jit_bad_lines(sym->jits);
 	st->jit_map_reads = kp_jit_reads(sym->jits);
-	kp_jit_dump_stats(sym->jits, &st->jitdump_loads, &st->jitdump_ignored);
+	{
+		struct kp_jit_dump_stats ds;
+
+		kp_jit_dump_stats(sym->jits, &ds);
+		st->jitdump_loads = ds.loads;
+		st->jitdump_ignored = ds.ignored;
+		st->jitdump_opens = ds.opens;
+		st->jitdump_cut = ds.cut;
+		st->jitdump_bytes = ds.bytes;
+	}
 	st->objects_held = kp_objcache_held(sym->objs);
 	st->indexes_loaded = sym->elf.nindexes_loaded;
 	st->indexes_saved = sym->elf.nindexes_saved;
@@ -537,6 +546,11 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st)
 const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n)
 {
 	return kp_notes_list(&sym->notes, n);
+}
+
+const char *const *kp_sym_jitdump_cut_notes(const struct kp_symbolizer *sym, size_t *n)
+{
+	return kp_jit_cut_notes(sym->jits, n);
 }
 
 bool kp_sym_resolve_vaddr(struct kp_symbolizer *sym, uint32_t obj, uint64_t vaddr,

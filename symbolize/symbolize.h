@@ -110,13 +110,14 @@ uint32_t kp_sym_jit_get(struct kp_symbolizer *sym, pid_t pid);
 bool kp_sym_path_is_jitdump(const char *path);
 /* Process m->pid mapped the jitdump m->path: it is opened and checked
  * now, while the process lives (docs/symbolize.md, "Jitdump files"), and
- * kept open. It is read as it grows (kp_sym_jit_poll), to its end at the
- * process's exit (kp_sym_process_exit) and at the first lookup; its loads
- * name the process's JIT code, with source lines, before its perf map
- * does. */
+ * kept open; a file already open for another process (the same device
+ * and inode) is shared, not read again. It is read as it grows
+ * (kp_sym_jit_poll), also after the process's exit, and on at the first
+ * lookup of a window (at most 256 MiB more); its loads name the process's
+ * JIT code, with source lines, before its perf map does. */
 void kp_sym_jitdump_mapped(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
-/* Reads what the live processes' jitdumps gained since the last call (a
- * few MiB each at most): call once a round while recording. */
+/* Reads what the jitdumps gained since the last call (8 MiB of file in
+ * all at most, each in turn): call once a round while recording. */
 void kp_sym_jit_poll(struct kp_symbolizer *sym);
 /* The recorder's answer to whether [start, end) of process pid is JIT
  * code (not in a file mapping of it): a jitdump's loads elsewhere (V8's
@@ -137,9 +138,9 @@ bool kp_sym_jit_unwind_info(struct kp_symbolizer *sym, pid_t pid, uint64_t addr,
 			    struct kp_sym_jit_unwind *out);
 /* The process is exiting: its perf map is opened and checked now, while
  * its path still leads to it, and that file is what its frames are named
- * from later; its jitdump, whole now, is read to its end (call it while
- * the process's mappings are still known to the code check). No perf map
- * is read: call it while recording. Safe to call for pids without a JIT
+ * from later; its jitdump is read on by the polls, within their budget,
+ * not here (no long read while recording). No perf map is read: call it
+ * while recording. Safe to call for pids without a JIT
  * id. */
 void kp_sym_process_exit(struct kp_symbolizer *sym, pid_t pid);
 
@@ -265,6 +266,9 @@ struct kp_sym_stats {
 	uint64_t jit_map_reads;		    /* passes over perf maps (one per map when hinted) */
 	uint64_t jitdump_loads;		    /* code loads taken from jitdumps */
 	uint64_t jitdump_ignored;	    /* jitdump loads outside JIT code, ignored */
+	uint64_t jitdump_opens;		    /* jitdump files read: one per file, whatever maps it */
+	uint64_t jitdump_cut;		    /* jitdumps read no further though not whole (noted) */
+	uint64_t jitdump_bytes;		    /* what the jitdumps' state holds now */
 	bool kptr_restricted;	    /* kallsyms addresses hidden: kernel shown as [kernel] */
 	unsigned objects_held;	    /* objects whose file and indexes are held now */
 	unsigned indexes_loaded;    /* builds named from their index in the cache */
@@ -278,5 +282,9 @@ void kp_sym_stats(const struct kp_symbolizer *sym, struct kp_sym_stats *st);
  * process's user"), one sentence each, collected while working. The
  * command line prints them; the array is owned by the symbolizer. */
 const char *const *kp_sym_notes(const struct kp_symbolizer *sym, size_t *n);
+/* Those of the notes that say a jitdump was read only in part (a cap,
+ * the read budget, a stop), in the order they came: a continuous
+ * recording says them with its windows. Owned by sym. */
+const char *const *kp_sym_jitdump_cut_notes(const struct kp_symbolizer *sym, size_t *n);
 
 #endif

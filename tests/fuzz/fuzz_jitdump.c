@@ -3,8 +3,8 @@
  * (the first read while the file held only it: a record cut anywhere);
  * the two must agree on the state, the offset, the counts and the name of
  * every address a load covers (each piece's first and last byte). The
- * address space the loads leave must hold: pieces sorted, disjoint, each
- * inside its live load; names without ';' or control bytes (empty for
+ * address space the loads leave must hold: pieces (a tree) sorted, disjoint, each
+ * inside its live load, as many as counted; names without ';' or control bytes (empty for
  * a load named with blanks alone).
  *
  * Byte 0 of the input picks the split (k = its value out of 255 of the
@@ -18,19 +18,23 @@
 
 static void check_space(const struct kp_jitdump *jd)
 {
-	for (size_t i = 0; i < jd->npieces; i++) {
-		const struct kp_jitdump_piece *p = &jd->pieces[i];
+	const struct kp_jitdump_piece *p, *prev = NULL;
+	size_t n = 0;
+
+	for (p = kp_jitdump_next(jd, 0); p; prev = p, p = kp_jitdump_next(jd, p->end)) {
 		const struct kp_jitdump_code *c;
 
 		FUZZ_CHECK(p->start < p->end);
-		FUZZ_CHECK(i == 0 || jd->pieces[i - 1].end <= p->start);
+		FUZZ_CHECK(!prev || prev->end <= p->start);
 		FUZZ_CHECK(p->code < jd->ncodes);
 		c = &jd->codes[p->code];
 		FUZZ_CHECK(c->refs > 0);
 		FUZZ_CHECK(p->start >= c->start && p->end - c->start <= c->size);
 		FUZZ_CHECK(kp_jitdump_find(jd, p->start) == c);
 		FUZZ_CHECK(kp_jitdump_find(jd, p->end - 1) == c);
+		n++;
 	}
+	FUZZ_CHECK(n == jd->npieces);
 }
 
 /* The name of addr into buf, checked; "" when no load covers it. */
@@ -52,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kp_jitdump whole, parts;
 	const uint8_t *file = data + 1;
-	size_t len, k;
+	size_t len, k, probes = 0;
 	uint64_t used;
 
 	/* one table for many inputs (a table's first string costs an arena),
@@ -84,14 +88,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   parts.st.bad_records == whole.st.bad_records);
 	FUZZ_CHECK(parts.npieces == whole.npieces);
 	check_space(&parts);
-	for (size_t i = 0; i < whole.npieces && i < MAX_PROBES; i++) {
+	for (const struct kp_jitdump_piece *p = kp_jitdump_next(&whole, 0);
+	     p && probes < MAX_PROBES; p = kp_jitdump_next(&whole, p->end), probes++) {
 		char a[512], b[512];
 
-		name_of(&whole, whole.pieces[i].start, a, sizeof(a));
-		name_of(&parts, whole.pieces[i].start, b, sizeof(b));
+		name_of(&whole, p->start, a, sizeof(a));
+		name_of(&parts, p->start, b, sizeof(b));
 		FUZZ_CHECK(strcmp(a, b) == 0);
-		name_of(&whole, whole.pieces[i].end - 1, a, sizeof(a));
-		name_of(&parts, whole.pieces[i].end - 1, b, sizeof(b));
+		name_of(&whole, p->end - 1, a, sizeof(a));
+		name_of(&parts, p->end - 1, b, sizeof(b));
 		FUZZ_CHECK(strcmp(a, b) == 0);
 	}
 	kp_jitdump_fini(&parts);

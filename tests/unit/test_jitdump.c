@@ -3,10 +3,12 @@
  * in two parts at every byte (a record being written), truncation at
  * every length, version 2 and the other byte order refused, absurd sizes,
  * loads outside JIT code ignored, and reading a file as it grows. */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -500,6 +502,232 @@ static void test_symbolizer(void)
 	free(b.p);
 }
 
+/* Depth of the pieces' tree under node t. */
+static unsigned depth(const struct kp_jitdump *jd, uint32_t t)
+{
+	unsigned l, r;
+
+	if (!t)
+		return 0;
+	l = depth(jd, jd->pieces[t].left);
+	r = depth(jd, jd->pieces[t].right);
+	return 1 + (l > r ? l : r);
+}
+
+/* Loads in descending address order (V8 allocating code downwards; an
+ * attacker's choice): each was a memmove of every piece above it, 600,000
+ * of them took minutes. Now a tree: its depth stays logarithmic (about
+ * 3 ln n for a treap), so the work is n log n, and every load is found. */
+static void test_descending(void)
+{
+	enum { N = 600000 };
+	struct buf b = {0};
+	struct kp_jitdump jd;
+	struct kp_strtab *own = kp_strtab_new();
+	char name[32];
+	unsigned d;
+
+	header(&b, 0x4A695444, 1, 0);
+	for (uint32_t i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		load(&b, 0x7f0000000000 - (uint64_t)i * 0x100, 0x10, i, name);
+	}
+	kp_jitdump_init(&jd, own, NULL, NULL);
+	CHECK_EQ_INT(kp_jitdump_parse(&jd, b.p, b.n, b.n), b.n);
+	CHECK_EQ_INT(jd.st.loads, N);
+	CHECK_EQ_INT(jd.npieces, N);
+	d = depth(&jd, jd.root);
+	CHECK(d < 100);
+	CHECK_EQ_STR(name_of(&jd, 0x7f0000000000 - 0x100 * 12345 + 4), "f12345");
+	CHECK_EQ_STR(name_of(&jd, 0x7f0000000000 - 0x100 * 12345 + 0x10), "(none)");
+	CHECK(kp_jitdump_next(&jd, 0)->start == 0x7f0000000000 - (uint64_t)(N - 1) * 0x100);
+	kp_jitdump_fini(&jd);
+	kp_strtab_free(own);
+	free(b.p);
+}
+
+/* A temporary file holding b, open for reading (unlinked). */
+static int temp_file(const struct buf *b)
+{
+	char path[] = "/tmp/kp-jitdump-XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, b->p, b->n) == (ssize_t)b->n);
+	unlink(path);
+	return fd;
+}
+
+/* Names of 64 KiB (the most the format allows kprof to read): kept cut
+ * at 4 KiB when parsed from a buffer; read from the file only when
+ * named, so that a file of 500 of them (32 MB of names) leaves its
+ * state at its ranges alone (was: every name interned whole, 32 MB). */
+static void test_names_capped(void)
+{
+	enum { N = 500, LEN = 65536 };
+	char *big = kp_xmalloc(LEN + 1), out[8192];
+	struct buf b = {0};
+	struct kp_jitdump jd;
+	struct kp_strtab *own = kp_strtab_new();
+	const struct kp_jitdump_code *c;
+	int fd;
+
+	memset(big, 'n', LEN);
+	big[LEN] = 0;
+	header(&b, 0x4A695444, 1, 0);
+	for (uint32_t i = 0; i < N; i++) {
+		snprintf(big, 16, "%08u", i);
+		big[8] = 'n';
+		load(&b, 0x100000 + (uint64_t)i * 0x100, 0x10, i, big);
+	}
+	/* from a buffer: interned, cut */
+	kp_jitdump_init(&jd, own, NULL, NULL);
+	kp_jitdump_parse(&jd, b.p, b.n, b.n);
+	CHECK_EQ_INT(jd.st.loads, N);
+	c = kp_jitdump_find(&jd, 0x100000);
+	CHECK(c && kp_strtab_len(own, c->name) == 4096);
+	CHECK(jd.bytes < (uint64_t)N * 4200 + (1 << 20));
+	kp_jitdump_fini(&jd);
+	/* from a file: not held, read when named */
+	fd = temp_file(&b);
+	kp_jitdump_init(&jd, own, NULL, NULL);
+	CHECK_EQ_INT(kp_jitdump_read(&jd, fd, 0), 0);
+	CHECK_EQ_INT(jd.st.loads, N);
+	CHECK(jd.bytes < (1 << 20));
+	c = kp_jitdump_find(&jd, 0x100000 + 123 * 0x100);
+	CHECK(c && c->name == 0 && c->name_len == 4096);
+	CHECK_EQ_INT(kp_jitdump_name(&jd, c, c->start, out, sizeof(out)), 4096);
+	CHECK(strncmp(out, "00000123nnn", 11) == 0);
+	kp_jitdump_fini(&jd);
+	close(fd);
+	kp_strtab_free(own);
+	free(big);
+	free(b.p);
+}
+
+/* A cap on the state: the file is read no further past it (FULL, with
+ * the offset), what was read still names. */
+static void test_state_cap(void)
+{
+	struct buf b = {0};
+	struct kp_jitdump jd;
+	int fd;
+
+	header(&b, 0x4A695444, 1, 0);
+	for (uint32_t i = 0; i < 20000; i++)
+		load(&b, 0x100000 + (uint64_t)i * 0x100, 0x10, i, "f");
+	fd = temp_file(&b);
+	kp_jitdump_init(&jd, strings(), NULL, NULL);
+	jd.max_bytes = 256 << 10;
+	CHECK_EQ_INT(kp_jitdump_read(&jd, fd, 0), 0);
+	CHECK_EQ_INT(jd.state, KP_JITDUMP_FULL);
+	CHECK(jd.st.loads > 100 && jd.st.loads < 20000);
+	CHECK(jd.bytes < (256 << 10) + (128 << 10));
+	CHECK(strstr(jd.error, "offset ") != NULL);
+	CHECK(kp_jitdump_find(&jd, 0x100000) != NULL);
+	kp_jitdump_fini(&jd);
+	close(fd);
+	free(b.p);
+}
+
+static bool stop_now(void)
+{
+	return true;
+}
+
+/* A pending stop ends a read before its next buffer, and the read says
+ * it stopped short (short_read). */
+static void test_stop(void)
+{
+	struct buf b = {0};
+	struct kp_jitdump jd;
+	int fd;
+
+	sample_file(&b);
+	fd = temp_file(&b);
+	kp_jitdump_init(&jd, strings(), NULL, NULL);
+	jd.stop = stop_now;
+	CHECK_EQ_INT(kp_jitdump_read(&jd, fd, 0), -EINTR);
+	CHECK_EQ_INT(jd.off, 0);
+	CHECK(jd.short_read && jd.size_seen == b.n);
+	jd.stop = NULL;
+	CHECK_EQ_INT(kp_jitdump_read(&jd, fd, 0), 0);
+	CHECK(!jd.short_read);
+	check_sample(&jd);
+	kp_jitdump_fini(&jd);
+	close(fd);
+	free(b.p);
+}
+
+/* Eight processes map one jitdump (children of this one, the mapping
+ * inherited): the file is opened and read once, its loads counted once,
+ * and each process's JIT code is named from it (was: read and stored
+ * once per process). */
+static void test_mappers(void)
+{
+	enum { NCHILD = 8 };
+	char dir[] = "/tmp/kp-jitdump-dir-XXXXXX", path[96];
+	struct kp_symbolizer *sym = kp_sym_new(NULL);
+	struct kp_sym_stats st;
+	struct buf b = {0};
+	pid_t kids[NCHILD];
+	struct stat fst;
+	void *at;
+	int fd, pipefd[2];
+
+	sample_file(&b);
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir, (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0644);
+	CHECK(fd >= 0 && write(fd, b.p, b.n) == (ssize_t)b.n);
+	fstat(fd, &fst);
+	at = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(at != MAP_FAILED && pipe(pipefd) == 0);
+	for (int i = 0; i < NCHILD; i++) {
+		char c;
+
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			close(pipefd[1]);
+			(void)!read(pipefd[0], &c, 1); /* until the parent closes it */
+			_exit(0);
+		}
+	}
+	close(pipefd[0]);
+	for (int i = 0; i < NCHILD; i++)
+		kp_sym_jitdump_mapped(sym, &(struct kp_sym_mapping){
+						   .pid = kids[i],
+						   .path = path,
+						   .start = (uint64_t)(uintptr_t)at,
+						   .end = (uint64_t)(uintptr_t)at + 4096,
+						   .ino = fst.st_ino,
+						   .maj = major(fst.st_dev),
+						   .min = minor(fst.st_dev),
+					   });
+	kp_sym_jit_poll(sym);
+	kp_sym_stats(sym, &st);
+	CHECK_EQ_INT(st.jitdump_opens, 1);
+	CHECK_EQ_INT(st.jitdump_loads, 3);
+	for (int i = 0; i < NCHILD; i++) {
+		struct kp_loc loc = {.addr = 0x1010, .kind = KP_LOC_JIT};
+		struct kp_sym_frames fr = {0};
+
+		loc.obj = kp_sym_jit_get(sym, kids[i]);
+		kp_sym_resolve(sym, &loc, &fr);
+		CHECK(fr.n == 1 && strcmp(fr.frames[0].name, "JS:*f /a.js:7") == 0);
+		kp_sym_frames_fini(&fr);
+	}
+	close(pipefd[1]);
+	for (int i = 0; i < NCHILD; i++)
+		waitpid(kids[i], NULL, 0);
+	munmap(at, 4096);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+	kp_sym_free(sym);
+	free(b.p);
+}
+
 /* KP_JITDUMP=FILE: what the reader makes of a real file. */
 static void real_file(void)
 {
@@ -520,4 +748,5 @@ static void real_file(void)
 }
 
 KP_TEST_MAIN(test_names, test_split, test_truncated, test_refused, test_v8_skew, test_v8_garbled,
-	     test_overlap_move, test_absurd, test_growing_file, test_symbolizer, real_file)
+	     test_overlap_move, test_absurd, test_growing_file, test_symbolizer, test_descending,
+	     test_names_capped, test_state_cap, test_stop, test_mappers, real_file)

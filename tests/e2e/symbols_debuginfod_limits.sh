@@ -1,0 +1,141 @@
+# Debuginfod servers that misbehave (issue 28, item 4): kprof bounds every
+# download in size and time, and the run's downloads in all, says once
+# which server failed, leaves nothing in libdebuginfod's cache that a
+# later run would trust, and honours SIGTERM during a download, the
+# profile written. Two stand-in servers on 127.0.0.1
+# (tests/e2e/debuginfod_stub.py, each on a free port, exiting by itself
+# after 120 s): one streams a body that never ends, one accepts and says
+# nothing; elfutils' debuginfod cannot be made to do either. The workload
+# is a stripped copy of spin_fp with its build-id and no debuglink, whose
+# debuginfo kprof must ask the servers for. Small limits from the
+# environment (DEBUGINFOD_MAXSIZE, DEBUGINFOD_TIMEOUT,
+# KPROF_DEBUGINFOD_RUN_MAXSIZE) keep it to a few seconds; before, the
+# first run never ended and SIGTERM waited for libdebuginfod's timeout.
+. "$(dirname "$0")/lib.bash"
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v strip >/dev/null || skip "strip not installed (binutils)"
+src=$KP_WORKLOADS/spin_fp
+bid=$(LC_ALL=C readelf -n "$src" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[ -n "$bid" ] || skip "$src has no build-id (linker without --build-id)"
+mkdir -p "$T/bin"
+strip --strip-all -o "$T/bin/spin_dinfod" "$src"
+unset DEBUGINFOD_MAXSIZE DEBUGINFOD_MAXTIME DEBUGINFOD_TIMEOUT DEBUGINFOD_RETRY_LIMIT \
+	DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE KPROF_DEBUGINFOD_RUN_MAXSIZE KPROF_DEBUGINFOD_RUN_MAXTIME
+
+# start_stub MODE: a stand-in server; sets port_MODE once it listens (10 s at most)
+start_stub() {
+	local mode=$1 i
+	python3 "$(dirname "$0")/debuginfod_stub.py" "$mode" "$T/port.$mode" "$T/log.$mode" 120 &
+	at_exit "kill $! 2>/dev/null"
+	for i in $(seq 100); do
+		[ -s "$T/port.$mode" ] && break
+		sleep 0.1
+	done
+	eval "port_$mode=\$(cat '$T/port.$mode' 2>/dev/null)"
+}
+start_stub endless
+start_stub silent
+check "both stand-in servers listen" [ -n "$port_endless" ] && [ -n "$port_silent" ]
+echo "endless body on port $port_endless, silent on port $port_silent"
+
+# run NAME URL [VAR=VALUE...]: kprof on the stripped copy with a
+# debuginfod cache of its own ($T/dc-NAME), 30 s at most (a hang is a
+# FAIL, not a stalled suite); sets status (124: it did not end)
+run() {
+	local name=$1 url=$2
+	shift 2
+	env DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$T/dc-$name" "$@" \
+		timeout -k 5 30 "$KPROF" -F 499 -f folded -o "$T/$name.folded" -- "$T/bin/spin_dinfod" 0.3 \
+		2>"$T/$name.err"
+	status=$?
+	sed 's/^/  | /' "$T/$name.err"
+}
+requests() { grep -c "GET /buildid/$bid/debuginfo" "$T/log.$1"; } # MODE
+# the profile is there and names the workload's samples
+written() { grep -qE '^spin_dinfod;' "$T/$1.folded"; }
+# no file of the build-id is left in the cache: neither a partial download
+# nor libdebuginfod's "not found" mark, which a later run would trust
+cache_clean() { [ -z "$(find "$T/dc-$1" -path "*$bid*" 2>/dev/null)" ]; }
+cache_small() { [ "$(du -sk "$T/dc-$1" 2>/dev/null | cut -f1)" -lt 4096 ]; }
+
+# (a) an endless body: cut at DEBUGINFOD_MAXSIZE (the server states no
+# size: only the bytes received tell), the server named once
+run endless "http://127.0.0.1:$port_endless" DEBUGINFOD_MAXSIZE=2000000
+check "endless body: kprof ended (within 30 s)" [ "$status" -ne 124 ] && [ "$status" -ne 137 ]
+check "endless body: exit status 0" [ "$status" -eq 0 ]
+check "endless body: the server was asked for $bid" [ "$(requests endless)" -ge 1 ]
+check "endless body: the profile is written" written endless
+check "endless body: one line names the server" \
+	[ "$(grep -c "debuginfod server http://127.0.0.1:$port_endless sent a file over 1.9 MiB (DEBUGINFOD_MAXSIZE)" "$T/endless.err")" -eq 1 ]
+check "endless body: no other line about a server" [ "$(grep -c 'debuginfod server' "$T/endless.err")" -eq 1 ]
+check "endless body: the cache stays small (under 4 MiB)" cache_small endless
+check "endless body: nothing of $bid left in the cache" cache_clean endless
+# a later run is not told "not found" by a mark of the cut: it asks again
+before=$(requests endless)
+run endless "http://127.0.0.1:$port_endless" DEBUGINFOD_MAXSIZE=2000000
+check "endless body, again: the server was asked again" [ "$(requests endless)" -gt "$before" ]
+check "endless body, again: ended, the profile written" written endless
+
+# (b) a server that accepts and says nothing: cut after DEBUGINFOD_TIMEOUT
+# seconds without a byte, named once, and no more downloads this run
+run silent "http://127.0.0.1:$port_silent" DEBUGINFOD_TIMEOUT=2
+check "silent server: kprof ended (within 30 s)" [ "$status" -ne 124 ] && [ "$status" -ne 137 ]
+check "silent server: exit status 0" [ "$status" -eq 0 ]
+check "silent server: the profile is written" written silent
+check "silent server: one line names it" \
+	[ "$(grep -c "debuginfod server http://127.0.0.1:$port_silent sent nothing for 2 s (DEBUGINFOD_TIMEOUT)" "$T/silent.err")" -eq 1 ]
+check "silent server: one line says the downloads are over" \
+	[ "$(grep -c 'no more debuginfod downloads this run: a server stalled' "$T/silent.err")" -eq 1 ]
+check "silent server: nothing of $bid left in the cache" cache_clean silent
+
+# (c) the run's budget (KPROF_DEBUGINFOD_RUN_MAXSIZE): spent within the
+# first download, which is cut; one line, and no other download
+: >"$T/log.endless"
+run budget "http://127.0.0.1:$port_endless" KPROF_DEBUGINFOD_RUN_MAXSIZE=1000000
+check "budget: kprof ended (within 30 s), exit status 0" [ "$status" -eq 0 ]
+check "budget: the profile is written" written budget
+check "budget: one line says it is spent" \
+	[ "$(grep -c "no more debuginfod downloads this run: the run's budget of 1000000 bytes" "$T/budget.err")" -eq 1 ]
+check "budget: no download after it" [ "$(grep -c 'GET /buildid/' "$T/log.endless")" -eq 1 ]
+check "budget: the cache stays small" cache_small budget
+
+# (d) SIGTERM while a download waits on the silent server (its own limit
+# 30 s): kprof ends within 5 s, the profile written, the rest unnamed
+: >"$T/log.silent"
+DEBUGINFOD_URLS="http://127.0.0.1:$port_silent" DEBUGINFOD_CACHE_PATH="$T/dc-term" \
+	timeout -k 5 60 "$KPROF" -F 499 -f folded -o "$T/term.folded" -- "$T/bin/spin_dinfod" 0.3 \
+	2>"$T/term.err" &
+kp=$!
+for i in $(seq 300); do
+	grep -q "GET /buildid/" "$T/log.silent" && break
+	sleep 0.1
+done
+check "SIGTERM: the download began" grep -q "GET /buildid/$bid/debuginfo" "$T/log.silent"
+sleep 0.3
+kill -TERM "$kp"
+t0=$SECONDS
+for i in $(seq 100); do
+	kill -0 "$kp" 2>/dev/null || break
+	sleep 0.1
+done
+ended=$((SECONDS - t0))
+kill -0 "$kp" 2>/dev/null && alive=1 || alive=0
+wait "$kp"
+status=$?
+sed 's/^/  | /' "$T/term.err"
+check "SIGTERM: kprof ended within 5 s of it (took ~${ended} s)" [ "$alive" -eq 0 ] && [ "$ended" -le 5 ]
+check "SIGTERM: the profile is written" written term
+check "SIGTERM: nothing of $bid left in the cache" cache_clean term
+
+# (e) a server's address is shown escaped: control bytes in
+# DEBUGINFOD_URLS (nothing listens there) come out percent-encoded
+run escape $'http://127.0.0.1:1/\e]0;x\a'
+check "escape: the profile is written" written escape
+check "escape: the server is named, escaped" grep -qF 'http://127.0.0.1:1/%1B]0;x%07' "$T/escape.err"
+check "escape: no control byte on stderr" sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$T/escape.err'"
+finish

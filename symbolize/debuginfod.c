@@ -41,12 +41,14 @@ struct kp_debuginfod {
 	kp_debuginfod_stop_fn stop;
 	void *stop_arg;
 	bool unbound; /* libdebuginfod lacks what kprof binds clients with */
+	int devnull;  /* the clients' verbose descriptor */
 	bool off;     /* no more downloads this run */
 	/* the query under way (kp_debuginfod_begin .. _end) */
 	bool in_query, may;
 	double t_begin, t_progress, t_stop_check;
 	time_t wall_begin;
 	uint64_t bytes; /* of the file being received */
+	bool stated;	/* the server stated the file's size */
 	enum cut cut;
 	char *cut_url; /* the server's URL at the cut, when one answered */
 	/* the run */
@@ -139,6 +141,7 @@ struct kp_debuginfod *kp_debuginfod_new(struct kp_notes *notes)
 		return NULL;
 	d = kp_xcalloc(1, sizeof(*d));
 	d->notes = notes;
+	d->devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	kp_debuginfod_limits_env(&d->lim);
 	d->servers = escaped_servers(urls);
 	return d;
@@ -153,6 +156,8 @@ void kp_debuginfod_free(struct kp_debuginfod *d)
 	free(d->named);
 	free(d->cut_url);
 	free(d->servers);
+	if (d->devnull >= 0)
+		close(d->devnull);
 	free(d);
 }
 
@@ -221,6 +226,8 @@ static int progress(debuginfod_client *c, long a, long b)
 		d->bytes = (uint64_t)a;
 		d->t_progress = now;
 	}
+	if (url && b > 0)
+		d->stated = true;
 	if (d->stop && now - d->t_stop_check >= 0.05) {
 		d->t_stop_check = now;
 		if (d->stop(d->stop_arg))
@@ -257,8 +264,11 @@ void kp_debuginfod_bind(struct kp_debuginfod *d, Dwfl *dwfl)
 	}
 	api.set_progressfn(c, progress);
 	api.set_user_data(c, d);
-	/* DEBUGINFOD_VERBOSE would print the servers' answers raw */
-	api.set_verbose_fd(c, -1);
+	/* DEBUGINFOD_VERBOSE would print the servers' answers raw. Not -1:
+	 * libdebuginfod 0.188 writes to it even then (with DEBUGINFOD_MAXSIZE
+	 * or MAXTIME set), and glibc's dprintf leaks 8 KiB a call on a bad
+	 * descriptor. */
+	api.set_verbose_fd(c, d->devnull);
 }
 
 bool kp_debuginfod_may(const struct kp_debuginfod *d)
@@ -276,6 +286,7 @@ void kp_debuginfod_begin(struct kp_debuginfod *d, bool may)
 	d->t_begin = d->t_progress = d->t_stop_check = now_s();
 	d->wall_begin = time(NULL);
 	d->bytes = 0;
+	d->stated = false;
 	d->cut = CUT_NONE;
 }
 
@@ -406,6 +417,10 @@ static void report(struct kp_debuginfod *d, const char *url, int fd)
 		a = size_text(d->lim.file_bytes);
 		msg = kp_xasprintf("sent a file over %s (DEBUGINFOD_MAXSIZE): cut", a);
 		name_server(d, d->cut_url, msg);
+		/* a size stated over the limit costs nothing; bytes past it
+		 * without one may come from every later download too */
+		if (!d->stated)
+			turn_off(d, "a server sent more than the limit without stating a size");
 		break;
 	case CUT_TIME:
 		msg = kp_xasprintf("took over %.0f s for one file (DEBUGINFOD_MAXTIME): cut",

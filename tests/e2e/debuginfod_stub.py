@@ -5,6 +5,8 @@
 
 MODE endless: answers every request "200 OK" with no Content-Length and a
 body of zeros that never ends (what filled a cache with 13 GB).
+MODE huge: the same, stating a size of 10 GiB (Content-Length), as a
+real server does for a file over the client's limit.
 MODE silent: accepts every connection, reads the request and says nothing.
 
 It listens on a free port chosen by the kernel, writes the port to PORTFILE
@@ -44,9 +46,10 @@ def serve(conn):
         conn.settimeout(max(0.1, deadline - time.monotonic()))
         line = read_request(conn)
         log(line)
-        if mode == "endless":
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-                         b"Connection: close\r\n\r\n")
+        if mode in ("endless", "huge"):
+            size = b"Content-Length: %d\r\n" % (10 << 30) if mode == "huge" else b""
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n" +
+                         size + b"Connection: close\r\n\r\n")
             zeros = bytes(65536)
             while time.monotonic() < deadline:
                 conn.sendall(zeros)

@@ -39,9 +39,10 @@ start_stub() {
 	eval "port_$mode=\$(cat '$T/port.$mode' 2>/dev/null)"
 }
 start_stub endless
+start_stub huge
 start_stub silent
-check "both stand-in servers listen" test -n "$port_endless" -a -n "$port_silent"
-echo "endless body on port $port_endless, silent on port $port_silent"
+check "the stand-in servers listen" test -n "$port_endless" -a -n "$port_huge" -a -n "$port_silent"
+echo "endless body on port $port_endless, 10 GiB stated on port $port_huge, silent on port $port_silent"
 
 # run NAME URL [VAR=VALUE...]: kprof on the stripped copy with a
 # debuginfod cache of its own ($T/dc-NAME), 30 s at most (a hang is a
@@ -99,6 +100,17 @@ check "kprof symbolize: asked for $bid" [ "$(requests_bid endless)" -eq $((befor
 sym
 check "kprof symbolize, again: asked for $bid again" [ "$(requests_bid endless)" -eq $((before + 2)) ]
 check "kprof symbolize: nothing left in the cache" cache_clean sym
+
+# (a2) a size stated over the limit is refused at once, costing nothing:
+# the server is named once, and the other files are still asked for
+run huge "http://127.0.0.1:$port_huge" DEBUGINFOD_MAXSIZE=2000000
+check "stated size: kprof ended (within 30 s), exit status 0" [ "$status" -eq 0 ]
+check "stated size: the profile is written" written huge
+check "stated size: one line names the server" \
+	[ "$(grep -c "debuginfod server http://127.0.0.1:$port_huge sent a file over 1.9 MiB (DEBUGINFOD_MAXSIZE)" "$T/huge.err")" -eq 1 ]
+check "stated size: the downloads go on (every file asked for, no line saying they are over)" \
+	test "$(requests huge)" -ge 2 -a "$(grep -c 'no more debuginfod downloads' "$T/huge.err")" -eq 0
+check "stated size: nothing left in the cache" cache_clean huge
 
 # (b) a server that accepts and says nothing: cut after DEBUGINFOD_TIMEOUT
 # seconds without a byte, named once, and no more downloads this run

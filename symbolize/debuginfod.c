@@ -124,8 +124,10 @@ static char *escaped_servers(const char *urls)
 		len = strcspn(urls, " \t\n");
 		if (!len)
 			break;
-		if (n)
-			append_escaped(out, sizeof(out), &n, ", ", 2);
+		if (n && n + 2 < sizeof(out)) {
+			memcpy(out + n, ", ", 3);
+			n += 2;
+		}
 		append_escaped(out, sizeof(out), &n, urls, len);
 		urls += len;
 	}

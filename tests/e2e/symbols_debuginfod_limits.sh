@@ -135,6 +135,16 @@ check "budget: one line says it is spent" \
 check "budget: no download after it" [ "$(grep -c 'GET /buildid/' "$T/log.endless")" -eq 1 ]
 check "budget: the cache stays small" cache_small budget
 
+# ... and its time (KPROF_DEBUGINFOD_RUN_MAXTIME), spent on the silent
+# server before its 30 s of silence are
+: >"$T/log.silent"
+run budget_time "http://127.0.0.1:$port_silent" KPROF_DEBUGINFOD_RUN_MAXTIME=2
+check "time budget: kprof ended (within 30 s), exit status 0" [ "$status" -eq 0 ]
+check "time budget: the profile is written" written budget_time
+check "time budget: one line says it is spent" \
+	[ "$(grep -c "no more debuginfod downloads this run: the run's budget of 2048 MiB and 2 s" "$T/budget_time.err")" -eq 1 ]
+check "time budget: no download after it" [ "$(requests silent)" -eq 1 ]
+
 # (d) SIGTERM while a download waits on the silent server (its own limit
 # 30 s): kprof ends within 5 s, the profile written, the rest unnamed.
 # The signal goes to kprof itself (timeout(1) would add its own kill);

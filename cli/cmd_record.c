@@ -69,7 +69,7 @@ static struct kp_profile *record(const struct kp_record_args *c, struct kp_sessi
 		fputs("\r\033[K", stderr);
 
 	prof = kp_session_profile(sess);
-	kp_sym_name_profile(sym, prof);
+	kp_record_name(sym, sess, prof);
 	kp_session_stats(sess, st);
 	kp_session_count_unresolved(sess);
 	if (!st->samples && !st->off.waits)

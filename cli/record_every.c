@@ -246,6 +246,28 @@ static void window_stats(struct every *e, const struct kp_window *w, double name
 		(double)rss_kib() / 1024.0);
 }
 
+/* The stop signals come when naming began. */
+struct naming {
+	struct kp_session *sess;
+	unsigned signals;
+};
+
+static bool naming_stopped(void *arg)
+{
+	struct naming *n = arg;
+
+	return kp_session_stop_signals(n->sess) > n->signals;
+}
+
+void kp_record_name(struct kp_symbolizer *sym, struct kp_session *sess, struct kp_profile *prof)
+{
+	struct naming n = {sess, kp_session_stop_signals(sess)};
+
+	kp_sym_set_stop(sym, naming_stopped, &n);
+	kp_sym_name_profile(sym, prof);
+	kp_sym_set_stop(sym, NULL, NULL);
+}
+
 /* One window, recorded: named, written, pushed, freed. */
 static void finish_window(struct every *e, struct kp_window *w)
 {
@@ -253,7 +275,7 @@ static void finish_window(struct every *e, struct kp_window *w)
 	const char *const *notes;
 	size_t nnotes;
 
-	kp_sym_name_profile(e->sym, w->prof);
+	kp_record_name(e->sym, e->sess, w->prof);
 	kp_window_named(e->sess, w);
 	t1 = now_s();
 	/* a jitdump cut short while recording or naming this window: said
@@ -322,6 +344,10 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 		more = kp_session_loop(sess, cut, NULL, NULL);
 		if (!more)
 			kp_session_end(sess);
+		/* stopped by a signal: the last window is named without
+		 * downloading, so that the agent ends on time */
+		if (!more && kp_session_stop_signals(sess))
+			kp_sym_no_downloads(sym);
 		kp_window_cut(sess, &w);
 		finish_window(&e, &w);
 		if (more) {

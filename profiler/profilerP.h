@@ -81,6 +81,7 @@ struct kp_session {
 	bool ended; /* kp_session_end has run */
 	int rounds;
 	double last_progress;
+	unsigned nstop_signals; /* stop signals read (session.c, handle_signals) */
 
 	/* where the current window began (kprof --every; window.c): seconds
 	 * into the recording, the Unix time, the counts then */

@@ -594,7 +594,15 @@ static void handle_signals(struct kp_session *s)
 		 * SIGPIPE is about kprof's own output: the command gets SIGTERM */
 		forward_signal(s, si.ssi_signo == SIGPIPE ? SIGTERM : (int)si.ssi_signo);
 		s->stop = true;
+		s->nstop_signals++;
 	}
+}
+
+unsigned kp_session_stop_signals(struct kp_session *s)
+{
+	if (s->sigfd >= 0)
+		handle_signals(s);
+	return s->nstop_signals;
 }
 
 /* At a switch storm the stacks copied and unwound stay bounded: every

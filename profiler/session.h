@@ -124,6 +124,12 @@ int kp_session_run(struct kp_session *s,
 bool kp_session_loop(struct kp_session *s, double until,
 		     void (*progress)(void *arg, const struct kp_session_stats *st), void *arg);
 void kp_session_end(struct kp_session *s);
+/* How many signals asking kprof to stop (SIGINT, SIGTERM, ...) came so
+ * far, the pending ones read now (each also ends the recording, as in the
+ * loop): for the naming after the recording, or of a window, to notice a
+ * stop asked meanwhile. A system call, cheap enough to ask a few times a
+ * second. */
+unsigned kp_session_stop_signals(struct kp_session *s);
 /* Seconds since the recording started; the Unix time in nanoseconds. */
 double kp_session_elapsed(const struct kp_session *s);
 uint64_t kp_session_unix_ns(void);

@@ -19,6 +19,7 @@
 
 #include "procfs/root.h"
 #include "symbolize/debug_image.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_index.h"
 #include "symbolize/elf_section.h"
@@ -79,6 +80,7 @@ struct kp_elf_object {
 	 * may be read and written, and its debug files must be trusted too. */
 	bool trusted;
 	bool refused_debug;	       /* find_debuginfo refused a debug file: no other */
+	bool asked_servers;	       /* its debuginfod lookup was made (once an object) */
 	struct kp_elf_object_ctx *ctx; /* for find_debuginfo, while loaded */
 	/* Where the file's functions start, from .eh_frame: names the code no
 	 * symbol covers (fde_start.h), read on the first such address. */
@@ -302,22 +304,35 @@ static bool debuglink_candidate_exists(const char *path, const char *file_name,
 	return found;
 }
 
-/* Is a debuginfod server configured? libdebuginfod reads the same
- * variable: without it every query fails. */
-static bool debuginfod_configured(void)
+/* dwfl_standard_find_debuginfo, which asks the debuginfod servers last
+ * (when DEBUGINFOD_URLS names any): its downloads bounded and counted
+ * (debuginfod.h), and made only when may. */
+static int standard_search(struct kp_elf_object *o, bool may, Dwfl_Module *mod, void **userdata,
+			   const char *modname, GElf_Addr base, const char *file_name,
+			   const char *debuglink_file, GElf_Word debuglink_crc,
+			   char **debuginfo_file_name)
 {
-	const char *urls = getenv("DEBUGINFOD_URLS");
+	struct kp_debuginfod *dl = o && o->ctx ? o->ctx->debuginfod : NULL;
+	const unsigned char *id = NULL;
+	GElf_Addr vaddr;
+	int len, fd;
 
-	return urls && urls[strspn(urls, " \t")];
+	kp_debuginfod_begin(dl, may);
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	len = dl ? dwfl_module_build_id(mod, &id, &vaddr) : 0;
+	kp_debuginfod_end(dl, o ? o->dwfl : NULL, id, len > 0 ? (size_t)len : 0, fd);
+	return fd;
 }
 
-/* dwfl_standard_find_debuginfo, without its last resort (debuginfod) when
- * no server is configured: when its local search fails libdwfl dlopens
- * libdebuginfod (libcurl and some thirty libraries, 20-30 ms) even when
- * DEBUGINFOD_URLS is unset, and most stripped binaries on a machine (every
- * one whose debug package is not installed) fail it. So without a server
- * the standard search runs only when the build-id lookup failed and a file
- * its search by name could find exists. */
+/* dwfl_standard_find_debuginfo asks debuginfod last, once an object: a
+ * lookup that may download (debuginfod.h). Otherwise only the local
+ * search: when its local search fails libdwfl dlopens libdebuginfod
+ * (libcurl and some thirty libraries, 20-30 ms) even when DEBUGINFOD_URLS
+ * is unset, and most stripped binaries on a machine (every one whose debug
+ * package is not installed) fail it. So the standard search runs only when
+ * the build-id lookup failed and a file its search by name could find
+ * exists. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -330,19 +345,22 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	if (o && o->refused_debug)
 		return -1; /* one was refused: none (load) */
 
-	if (debuginfod_configured() || !ctx) {
+	if (!ctx) {
 		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 						  debuglink_file, debuglink_crc,
 						  debuginfo_file_name);
+	} else if (!o->asked_servers && kp_debuginfod_may(ctx->debuginfod)) {
+		o->asked_servers = true;
+		fd = standard_search(o, true, mod, userdata, modname, base, file_name,
+				     debuglink_file, debuglink_crc, debuginfo_file_name);
 	} else {
 		fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
 						  debuglink_file, debuglink_crc,
 						  debuginfo_file_name);
 		if (fd < 0 &&
 		    debuglink_candidate_exists(ctx->debuginfo_path, file_name, debuglink_file))
-			fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-							  debuglink_file, debuglink_crc,
-							  debuginfo_file_name);
+			fd = standard_search(o, false, mod, userdata, modname, base, file_name,
+					     debuglink_file, debuglink_crc, debuginfo_file_name);
 	}
 	/* a file packed whole is never given to libdwfl; a trusted binary
 	 * takes only a trusted debug file (its names would be another
@@ -408,6 +426,8 @@ void kp_elf_object_ctx_fini(struct kp_elf_object_ctx *ctx)
 	ctx->capped_first = NULL;
 	free(ctx->refused_debug_first);
 	ctx->refused_debug_first = NULL;
+	kp_debuginfod_free(ctx->debuginfod);
+	ctx->debuginfod = NULL;
 }
 
 /* Walks the notes in buf[0..len) for the GNU build-id. */
@@ -887,6 +907,8 @@ static Elf *report(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 		close(fd);
 		return NULL;
 	}
+	/* its debuginfod client bounded before any lookup can use it */
+	kp_debuginfod_bind(ctx->debuginfod, o->dwfl);
 	dwfl_report_begin(o->dwfl);
 	/* the debuglink search starts in the directory of the file name given
 	 * here, so give the path in our namespace rather than a /proc link */

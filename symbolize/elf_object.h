@@ -15,6 +15,7 @@
 /* Shared by every object of one symbolizer; must outlive them. */
 struct kp_notes;
 struct kp_cachedir;
+struct kp_debuginfod;
 
 struct kp_elf_object_ctx {
 	Dwfl_Callbacks callbacks; /* standard find_debuginfo on debuginfo_path */
@@ -42,6 +43,10 @@ struct kp_elf_object_ctx {
 	unsigned nrefused_debug;
 	size_t refused_debug_slot;
 	char *refused_debug_first;
+	/* the bounds on debuginfod's downloads, NULL when no server is
+	 * configured (DEBUGINFOD_URLS); set by the owner, freed by
+	 * kp_elf_object_ctx_fini */
+	struct kp_debuginfod *debuginfod;
 };
 
 /* cache: kprof's cache directory (symbol indexes go in its symbols/), or

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbolize/debuginfod.h"
 #include "symbolize/elf_object.h"
 #include "symbolize/fde_start.h"
 #include "symbolize/jit.h"
@@ -53,6 +54,10 @@ struct kp_symbolizer {
 	bool continuous;	   /* kp_sym_options.continuous */
 	kp_sym_between_fn between; /* kp_sym_set_between */
 	void *between_arg;
+	kp_sym_stop_fn stop; /* kp_sym_set_stop */
+	void *stop_arg;
+	uint64_t nstopped; /* locations left unnamed by a stop */
+	size_t stopped_slot;
 };
 
 /* The cache directory's one note, when it cannot be used. */
@@ -74,6 +79,7 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 			       opts->debuginfo_dirs ? opts->n_debuginfo_dirs : 0, opts->no_inline,
 			       opts->full_names, sym->cachedir);
 	sym->elf.notes = &sym->notes;
+	sym->elf.debuginfod = kp_debuginfod_new(&sym->notes);
 	sym->elf.no_lines = opts->no_lines;
 	sym->continuous = opts->continuous;
 	sym->kallsyms_path = kp_xstrdup(KP_KERNEL_KALLSYMS);
@@ -636,6 +642,47 @@ static void describe_mapping(struct kp_symbolizer *sym, struct kp_profile *p,
 	kp_profile_set_mapping(p, &m);
 }
 
+void kp_sym_set_stop(struct kp_symbolizer *sym, kp_sym_stop_fn fn, void *arg)
+{
+	sym->stop = fn;
+	sym->stop_arg = arg;
+	kp_debuginfod_set_stop(sym->elf.debuginfod, fn, arg);
+}
+
+void kp_sym_no_downloads(struct kp_symbolizer *sym)
+{
+	kp_debuginfod_off(sym->elf.debuginfod);
+}
+
+/* Naming was stopped: loc is left "[unknown: naming stopped]", counted. */
+static void leave_unnamed(struct kp_symbolizer *sym, struct kp_profile *p, uint32_t i)
+{
+	const struct kp_loc *loc = kp_profile_loc(p, i);
+	uint32_t id = kp_profile_intern(p, KP_SYM_UNKNOWN_STOPPED, strlen(KP_SYM_UNKNOWN_STOPPED));
+	struct kp_profile_frame f = {
+		.function = kp_profile_function(p, id, 0),
+		.kind = loc->kind == KP_LOC_KERNEL ? KP_FRAME_KERNEL
+			: loc->kind == KP_LOC_JIT  ? KP_FRAME_JIT
+						   : KP_FRAME_USER,
+	};
+
+	kp_profile_set_frames(p, i, &f, 1, false);
+	if (loc->kind == KP_LOC_USER || loc->kind == KP_LOC_JIT)
+		describe_mapping(sym, p, loc);
+	count(sym, loc->kind, false);
+	sym->nstopped++;
+}
+
+/* Whether the user asked kprof to stop: the rest of the profile is left
+ * unnamed, and no download starts any more. */
+static bool stop_asked(struct kp_symbolizer *sym)
+{
+	if (!sym->stop || !sym->stop(sym->stop_arg))
+		return false;
+	kp_debuginfod_off(sym->elf.debuginfod);
+	return true;
+}
+
 void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 {
 	size_t nlocs = kp_profile_nlocations(p);
@@ -643,10 +690,12 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 	struct kp_profile_frame *frames = NULL;
 	size_t frames_cap = 0;
 	struct kp_sym_frames sf = {0};
+	bool stopped;
 
 	for (size_t i = 0; i < nlocs; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, nlocs, sizeof(*order), cmp_loc_object, p);
+	stopped = stop_asked(sym);
 	hint_sources(sym, p, order, nlocs);
 	for (size_t k = 0; k < nlocs; k++) {
 		const struct kp_loc *loc = kp_profile_loc(p, order[k]);
@@ -654,6 +703,14 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 
 		if (loc->kind == KP_LOC_NAMED)
 			continue; /* named already (folded text): no address */
+		/* at each object's first location (the stop is checked in
+		 * downloads too) */
+		if (!stopped && k && cmp_loc_object(&order[k - 1], &order[k], p) != 0)
+			stopped = stop_asked(sym);
+		if (stopped) {
+			leave_unnamed(sym, p, order[k]);
+			continue;
+		}
 		ok = kp_sym_resolve(sym, loc, &sf);
 		kp_xgrow(&frames, &frames_cap, sf.n, sizeof(*frames));
 		for (size_t j = 0; j < sf.n; j++) {
@@ -679,6 +736,10 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p)
 		if (k + 1 < nlocs && sym->between)
 			sym->between(sym->between_arg);
 	}
+	if (sym->nstopped)
+		kp_notes_update(&sym->notes, &sym->stopped_slot,
+				"kprof was asked to stop while naming: %llu locations left %s",
+				(unsigned long long)sym->nstopped, KP_SYM_UNKNOWN_STOPPED);
 	kp_sym_frames_fini(&sf);
 	free(frames);
 	free(order);

@@ -195,6 +195,7 @@ struct kp_sym_frame {
 #define KP_SYM_UNKNOWN_NOT_IN_MAP     "[unknown: anonymous, not in perf map]"
 #define KP_SYM_UNKNOWN_NO_KALLSYMS    "[unknown: no kallsyms]"
 #define KP_SYM_UNKNOWN_KERNEL_OUTSIDE "[unknown: outside kallsyms]"
+#define KP_SYM_UNKNOWN_STOPPED	      "[unknown: naming stopped]"
 
 /* Frames for one location, outermost first: the function, then any inlined
  * callees down to the innermost. */
@@ -231,6 +232,19 @@ void kp_sym_name_profile(struct kp_symbolizer *sym, struct kp_profile *p);
  * make the next one lose samples. */
 typedef void (*kp_sym_between_fn)(void *arg);
 void kp_sym_set_between(struct kp_symbolizer *sym, kp_sym_between_fn fn, void *arg);
+/* fn(arg) says whether the user asked kprof to stop (a signal; NULL:
+ * never). kp_sym_name_profile asks it before each object's locations and
+ * a debuginfod download asks it as it goes (at least once a second): once
+ * it says yes, the download under way is cut, none starts any more this
+ * run, and the locations not named yet are left KP_SYM_UNKNOWN_STOPPED
+ * (counted as unresolved, and said in a note), so the profile is written
+ * at once. */
+typedef bool (*kp_sym_stop_fn)(void *arg);
+void kp_sym_set_stop(struct kp_symbolizer *sym, kp_sym_stop_fn fn, void *arg);
+/* No debuginfod download any more this run (the recording was stopped by
+ * a signal: what is left to name is named from local files). */
+void kp_sym_no_downloads(struct kp_symbolizer *sym);
+
 /* The name of the kernel function at addr into buf (false: none known),
  * while recording: from a table already read, else from one read for addr
  * alone (from the per-boot copy of /proc/kallsyms when there is one) and

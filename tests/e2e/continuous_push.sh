@@ -77,7 +77,10 @@ check "pprof's time_nanos and duration_nanos: each window from the last one's en
 check "pyroscope: from and until in the query are the profile's in whole seconds" \
 	awk '$5 != int($3 / 1e9) * 1e9 || $6 != int($4 / 1e9) * 1e9 { exit 1 } END { exit NR == 0 }' "$T/up.pyroscope"
 span=$(awk 'NR == 1 { f = $3 } { u = $4 } END { printf "%.2f", (u - f) / 1e9 }' "$T/up.pyroscope")
-check "the windows cover the 4.5 s recorded ($span s)" awk -v s="$span" 'BEGIN { exit !(s >= 4.45 && s <= 5.5) }'
+# at least the 4.5 s: the windows are back to back (above); the run ends
+# past its -d by as long as a loaded machine delays its last round (6.3 s
+# seen with the other core's tests busy), so the upper bound is a hang's
+check "the windows cover the 4.5 s recorded ($span s)" awk -v s="$span" 'BEGIN { exit !(s >= 4.45 && s <= 9) }'
 
 # the outage: refused requests, then every window once; stderr says it once
 refused=$(requests outage | grep -c '"status": 503')

@@ -16,7 +16,7 @@
 
 static const char usage_line[] =
 	"usage: kprof collapse [--pid|--tid] [--kernel] [--jit] [--all] [--addrs] [--srcline]\n"
-	"                      [--event-filter=EVENT] [-o FILE] [FILE...]\n";
+	"                      [--event-filter=EVENT] [--header] [-o FILE] [FILE...]\n";
 
 static void print_help(void)
 {
@@ -31,6 +31,8 @@ static void print_help(void)
 	      "  --addrs               show the address of unknown frames: [module <addr>]\n"
 	      "  --srcline             input is `perf script -F+srcline`: add file:line to frames\n"
 	      "  --event-filter=EVENT  keep only samples of EVENT (default: the first event seen)\n"
+	      "  --header              first line \"# countname: UNIT\": what the counts are, for\n"
+	      "                        kprof flamegraph (flamegraph.pl skips it with a warning)\n"
 	      "  -o, --output=FILE     write to FILE (replaced only when complete)\n"
 	      "  -h, --help            show this help\n",
 	      stdout);
@@ -47,6 +49,7 @@ enum {
 	OPT_EVENT,
 	OPT_INLINE,
 	OPT_CONTEXT,
+	OPT_HEADER,
 };
 
 static const struct option long_opts[] = {
@@ -60,6 +63,7 @@ static const struct option long_opts[] = {
 	{"event-filter", required_argument, NULL, OPT_EVENT},
 	{"inline", no_argument, NULL, OPT_INLINE},
 	{"context", no_argument, NULL, OPT_CONTEXT},
+	{"header", no_argument, NULL, OPT_HEADER},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -117,6 +121,24 @@ static bool report(const struct kp_collapse *c, char **files, int nfiles)
 	return useless;
 }
 
+/* The folded lines, after "# countname: UNIT" with --header; without it,
+ * counts that are not samples are named on stderr, with the way to keep
+ * their unit (flamegraph.pl and plain folded text have no place for it). */
+static int write_folded(struct kp_collapse *c, bool header, FILE *out, struct kp_diag *d)
+{
+	char unit[64];
+
+	kp_collapse_countname(c, unit, sizeof(unit));
+	if (header && fprintf(out, "# countname: %s\n", unit) < 0)
+		return kp_diag_errno(d, -EIO, "writing the header");
+	if (!header && strcmp(unit, "samples") != 0)
+		kp_say("note: the counts are %s (the samples' periods of %s): kprof flamegraph "
+		       "--countname %s says so, or collapse --header writes it in the output",
+		       strcmp(unit, "ns") == 0 ? "nanoseconds" : unit, kp_collapse_stats(c)->event,
+		       unit);
+	return kp_collapse_write(c, out, d);
+}
+
 int kp_cmd_collapse(int argc, char **argv)
 {
 	struct kp_collapse_opts opts = {0};
@@ -125,6 +147,7 @@ int kp_cmd_collapse(int argc, char **argv)
 	struct kp_collapse *c;
 	const char *output = NULL;
 	int ch, status = 0;
+	bool header = false;
 
 	optind = 1;
 	opterr = 0;
@@ -153,6 +176,9 @@ int kp_cmd_collapse(int argc, char **argv)
 			break;
 		case OPT_EVENT:
 			opts.event_filter = optarg;
+			break;
+		case OPT_HEADER:
+			header = true;
 			break;
 		case OPT_INLINE:
 		case OPT_CONTEXT:
@@ -201,7 +227,7 @@ int kp_cmd_collapse(int argc, char **argv)
 		status = 1;
 		goto out_collapse;
 	}
-	if (kp_collapse_write(c, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0) {
+	if (write_folded(c, header, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0) {
 		kp_err("%s", d.msg);
 		status = 1;
 	}

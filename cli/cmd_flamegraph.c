@@ -202,6 +202,7 @@ int kp_cmd_flamegraph(int argc, char **argv)
 	struct kp_folded_read_opts ro = {0};
 	struct inputs in = {0};
 	const char *opath = NULL;
+	char unit[64] = "";
 	int status;
 
 	kp_svg_opts_init(&so);
@@ -211,7 +212,13 @@ int kp_cmd_flamegraph(int argc, char **argv)
 	in.f = kp_folded_new();
 	/* a flame chart draws stacks in input (time) order */
 	kp_folded_set_sequence(in.f, so.flamechart);
-	status = read_inputs(&in, optind, argc, argv, &ro) < 0 ? 1 : draw(in.f, &so, opath);
+	/* the unit kprof collapse --header wrote, unless --countname says */
+	ro.countname = unit;
+	ro.countname_size = sizeof(unit);
+	status = read_inputs(&in, optind, argc, argv, &ro);
+	if (!so.countname && unit[0])
+		so.countname = unit;
+	status = status < 0 ? 1 : draw(in.f, &so, opath);
 	kp_folded_free(in.f);
 	return status;
 }

@@ -14,6 +14,7 @@
  * distinct stack, at the end, in the script's order. */
 #include "formats/collapse.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,7 @@ struct kp_collapse {
 	uint32_t pname_id;
 	struct kp_bytes pname;
 	kp_count period;
+	bool weighted; /* its header gave a period (not "" or "0") */
 	uint32_t *ids; /* name ids of its frames, in input order */
 	size_t nids, ids_cap;
 	size_t *blocks; /* first id of each frame line */
@@ -388,6 +390,7 @@ static bool header_line(struct kp_collapse *c, const char *s, size_t n)
 	}
 	if (!parse_period(per, pern, &c->period))
 		return false;
+	c->weighted = per && pern && !(pern == 1 && per[0] == '0');
 
 	/* no /TID (or a TID of "0", false in Perl): the number is the TID */
 	if (d3 && !(d3n == 1 && d3[0] == '0')) {
@@ -824,6 +827,7 @@ static void end_sample(struct kp_collapse *c)
 	/* cannot fail, the total cannot overflow: see parse_period */
 	kp_folded_add_ids(c->stacks, c->key, n, c->period, 0);
 	c->st.samples++;
+	c->st.weighted += c->weighted;
 	reset_sample(c);
 }
 
@@ -952,4 +956,29 @@ int kp_collapse_write(struct kp_collapse *c, FILE *out, struct kp_diag *d)
 	if (fflush(out) != 0 || ferror(out) || err)
 		return kp_diag_errno(d, -(errno ? errno : EIO), "cannot write the folded stacks");
 	return 0;
+}
+
+/* cpu-clock and task-clock count nanoseconds: their period is time */
+static const char *const ns_events[] = {"cpu-clock", "task-clock"};
+
+void kp_collapse_countname(const struct kp_collapse *c, char *buf, size_t size)
+{
+	const char *ev = c->st.event;
+	size_t n = 0;
+
+	snprintf(buf, size, "samples");
+	if (!c->st.weighted || !ev)
+		return;
+	/* the event without its modifiers (cpu-clock:ppp), of name bytes only */
+	while (ev[n] && ev[n] != ':' && n + 1 < size &&
+	       (isalnum((unsigned char)ev[n]) || strchr("-_./", ev[n])))
+		n++;
+	if (!n || (ev[n] && ev[n] != ':'))
+		return;
+	for (size_t i = 0; i < sizeof(ns_events) / sizeof(ns_events[0]); i++)
+		if (strlen(ns_events[i]) == n && memcmp(ev, ns_events[i], n) == 0) {
+			snprintf(buf, size, "ns");
+			return;
+		}
+	snprintf(buf, size, "%.*s", (int)n, ev);
 }

@@ -35,6 +35,7 @@ struct kp_collapse_opts {
 struct kp_collapse_stats {
 	uint64_t lines;		  /* lines read, all inputs */
 	uint64_t samples;	  /* samples folded into a stack */
+	uint64_t weighted;	  /* of them, counted by the period their header gave */
 	uint64_t filtered;	  /* sample headers skipped because of their event */
 	uint64_t bad_lines;	  /* lines that are not perf script: skipped */
 	unsigned first_bad_input; /* 0-based input index of the first bad line */
@@ -69,6 +70,13 @@ int kp_collapse_read_fd(struct kp_collapse *c, int fd, const char *name, struct 
 /* Writes "stack count\n" lines sorted by stack (byte order, as Perl's sort).
  * Returns 0 or a negative errno (d set). */
 int kp_collapse_write(struct kp_collapse *c, FILE *out, struct kp_diag *d);
+
+/* What the counts are, into buf (size bytes, at least 8): "samples" when
+ * no sample gave a period; else "ns" for cpu-clock and task-clock (their
+ * period is nanoseconds), or the event's name without its modifiers
+ * ("cycles" for cycles:u), the unit of its period; "samples" when that
+ * name has bytes other than letters, digits and -_./ or does not fit. */
+void kp_collapse_countname(const struct kp_collapse *c, char *buf, size_t size);
 
 /* Number of distinct stacks so far. */
 size_t kp_collapse_nstacks(const struct kp_collapse *c);

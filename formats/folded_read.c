@@ -3,6 +3,7 @@
  * decimals (kp_folded_align) before its frames are interned. */
 #include "formats/folded_read.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,24 @@ static bool skipped_line(const char *line, size_t len)
 	return i == len || line[i] == '#';
 }
 
+/* "# countname: UNIT" (kprof collapse --header): UNIT into
+ * opts->countname, the first time only. */
+static void take_countname(const struct kp_folded_read_opts *opts, const char *line, size_t len)
+{
+	static const char key[] = "# countname: ";
+	size_t k = sizeof(key) - 1, n;
+
+	if (opts->countname_size < 2 || opts->countname[0] || len <= k || memcmp(line, key, k) != 0)
+		return;
+	for (n = k; n < len; n++)
+		if (!isalnum((unsigned char)line[n]) && !(line[n] && strchr("-_./", line[n])))
+			return;
+	if (len - k >= opts->countname_size)
+		return;
+	memcpy(opts->countname, line + k, len - k);
+	opts->countname[len - k] = '\0';
+}
+
 /* The counts of a line, in the table's units, and its stack's length;
  * NULL or why the line is bad. */
 static const char *line_counts(struct kp_folded *f, const char *line, size_t len, size_t *stack_len,
@@ -367,8 +386,11 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 		lineno++;
 		if (len && line[len - 1] == '\r')
 			len--;
-		if (skipped_line(line, len))
+		if (skipped_line(line, len)) {
+			if (opts && opts->countname)
+				take_countname(opts, line, len);
 			continue;
+		}
 		why = line_counts(f, line, len, &stack_len, &lc);
 		if (!why) {
 			n = split_frames(f, &fr, line, stack_len, &end);

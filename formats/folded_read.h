@@ -30,6 +30,14 @@ struct kp_folded_read_opts {
 	 * errno's text), e.g. kp_zstd_reader_error of the reader behind it. */
 	const char *(*read_error)(const void *arg);
 	const void *read_error_arg;
+	/* Where to put what the counts are when the text says it in a
+	 * "# countname: UNIT" comment line (kprof collapse --header): the
+	 * first such UNIT of letters, digits and -_./, at most
+	 * countname_size - 1 bytes, when countname is "" (the caller's
+	 * start: a later file's line does not replace it); untouched when
+	 * there is none. NULL: not asked. */
+	char *countname;
+	size_t countname_size;
 };
 
 /* Reads folded text ("a;b;c 12" per line; CRLF, blank lines and '#'

@@ -241,13 +241,18 @@ static bool runs_as(const char *path, const char *comm)
 
 /* The profiled program: pprof takes the first mapping for the main binary
  * ("File:" in its header). It is the file of the user mappings that runs
- * as the tasks holding the most samples; n when none does. */
+ * as the tasks holding the most samples; n when none does, or when the
+ * whole machine was sampled (the kernel's mapping comes first then, as
+ * perf's converters write: the first busy program is no main file). */
 static size_t main_mapping(const struct pp *b)
 {
 	size_t n = kp_profile_nmappings(b->p), ns = kp_profile_nsamples(b->p), best = n;
 	struct kp_u64map by_comm; /* comm string id -> samples */
 	kp_count best_w = 0;
+	const char *scope = kp_profile_meta(b->p, KP_META_SCOPE);
 
+	if (scope && strcmp(scope, "system") == 0)
+		return n;
 	kp_u64map_init(&by_comm);
 	for (size_t i = 0; i < ns; i++) {
 		struct kp_profile_root root;
@@ -284,7 +289,11 @@ static void add_mappings(struct pp *b)
 {
 	size_t n = kp_profile_nmappings(b->p), nloc = kp_profile_nlocations(b->p);
 	size_t first = main_mapping(b);
-	bool kernel = false, other = false;
+	const char *scope = kp_profile_meta(b->p, KP_META_SCOPE);
+	/* the whole machine: the kernel's mapping first, always there */
+	bool sys = scope && strcmp(scope, "system") == 0;
+	bool kernel = sys, other = false;
+	size_t off = sys; /* where the profile's mappings start */
 
 	/* the main binary first, the others in the profile's order after it */
 	b->map_order = kp_xcalloc(n ? n : 1, sizeof(*b->map_order));
@@ -293,7 +302,7 @@ static void add_mappings(struct pp *b)
 	for (size_t k = 0; k < n; k++) {
 		const struct kp_profile_mapping *pm = kp_profile_mapping_at(b->p, b->map_order[k]);
 
-		kp_u64map_put(&b->map_of, map_key(pm->kind, pm->obj), k + 1);
+		kp_u64map_put(&b->map_of, map_key(pm->kind, pm->obj), off + k + 1);
 	}
 	for (size_t l = 0; l < nloc; l++) {
 		const struct kp_loc *loc = kp_profile_loc(b->p, (uint32_t)l);
@@ -316,12 +325,12 @@ static void add_mappings(struct pp *b)
 	for (size_t i = 0; i < n; i++) {
 		const struct kp_profile_mapping *pm = kp_profile_mapping_at(b->p, b->map_order[i]);
 
-		b->maps[i].filename = pstr(b, pm->path);
-		b->maps[i].build_id = build_id_str(b, pm);
+		b->maps[off + i].filename = pstr(b, pm->path);
+		b->maps[off + i].build_id = build_id_str(b, pm);
 	}
 	if (kernel) {
-		b->kernel_map = n + 1;
-		b->maps[n].filename = str(b, KERNEL_MAPPING);
+		b->kernel_map = sys ? 1 : n + 1;
+		b->maps[b->kernel_map - 1].filename = str(b, KERNEL_MAPPING);
 	}
 	if (other)
 		b->other_map = n + kernel + 1;

@@ -217,5 +217,6 @@ const char *kp_profile_meta(const struct kp_profile *p, const char *key);
 #define KP_META_UNRESOLVED "unresolved.%s" /* kernel, user, jit, other: frames */
 #define KP_META_SOURCE	   "source"	   /* what the profile was read from: "folded" */
 #define KP_META_ROOTS	   "roots"	   /* comm, comm-pid or comm-pid/tid: what the roots hold */
+#define KP_META_SCOPE	   "scope"	   /* "system": the whole machine (-a, -C); else absent */
 
 #endif

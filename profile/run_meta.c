@@ -98,6 +98,8 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p)
 	if (m->kernel)
 		kp_profile_set_meta(p, KP_META_KERNEL, "%s", m->kernel);
 	kp_profile_set_meta(p, KP_META_ROOTS, "%s", roots_names[m->roots]);
+	if (m->system_wide)
+		kp_profile_set_meta(p, KP_META_SCOPE, "system");
 	if (m->have_unresolved)
 		write_unresolved(m, p);
 }
@@ -144,6 +146,8 @@ void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m)
 	for (size_t i = 0; roots && i < sizeof(roots_names) / sizeof(roots_names[0]); i++)
 		if (strcmp(roots, roots_names[i]) == 0)
 			m->roots = (enum kp_run_roots)i;
+	m->system_wide = kp_profile_meta(p, KP_META_SCOPE) &&
+			 strcmp(kp_profile_meta(p, KP_META_SCOPE), "system") == 0;
 }
 
 char *kp_run_meta_program(const char *cmd)

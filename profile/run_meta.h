@@ -49,6 +49,7 @@ struct kp_run_meta {
 	uint64_t lost;	    /* samples the kernel dropped */
 	uint64_t throttled; /* times the kernel throttled the events (written when not 0) */
 	enum kp_run_roots roots;
+	bool system_wide;     /* the whole machine (-a, -C): "scope" is written, "system" */
 	bool have_end;	      /* duration, samples and lost are known */
 	bool have_unresolved; /* unresolved[] is known (the profile was named) */
 	/* frames never named, by location kind (KP_LOC_UNKNOWN is "other") */
@@ -57,9 +58,9 @@ struct kp_run_meta {
 
 /* Sets p's metadata from m, in this order: event, frequency or period,
  * cpus, start, then (have_end) duration, samples, lost and throttled (when
- * not 0), then version,
- * command, host, kernel, roots, then (have_unresolved) unresolved.other,
- * .kernel, .user, .jit. A key already set keeps its place (a second call
+ * not 0), then version, command, host, kernel, roots, scope (when
+ * system_wide), then (have_unresolved) unresolved.other, .kernel, .user,
+ * .jit. A key already set keeps its place (a second call
  * with more known adds the rest at the end). */
 void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p);
 

@@ -140,6 +140,7 @@ static void start_profile(struct kp_session *s, int *cpus, size_t ncpus)
 	s->cpus = cpus;
 	m->cpus = cpus;
 	m->ncpus = ncpus;
+	m->system_wide = s->opts.system_wide;
 	m->roots = s->opts.root_tid   ? KP_RUN_ROOTS_TID
 		   : s->opts.root_pid ? KP_RUN_ROOTS_PID
 				      : KP_RUN_ROOTS_COMM;

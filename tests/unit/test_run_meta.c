@@ -146,4 +146,27 @@ static void test_program(void)
 	}
 }
 
-KP_TEST_MAIN(test_write_order_and_read_back, test_write_all_at_once, test_program)
+/* A whole-machine run says so after roots (pprof then names no program as
+ * its main file); a run of a command writes no scope. */
+static void test_scope(void)
+{
+	struct kp_run_meta m = {.event = "cpu-clock", .system_wide = true}, r;
+	struct kp_profile *p = kp_profile_new(), *q = kp_profile_new();
+	const char *key, *value;
+
+	kp_run_meta_write(&m, p);
+	kp_profile_meta_at(p, kp_profile_nmeta(p) - 1, &key, &value);
+	CHECK_EQ_STR(key, "scope");
+	CHECK_EQ_STR(value, "system");
+	kp_run_meta_read(p, &r);
+	CHECK(r.system_wide);
+	m.system_wide = false;
+	kp_run_meta_write(&m, q);
+	CHECK(kp_profile_meta(q, "scope") == NULL);
+	kp_run_meta_read(q, &r);
+	CHECK(!r.system_wide);
+	kp_profile_free(p);
+	kp_profile_free(q);
+}
+
+KP_TEST_MAIN(test_write_order_and_read_back, test_write_all_at_once, test_program, test_scope)

@@ -48,5 +48,20 @@ for p in "${pythons[@]}"; do
 	check "$v: >= 95% of spin's samples whole, 21 levels of f ($good of $spin)" \
 		at_least_pct "$good" "$spin" 95
 	[ "$good" -ge "$spin" ] || grep ';py::spin:' "$out" | grep -v ';_start;' | head -3 | cut -c1-400
+	check "$v -X perf: no note of missing Python frames" lacks "$T/$v.err" 'no Python function named'
+done
+
+# Without -X perf (and with a python that has none, Debian 12's 3.11) the
+# summary says once what would name the Python functions.
+others=("${pythons[0]}")
+sys=$(command -v python3) && [ "$("$sys" -c 'import sys; print(sys.version_info < (3, 12))')" = True ] &&
+	others+=("$sys")
+for p in "${others[@]}"; do
+	v=$(basename "$(readlink -f "$p")")
+	timeout 60 "$KPROF" -F 499 -f folded -o "$T/plain.folded" -- "$p" "$py" 0.2 \
+		>"$T/plain.out" 2>"$T/plain.err"
+	check "$v without -X perf: exit status 0" [ $? -eq 0 ]
+	check "$v without -X perf: the summary says once to run it with -X perf" \
+		[ "$(grep -c "kprof: python3\.[0-9]*: no Python function named.*-X perf (python 3\.12" "$T/plain.err")" = 1 ]
 done
 finish

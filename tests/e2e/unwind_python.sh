@@ -36,7 +36,7 @@ py=$KP_TESTS/workloads/py/recurse.py
 for p in "${pythons[@]}"; do
 	v=$(basename "$p")
 	out=$T/$v.folded
-	timeout 60 "$KPROF" -F 499 -f folded -o "$out" -- "$p" -X perf "$py" 0.6 \
+	timeout 60 "$KPROF" -F 499 -f folded -o "$out" -- "$p" -X perf "$py" 0.3 \
 		>"$T/$v.out" 2>"$T/$v.err"
 	check "$v: exit status 0" [ $? -eq 0 ]
 	remove_map_of "$(sed -n 's/^pid //p' "$T/$v.out")"
@@ -54,7 +54,7 @@ done
 # Without -X perf (and with a python that has none, Debian 12's 3.11) the
 # summary says once what would name the Python functions.
 others=("${pythons[0]}")
-sys=$(command -v python3) && [ "$("$sys" -c 'import sys; print(sys.version_info < (3, 12))')" = True ] &&
+sys=$(PATH=/usr/bin:/bin command -v python3) && [ "$("$sys" -c 'import sys; print(sys.version_info < (3, 12))')" = True ] &&
 	others+=("$sys")
 for p in "${others[@]}"; do
 	v=$(basename "$(readlink -f "$p")")

@@ -84,16 +84,23 @@ int kp_pytramp_at(struct kp_unwinder *u, pid_t pid, uint64_t addr, bool *after_c
 	}
 	cfa = tramp_read(o, pid, addr, &ret);
 	if (kp_u64map_count(&u->pytramp) >= MAX_TRAMP_ADDRS)
-		kp_pytramp_clear(u);
+		kp_pytramp_clear(u, 0);
+	kp_u64map_put(&u->pytramp_pids, (uint64_t)(uint32_t)pid, 1);
 	kp_u64map_put(&u->pytramp, addr, (uint64_t)(uint32_t)pid << 16 | (uint64_t)ret << 8 | cfa);
 	*after_call = ret;
 	return cfa;
 }
 
-void kp_pytramp_clear(struct kp_unwinder *u)
+void kp_pytramp_clear(struct kp_unwinder *u, pid_t pid)
 {
+	/* only a process whose code was read empties the cache: a build's
+	 * thousands of short processes leave a python's trampolines alone */
+	if (pid && !kp_u64map_get(&u->pytramp_pids, (uint64_t)(uint32_t)pid, &(uint64_t){0}))
+		return;
 	kp_u64map_fini(&u->pytramp);
 	kp_u64map_init(&u->pytramp);
+	kp_u64map_fini(&u->pytramp_pids);
+	kp_u64map_init(&u->pytramp_pids);
 }
 
 bool kp_pytramp_row(struct kp_unwinder *u, pid_t pid, uint64_t ip, bool exact,

@@ -19,6 +19,7 @@ struct kp_unwinder *kp_unwind_new(const struct kp_unwind_objects *objs)
 	kp_remote_accessors(&u->acc);
 	kp_u64map_init(&u->spaces);
 	kp_u64map_init(&u->pytramp);
+	kp_u64map_init(&u->pytramp_pids);
 	return u;
 }
 
@@ -35,6 +36,7 @@ void kp_unwind_free(struct kp_unwinder *u)
 		kp_remote_space_free((struct aspace *)(uintptr_t)v);
 	kp_u64map_fini(&u->spaces);
 	kp_u64map_fini(&u->pytramp);
+	kp_u64map_fini(&u->pytramp_pids);
 	free(u);
 }
 
@@ -48,7 +50,7 @@ void kp_unwind_flush(struct kp_unwinder *u, pid_t pid)
 	uint64_t v;
 
 	/* anonymous code may have been replaced: read trampolines again */
-	kp_pytramp_clear(u);
+	kp_pytramp_clear(u, pid);
 	if (kp_u64map_get(&u->spaces, (uint64_t)(uint32_t)pid, &v))
 		kp_remote_space_flush((struct aspace *)(uintptr_t)v);
 }
@@ -57,7 +59,7 @@ void kp_unwind_forget(struct kp_unwinder *u, pid_t pid)
 {
 	uint64_t v;
 
-	kp_pytramp_clear(u);
+	kp_pytramp_clear(u, pid);
 	if (kp_u64map_get(&u->spaces, (uint64_t)(uint32_t)pid, &v)) {
 		kp_remote_space_free((struct aspace *)(uintptr_t)v);
 		kp_u64map_del(&u->spaces, (uint64_t)(uint32_t)pid);

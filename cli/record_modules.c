@@ -183,6 +183,59 @@ static void print_module(const struct kp_profile *p, const struct module *m, kp_
 	       100.0 * (double)m->by[HOW_UNKNOWN] / f, remedy(m));
 }
 
+/* "python3.N" from a file name holding it (python3.11, libpython3.12.so),
+ * into buf; false when it holds none. */
+static bool python_name(const char *path, char *buf, size_t size)
+{
+	const char *base = strrchr(path, '/'), *py;
+	size_t n = 7;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "python3", 7) != 0 && strncmp(base, "libpython3", 10) != 0)
+		return false;
+	py = strstr(base, "python3");
+	while (py[n] == '.' || (py[n] >= '0' && py[n] <= '9'))
+		n++;
+	while (n > 7 && py[n - 1] == '.')
+		n--;
+	snprintf(buf, size, "%.*s", (int)n, py);
+	return true;
+}
+
+/* A python ran, and no Python function was named (CPython's perf map
+ * names them py::FUNC:FILE): says once what would name them. */
+static void python_note(const struct kp_profile *p)
+{
+	char python[32] = "";
+
+	for (uint32_t loc = 0; loc < kp_profile_nlocations(p); loc++) {
+		const struct kp_loc *l = kp_profile_loc(p, loc);
+		const struct kp_profile_mapping *m;
+		size_t n;
+		bool resolved;
+		const struct kp_profile_frame *f;
+
+		if (l->kind == KP_LOC_JIT) {
+			f = kp_profile_frames(p, loc, &n, &resolved);
+			for (size_t i = 0; i < n; i++)
+				if (strncmp(kp_profile_str(
+						    p,
+						    kp_profile_function_at(p, f[i].function)->name,
+						    NULL),
+					    "py::", 4) == 0)
+					return;
+		} else if (l->kind == KP_LOC_USER && !python[0] &&
+			   (m = kp_profile_mapping_of(p, l->kind, l->obj))) {
+			python_name(kp_profile_str(p, m->path, NULL), python, sizeof(python));
+		}
+	}
+	if (python[0])
+		kp_say("%s: no Python function named, only the interpreter's C frames: run it with "
+		       "-X perf (python 3.12 and later; or PYTHONPERFSUPPORT=1) to name them, "
+		       "whole stacks (3.11 and older have no -X perf)",
+		       python);
+}
+
 void kp_record_modules_print(const struct kp_profile *p)
 {
 	int v = kp_profile_find_value(p, "samples");
@@ -210,4 +263,5 @@ void kp_record_modules_print(const struct kp_profile *p)
 	for (size_t i = 0; i < n; i++)
 		free(mods[i].start_prefix);
 	free(mods);
+	python_note(p);
 }

@@ -194,6 +194,14 @@ static bool jit_unwind(void *sym, pid_t pid, uint64_t addr, struct kp_unwind_jit
 	return true;
 }
 
+/* A few bytes of a process's code, for the unwinder to know CPython's
+ * perf trampolines by (docs/unwinding.md). */
+static ssize_t process_code(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	(void)arg;
+	return kp_tasks_read_mem(pid, addr, buf, len);
+}
+
 /* A jitdump's load is JIT code unless it lies in a file the process
  * maps (V8's embedded builtins, in node's binary, named from its
  * symbols). Code in no mapping yet is kept: its MMAP2 record may still
@@ -442,7 +450,8 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 		kp_notes_add(&s->ev.notes,
 			     "waits timed from perf's SWITCH records, not in the kernel: %s",
 			     s->bpf_why.msg);
-	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind});
+	s->unw = kp_unwind_new(
+		&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind, process_code});
 	kp_sym_set_jit_code_check(opts->sym, jit_code, s);
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 	return s;

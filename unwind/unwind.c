@@ -18,6 +18,8 @@ struct kp_unwinder *kp_unwind_new(const struct kp_unwind_objects *objs)
 	kp_cfi_init(&u->cfi);
 	kp_remote_accessors(&u->acc);
 	kp_u64map_init(&u->spaces);
+	kp_u64map_init(&u->pytramp);
+	kp_u64map_init(&u->pytramp_pids);
 	return u;
 }
 
@@ -33,6 +35,8 @@ void kp_unwind_free(struct kp_unwinder *u)
 	while (kp_u64map_next(&u->spaces, &pos, &key, &v))
 		kp_remote_space_free((struct aspace *)(uintptr_t)v);
 	kp_u64map_fini(&u->spaces);
+	kp_u64map_fini(&u->pytramp);
+	kp_u64map_fini(&u->pytramp_pids);
 	free(u);
 }
 
@@ -45,6 +49,8 @@ void kp_unwind_flush(struct kp_unwinder *u, pid_t pid)
 {
 	uint64_t v;
 
+	/* anonymous code may have been replaced: read trampolines again */
+	kp_pytramp_clear(u, pid);
 	if (kp_u64map_get(&u->spaces, (uint64_t)(uint32_t)pid, &v))
 		kp_remote_space_flush((struct aspace *)(uintptr_t)v);
 }
@@ -53,6 +59,7 @@ void kp_unwind_forget(struct kp_unwinder *u, pid_t pid)
 {
 	uint64_t v;
 
+	kp_pytramp_clear(u, pid);
 	if (kp_u64map_get(&u->spaces, (uint64_t)(uint32_t)pid, &v)) {
 		kp_remote_space_free((struct aspace *)(uintptr_t)v);
 		kp_u64map_del(&u->spaces, (uint64_t)(uint32_t)pid);

@@ -104,6 +104,11 @@ struct kp_unwind_objects {
 	int (*fd)(void *arg, uint32_t obj);
 	void *arg;
 	bool (*jit)(void *arg, pid_t pid, uint64_t addr, struct kp_unwind_jit *out);
+	/* code(arg, pid, addr, buf, len), which may be NULL, reads up to len
+	 * bytes of the process's memory at addr (bytes read, or -errno): the
+	 * unwinder reads a few bytes of anonymous code with it, to know
+	 * CPython's perf trampolines (docs/unwinding.md) */
+	ssize_t (*code)(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len);
 };
 
 /* A new unwinder that reads objects through objs (copied; arg is borrowed

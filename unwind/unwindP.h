@@ -240,7 +240,9 @@ struct kp_unwinder {
 	struct kp_cfi cfi;
 	bool libunwind_only; /* kp_unwind_set_libunwind_only */
 	unw_accessors_t acc;
-	struct kp_u64map spaces; /* pid -> struct aspace * */
+	struct kp_u64map spaces;       /* pid -> struct aspace * */
+	struct kp_u64map pytramp;      /* address -> what pytramp.c read there */
+	struct kp_u64map pytramp_pids; /* pid -> 1: processes read into pytramp */
 };
 
 /* libunwind's accessors: memory from the stack copy and the objects'
@@ -275,6 +277,15 @@ enum dw_stop {
 	DW_END, /* the walk is over: end says why */
 	DW_FP,	/* no table: go on with the frame-pointer chain */
 };
+
+/* CPython's perf trampolines (pytramp.c): the CFA offset from sp at addr
+ * when the code there is one (0: none), and whether addr is its call's
+ * return address; the row a step from ip takes there (false: none); the
+ * cache of what was read, emptied when pid's code was read into it. */
+int kp_pytramp_at(struct kp_unwinder *u, pid_t pid, uint64_t addr, bool *after_call);
+bool kp_pytramp_row(struct kp_unwinder *u, pid_t pid, uint64_t ip, bool exact,
+		    struct kp_cfi_row *row);
+void kp_pytramp_clear(struct kp_unwinder *u, pid_t pid); /* 0: whatever was read */
 
 /* What one CFI step found. */
 enum step {

@@ -58,6 +58,12 @@ bool kp_walk_is_code(struct uctx *c, uint64_t addr, bool *has_table)
 	if (!addr || !map_find(c, addr))
 		return false;
 	*has_table = c->map_t && c->map_t->ok;
+	/* CPython's trampolines step by their known rule, as by a table */
+	if (!*has_table && !c->map.obj) {
+		bool after_call;
+
+		*has_table = kp_pytramp_at(c->u, c->in->pid, addr, &after_call) != 0;
+	}
 	return true;
 }
 
@@ -285,11 +291,16 @@ static const struct kp_cfi_row *frame_row(struct uctx *c, uint64_t ip, bool exac
 enum step kp_walk_step(struct uctx *c, bool *exact)
 {
 	const struct kp_cfi_row *row = frame_row(c, c->regs[UNW_X86_64_RIP], *exact);
+	struct kp_cfi_row tramp;
 	bool signal = row->signal;
 	enum step r;
 
 	c->beyond = false;
-	if (row->kind == KP_CFI_STEP && !c->u->libunwind_only) {
+	if (row->kind == KP_CFI_NOINFO && !c->map.obj &&
+	    kp_pytramp_row(c->u, c->in->pid, c->regs[UNW_X86_64_RIP], *exact, &tramp)) {
+		c->u->tables.st.steps_kprof++;
+		r = row_step(c, &tramp);
+	} else if (row->kind == KP_CFI_STEP && !c->u->libunwind_only) {
 		c->u->tables.st.steps_kprof++;
 		r = row_step(c, row);
 	} else if (row->kind == KP_CFI_NOINFO && !c->u->libunwind_only) {

@@ -12,6 +12,7 @@
 #include "formats/pprof.h"
 #include "formats/recording.h"
 #include "formats/speedscope.h"
+#include "formats/zstdio.h"
 #include "flamegraph/svg.h"
 #include "profile/run_meta.h"
 #include "util/xalloc.h"
@@ -147,11 +148,13 @@ static int write_speedscope(const struct kp_output_ctx *ctx, FILE *out, struct k
 }
 
 static const char *const svg_exts[] = {".svg", NULL};
-static const char *const folded_exts[] = {".folded", ".txt", NULL};
+/* .zst after the text formats that tools read back (kprof report reads
+ * compressed folded text): written compressed (kp_outputs_write) */
+static const char *const folded_exts[] = {".folded", ".txt", ".folded.zst", NULL};
 static const char *const top_exts[] = {".top", NULL};
 static const char *const kprof_exts[] = {".kprof", NULL};
 static const char *const pprof_exts[] = {".pb.gz", NULL};
-static const char *const speedscope_exts[] = {".speedscope.json", NULL};
+static const char *const speedscope_exts[] = {".speedscope.json", ".speedscope.json.zst", NULL};
 
 enum { SVG, FOLDED, TOP, KPROF, PPROF, SPEEDSCOPE };
 
@@ -236,7 +239,7 @@ const char *kp_output_names(const struct kp_output_table *t)
 void kp_output_help(const struct kp_output_table *t, FILE *out)
 {
 	for (size_t i = 0; i < t->n; i++) {
-		char exts[64] = "";
+		char exts[96] = "";
 		size_t n = 0;
 
 		for (const char *const *e = t->v[i].exts; *e && n < sizeof(exts); e++)
@@ -250,6 +253,37 @@ int kp_output_write(const struct kp_output_format *fmt, const struct kp_output_c
 		    struct kp_diag *d)
 {
 	return fmt->write(ctx, out, d);
+}
+
+/* True when path's file name has an extension: a dot that does not start
+ * it ("x.png", not "x" nor ".profile"). */
+static bool has_ext(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL, *base = slash ? slash + 1 : path;
+	const char *dot = base ? strrchr(base, '.') : NULL;
+
+	return dot && dot != base && dot[1];
+}
+
+static bool ends_zst(const char *path)
+{
+	size_t len = path ? strlen(path) : 0;
+
+	return len > 4 && strcmp(path + len - 4, ".zst") == 0;
+}
+
+/* A usage error for -o path (without -f) whose extension no format of t
+ * has: writing an SVG into x.png would surprise. Returns 0 or 2. */
+static int check_ext(const struct kp_output_table *t, const char *path, const char *cmd)
+{
+	if (!has_ext(path) || kp_output_by_path(t, path))
+		return 0;
+	kp_err("%s-o %s: unknown extension; the formats (-f NAME) and their extensions:", cmd,
+	       path);
+	kp_output_help(t, stderr);
+	kp_say("a name without an extension is written as %s; -f NAME writes any name",
+	       t->fallback->name);
+	return 2;
 }
 
 /* The format of output path (NULL: stdout) of npaths, named by -f or
@@ -285,6 +319,7 @@ int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const
 	o->n = npaths ? npaths : 1;
 	o->fmt = kp_xcalloc(o->n, sizeof(*o->fmt));
 	o->file = kp_xcalloc(o->n, sizeof(*o->file));
+	o->zst = kp_xcalloc(o->n, sizeof(*o->zst));
 	o->terminal_top = t->on_terminal && !fname && !npaths && isatty(STDOUT_FILENO);
 	for (size_t i = 0; i < o->n; i++) {
 		const char *path = npaths ? paths[i] : NULL;
@@ -295,7 +330,15 @@ int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const
 				return 2;
 			}
 		}
+		if (!named && check_ext(t, path, cmd))
+			return 2;
 		o->fmt[i] = choose(o, t, named, path, npaths);
+		o->zst[i] = ends_zst(path);
+		if (o->zst[i] && o->fmt[i]->binary) {
+			kp_err("%s-o %s: -f %s is compressed already: drop the .zst", cmd, path,
+			       o->fmt[i]->name);
+			return 2;
+		}
 		if (o->fmt[i]->binary && (!path || strcmp(path, "-") == 0) &&
 		    isatty(STDOUT_FILENO)) {
 			kp_err("%s-f %s is binary: give -o FILE or redirect stdout", cmd,
@@ -310,6 +353,25 @@ int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const
 	return 0;
 }
 
+/* Output i, through zstd when its name ends in .zst. Returns 0 or a
+ * negative errno (d). */
+static int write_one(struct kp_outputs *o, size_t i, const struct kp_output_ctx *ctx,
+		     struct kp_diag *d)
+{
+	struct kp_zstd_writer *z;
+	int err;
+
+	if (!o->zst[i])
+		return kp_output_write(o->fmt[i], ctx, o->file[i].fp, d);
+	z = kp_zstd_writer_new(o->file[i].fp, 0);
+	err = kp_output_write(o->fmt[i], ctx, kp_zstd_writer_file(z), d);
+	if (err < 0) {
+		kp_zstd_writer_free(z);
+		return err;
+	}
+	return kp_zstd_writer_finish(z, d);
+}
+
 int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
 		     size_t wsize)
 {
@@ -318,8 +380,7 @@ int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char
 	if (where && wsize)
 		where[0] = '\0';
 	for (size_t i = 0; i < o->n; i++) {
-		if (kp_output_write(o->fmt[i], ctx, o->file[i].fp, &d) < 0 ||
-		    kp_outfile_commit(&o->file[i], &d) < 0) {
+		if (write_one(o, i, ctx, &d) < 0 || kp_outfile_commit(&o->file[i], &d) < 0) {
 			kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
 			return 1;
 		}
@@ -339,6 +400,7 @@ void kp_outputs_free(struct kp_outputs *o)
 		kp_outfile_abort(&o->file[i]);
 	free(o->file);
 	free(o->fmt);
+	free(o->zst);
 	memset(o, 0, sizeof(*o));
 }
 

@@ -146,7 +146,8 @@ void kp_session_count_unresolved(struct kp_session *s);
 void kp_session_count_unresolved_in(struct kp_session *s, struct kp_profile *p);
 
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st);
-/* The command's exit status, shell style (0 when there was no command). */
+/* The command's exit status, shell style: 0 when there was no command
+ * or kprof stopped it at -d's end. */
 int kp_session_exit_code(const struct kp_session *s);
 /* Sentences for the user collected while opening and recording (fallbacks,
  * exclusions). Owned by the session. */

@@ -437,6 +437,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	kp_recqueue_init(&s->queue);
 	open_bpf(s, opts);
 	init_events(s, opts);
+	s->ev.quiet_cycles = opts->event_is_default;
 	if (s->bpf_err && opts->switch_source == KP_SWITCH_AUTO)
 		kp_notes_add(&s->ev.notes,
 			     "waits timed from perf's SWITCH records, not in the kernel: %s",

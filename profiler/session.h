@@ -48,9 +48,12 @@ struct kp_session_opts {
 	uint64_t switch_freq; /* off-CPU stacks sampled a second per event (0: every switch) */
 	uint64_t min_wait_ns; /* waits shorter are left out (counted) */
 	enum kp_switch_source switch_source;
-	bool event_is_default; /* -e not given: cycles may fall back quietly-ish */
-	bool system_wide;      /* -a, or -C without targets */
-	const int *cpus;       /* -C list; NULL = all online CPUs */
+	/* -e not given, or -q: cycles falls back to cpu-clock without a note
+	 * (every run on a machine without a PMU would say it; the event
+	 * sampled is in the recording's metadata and the SVG's subtitle) */
+	bool event_is_default;
+	bool system_wide; /* -a, or -C without targets */
+	const int *cpus;  /* -C list; NULL = all online CPUs */
 	size_t ncpus;
 	const pid_t *pids; /* -p / -t */
 	size_t npids;

@@ -7,6 +7,19 @@
 . "$(dirname "$0")/lib.bash"
 
 online=$(cat /sys/devices/system/cpu/online)
+# -h is --help, as for the subcommands; the help names every subcommand
+"$KPROF" -h >"$T/h.out" 2>"$T/err"
+check "kprof -h: exit 0 ($?)" [ $? -eq 0 ]
+check "kprof -h: the help" grep -q '^  -o, --output FILE' "$T/h.out"
+for sub in report diff collapse flamegraph symbolize; do
+	check "kprof --help names kprof $sub" grep -q "kprof $sub" "$T/h.out"
+done
+# without a PMU the default event falls back to cpu-clock quietly (every
+# run would say it); -e cycles asked for it: said, unless -q
+"$KPROF" -F 99 -f folded -o "$T/d.folded" -- true 2>"$T/err"
+check "default event: no word about a PMU ($(grep PMU "$T/err"))" sh -c "! grep -q PMU '$T/err'"
+"$KPROF" -q -e cycles -F 99 -f folded -o "$T/d.folded" -- true 2>"$T/err"
+check "-q -e cycles: no word about a PMU" sh -c "! grep -q PMU '$T/err'"
 "$KPROF" -C 4095 -f folded -o "$T/c.folded" -- true 2>"$T/err"
 check "-C of a CPU that does not exist: exit 1" [ $? -eq 1 ]
 check "-C: says the CPU does not exist and lists the online ones ($(cat "$T/err"))" \

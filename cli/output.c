@@ -15,6 +15,7 @@
 #include "formats/zstdio.h"
 #include "flamegraph/svg.h"
 #include "profile/run_meta.h"
+#include "profile/wait.h"
 #include "util/xalloc.h"
 
 /* The folded table the name-based writers draw from. */
@@ -48,7 +49,7 @@ static int write_folded(const struct kp_output_ctx *ctx, FILE *out, struct kp_di
  * metadata, so that the recorder and `kprof report` of its .kprof draw the
  * same: the command, then the event, rate, duration, samples and lost
  * samples. None for a profile that was not recorded (folded text). */
-static size_t run_lines(const struct kp_profile *p, char lines[2][4200])
+static size_t run_lines(const struct kp_profile *p, const char *value, char lines[2][4200])
 {
 	const char *cmd = kp_profile_meta(p, KP_META_COMMAND),
 		   *ev = kp_profile_meta(p, KP_META_EVENT),
@@ -65,15 +66,32 @@ static size_t run_lines(const struct kp_profile *p, char lines[2][4200])
 	if (!ev || !dur || !samples || !lost || (!freq && !period))
 		return 1;
 	kp_run_meta_read(p, &m);
-	snprintf(lines[1], sizeof(lines[1]), "%s %s %s %s, %.1f s, %s samples, %s lost", ev,
-		 freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events", m.duration,
-		 samples, lost);
+	if (value && strcmp(value, KP_VALUE_OFFCPU) == 0)
+		/* every wait is timed; the event only chose which stacks were
+		 * taken (docs/offcpu.md) */
+		snprintf(lines[1], sizeof(lines[1]),
+			 "off-CPU time of every wait (us), stacks from %s; %.1f s, %s stacks, %s "
+			 "lost",
+			 ev, m.duration, samples, lost);
+	else if (value && strcmp(value, KP_VALUE_WALL) == 0)
+		snprintf(lines[1], sizeof(lines[1]),
+			 "wall-clock time (us): on CPU %s %s %s %s, off CPU every wait timed; %.1f "
+			 "s, %s samples, %s lost",
+			 ev, freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events",
+			 m.duration, samples, lost);
+	else
+		snprintf(lines[1], sizeof(lines[1]), "%s %s %s %s, %.1f s, %s samples, %s lost", ev,
+			 freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events",
+			 m.duration, samples, lost);
 	return 2;
 }
 
 static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
 	struct kp_folded *f = fold(ctx, d);
+	const struct kp_profile_value_type *vt =
+		kp_profile_value_type(ctx->profile, ctx->fold.value);
+	const char *value = vt ? kp_profile_str(ctx->profile, vt->type, NULL) : NULL;
 	struct kp_svg_opts o;
 	static char lines[2][4200];
 	const char *info[2] = {lines[0], lines[1]};
@@ -85,12 +103,18 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 		o = *ctx->svg;
 	else
 		kp_svg_opts_init(&o);
+	/* the default title says what was measured; a --title wins */
+	if (!o.title && !o.flamechart && value && strcmp(value, KP_VALUE_OFFCPU) == 0)
+		o.title = o.inverted ? "Off-CPU Time Icicle Graph" : "Off-CPU Time Flame Graph";
+	if (!o.title && !o.flamechart && value && strcmp(value, KP_VALUE_WALL) == 0)
+		o.title =
+			o.inverted ? "Wall-Clock Time Icicle Graph" : "Wall-Clock Time Flame Graph";
 	/* time values are folded into microseconds */
 	if (!o.countname && kp_fold_micros(ctx->profile, ctx->fold.value))
 		o.countname = "us";
 	if (!o.n_info_lines) {
 		o.info_lines = info;
-		o.n_info_lines = run_lines(ctx->profile, lines);
+		o.n_info_lines = run_lines(ctx->profile, value, lines);
 		/* a recording with no samples still says so */
 		o.allow_empty |= o.n_info_lines > 0;
 	}

@@ -84,12 +84,16 @@ struct kp_session_stats {
 	uint64_t freq, period;
 	unsigned ring_pages; /* data pages per CPU ring */
 	/* user stacks */
-	uint64_t unwound;		       /* unwound from a stack snapshot (dwarf, auto) */
-	uint64_t ends[KP_UNWIND_NEND];	       /* how those ended, by enum kp_unwind_end */
-	uint64_t spliced;		       /* auto: continued past the snapshot with the
-						* kernel's frame-pointer chain */
-	uint64_t truncated;		       /* stacks shown with a [truncated] frame */
-	uint64_t fp_cut;		       /* frame-pointer chains cut by validation */
+	uint64_t unwound;	       /* unwound from a stack snapshot (dwarf, auto) */
+	uint64_t ends[KP_UNWIND_NEND]; /* how those ended, by enum kp_unwind_end */
+	uint64_t spliced;	       /* auto: continued past the snapshot with the
+					* kernel's frame-pointer chain */
+	uint64_t truncated;	       /* stacks shown with a [truncated] frame */
+	/* why, each truncated stack once (they sum to truncated): where the
+	 * snapshot's unwinding stopped, unless the kernel's chain went on
+	 * from there (ends counts those too) ... */
+	uint64_t cut_by[KP_UNWIND_NEND];
+	uint64_t fp_cut;		       /* ... or where the frame-pointer chain was cut */
 	uint64_t leaf_repaired;		       /* fp: the leaf's caller recovered from CFI */
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
 	uint64_t unwind_ns_total;	       /* of all of them */

@@ -75,6 +75,25 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && [ -w /proc/sys/kerne
 	rm -rf "$u"
 fi
 
+# the summary's truncated stacks and their reasons agree: a stop of the
+# unwinder at the end of a small copy that the kernel's chain carried on
+# from (a frame-pointer build) is not a truncation; a build without frame
+# pointers is cut there, and the summary says what keeps it whole
+trunc_sum() { # err: "TRUNCATED REASONS-SUM"
+	sed -n 's/.* \([0-9]*\) stacks truncated\(:[^;]*\)\{0,1\};.*/\1\2/p' "$1" |
+		awk -F'[:,]' '{ s = 0; for (i = 2; i <= NF; i++) { n = split($i, w, " "); s += w[n] } print $1, s }'
+}
+"$KPROF" -F 499 -g auto,64 -f folded -o "$T/t.folded" -- "$KP_WORKLOADS/spin_fp" 0.3 2>"$T/err"
+read -r cut why < <(trunc_sum "$T/err")
+check "-g auto,64 of a frame-pointer build: the reasons sum to the truncated stacks ($(grep -o '[0-9]* stacks truncated[^;]*' "$T/err"))" \
+	[ -n "$cut" -a "$cut" = "$why" ]
+"$KPROF" -F 499 -g dwarf,256 -f folded -o "$T/t.folded" -- "$KP_WORKLOADS/spin_nofp" 0.3 2>"$T/err"
+read -r cut why < <(trunc_sum "$T/err")
+check "-g dwarf,256 without frame pointers: stacks truncated, the reasons summing to them ($(grep -o '[0-9]* stacks truncated[^;]*' "$T/err"))" \
+	[ "${cut:-0}" -gt 0 -a "$cut" = "$why" ]
+check "-g dwarf,256: says a larger copy keeps them whole ($(grep 'larger copy' "$T/err"))" \
+	grep -q 'stacks went past the user-stack copy.*: a larger copy keeps more of them whole, -g dwarf,65528' "$T/err"
+
 # symbolize -e of a FIFO: refused, not waited on
 mkfifo "$T/fifo"
 timeout 20 "$KPROF" symbolize -e "$T/fifo" 0x1000 2>"$T/err"

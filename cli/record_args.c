@@ -669,6 +669,7 @@ static int set_session(struct kp_record_args *c, int argc, char **argv, int firs
 	c->sess.npids = c->npids;
 	c->sess.argv = first < argc ? cmd_argv : NULL;
 	c->sess.command_is_target = c->sess.argv && !c->sess.system_wide && !c->npids;
+	c->sym.quiet_own = c->sess.system_wide; /* kprof samples itself */
 	c->sess.event_is_default = !c->event_given || c->quiet;
 	c->sess.version = KP_VERSION;
 	c->sess.kprof_argv = argv;

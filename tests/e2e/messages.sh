@@ -75,6 +75,14 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && [ -w /proc/sys/kerne
 	rm -rf "$u"
 fi
 
+# -a samples kprof too: the note about stripped files leaves its own
+# executable and libraries out (it is about the programs profiled)
+"$KPROF" -a -d 0.5 -F 999 -f folded -o "$T/a.folded" 2>"$T/err"
+own=$(ldd "$KPROF" | awk '$3 ~ /^\// && $3 !~ /libc\.so|ld-linux/ { print $3 }' | xargs -r readlink -f)
+named=
+for lib in $own; do grep 'stripped binar' "$T/err" | grep -qF "$lib" && named="$named $lib"; done
+check "-a: the stripped-files note names none of kprof's own libraries ($named)" [ -z "$named" ]
+
 # the summary's truncated stacks and their reasons agree: a stop of the
 # unwinder at the end of a small copy that the kernel's chain carried on
 # from (a frame-pointer build) is not a truncation; a build without frame

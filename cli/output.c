@@ -12,8 +12,10 @@
 #include "formats/pprof.h"
 #include "formats/recording.h"
 #include "formats/speedscope.h"
+#include "formats/zstdio.h"
 #include "flamegraph/svg.h"
 #include "profile/run_meta.h"
+#include "profile/wait.h"
 #include "util/xalloc.h"
 
 /* The folded table the name-based writers draw from. */
@@ -47,7 +49,7 @@ static int write_folded(const struct kp_output_ctx *ctx, FILE *out, struct kp_di
  * metadata, so that the recorder and `kprof report` of its .kprof draw the
  * same: the command, then the event, rate, duration, samples and lost
  * samples. None for a profile that was not recorded (folded text). */
-static size_t run_lines(const struct kp_profile *p, char lines[2][4200])
+static size_t run_lines(const struct kp_profile *p, const char *value, char lines[2][4200])
 {
 	const char *cmd = kp_profile_meta(p, KP_META_COMMAND),
 		   *ev = kp_profile_meta(p, KP_META_EVENT),
@@ -64,15 +66,32 @@ static size_t run_lines(const struct kp_profile *p, char lines[2][4200])
 	if (!ev || !dur || !samples || !lost || (!freq && !period))
 		return 1;
 	kp_run_meta_read(p, &m);
-	snprintf(lines[1], sizeof(lines[1]), "%s %s %s %s, %.1f s, %s samples, %s lost", ev,
-		 freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events", m.duration,
-		 samples, lost);
+	if (value && strcmp(value, KP_VALUE_OFFCPU) == 0)
+		/* every wait is timed; the event only chose which stacks were
+		 * taken (docs/offcpu.md) */
+		snprintf(lines[1], sizeof(lines[1]),
+			 "off-CPU time of every wait (us), stacks from %s; %.1f s, %s stacks, %s "
+			 "lost",
+			 ev, m.duration, samples, lost);
+	else if (value && strcmp(value, KP_VALUE_WALL) == 0)
+		snprintf(lines[1], sizeof(lines[1]),
+			 "wall-clock time (us): on CPU %s %s %s %s, off CPU every wait timed; %.1f "
+			 "s, %s samples, %s lost",
+			 ev, freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events",
+			 m.duration, samples, lost);
+	else
+		snprintf(lines[1], sizeof(lines[1]), "%s %s %s %s, %.1f s, %s samples, %s lost", ev,
+			 freq ? "at" : "every", freq ? freq : period, freq ? "Hz" : "events",
+			 m.duration, samples, lost);
 	return 2;
 }
 
 static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
 {
 	struct kp_folded *f = fold(ctx, d);
+	const struct kp_profile_value_type *vt =
+		kp_profile_value_type(ctx->profile, ctx->fold.value);
+	const char *value = vt ? kp_profile_str(ctx->profile, vt->type, NULL) : NULL;
 	struct kp_svg_opts o;
 	static char lines[2][4200];
 	const char *info[2] = {lines[0], lines[1]};
@@ -84,12 +103,18 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 		o = *ctx->svg;
 	else
 		kp_svg_opts_init(&o);
+	/* the default title says what was measured; a --title wins */
+	if (!o.title && !o.flamechart && value && strcmp(value, KP_VALUE_OFFCPU) == 0)
+		o.title = o.inverted ? "Off-CPU Time Icicle Graph" : "Off-CPU Time Flame Graph";
+	if (!o.title && !o.flamechart && value && strcmp(value, KP_VALUE_WALL) == 0)
+		o.title =
+			o.inverted ? "Wall-Clock Time Icicle Graph" : "Wall-Clock Time Flame Graph";
 	/* time values are folded into microseconds */
 	if (!o.countname && kp_fold_micros(ctx->profile, ctx->fold.value))
 		o.countname = "us";
 	if (!o.n_info_lines) {
 		o.info_lines = info;
-		o.n_info_lines = run_lines(ctx->profile, lines);
+		o.n_info_lines = run_lines(ctx->profile, value, lines);
 		/* a recording with no samples still says so */
 		o.allow_empty |= o.n_info_lines > 0;
 	}
@@ -147,11 +172,13 @@ static int write_speedscope(const struct kp_output_ctx *ctx, FILE *out, struct k
 }
 
 static const char *const svg_exts[] = {".svg", NULL};
-static const char *const folded_exts[] = {".folded", ".txt", NULL};
+/* .zst after the text formats that tools read back (kprof report reads
+ * compressed folded text): written compressed (kp_outputs_write) */
+static const char *const folded_exts[] = {".folded", ".txt", ".folded.zst", NULL};
 static const char *const top_exts[] = {".top", NULL};
 static const char *const kprof_exts[] = {".kprof", NULL};
 static const char *const pprof_exts[] = {".pb.gz", NULL};
-static const char *const speedscope_exts[] = {".speedscope.json", NULL};
+static const char *const speedscope_exts[] = {".speedscope.json", ".speedscope.json.zst", NULL};
 
 enum { SVG, FOLDED, TOP, KPROF, PPROF, SPEEDSCOPE };
 
@@ -236,7 +263,7 @@ const char *kp_output_names(const struct kp_output_table *t)
 void kp_output_help(const struct kp_output_table *t, FILE *out)
 {
 	for (size_t i = 0; i < t->n; i++) {
-		char exts[64] = "";
+		char exts[96] = "";
 		size_t n = 0;
 
 		for (const char *const *e = t->v[i].exts; *e && n < sizeof(exts); e++)
@@ -250,6 +277,37 @@ int kp_output_write(const struct kp_output_format *fmt, const struct kp_output_c
 		    struct kp_diag *d)
 {
 	return fmt->write(ctx, out, d);
+}
+
+/* True when path's file name has an extension: a dot that does not start
+ * it ("x.png", not "x" nor ".profile"). */
+static bool has_ext(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL, *base = slash ? slash + 1 : path;
+	const char *dot = base ? strrchr(base, '.') : NULL;
+
+	return dot && dot != base && dot[1];
+}
+
+static bool ends_zst(const char *path)
+{
+	size_t len = path ? strlen(path) : 0;
+
+	return len > 4 && strcmp(path + len - 4, ".zst") == 0;
+}
+
+/* A usage error for -o path (without -f) whose extension no format of t
+ * has: writing an SVG into x.png would surprise. Returns 0 or 2. */
+static int check_ext(const struct kp_output_table *t, const char *path, const char *cmd)
+{
+	if (!has_ext(path) || kp_output_by_path(t, path))
+		return 0;
+	kp_err("%s-o %s: unknown extension; the formats (-f NAME) and their extensions:", cmd,
+	       path);
+	kp_output_help(t, stderr);
+	kp_say("a name without an extension is written as %s; -f NAME writes any name",
+	       t->fallback->name);
+	return 2;
 }
 
 /* The format of output path (NULL: stdout) of npaths, named by -f or
@@ -285,6 +343,7 @@ int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const
 	o->n = npaths ? npaths : 1;
 	o->fmt = kp_xcalloc(o->n, sizeof(*o->fmt));
 	o->file = kp_xcalloc(o->n, sizeof(*o->file));
+	o->zst = kp_xcalloc(o->n, sizeof(*o->zst));
 	o->terminal_top = t->on_terminal && !fname && !npaths && isatty(STDOUT_FILENO);
 	for (size_t i = 0; i < o->n; i++) {
 		const char *path = npaths ? paths[i] : NULL;
@@ -295,7 +354,15 @@ int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const
 				return 2;
 			}
 		}
+		if (!named && check_ext(t, path, cmd))
+			return 2;
 		o->fmt[i] = choose(o, t, named, path, npaths);
+		o->zst[i] = ends_zst(path);
+		if (o->zst[i] && o->fmt[i]->binary) {
+			kp_err("%s-o %s: -f %s is compressed already: drop the .zst", cmd, path,
+			       o->fmt[i]->name);
+			return 2;
+		}
 		if (o->fmt[i]->binary && (!path || strcmp(path, "-") == 0) &&
 		    isatty(STDOUT_FILENO)) {
 			kp_err("%s-f %s is binary: give -o FILE or redirect stdout", cmd,
@@ -310,6 +377,25 @@ int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const
 	return 0;
 }
 
+/* Output i, through zstd when its name ends in .zst. Returns 0 or a
+ * negative errno (d). */
+static int write_one(struct kp_outputs *o, size_t i, const struct kp_output_ctx *ctx,
+		     struct kp_diag *d)
+{
+	struct kp_zstd_writer *z;
+	int err;
+
+	if (!o->zst[i])
+		return kp_output_write(o->fmt[i], ctx, o->file[i].fp, d);
+	z = kp_zstd_writer_new(o->file[i].fp, 0);
+	err = kp_output_write(o->fmt[i], ctx, kp_zstd_writer_file(z), d);
+	if (err < 0) {
+		kp_zstd_writer_free(z);
+		return err;
+	}
+	return kp_zstd_writer_finish(z, d);
+}
+
 int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
 		     size_t wsize)
 {
@@ -318,8 +404,7 @@ int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char
 	if (where && wsize)
 		where[0] = '\0';
 	for (size_t i = 0; i < o->n; i++) {
-		if (kp_output_write(o->fmt[i], ctx, o->file[i].fp, &d) < 0 ||
-		    kp_outfile_commit(&o->file[i], &d) < 0) {
+		if (write_one(o, i, ctx, &d) < 0 || kp_outfile_commit(&o->file[i], &d) < 0) {
 			kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
 			return 1;
 		}
@@ -339,6 +424,7 @@ void kp_outputs_free(struct kp_outputs *o)
 		kp_outfile_abort(&o->file[i]);
 	free(o->file);
 	free(o->fmt);
+	free(o->zst);
 	memset(o, 0, sizeof(*o));
 }
 

@@ -89,6 +89,7 @@ struct kp_outputs {
 	size_t n;
 	const struct kp_output_format **fmt; /* n, static */
 	struct kp_outfile *file;	     /* n */
+	bool *zst;			     /* n: written through zstd (name ends .zst) */
 	bool terminal_top; /* no -f, no -o, stdout a terminal: the table's on_terminal */
 };
 

@@ -147,7 +147,8 @@ static void help(void)
 	     "                          top, or another of 'kprof report --help'\n"
 	     "  -o, --output FILE       write here instead of stdout (atomically); repeatable:\n"
 	     "                          one recording, several files, each in the format its\n"
-	     "                          extension names (unless -f)\n"
+	     "                          extension names (unless -f); an unknown one is an\n"
+	     "                          error, none is svg; .folded.zst: zstd-compressed\n"
 	     "      --pid               root frame comm-PID (also --per-pid)\n"
 	     "      --tid               root frame comm-PID/TID (also --per-tid)\n"
 	     "      --annotate          folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
@@ -181,11 +182,12 @@ static void help(void)
 	     "  -q, --quiet             no summary line\n"
 	     "      --stats             also print how user stacks were unwound and its cost\n"
 	     "      --version           print the version\n"
-	     "      --help              this text\n"
+	     "  -h, --help              this text\n"
 	     "Flame graph (with -f svg):");
 	kp_svg_options_help(stdout);
-	puts("\nSubcommands: 'kprof collapse --help', 'kprof flamegraph --help',\n"
-	     "'kprof symbolize --help'. See kprof(1).");
+	puts("\nSubcommands, each with its --help: kprof report (a profile in any format),\n"
+	     "kprof diff (two profiles compared, a CI gate), kprof collapse, kprof flamegraph,\n"
+	     "kprof symbolize. See kprof(1).");
 }
 
 static int parse_pids(const char *arg, pid_t **pids, size_t *n)
@@ -667,7 +669,8 @@ static int set_session(struct kp_record_args *c, int argc, char **argv, int firs
 	c->sess.npids = c->npids;
 	c->sess.argv = first < argc ? cmd_argv : NULL;
 	c->sess.command_is_target = c->sess.argv && !c->sess.system_wide && !c->npids;
-	c->sess.event_is_default = !c->event_given;
+	c->sym.quiet_own = c->sess.system_wide; /* kprof samples itself */
+	c->sess.event_is_default = !c->event_given || c->quiet;
 	c->sess.version = KP_VERSION;
 	c->sess.kprof_argv = argv;
 	c->sess.kprof_argc = (size_t)argc;
@@ -689,13 +692,13 @@ int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv)
 
 	optind = 1;
 	/* '+': stop at the first non-option, the command */
-	while ((opt = getopt_long(argc, argv, "+aC:p:t:F:c:e:o:f:d:m:qg", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+aC:p:t:F:c:e:o:f:d:m:qgh", opts, NULL)) != -1) {
 		if (opt == OPT_VERSION) {
 			printf("kprof %s\n", KP_VERSION);
 			free(opts);
 			return 1;
 		}
-		if (opt == OPT_HELP) {
+		if (opt == OPT_HELP || opt == 'h') {
 			help();
 			free(opts);
 			return 1;

@@ -19,6 +19,10 @@
 
 enum how { HOW_SYMBOL, HOW_START, HOW_UNKNOWN };
 
+/* said once after the files' lines, not once per file (a build has
+ * several stripped programs) */
+static const char DEBUG_REMEDY[] = "debug symbols";
+
 struct module {
 	uint32_t kind, obj; /* the locations' mapping; KP_LOC_UNKNOWN: none */
 	kp_count frames, by[3];
@@ -144,8 +148,7 @@ static const char *remedy(const struct module *m)
 	if (strstr(why, " unreadable]"))
 		return "the file could not be read (gone, or not the process's to read): a copy "
 		       "under --debuginfo-dir, by build-id, would name them";
-	return "its debug symbols would name them (the package's -dbgsym from Debian's debug "
-	       "archive, --debuginfo-dir, or DEBUGINFOD_URLS)";
+	return DEBUG_REMEDY;
 }
 
 static void print_module(const struct kp_profile *p, const struct module *m, kp_count all)
@@ -177,10 +180,10 @@ static void print_module(const struct kp_profile *p, const struct module *m, kp_
 			 100.0 * (double)m->by[HOW_START] / f, module);
 		free(module);
 	}
-	kp_say("%s: of its %" PRIu64 " frames %.1f%% named by symbols%s, %.1f%% unknown; "
-	       "%s",
-	       what, (uint64_t)m->frames, 100.0 * (double)m->by[HOW_SYMBOL] / f, start,
-	       100.0 * (double)m->by[HOW_UNKNOWN] / f, remedy(m));
+	kp_say("%s: of its %" PRIu64 " frames %.1f%% named by symbols%s, %.1f%% unknown%s%s", what,
+	       (uint64_t)m->frames, 100.0 * (double)m->by[HOW_SYMBOL] / f, start,
+	       100.0 * (double)m->by[HOW_UNKNOWN] / f, remedy(m) == DEBUG_REMEDY ? "" : "; ",
+	       remedy(m) == DEBUG_REMEDY ? "" : remedy(m));
 }
 
 /* "python3.N" from a file name holding it (python3.11, libpython3.12.so),
@@ -239,7 +242,7 @@ static void python_note(const struct kp_profile *p)
 void kp_record_modules_print(const struct kp_profile *p)
 {
 	int v = kp_profile_find_value(p, "samples");
-	size_t n, shown = 0;
+	size_t n, shown = 0, need_debug = 0;
 	struct module *mods;
 	kp_count all = 0;
 
@@ -258,8 +261,13 @@ void kp_record_modules_print(const struct kp_profile *p)
 		if (!un || (double)un < 0.005 * (double)all)
 			break;
 		print_module(p, &mods[i], all);
+		need_debug += remedy(&mods[i]) == DEBUG_REMEDY;
 		shown++;
 	}
+	if (need_debug)
+		kp_say("debug symbols would name the rest of %s (the package's -dbgsym from "
+		       "Debian's debug archive, --debuginfo-dir, or DEBUGINFOD_URLS)",
+		       need_debug == 1 ? "that file's frames" : "those files' frames");
 	for (size_t i = 0; i < n; i++)
 		free(mods[i].start_prefix);
 	free(mods);

@@ -70,6 +70,29 @@ static const char *const end_names[KP_UNWIND_NEND] = {
 	[KP_UNWIND_NO_REGS] = "no user registers",
 };
 
+/* What would keep the truncated stacks whole, when the causes a user can
+ * act on cut at least 1% of the stacks: a larger stack copy. */
+static void truncation_hint(const struct kp_record_args *c, const struct kp_session_stats *st)
+{
+	uint64_t stacks = st->samples + st->off.stacks;
+	uint64_t copy = st->cut_by[KP_UNWIND_SNAPSHOT] + st->fp_cut;
+	bool dwarf = c->sess.attr.callgraph == KP_CALLGRAPH_DWARF;
+
+	if (!copy || copy * 100 < stacks)
+		return;
+	if (c->sess.attr.callgraph == KP_CALLGRAPH_FP)
+		kp_say("%llu stacks were cut where the frame-pointer chain broke (code built "
+		       "without frame pointers): -g auto unwinds them from their CFI",
+		       (unsigned long long)copy);
+	else
+		kp_say("%llu stacks went past the user-stack copy%s: a larger copy keeps more of "
+		       "them whole, -g %s,65528 (up to 64 KiB a sample, at the cost of larger "
+		       "records)",
+		       (unsigned long long)copy,
+		       dwarf ? "" : " (and past where the frame-pointer chain reached)",
+		       dwarf ? "dwarf" : "auto");
+}
+
 /* The off-CPU line: the waits timed, the stacks sampled, what was left out
  * and why (docs/offcpu.md). */
 static void print_offcpu(const struct kp_session_stats *st)
@@ -174,12 +197,13 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 	kp_record_summary_jitdumps(st);
 	if (c->quiet)
 		return;
-	/* why stacks were cut, by cause (the fp chain's own cuts included) */
+	/* why the truncated stacks were cut, each once (an unwinder's stop
+	 * that the kernel's chain carried on from is not a cut) */
 	for (int e = KP_UNWIND_SNAPSHOT; e < KP_UNWIND_NEND; e++)
-		if (st->ends[e])
+		if (st->cut_by[e])
 			len += (size_t)snprintf(trunc + len, sizeof(trunc) - len, "%s %s %llu",
 						len ? "," : ":", end_names[e],
-						(unsigned long long)st->ends[e]);
+						(unsigned long long)st->cut_by[e]);
 	if (st->fp_cut)
 		snprintf(trunc + len, sizeof(trunc) - len, "%s frame-pointer chain cut %llu",
 			 len ? "," : ":", (unsigned long long)st->fp_cut);
@@ -194,6 +218,7 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 	       (unsigned long long)unresolved[KP_LOC_JIT],
 	       (unsigned long long)unresolved[KP_LOC_UNKNOWN], (unsigned long long)st->truncated,
 	       trunc, where);
+	truncation_hint(c, st);
 	kp_record_modules_print(p);
 	if (c->sess.mode != KP_SESSION_CPU)
 		print_offcpu(st);

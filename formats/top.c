@@ -75,6 +75,30 @@ static void print_total(const struct kp_folded *f, FILE *out, const char *countn
 	fputs(".\n\n", out);
 }
 
+/* Where a stack's self count goes: its leaf, or for a wait (a stack
+ * ending in a marker) the innermost frame of the program that waited,
+ * the call that blocked, not the marker nor the kernel's way into the
+ * scheduler (every wait ends in __schedule); the frame above the marker
+ * when no frame is the program's (a kernel thread). KP_FRAME_ROOT's
+ * count goes nowhere: returns UINT32_MAX. */
+static uint32_t self_frame(const uint32_t *ids, size_t nids, bool wait)
+{
+	if (!nids || kp_folded_frame_kind(ids[nids - 1]) == KP_FRAME_ROOT)
+		return UINT32_MAX;
+	if (!wait)
+		return ids[nids - 1];
+	for (size_t k = nids - 1; k-- > 0;) {
+		enum kp_frame_kind kind = kp_folded_frame_kind(ids[k]);
+
+		if (kind == KP_FRAME_ROOT)
+			break;
+		if (kind != KP_FRAME_KERNEL)
+			return ids[k];
+	}
+	return nids > 1 && kp_folded_frame_kind(ids[nids - 2]) != KP_FRAME_ROOT ? ids[nids - 2]
+										: ids[nids - 1];
+}
+
 int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *countname,
 		 const char *unit)
 {
@@ -97,11 +121,13 @@ int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *cou
 		const uint32_t *ids = kp_folded_stack_ids(f, i, &nids, NULL);
 		kp_count count = kp_folded_count(f, i);
 		const char *leaf = nids ? kp_folded_frame_name(f, ids[nids - 1], &len) : NULL;
+		bool wait = leaf && kp_wait_is_frame(leaf, len);
+		uint32_t at = self_frame(ids, nids, wait);
 
-		if (leaf && kp_wait_is_frame(leaf, len))
+		if (wait)
 			offcpu += count;
-		if (nids && kp_folded_frame_kind(ids[nids - 1]) != KP_FRAME_ROOT)
-			self[ids[nids - 1]] += count;
+		if (at != UINT32_MAX)
+			self[at] += count;
 		for (size_t k = 0; k < nids; k++) {
 			if (stamp[ids[k]] == i + 1 || kp_folded_frame_kind(ids[k]) == KP_FRAME_ROOT)
 				continue;
@@ -111,7 +137,11 @@ int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *cou
 	}
 	print_total(f, out, countname, unit, offcpu);
 	if (kp_folded_total_exact(f) > 0) {
-		print_table(f, out, "self share (where the time is spent)", self, limit, n, column);
+		print_table(f, out,
+			    offcpu ? "self share (where the time is spent; a wait's time in the "
+				     "function that waited, its kind in the total share)"
+				   : "self share (where the time is spent)",
+			    self, limit, n, column);
 		fputc('\n', out);
 		print_table(f, out, "total share (time spent in them and what they call)", incl,
 			    limit, n, column);

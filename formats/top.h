@@ -13,8 +13,10 @@
  * "samples"); unit is NULL for counts, or what a count is ("us": the
  * value in microseconds), which the columns then say. When stacks end in
  * an off-CPU marker frame (profile/wait.h), the first line says their
- * share, and the markers are listed as functions like the others (their
- * self share is the time spent waiting that way). Returns 0, or -EIO when
+ * share; a wait's self count goes to the innermost frame of the program
+ * that waited (the call that blocked, not the kernel's way into the
+ * scheduler), and the markers are listed in the total table (the time
+ * spent waiting that way). Returns 0, or -EIO when
  * out fails. */
 int kp_top_write(const struct kp_folded *f, FILE *out, size_t n, const char *countname,
 		 const char *unit);

@@ -115,8 +115,10 @@ static int open_first(struct kp_evlist *el, struct perf_event_attr *attr, char *
 		    attr->type == PERF_TYPE_HARDWARE && attr->config == PERF_COUNT_HW_CPU_CYCLES) {
 			attr->type = PERF_TYPE_SOFTWARE;
 			attr->config = PERF_COUNT_SW_CPU_CLOCK;
-			kp_notes_add(&el->notes, "no hardware cycles event on this machine (no "
-						 "PMU): sampling cpu-clock instead");
+			if (!el->quiet_cycles)
+				kp_notes_add(&el->notes, "no hardware cycles event on this "
+							 "machine (no PMU): sampling cpu-clock "
+							 "instead");
 			snprintf(name, name_size, "cpu-clock");
 			continue;
 		}

@@ -48,6 +48,7 @@ struct kp_evlist {
 	struct kp_evlist_ring *rings; /* one per CPU, and one for extra events */
 	size_t nrings;
 	struct kp_notes notes; /* the fallbacks taken, one sentence each */
+	bool quiet_cycles;     /* the fallback of cycles to cpu-clock is not a note */
 	/* more events beside the first (kprof --off-cpu's switch events) */
 	struct kp_evlist_extra {
 		struct perf_event_attr attr; /* as opened */

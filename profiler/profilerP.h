@@ -36,6 +36,7 @@ struct kp_session {
 	int epfd, sigfd;
 	sigset_t oldmask;
 	bool have_target;
+	bool ended_target; /* kprof stopped the command at -d's end */
 	struct kp_target target;
 
 	struct kp_strtab *strings;

@@ -207,9 +207,12 @@ static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, cons
 			n += more;
 			*cut = kcut || chain_full;
 			s->st.spliced++;
-			break;
+			if (*cut)
+				s->st.fp_cut++;
+			return n;
 		}
 	}
+	s->st.cut_by[res.end]++; /* not carried on: the unwinder's stop cut it */
 	return n;
 }
 

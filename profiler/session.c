@@ -446,6 +446,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	kp_recqueue_init(&s->queue);
 	open_bpf(s, opts);
 	init_events(s, opts);
+	s->ev.quiet_cycles = opts->event_is_default;
 	if (s->bpf_err && opts->switch_source == KP_SWITCH_AUTO)
 		kp_notes_add(&s->ev.notes,
 			     "waits timed from perf's SWITCH records, not in the kernel: %s",
@@ -721,8 +722,10 @@ void kp_session_end(struct kp_session *s)
 	/* The recording is over; a command still running (duration ended, or
 	 * kprof was interrupted) is asked to stop, then waited for. */
 	if (s->have_target && !s->target.exited) {
-		if (s->opts.duration > 0 && s->st.seconds >= s->opts.duration)
+		if (s->opts.duration > 0 && s->st.seconds >= s->opts.duration) {
 			kill(s->target.pid, SIGTERM);
+			s->ended_target = true;
+		}
 		for (int i = 0; i < 300 && !kp_target_reap(&s->target, false); i++)
 			usleep(10000);
 		if (!s->target.exited) {
@@ -801,7 +804,10 @@ struct kp_profile *kp_session_profile(struct kp_session *s)
 
 int kp_session_exit_code(const struct kp_session *s)
 {
-	return s->have_target ? kp_target_exit_code(&s->target) : 0;
+	/* the end of -d is not the command's failure (perf exits 0 there) */
+	if (!s->have_target || s->ended_target)
+		return 0;
+	return kp_target_exit_code(&s->target);
 }
 
 const char *const *kp_session_notes(const struct kp_session *s, size_t *n)

@@ -48,9 +48,12 @@ struct kp_session_opts {
 	uint64_t switch_freq; /* off-CPU stacks sampled a second per event (0: every switch) */
 	uint64_t min_wait_ns; /* waits shorter are left out (counted) */
 	enum kp_switch_source switch_source;
-	bool event_is_default; /* -e not given: cycles may fall back quietly-ish */
-	bool system_wide;      /* -a, or -C without targets */
-	const int *cpus;       /* -C list; NULL = all online CPUs */
+	/* -e not given, or -q: cycles falls back to cpu-clock without a note
+	 * (every run on a machine without a PMU would say it; the event
+	 * sampled is in the recording's metadata and the SVG's subtitle) */
+	bool event_is_default;
+	bool system_wide; /* -a, or -C without targets */
+	const int *cpus;  /* -C list; NULL = all online CPUs */
 	size_t ncpus;
 	const pid_t *pids; /* -p / -t */
 	size_t npids;
@@ -81,12 +84,16 @@ struct kp_session_stats {
 	uint64_t freq, period;
 	unsigned ring_pages; /* data pages per CPU ring */
 	/* user stacks */
-	uint64_t unwound;		       /* unwound from a stack snapshot (dwarf, auto) */
-	uint64_t ends[KP_UNWIND_NEND];	       /* how those ended, by enum kp_unwind_end */
-	uint64_t spliced;		       /* auto: continued past the snapshot with the
-						* kernel's frame-pointer chain */
-	uint64_t truncated;		       /* stacks shown with a [truncated] frame */
-	uint64_t fp_cut;		       /* frame-pointer chains cut by validation */
+	uint64_t unwound;	       /* unwound from a stack snapshot (dwarf, auto) */
+	uint64_t ends[KP_UNWIND_NEND]; /* how those ended, by enum kp_unwind_end */
+	uint64_t spliced;	       /* auto: continued past the snapshot with the
+					* kernel's frame-pointer chain */
+	uint64_t truncated;	       /* stacks shown with a [truncated] frame */
+	/* why, each truncated stack once (they sum to truncated): where the
+	 * snapshot's unwinding stopped, unless the kernel's chain went on
+	 * from there (ends counts those too) ... */
+	uint64_t cut_by[KP_UNWIND_NEND];
+	uint64_t fp_cut;		       /* ... or where the frame-pointer chain was cut */
 	uint64_t leaf_repaired;		       /* fp: the leaf's caller recovered from CFI */
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
 	uint64_t unwind_ns_total;	       /* of all of them */
@@ -146,7 +153,8 @@ void kp_session_count_unresolved(struct kp_session *s);
 void kp_session_count_unresolved_in(struct kp_session *s, struct kp_profile *p);
 
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st);
-/* The command's exit status, shell style (0 when there was no command). */
+/* The command's exit status, shell style: 0 when there was no command
+ * or kprof stopped it at -d's end. */
 int kp_session_exit_code(const struct kp_session *s);
 /* Sentences for the user collected while opening and recording (fallbacks,
  * exclusions). Owned by the session. */

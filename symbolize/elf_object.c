@@ -416,6 +416,9 @@ void kp_elf_object_ctx_fini(struct kp_elf_object_ctx *ctx)
 {
 	for (int i = 0; i < 3; i++)
 		free(ctx->stripped_names[i]);
+	for (size_t i = 0; i < ctx->nown; i++)
+		free(ctx->own[i]);
+	free(ctx->own);
 	free(ctx->debuginfo_path);
 	ctx->debuginfo_path = NULL;
 	kp_cachedir_free(ctx->symidx_dir);
@@ -868,6 +871,9 @@ static void note_if_stripped(struct kp_elf_object *o, struct kp_elf_object_ctx *
 	dwfl_module_info(o->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
 	if (debugfile)
 		return;
+	for (size_t i = 0; i < ctx->nown; i++)
+		if (strcmp(ctx->own[i], o->name) == 0)
+			return;
 	if (ctx->nstripped < 3)
 		ctx->stripped_names[ctx->nstripped] = kp_xstrdup(o->name);
 	ctx->nstripped++;

@@ -31,6 +31,8 @@ struct kp_elf_object_ctx {
 	size_t stripped_slot;	/* the one note about stripped files */
 	unsigned nstripped;
 	char *stripped_names[3]; /* the first few, for that note */
+	char **own;		 /* files left out of that note (kprof's own) */
+	size_t nown;
 	/* What compressed DWARF the run's objects stated and were let
 	 * inflate (debug_image.h), of trusted files and of the others, and
 	 * the objects refused for it: one note kept current. */

@@ -17,6 +17,7 @@
 #include "symbolize/objcache.h"
 #include "symbolize/perfmap.h"
 #include "procfs/kernel.h"
+#include "procfs/maps.h"
 #include "util/cachefile.h"
 #include "util/hash.h"
 #include "util/notes.h"
@@ -66,6 +67,20 @@ static void cache_note(void *arg, const char *msg)
 	kp_notes_add(arg, "%s", msg);
 }
 
+/* A file kprof maps to run code: its own (kp_sym_options.quiet_own). */
+static void own_file(void *arg, const struct kp_maps_entry *e)
+{
+	struct kp_elf_object_ctx *ctx = arg;
+
+	if (!e->exec || e->path[0] != '/')
+		return;
+	for (size_t i = 0; i < ctx->nown; i++)
+		if (strcmp(ctx->own[i], e->path) == 0)
+			return;
+	ctx->own = kp_xrealloc(ctx->own, (ctx->nown + 1) * sizeof(*ctx->own));
+	ctx->own[ctx->nown++] = kp_xstrdup(e->path);
+}
+
 struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 {
 	struct kp_symbolizer *sym = kp_xcalloc(1, sizeof(*sym));
@@ -81,6 +96,8 @@ struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts)
 	sym->elf.notes = &sym->notes;
 	sym->elf.debuginfod = kp_debuginfod_new(&sym->notes);
 	sym->elf.no_lines = opts->no_lines;
+	if (opts->quiet_own)
+		kp_maps_read_pid(getpid(), own_file, &sym->elf);
 	sym->continuous = opts->continuous;
 	sym->kallsyms_path = kp_xstrdup(KP_KERNEL_KALLSYMS);
 	sym->objs = kp_objcache_new(&sym->notes);

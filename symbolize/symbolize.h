@@ -48,6 +48,10 @@ struct kp_sym_options {
 	 * window after window, so naming one releases no object; what the
 	 * windows no longer need goes at kp_sym_next_window */
 	bool continuous;
+	/* -a samples kprof too: its own executable and libraries (the files
+	 * it maps when the symbolizer is made) are left out of the note about
+	 * stripped files, which is about the programs profiled */
+	bool quiet_own;
 };
 
 /* Returns a new symbolizer (never NULL; allocation failure aborts). */

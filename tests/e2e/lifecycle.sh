@@ -9,6 +9,12 @@
 check "the command's exit status is kprof's" [ $? -eq 3 ]
 "$KPROF" -f folded -o "$T/x" -- "$KP_WORKLOADS/exitcode_fp" -15 2>/dev/null
 check "killed by signal 15 -> 143" [ $? -eq 143 ]
+# the end of -d is not the command's failure: kprof stopped it, exit 0 (as
+# perf); a command that ends by itself within -d keeps its status
+timeout 20 "$KPROF" -d 0.3 -f folded -o "$T/x" -- sleep 5 2>"$T/d.err"
+check "-d ends the command: exit 0 (got $?)" [ $? -eq 0 ]
+"$KPROF" -d 10 -f folded -o "$T/x" -- "$KP_WORKLOADS/exitcode_fp" -15 2>/dev/null
+check "-d, the command killed by signal 15 by itself within it -> 143" [ $? -eq 143 ]
 
 rm -f "$T/nf"
 "$KPROF" -f folded -o "$T/nf" -- /nonexistent/prog 2>"$T/err"

@@ -7,6 +7,19 @@
 . "$(dirname "$0")/lib.bash"
 
 online=$(cat /sys/devices/system/cpu/online)
+# -h is --help, as for the subcommands; the help names every subcommand
+"$KPROF" -h >"$T/h.out" 2>"$T/err"
+check "kprof -h: exit 0 ($?)" [ $? -eq 0 ]
+check "kprof -h: the help" grep -q '^  -o, --output FILE' "$T/h.out"
+for sub in report diff collapse flamegraph symbolize; do
+	check "kprof --help names kprof $sub" grep -q "kprof $sub" "$T/h.out"
+done
+# without a PMU the default event falls back to cpu-clock quietly (every
+# run would say it); -e cycles asked for it: said, unless -q
+"$KPROF" -F 99 -f folded -o "$T/d.folded" -- true 2>"$T/err"
+check "default event: no word about a PMU ($(grep PMU "$T/err"))" sh -c "! grep -q PMU '$T/err'"
+"$KPROF" -q -e cycles -F 99 -f folded -o "$T/d.folded" -- true 2>"$T/err"
+check "-q -e cycles: no word about a PMU" sh -c "! grep -q PMU '$T/err'"
 "$KPROF" -C 4095 -f folded -o "$T/c.folded" -- true 2>"$T/err"
 check "-C of a CPU that does not exist: exit 1" [ $? -eq 1 ]
 check "-C: says the CPU does not exist and lists the online ones ($(cat "$T/err"))" \
@@ -61,6 +74,33 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && [ -w /proc/sys/kerne
 		sh -c "grep -q \"another user's\" '$u/err' && ! grep -q paranoid '$u/err'"
 	rm -rf "$u"
 fi
+
+# -a samples kprof too: the note about stripped files leaves its own
+# executable and libraries out (it is about the programs profiled)
+"$KPROF" -a -d 0.5 -F 999 -f folded -o "$T/a.folded" 2>"$T/err"
+own=$(ldd "$KPROF" | awk '$3 ~ /^\// && $3 !~ /libc\.so|ld-linux/ { print $3 }' | xargs -r readlink -f)
+named=
+for lib in $own; do grep 'stripped binar' "$T/err" | grep -qF "$lib" && named="$named $lib"; done
+check "-a: the stripped-files note names none of kprof's own libraries ($named)" [ -z "$named" ]
+
+# the summary's truncated stacks and their reasons agree: a stop of the
+# unwinder at the end of a small copy that the kernel's chain carried on
+# from (a frame-pointer build) is not a truncation; a build without frame
+# pointers is cut there, and the summary says what keeps it whole
+trunc_sum() { # err: "TRUNCATED REASONS-SUM"
+	sed -n 's/.* \([0-9]*\) stacks truncated\(:[^;]*\)\{0,1\};.*/\1\2/p' "$1" |
+		awk -F'[:,]' '{ s = 0; for (i = 2; i <= NF; i++) { n = split($i, w, " "); s += w[n] } print $1, s }'
+}
+"$KPROF" -F 499 -g auto,64 -f folded -o "$T/t.folded" -- "$KP_WORKLOADS/spin_fp" 0.3 2>"$T/err"
+read -r cut why < <(trunc_sum "$T/err")
+check "-g auto,64 of a frame-pointer build: the reasons sum to the truncated stacks ($(grep -o '[0-9]* stacks truncated[^;]*' "$T/err"))" \
+	[ -n "$cut" -a "$cut" = "$why" ]
+"$KPROF" -F 499 -g dwarf,256 -f folded -o "$T/t.folded" -- "$KP_WORKLOADS/spin_nofp" 0.3 2>"$T/err"
+read -r cut why < <(trunc_sum "$T/err")
+check "-g dwarf,256 without frame pointers: stacks truncated, the reasons summing to them ($(grep -o '[0-9]* stacks truncated[^;]*' "$T/err"))" \
+	[ "${cut:-0}" -gt 0 -a "$cut" = "$why" ]
+check "-g dwarf,256: says a larger copy keeps them whole ($(grep 'larger copy' "$T/err"))" \
+	grep -q 'stacks went past the user-stack copy.*: a larger copy keeps more of them whole, -g dwarf,65528' "$T/err"
 
 # symbolize -e of a FIFO: refused, not waited on
 mkfifo "$T/fifo"

@@ -18,8 +18,13 @@
 
 # a command that never blocks
 f=$T/spin.folded
-"$KPROF" --off-cpu -f folded -o "$f" -- "$KP_WORKLOADS/spin_nofp" 0.1 2>"$T/spin.err"
+"$KPROF" --off-cpu -o "$f" -o "$T/spin.svg" -- "$KP_WORKLOADS/spin_nofp" 0.1 2>"$T/spin.err"
 check "never blocks: exit 0" [ $? -eq 0 ]
+# the SVG says what was measured and how, not "every 0 events"
+check "the SVG's title: Off-CPU Time Flame Graph" grep -q '>Off-CPU Time Flame Graph<' "$T/spin.svg"
+check "the SVG's subtitle: off-CPU time of every wait, the stacks' event ($(grep -o 'class="info"[^<]*' "$T/spin.svg" | tail -1))" \
+	sh -c "grep -q 'class=\"info\"[^>]*>off-CPU time of every wait (us), stacks from [a-z:_-]*; ' '$T/spin.svg' &&
+		! grep -q 'every 0 events' '$T/spin.svg'"
 cat "$T/spin.err"
 check "never blocks: a profile written" [ -f "$f" ]
 spun=$(count_matching "$f" ';spin_outer;')

@@ -47,7 +47,16 @@ check "every START is a function start of the unstripped build ($nonstart not)" 
 # the summary's line for the file: how its frames were named, and what
 # would name them by name
 check "the summary says statics' frames are named by their start, and what would name them" \
-	grep -qE '^kprof: .*/stripped/statics: of its [0-9]+ frames [0-9.]+% named by symbols, [1-9][0-9.]*% by unwind-table start \(statics\+0x\.\.\.\), .*debug symbols would name them' "$T/stripped.err"
+	sh -c "grep -qE '^kprof: .*/stripped/statics: of its [0-9]+ frames [0-9.]+% named by symbols, [1-9][0-9.]*% by unwind-table start \(statics\+0x\.\.\.\), [0-9.]+% unknown\$' '$T/stripped.err' &&
+		grep -q '^kprof: debug symbols would name the rest of that file' '$T/stripped.err'"
+# two stripped programs in one run: a line each, the hint said once
+strip -o "$T/stripped/spin" "$KP_WORKLOADS/spin_fp"
+"$KPROF" -F 999 --no-cache --no-inline -f folded -o "$T/two.folded" -- \
+	sh -c "'$T/stripped/statics' 0.5; '$T/stripped/spin' 0.5" 2>"$T/two.err"
+check "two stripped programs: a summary line each" \
+	sh -c "grep -q 'stripped/statics: of its' '$T/two.err' && grep -q 'stripped/spin: of its' '$T/two.err'"
+check "two stripped programs: the debug symbols hint said once ($(grep -c 'debug symbols would name' "$T/two.err"))" \
+	[ "$(grep -c 'debug symbols would name' "$T/two.err")" -eq 1 ]
 check "... and has no such line for the unstripped build" \
 	sh -c "! grep -q 'plain/statics: of its' '$T/plain.err'"
 

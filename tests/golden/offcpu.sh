@@ -129,6 +129,22 @@ PY
 check "report -f top of an off-CPU profile: $(head -4 "$T/top") $(cat "$T/err")" \
 	grep -q '^50002 us of off-cpu in 4 distinct stacks, 100.00% of it off-CPU\.$' "$T/top"
 check "report -f top: the columns say microseconds" grep -q '^    share    off-cpu (us)  function$' "$T/top"
+# a wait's self time is in the function that waited, not in its kind's
+# marker (the four kinds alone made the self table)
+check "report -f top: the self table's first row is the function that waited, read" \
+	sh -c "sed -n '/by self share/,/^\$/p' '$T/top' | sed -n 3p | grep -q ' read\$'"
+check "report -f top: no marker among the self rows" \
+	sh -c "! sed -n '/by self share/,/^\$/p' '$T/top' | grep -q 'off-cpu: '"
+check "report -f top: the markers in the total table" \
+	sh -c "sed -n '/by total share/,\$p' '$T/top' | grep -q '\[off-cpu: sleeping\]'"
+# the SVG's default title says what was measured; a --title wins
+title() { "$KPROF" report -f svg "$@" | grep -o '<text id="title"[^>]*>[^<]*<' | sed 's/.*>//; s/<$//'; }
+check "off-CPU SVG: titled Off-CPU Time Flame Graph ($(title "$fx/offcpu.kprof"))" \
+	[ "$(title "$fx/offcpu.kprof")" = "Off-CPU Time Flame Graph" ]
+check "wall SVG: titled Wall-Clock Time Flame Graph ($(title "$fx/wall.kprof"))" \
+	[ "$(title "$fx/wall.kprof")" = "Wall-Clock Time Flame Graph" ]
+check "wall SVG --value cpu: a Flame Graph of CPU time" [ "$(title --value cpu "$fx/wall.kprof")" = "Flame Graph" ]
+check "off-CPU SVG --title: the user's title" [ "$(title --title Mine "$fx/offcpu.kprof")" = "Mine" ]
 "$KPROF" report -f folded "$fx/offcpu.kprof" >"$T/off.folded"
 check "report -f folded: off-cpu in microseconds" \
 	grep -qx 'server;main;serve;handle;\[off-cpu: preempted\] 5001' "$T/off.folded"

@@ -57,10 +57,12 @@ static void piece(const char *s, size_t len, size_t *used, char esc[8])
 		snprintf(esc, 8, "\\u%04x", (unsigned)cp);
 }
 
-bool kp_textsafe_is_plain(const char *s, size_t len)
+/* The first piece of s[from..len) that is escaped: its offset, returned
+ * (len when none), its length in *used and its escape in esc. Bytes that
+ * are plain ASCII and neither '\\' nor '#' are skipped without a look. */
+static size_t next_escape(const char *s, size_t len, size_t from, size_t *used, char esc[8])
 {
-	size_t i = 0, used;
-	char esc[8];
+	size_t i = from;
 
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
@@ -69,35 +71,33 @@ bool kp_textsafe_is_plain(const char *s, size_t len)
 			i++;
 			continue;
 		}
-		piece(s + i, len - i, &used, esc);
+		piece(s + i, len - i, used, esc);
 		if (esc[0])
-			return false;
-		i += used;
+			return i;
+		i += *used;
 	}
-	return true;
+	return len;
+}
+
+bool kp_textsafe_is_plain(const char *s, size_t len)
+{
+	size_t used;
+	char esc[8];
+
+	return next_escape(s, len, 0, &used, esc) == len;
 }
 
 int kp_textsafe_write(FILE *out, const char *s, size_t len)
 {
-	size_t i = 0, plain = 0, used;
+	size_t plain = 0, at, used;
 	char esc[8];
 
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '#') {
-			i++;
-			continue;
-		}
-		piece(s + i, len - i, &used, esc);
-		if (esc[0]) {
-			fwrite(s + plain, 1, i - plain, out);
-			fputs(esc, out);
-			plain = i + used;
-		}
-		i += used;
+	while ((at = next_escape(s, len, plain, &used, esc)) < len) {
+		fwrite(s + plain, 1, at - plain, out);
+		fputs(esc, out);
+		plain = at + used;
 	}
-	fwrite(s + plain, 1, i - plain, out);
+	fwrite(s + plain, 1, len - plain, out);
 	return ferror(out) ? EOF : 0;
 }
 

@@ -71,7 +71,10 @@ static void usage(FILE *out)
 	      "  -o, --output FILE   write here (default stdout; '-': stdout); repeatable: each\n"
 	      "                      in the format of its extension, -f for the others\n"
 	      "      --fail-above PCT  exit 3 when a function's total share grew by more than\n"
-	      "                      PCT percentage points and the growth is significant\n"
+	      "                      PCT percentage points and the growth is significant;\n"
+	      "                      PCT% (15%): when its CPU time a run grew by more than\n"
+	      "                      PCT percent, significantly (two runs or more a side\n"
+	      "                      of a command run to its end)\n"
 	      "      --alpha P       significance level after Holm's correction (default 0.01)\n"
 	      "      --dispersion F  one run a side: counts vary F times more than independent\n"
 	      "                      samples would (clustered samples); several: at least F\n"
@@ -109,9 +112,28 @@ static int own_option(int ch, struct diff_cli *c, char **argv)
 	case 'o':
 		kp_args_list_add(&c->outputs, optarg);
 		return 1;
-	case OPT_FAIL_ABOVE:
+	case OPT_FAIL_ABOVE: {
+		/* "15%": CPU time a run, in percent; "2": share, in points */
+		size_t len = strlen(optarg);
+		char num[64];
+		int r;
+
 		c->files.gate = true;
+		c->files.diff.attribute = true;
+		if (len && optarg[len - 1] == '%' && len < sizeof(num)) {
+			char *saved = optarg;
+
+			memcpy(num, optarg, len - 1);
+			num[len - 1] = '\0';
+			c->files.measure = KP_DIFF_TIME;
+			optarg = num;
+			r = number("fail-above", 0, 1e6, false, &c->files.fail_above);
+			optarg = saved;
+			return r;
+		}
+		c->files.measure = KP_DIFF_SHARE;
 		return number("fail-above", 0, 100, false, &c->files.fail_above);
+	}
 	case OPT_ALPHA:
 		return number("alpha", 0, 0.5, true, &c->files.diff.alpha);
 	case OPT_DISPERSION:
@@ -192,17 +214,26 @@ static void report_gate(const struct kp_diff *df, const struct kp_diff_gate *g)
 	}
 }
 
-/* Warns when one run a side cannot see a growth of --fail-above. */
+/* Warns when the runs cannot see a growth of --fail-above. */
 static void warn_resolution(const struct kp_diff *df, const struct kp_diff_gate *g)
 {
-	/* with several runs a side the report's note says it: the runs are
-	 * what the user can give, a warning on every CI run would be noise */
-	if (kp_diff_measured(df) || g->points >= g->resolution)
+	const char *unit = g->measure == KP_DIFF_TIME ? "%" : " points";
+	char runs[64] = "";
+
+	if (!kp_diff_gate_unresolved(g))
 		return;
-	kp_warn("one run a side resolves growths of total share from %.2f points (in a function "
-		"holding half of the samples): --fail-above %g can pass a smaller real "
-		"regression; record longer, or several runs a side (docs/diff.md)",
-		g->resolution, g->points);
+	if (g->runs_needed)
+		snprintf(runs, sizeof(runs), "; %zu run%s a side would resolve it",
+			 g->runs_needed, g->runs_needed == 1 ? "" : "s");
+	kp_warn("%zu + %zu run%s resolve%s growths of %s from %.*f%s (95%% probability, a "
+		"typical function that could fail the gate): --fail-above %g%s can pass a "
+		"smaller real regression%s (docs/diff.md)",
+		kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW),
+		kp_diff_runs(df, KP_DIFF_BASE) + kp_diff_runs(df, KP_DIFF_NEW) == 1 ? "" : "s",
+		kp_diff_runs(df, KP_DIFF_BASE) + kp_diff_runs(df, KP_DIFF_NEW) == 1 ? "s" : "",
+		g->measure == KP_DIFF_TIME ? "CPU time a run" : "total share",
+		g->measure == KP_DIFF_TIME ? 0 : 2, g->detectable, unit, g->points,
+		g->measure == KP_DIFF_TIME ? "%" : "", runs);
 }
 
 /* Reads both sides, compares them and decides the gate. Returns 0, or 1

@@ -26,6 +26,7 @@ struct side_sums {
 	kp_count value[2]; /* [column], in the side's decimals */
 	kp_count cpu[2];   /* [column], nanoseconds */
 	kp_count run[2];   /* [column]: x, the count in the current run */
+	kp_count run_cpu;  /* the total column's CPU nanoseconds in the current run */
 	kp_count irq;	   /* the run's total-column counts taken inside an interrupt */
 };
 
@@ -34,8 +35,26 @@ struct side_sums {
 struct sums {
 	double count[2][2]; /* sum over runs of x */
 	double sq[2][2];    /* sum over runs of x^2 / n, n the run's total count */
+	double t[2], tsq[2]; /* [side]: sum over runs of the total column's CPU
+			      * nanoseconds t, and of t^2 (the time gate) */
 	double irq;	    /* counts inside an interrupt, both sides */
 };
+
+/* Where a function B was below a function A in a sample (B's outermost
+ * frame deeper than A's): what A's total holds of B's, per run, for the
+ * gate's attribution. Sums over runs, [side]: */
+struct pair_sums {
+	uint32_t a, b;
+	double x[2], sq[2], cross[2]; /* x_AB, x_AB^2 / n, x_A x_AB / n (counts) */
+	double t[2], tsq[2], tcross[2]; /* t_AB, t_AB^2, t_A t_AB (CPU ns) */
+};
+
+/* Pairs are kept among a run's functions holding at least this fraction of
+ * its samples (total), at most PAIR_FUNCTIONS of them, the largest: what
+ * the gate can name holds more, and a pair left out of a run holds less
+ * than the smaller function's count there. */
+#define PAIR_MIN_SHARE 0.002
+#define PAIR_FUNCTIONS 64
 
 struct kp_diff {
 	struct kp_strtab *names;
@@ -56,8 +75,13 @@ struct kp_diff {
 	double count_total[2], cpu_runs[2];
 	size_t ntested[2];
 	struct kp_stats_prior prior[2];
+	struct kp_stats_prior time_prior; /* of the CPU time a run's dispersions */
+	struct pair_sums *pairs;
+	size_t npairs, pairs_cap;
+	struct kp_u64map pair_index; /* a << 32 | b -> pairs index */
+	size_t ended_runs;	     /* runs whose recording says the command exited */
 	double alpha, dispersion;
-	bool gate_interrupts, finished;
+	bool gate_interrupts, attribute, finished;
 };
 
 const char *kp_diff_kind_name(enum kp_frame_kind kind)
@@ -98,6 +122,28 @@ static bool is_interrupt_entry(const char *name, size_t len)
 	return false;
 }
 
+/* True for a kernel function that re-enables interrupts (the kernel names
+ * them so: local_irq_enable's native_irq_enable and its paravirt forms,
+ * pvm_irq_enable, xen_irq_enable, __raw_callee_save_*; the
+ * *_irqrestore unlocks). An interrupt that came while they were off,
+ * the sampling timer's among them, is delivered there: the samples at it
+ * are time its callers spent with interrupts off, which their own totals
+ * hold, and how many land on it follows how many interrupts the machine
+ * takes. Interrupt work, to the gate. */
+static bool enables_interrupts(const char *name, size_t len)
+{
+	static const char *const part[] = {"irq_enable", "irqrestore", "irq_restore"};
+
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		size_t n = strlen(part[i]);
+
+		for (size_t at = 0; at + n <= len; at++)
+			if (memcmp(name + at, part[i], n) == 0)
+				return true;
+	}
+	return false;
+}
+
 /* The index of function (name, kind), added if new. */
 static uint32_t function_of(struct kp_diff *df, const char *name, size_t len,
 			    enum kp_frame_kind kind)
@@ -124,7 +170,10 @@ static uint32_t function_of(struct kp_diff *df, const char *name, size_t len,
 	memset(&df->side[0][df->nfns], 0, sizeof(*df->side[0]));
 	memset(&df->side[1][df->nfns], 0, sizeof(*df->side[1]));
 	df->stamp[df->nfns] = 0;
-	df->irq_entry[df->nfns] = kind == KP_FRAME_KERNEL && is_interrupt_entry(name, len);
+	df->irq_entry[df->nfns] = kind != KP_FRAME_KERNEL	  ? 0
+				  : is_interrupt_entry(name, len) ? 1
+				  : enables_interrupts(name, len) ? 2
+								  : 0;
 	/* the strtab's strings live as long as the table */
 	fn->name = kp_strtab_str(df->names, id);
 	fn->name_len = len;
@@ -168,8 +217,122 @@ static void add(struct kp_diff *df, uint32_t fi, int col, const struct run *r,
 		kp_count_shift(&v, r->shift); /* checked not to overflow: check_run */
 	s->value[col] += v;
 	s->run[col] += values[r->count];
-	if (r->cpu >= 0)
+	if (r->cpu >= 0) {
 		s->cpu[col] += values[r->cpu];
+		if (col == KP_DIFF_TOTAL)
+			s->run_cpu += values[r->cpu];
+	}
+}
+
+static int by_run_count_desc(const void *pa, const void *pb, void *arg)
+{
+	const struct side_sums *ss = arg;
+	kp_count a = ss[*(const uint32_t *)pa].run[KP_DIFF_TOTAL];
+	kp_count b = ss[*(const uint32_t *)pb].run[KP_DIFF_TOTAL];
+
+	return a > b ? -1 : a < b;
+}
+
+static struct pair_sums *pair_of(struct kp_diff *df, uint32_t a, uint32_t b)
+{
+	uint64_t key = (uint64_t)a << 32 | b, idx;
+
+	if (kp_u64map_get(&df->pair_index, key, &idx))
+		return &df->pairs[idx];
+	kp_xgrow(&df->pairs, &df->pairs_cap, df->npairs + 1, sizeof(*df->pairs));
+	memset(&df->pairs[df->npairs], 0, sizeof(*df->pairs));
+	df->pairs[df->npairs].a = a;
+	df->pairs[df->npairs].b = b;
+	kp_u64map_put(&df->pair_index, key, df->npairs);
+	return &df->pairs[df->npairs++];
+}
+
+/* The pairs of one run (before its counts join the side's sums): among
+ * the run's largest functions (PAIR_MIN_SHARE, PAIR_FUNCTIONS), for each
+ * sample, each function below another's outermost frame. A second pass
+ * over the samples, made only for the gate's attribution. */
+static void add_pairs(struct kp_diff *df, const struct kp_profile *p, const struct run *r,
+		      const uint32_t *cache, size_t ncache, double n)
+{
+	struct side_sums *ss = df->side[r->side];
+	uint32_t *heavy = kp_xmalloc((df->nfns ? df->nfns : 1) * sizeof(*heavy));
+	uint32_t *slot = kp_xmalloc((df->nfns ? df->nfns : 1) * sizeof(*slot));
+	size_t nh = 0;
+	double *mx, *mt;
+	uint32_t onstack[PAIR_FUNCTIONS];
+
+	for (size_t f = 0; f < df->nfns; f++) {
+		slot[f] = NONE;
+		if (kp_count_double(ss[f].run[KP_DIFF_TOTAL], r->count_decimals) >=
+		    PAIR_MIN_SHARE * n)
+			heavy[nh++] = (uint32_t)f;
+	}
+	qsort_r(heavy, nh, sizeof(*heavy), by_run_count_desc, ss);
+	if (nh > PAIR_FUNCTIONS)
+		nh = PAIR_FUNCTIONS;
+	if (nh < 2) {
+		free(heavy);
+		free(slot);
+		return;
+	}
+	for (size_t h = 0; h < nh; h++)
+		slot[heavy[h]] = (uint32_t)h;
+	mx = kp_xcalloc(nh * nh, sizeof(*mx));
+	mt = kp_xcalloc(nh * nh, sizeof(*mt));
+	for (size_t i = 0; i < kp_profile_nsamples(p); i++) {
+		struct kp_profile_root root;
+		const kp_count *values;
+		size_t nloc, m = 0;
+		const uint32_t *locs = kp_profile_sample(p, i, &root, &nloc, &values);
+		double x = kp_count_double(values[r->count], r->count_decimals);
+		double t = r->cpu >= 0 ? kp_count_double(values[r->cpu], 0) : 0;
+
+		df->epoch++;
+		for (size_t j = 0; j < nloc; j++) {
+			size_t nfr;
+			const struct kp_profile_frame *fr =
+				kp_profile_frames(p, locs[j], &nfr, NULL);
+
+			for (size_t k = 0; fr && k < nfr; k++) {
+				size_t c = (size_t)fr[k].function * KINDS +
+					   ((unsigned)fr[k].kind & (KINDS - 1));
+				uint32_t fi = c < ncache ? cache[c] : NONE;
+
+				if (fi == NONE || slot[fi] == NONE || df->stamp[fi] == df->epoch)
+					continue;
+				df->stamp[fi] = df->epoch;
+				/* outermost first: every function before is above it */
+				for (size_t a = 0; a < m; a++) {
+					mx[onstack[a] * nh + slot[fi]] += x;
+					mt[onstack[a] * nh + slot[fi]] += t;
+				}
+				onstack[m++] = slot[fi];
+			}
+		}
+	}
+	for (size_t a = 0; a < nh; a++)
+		for (size_t b = 0; b < nh; b++) {
+			double x = mx[a * nh + b], t = mt[a * nh + b];
+			double xa = kp_count_double(ss[heavy[a]].run[KP_DIFF_TOTAL],
+						    r->count_decimals);
+			double ta = kp_count_double(ss[heavy[a]].run_cpu, 0);
+			struct pair_sums *ps;
+			int s = r->side;
+
+			if (!(x > 0))
+				continue;
+			ps = pair_of(df, heavy[a], heavy[b]);
+			ps->x[s] += x;
+			ps->sq[s] += x * x / n;
+			ps->cross[s] += xa * x / n;
+			ps->t[s] += t;
+			ps->tsq[s] += t * t;
+			ps->tcross[s] += ta * t;
+		}
+	free(mx);
+	free(mt);
+	free(heavy);
+	free(slot);
 }
 
 /* Adds every sample of p to its side; then each function's count in the
@@ -209,7 +372,7 @@ static void add_samples(struct kp_diff *df, const struct kp_profile *p, const st
 								      KP_FRAME_USER);
 					fi = unknown;
 				}
-				in_irq |= df->irq_entry[fi];
+				in_irq |= df->irq_entry[fi] == 1;
 				if (df->stamp[fi] != df->epoch) {
 					df->stamp[fi] = df->epoch;
 					add(df, fi, KP_DIFF_TOTAL, r, values);
@@ -222,10 +385,17 @@ static void add_samples(struct kp_diff *df, const struct kp_profile *p, const st
 		if (leaf != NONE)
 			add(df, leaf, KP_DIFF_SELF, r, values);
 	}
+	if (df->attribute)
+		add_pairs(df, p, r, cache, (nfn ? nfn : 1) * KINDS, n);
 	free(cache);
 	for (size_t f = 0; f < df->nfns; f++) {
 		struct side_sums *ss = &df->side[r->side][f];
 		struct sums *s = &df->sums[f];
+		double t = kp_count_double(ss->run_cpu, 0);
+
+		s->t[r->side] += t;
+		s->tsq[r->side] += t * t;
+		ss->run_cpu = 0;
 
 		for (int col = 0; col < 2; col++) {
 			double x = kp_count_double(ss->run[col], r->count_decimals);
@@ -303,6 +473,8 @@ struct kp_diff *kp_diff_new(const struct kp_diff_opts *o)
 	df->alpha = o->alpha > 0 && o->alpha < 1 ? o->alpha : 0.01;
 	df->dispersion = o->dispersion > 0 && isfinite(o->dispersion) ? o->dispersion : 0;
 	df->gate_interrupts = o->gate_interrupts;
+	df->attribute = o->attribute;
+	kp_u64map_init(&df->pair_index);
 	return df;
 }
 
@@ -320,6 +492,11 @@ int kp_diff_add_run(struct kp_diff *df, enum kp_diff_side side, const struct kp_
 	add_samples(df, p, &r);
 	df->count_total[side] += kp_count_double(kp_profile_total(p, v->count), r.count_decimals);
 	df->cpu_runs[side] += v->cpu >= 0;
+	{
+		const char *end = kp_profile_meta(p, KP_META_END);
+
+		df->ended_runs += end && strcmp(end, "exit") == 0;
+	}
 	df->runs[side]++;
 	return 0;
 }
@@ -339,25 +516,62 @@ bool kp_diff_has_seconds(const struct kp_diff *df)
 	return df->cpu_runs[0] == (double)df->runs[0] && df->cpu_runs[1] == (double)df->runs[1];
 }
 
+bool kp_diff_time_tested(const struct kp_diff *df)
+{
+	return df->runs[0] >= 2 && df->runs[1] >= 2 && kp_diff_has_seconds(df);
+}
+
+bool kp_diff_ran_to_end(const struct kp_diff *df)
+{
+	return df->ended_runs == df->runs[0] + df->runs[1];
+}
+
+struct kp_stats_prior kp_diff_time_prior(const struct kp_diff *df)
+{
+	return df->time_prior;
+}
+
 /* The quasi-binomial dispersion of one function's column measured from
  * the runs: Pearson's chi-square over the runs of both sides, each side
  * around its own pooled share, over its residual degrees of freedom
  * (*dof): the runs less one of each side where the share is neither 0 nor
  * 1 (a side where the function is in no sample, or in all, says nothing
  * of how its share varies). */
-static double measured_dispersion(const struct kp_diff *df, const struct sums *s, int col,
-				  double *dof)
+static double measured_dispersion(const struct kp_diff *df, const double count[2],
+				  const double sq[2], double *dof)
 {
 	double chi2 = 0;
 
 	*dof = 0;
 	for (int side = 0; side < 2; side++) {
-		double x = s->count[col][side], n = df->count_total[side], pi = x / n;
+		double x = count[side], n = df->count_total[side], pi = x / n;
 
 		/* sum (x_i - n_i pi)^2 / (n_i pi (1 - pi)), expanded */
 		if (pi > 0 && pi < 1) {
-			chi2 += fmax(0, s->sq[col][side] - x * x / n) / (pi * (1 - pi));
+			chi2 += fmax(0, sq[side] - x * x / n) / (pi * (1 - pi));
 			*dof += (double)df->runs[side] - 1;
+		}
+	}
+	return *dof > 0 ? chi2 / *dof : 0;
+}
+
+/* The quasi-Poisson dispersion of a function's CPU time a run: with t the
+ * nanoseconds of each run (sums t[side], tsq[side] of t and t^2), the
+ * variance of t is taken to be phi times its side's mean mu; phi is
+ * sum (t - mu_side)^2 / mu_side over the runs of both sides, over the
+ * runs less one of each side where mu is not 0 (*dof). */
+static double time_dispersion(const struct kp_diff *df, const double t[2], const double tsq[2],
+			      double *dof)
+{
+	double chi2 = 0;
+
+	*dof = 0;
+	for (int side = 0; side < 2; side++) {
+		double k = (double)df->runs[side], mu = t[side] / k;
+
+		if (mu > 0) {
+			chi2 += fmax(0, tsq[side] - t[side] * t[side] / k) / mu;
+			*dof += k - 1;
 		}
 	}
 	return *dof > 0 ? chi2 / *dof : 0;
@@ -370,20 +584,40 @@ static double measured_dispersion(const struct kp_diff *df, const struct sums *s
  * look too steady; it must not hide one whose share follows the
  * neighbours more than the others'. The prior's alone when the runs say
  * nothing of the function; the binomial when nothing does. */
-static void take_dispersion(const struct kp_diff *df, struct kp_stats_prior prior, double phi,
-			    double dof, struct kp_diff_change *ch)
+static void take_dispersion(struct kp_stats_prior prior, double phi, double dof, double floor,
+			    double *disp, double *tdf)
 {
 	double post = kp_stats_moderate(prior, phi, dof);
+	static int mode = -1;
 
-	if (dof > 0 || prior.df > 0) {
-		ch->dispersion = phi > post ? phi : post;
-		ch->df = dof + prior.df;
-	} else {
-		ch->dispersion = 1;
-		ch->df = HUGE_VAL;
+	if (mode < 0) {
+		const char *e = getenv("KPROF_DIFF_MODERATE");
+
+		mode = e ? atoi(e) : 0;
 	}
-	if (ch->dispersion < df->dispersion)
-		ch->dispersion = df->dispersion;
+	if (dof > 0 || prior.df > 0) {
+		*disp = mode == 1 ? post : phi > post ? phi : post;
+		*tdf = dof + prior.df;
+	} else {
+		*disp = 1;
+		*tdf = HUGE_VAL;
+	}
+	if (*disp < floor)
+		*disp = floor;
+}
+
+/* The test of a change of share between counts[side] of the sides'
+ * total counts under the dispersion and degrees of freedom in ch: its
+ * standard error (points) and t (z). */
+static void share_test(const struct kp_diff *df, const double count[2], struct kp_diff_change *ch)
+{
+	const double *n = df->count_total;
+	double q = (count[0] + count[1]) / (n[0] + n[1]);
+	double se = sqrt(ch->dispersion * q * (1 - q) * (1 / n[0] + 1 / n[1]));
+
+	ch->se = 100 * se;
+	ch->z = se > 0 ? (count[1] / n[1] - count[0] / n[0]) / se : 0;
+	ch->p = ch->z ? kp_stats_t_p(ch->z, ch->df) : 1;
 }
 
 /* The shares, seconds, tests and Holm's adjustment of one column. */
@@ -393,7 +627,6 @@ static void finish_column(struct kp_diff *df, int col)
 	double *p = kp_xmalloc(nf * sizeof(*p)), *phi = kp_xmalloc(nf * sizeof(*phi));
 	double *dof = kp_xmalloc(nf * sizeof(*dof));
 	uint32_t *tested = kp_xmalloc(nf * sizeof(*tested));
-	double n[2] = {df->count_total[0], df->count_total[1]};
 	bool measured = kp_diff_measured(df), seconds = kp_diff_has_seconds(df);
 
 	for (size_t i = 0; i < df->nfns; i++) {
@@ -417,7 +650,9 @@ static void finish_column(struct kp_diff *df, int col)
 		ch->p = ch->p_adj = 1;
 		ch->tested = ch->count[KP_DIFF_BASE] > 0 || ch->count[KP_DIFF_NEW] > 0;
 		if (ch->tested) {
-			phi[m] = measured ? measured_dispersion(df, s, col, &dof[m]) : 0;
+			phi[m] = measured ? measured_dispersion(df, s->count[col], s->sq[col],
+								&dof[m])
+					  : 0;
 			tested[m++] = (uint32_t)i;
 		}
 	}
@@ -426,18 +661,15 @@ static void finish_column(struct kp_diff *df, int col)
 			 : (struct kp_stats_prior){df->dispersion ? df->dispersion : 1, HUGE_VAL};
 	for (size_t k = 0; k < m; k++) {
 		struct kp_diff_change *ch = &df->fns[tested[k]].col[col];
-		double q = (ch->count[0] + ch->count[1]) / (n[0] + n[1]), se;
 
 		if (measured) {
-			take_dispersion(df, df->prior[col], phi[k], dof[k], ch);
+			take_dispersion(df->prior[col], phi[k], dof[k], df->dispersion,
+					&ch->dispersion, &ch->df);
 		} else {
 			ch->dispersion = df->prior[col].var;
 			ch->df = HUGE_VAL;
 		}
-		se = sqrt(ch->dispersion * q * (1 - q) * (1 / n[0] + 1 / n[1]));
-		ch->se = 100 * se;
-		ch->z = se > 0 ? (ch->count[1] / n[1] - ch->count[0] / n[0]) / se : 0;
-		ch->p = ch->z ? kp_stats_t_p(ch->z, ch->df) : 1;
+		share_test(df, ch->count, ch);
 		p[k] = ch->p;
 	}
 	kp_stats_holm(p, m, p);
@@ -449,6 +681,58 @@ static void finish_column(struct kp_diff *df, int col)
 	}
 	df->ntested[col] = m;
 	free(p);
+	free(phi);
+	free(dof);
+	free(tested);
+}
+
+/* The CPU time a run's test of one function (sums t, tsq of its runs'
+ * nanoseconds a side) under the dispersion and df already in tm: the
+ * difference of the sides' means against its standard error at the
+ * pooled mean, sqrt(phi mu (1/k_BASE + 1/k_NEW)) (a score test: defined
+ * when a side is 0), one-sided toward growth. */
+static void time_test(const struct kp_diff *df, const double t[2], struct kp_diff_time *tm)
+{
+	double kb = (double)df->runs[0], kn = (double)df->runs[1];
+	double pooled = (t[0] + t[1]) / (kb + kn);
+
+	tm->mean[0] = t[0] / kb;
+	tm->mean[1] = t[1] / kn;
+	tm->growth = tm->mean[0] > 0 ? tm->mean[1] / tm->mean[0] - 1
+				     : (tm->mean[1] > 0 ? HUGE_VAL : 0);
+	tm->se = sqrt(tm->dispersion * pooled * (1 / kb + 1 / kn));
+	tm->t = tm->se > 0 ? (tm->mean[1] - tm->mean[0]) / tm->se : 0;
+	tm->p = tm->t ? kp_stats_t_p(tm->t, tm->df) : 1;
+	/* one-sided: the upper tail */
+	tm->p = tm->t > 0 ? tm->p / 2 : 1 - tm->p / 2;
+}
+
+/* Every function's CPU time a run tested (several runs a side, CPU
+ * nanoseconds in every run): quasi-Poisson dispersions, moderated as the
+ * shares' are. */
+static void finish_time(struct kp_diff *df)
+{
+	size_t nf = df->nfns ? df->nfns : 1, m = 0;
+	double *phi = kp_xmalloc(nf * sizeof(*phi)), *dof = kp_xmalloc(nf * sizeof(*dof));
+	uint32_t *tested = kp_xmalloc(nf * sizeof(*tested));
+
+	for (size_t i = 0; i < df->nfns; i++) {
+		const struct sums *s = &df->sums[i];
+
+		df->fns[i].time = (struct kp_diff_time){.tested = false};
+		if (s->t[0] > 0 || s->t[1] > 0) {
+			phi[m] = time_dispersion(df, s->t, s->tsq, &dof[m]);
+			tested[m++] = (uint32_t)i;
+		}
+	}
+	df->time_prior = kp_stats_variance_prior(phi, dof, m);
+	for (size_t k = 0; k < m; k++) {
+		struct kp_diff_time *tm = &df->fns[tested[k]].time;
+
+		take_dispersion(df->time_prior, phi[k], dof[k], 0, &tm->dispersion, &tm->df);
+		time_test(df, df->sums[tested[k]].t, tm);
+		tm->tested = true;
+	}
 	free(phi);
 	free(dof);
 	free(tested);
@@ -508,8 +792,10 @@ int kp_diff_finish(struct kp_diff *df, struct kp_diag *d)
 		const struct sums *s = &df->sums[i];
 		double all = s->count[KP_DIFF_TOTAL][0] + s->count[KP_DIFF_TOTAL][1];
 
-		df->fns[i].interrupt = all > 0 && s->irq > all / 2;
+		df->fns[i].interrupt = (all > 0 && s->irq > all / 2) || df->irq_entry[i] == 2;
 	}
+	if (kp_diff_time_tested(df))
+		finish_time(df);
 	for (int col = 0; col < 2; col++) {
 		struct order_ctx c = {df, col};
 
@@ -553,6 +839,8 @@ void kp_diff_free(struct kp_diff *df)
 	free(df->side[1]);
 	free(df->stamp);
 	free(df->irq_entry);
+	free(df->pairs);
+	kp_u64map_fini(&df->pair_index);
 	free(df->order[0]);
 	free(df->order[1]);
 	free(df);
@@ -622,60 +910,442 @@ const uint32_t *kp_diff_order(const struct kp_diff *df, enum kp_diff_column col)
 	return df->order[col];
 }
 
+/* The one-sided p-value of a t (or z) on df degrees of freedom: P(T >= t). */
+static double upper_p(double t, double dof)
+{
+	double p = t ? kp_stats_t_p(t, dof) : 1;
+
+	return t > 0 ? p / 2 : 1 - p / 2;
+}
+
+/* The one-sided quantile: the t with P(T >= t) = p. */
+static double upper_quantile(double p, double dof)
+{
+	return kp_stats_t_quantile(2 * p, dof);
+}
+
+double kp_diff_gate_p(const struct kp_diff *df, enum kp_diff_measure measure, size_t i,
+		      double *growth)
+{
+	const struct kp_diff_function *fn = &df->fns[i];
+
+	if (measure == KP_DIFF_TIME) {
+		*growth = 100 * fn->time.growth;
+		return fn->time.tested ? fn->time.p : 1;
+	}
+	*growth = fn->col[KP_DIFF_TOTAL].change;
+	return fn->col[KP_DIFF_TOTAL].tested
+		       ? upper_p(fn->col[KP_DIFF_TOTAL].z, fn->col[KP_DIFF_TOTAL].df)
+		       : 1;
+}
+
+/* Whether function i is in the gate's family at points. */
+static bool in_family(const struct kp_diff *df, enum kp_diff_measure measure, double points,
+		      size_t i)
+{
+	if (measure == KP_DIFF_TIME) {
+		const struct kp_diff_time *tm = &df->fns[i].time;
+		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
+		double kb = (double)df->runs[0], kn = (double)df->runs[1];
+		double samples = (ch->count[0] + ch->count[1]) / (kb + kn);
+
+		if (!tm->tested || !(samples > 0))
+			return false;
+		/* a growth of points percent at the pooled samples a run,
+		 * against the least noise a sampled time has (Poisson: one
+		 * sample's variance a sample): significant alone (above the
+		 * normal's one-sided quantile of alpha)? Smaller functions
+		 * cannot show such a growth at these runs at all; the pooled
+		 * count says nothing of the direction. */
+		return points / 100 * sqrt(samples / (1 / kb + 1 / kn)) >
+		       upper_quantile(df->alpha, HUGE_VAL);
+	}
+	{
+		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
+		double mean = (ch->share[0] + ch->share[1]) / 2;
+
+		/* a growth above points needs NEW's share above points, and
+		 * BASE's below 100 - points: the mean in between, with half
+		 * of points each side. With one run a side the family stays
+		 * the whole column: the binomial model cannot be checked
+		 * against runs, and a function that varies more than it says
+		 * gets through a small family more often (bench-gate: 6.5%
+		 * false alarms against 2.5%) */
+		return ch->tested && (!kp_diff_measured(df) ||
+				      (mean > points / 2 && mean < 100 - points / 2));
+	}
+}
+
+/* The growth of A's total (share or time) less the part of it under B
+ * (pair ps): tested as A's own is, with A' = A - AB run by run. True when
+ * that rest is itself a regression (grew by more than points, one-sided
+ * p times the family's size at most alpha: Bonferroni, the strictest
+ * step of Holm's). */
+static bool rest_grew(const struct kp_diff *df, enum kp_diff_measure measure, double points,
+		      size_t m, uint32_t a, const struct pair_sums *ps)
+{
+	const struct sums *s = &df->sums[a];
+	double dof, phi, growth, p;
+
+	if (measure == KP_DIFF_TIME) {
+		struct kp_diff_time tm = {0};
+		double t[2], tsq[2];
+
+		for (int side = 0; side < 2; side++) {
+			t[side] = s->t[side] - ps->t[side];
+			tsq[side] = s->tsq[side] - 2 * ps->tcross[side] + ps->tsq[side];
+		}
+		phi = time_dispersion(df, t, tsq, &dof);
+		take_dispersion(df->time_prior, phi, dof, 0, &tm.dispersion, &tm.df);
+		time_test(df, t, &tm);
+		growth = 100 * tm.growth;
+		p = tm.p;
+	} else {
+		struct kp_diff_change ch = {0};
+		double x[2], sq[2];
+
+		for (int side = 0; side < 2; side++) {
+			x[side] = s->count[KP_DIFF_TOTAL][side] - ps->x[side];
+			sq[side] = s->sq[KP_DIFF_TOTAL][side] - 2 * ps->cross[side] + ps->sq[side];
+		}
+		if (kp_diff_measured(df)) {
+			phi = measured_dispersion(df, x, sq, &dof);
+			take_dispersion(df->prior[KP_DIFF_TOTAL], phi, dof, df->dispersion,
+					&ch.dispersion, &ch.df);
+		} else {
+			ch.dispersion = df->prior[KP_DIFF_TOTAL].var;
+			ch.df = HUGE_VAL;
+		}
+		share_test(df, x, &ch);
+		growth = 100 * (x[1] / df->count_total[1] - x[0] / df->count_total[0]);
+		p = upper_p(ch.z, ch.df);
+	}
+	return growth > points && p * (double)m <= df->alpha;
+}
+
+/* The via of each of the gate's candidates cand[0..nc) (NONE: named):
+ * a candidate whose growth the growth under another candidate below it
+ * explains. A chain (A above B above C, C the change) resolves to a
+ * descendant that is itself named where there is one. */
+static void attribute(const struct kp_diff *df, enum kp_diff_measure measure, double points,
+		      size_t m, const uint32_t *cand, size_t nc, uint32_t *via)
+{
+	for (size_t i = 0; i < nc; i++) {
+		double best = -HUGE_VAL;
+
+		via[i] = NONE;
+		for (size_t j = 0; df->attribute && j < nc; j++) {
+			uint64_t key = (uint64_t)cand[i] << 32 | cand[j], idx;
+			const struct pair_sums *ps;
+			double under;
+
+			if (j == i || !kp_u64map_get(&df->pair_index, key, &idx))
+				continue;
+			ps = &df->pairs[idx];
+			if (rest_grew(df, measure, points, m, cand[i], ps))
+				continue;
+			/* the descendant whose part grew most */
+			under = measure == KP_DIFF_TIME
+					? ps->t[1] / (double)df->runs[1] -
+						  ps->t[0] / (double)df->runs[0]
+					: ps->x[1] / df->count_total[1] -
+						  ps->x[0] / df->count_total[0];
+			if (under > best) {
+				best = under;
+				via[i] = (uint32_t)j;
+			}
+		}
+	}
+	/* follow each chain to a named one (at most nc steps: a cycle of
+	 * functions each under the other names them all) */
+	for (size_t i = 0; i < nc; i++) {
+		uint32_t k = via[i];
+
+		for (size_t step = 0; k != NONE && via[k] != NONE && step < nc; step++)
+			k = via[k];
+		if (k != NONE && via[k] != NONE)
+			k = NONE;
+		via[i] = k;
+	}
+	for (size_t i = 0; i < nc; i++)
+		if (via[i] != NONE && via[via[i]] != NONE)
+			via[i] = NONE;
+}
+
+/* Whether B's samples are A's (pair ps, B below A): every sample of B is
+ * under A, in both builds (PRIVATE_SHARE of them: an unwinding glitch
+ * aside), and B holds at least half of A's: A is B's driver, B A's
+ * helper, and what a profile shows of A's change and of B's is the same
+ * (samples cannot tell "A calls B more" from "B is slower a call"). */
+#define PRIVATE_SHARE 0.99
+static bool holds_privately(const struct kp_diff *df, const struct pair_sums *ps)
+{
+	const struct sums *a = &df->sums[ps->a], *b = &df->sums[ps->b];
+
+	for (int side = 0; side < 2; side++)
+		if (!(ps->x[side] >= PRIVATE_SHARE * b->count[KP_DIFF_TOTAL][side]))
+			return false;
+	return ps->x[0] + ps->x[1] >=
+	       (a->count[KP_DIFF_TOTAL][0] + a->count[KP_DIFF_TOTAL][1]) / 2;
+}
+
+/* The named candidates (via NONE) that a candidate explained by them holds
+ * privately (holds_privately): named at the holder instead, the outermost
+ * such one, each held one listed within it (within[] set). */
+static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t nc, uint32_t *via,
+			 uint8_t *within)
+{
+	for (size_t b = 0; b < nc; b++) {
+		size_t best = SIZE_MAX;
+		double most = -1;
+
+		within[b] = 0;
+		if (via[b] != NONE)
+			continue;
+		/* the outermost: the holder with the most samples */
+		for (size_t a = 0; a < nc; a++) {
+			uint64_t key = (uint64_t)cand[a] << 32 | cand[b], idx;
+			const struct sums *sa = &df->sums[cand[a]];
+			double n = sa->count[KP_DIFF_TOTAL][0] + sa->count[KP_DIFF_TOTAL][1];
+
+			if (a == b || via[a] != b || !kp_u64map_get(&df->pair_index, key, &idx) ||
+			    !holds_privately(df, &df->pairs[idx]) || n <= most)
+				continue;
+			most = n;
+			best = a;
+		}
+		if (best == SIZE_MAX)
+			continue;
+		/* the holder is named; b and the others explained by b are
+		 * within it */
+		for (size_t i = 0; i < nc; i++)
+			if (i != best && via[i] == b)
+				via[i] = (uint32_t)best;
+		via[best] = NONE;
+		via[b] = (uint32_t)best;
+		within[b] = 1;
+	}
+}
+
+/* The smallest growth caught with 95% probability at the first step of
+ * Holm's over m, for a test of standard error se (points, or percent of
+ * the mean) on dof degrees of freedom. */
+static double detectable_at(double se, double dof, size_t m, double alpha)
+{
+	return (upper_quantile(alpha / (double)(m ? m : 1), dof) + upper_quantile(0.05, dof)) * se;
+}
+
+struct detect {
+	double d, se, dof, size; /* size: share, or CPU ns a run */
+	uint32_t fn;
+};
+
+static int by_detect(const void *pa, const void *pb)
+{
+	const struct detect *a = pa, *b = pb;
+
+	return (a->d > b->d) - (a->d < b->d);
+}
+
+/* The gate's detectable growth (median and largest over the family) and
+ * the runs a side that would bring the median function's to points. */
+static void detectability(const struct kp_diff *df, struct kp_diff_gate *g, const uint8_t *member)
+{
+	struct detect *d = kp_xmalloc((df->nfns ? df->nfns : 1) * sizeof(*d));
+	size_t nd = 0;
+	double kb = (double)df->runs[0], kn = (double)df->runs[1];
+	double resid = kp_diff_residual_df(df);
+
+	g->detectable = g->detectable_max = nan("");
+	g->detectable_fn = NONE;
+	g->runs_needed = 0;
+	for (size_t i = 0; i < df->nfns; i++) {
+		double se, dof, size;
+
+		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
+		double mean = (ch->share[0] + ch->share[1]) / 2;
+
+		/* one run a side: the family is the column's, but only these
+		 * can grow by points */
+		if (!member[i] || (g->measure == KP_DIFF_SHARE &&
+				   !(mean > g->points / 2 && mean < 100 - g->points / 2)))
+			continue;
+		if (g->measure == KP_DIFF_TIME) {
+			const struct kp_diff_time *tm = &df->fns[i].time;
+			double pooled = (tm->mean[0] * kb + tm->mean[1] * kn) / (kb + kn);
+
+			se = 100 * tm->se / pooled;
+			dof = tm->df;
+			size = pooled;
+		} else {
+			se = df->fns[i].col[KP_DIFF_TOTAL].se;
+			dof = df->fns[i].col[KP_DIFF_TOTAL].df;
+			size = mean / 100;
+		}
+		d[nd++] = (struct detect){detectable_at(se, dof, g->family, df->alpha), se, dof,
+					  size, (uint32_t)i};
+	}
+	if (nd) {
+		struct detect medf, *med = &medf;
+
+		qsort(d, nd, sizeof(*d), by_detect);
+		g->detectable_max = d[nd - 1].d;
+		g->detectable_fn = d[nd - 1].fn;
+		/* the typical function: the family's median size, with the
+		 * column's typical dispersion (the prior's) on the degrees of
+		 * freedom a function measured in every run has */
+		for (size_t a = 1; a < nd; a++) /* by size: insertion, tens */
+			for (size_t b = a; b > 0 && d[b].size < d[b - 1].size; b--) {
+				struct detect t = d[b];
+
+				d[b] = d[b - 1];
+				d[b - 1] = t;
+			}
+		medf = d[(nd - 1) / 2];
+		if (g->measure == KP_DIFF_TIME) {
+			medf.dof = kp_diff_residual_df(df) + df->time_prior.df;
+			medf.se = 100 * sqrt(df->time_prior.var / medf.size * (1 / kb + 1 / kn));
+		} else {
+			struct kp_stats_prior pr = df->prior[KP_DIFF_TOTAL];
+			double phi = pr.var < df->dispersion ? df->dispersion : pr.var;
+
+			medf.dof = kp_diff_measured(df) ? resid + pr.df : HUGE_VAL;
+			medf.se = 100 * sqrt(phi * medf.size * (1 - medf.size) *
+					     (1 / df->count_total[0] + 1 / df->count_total[1]));
+		}
+		medf.d = detectable_at(medf.se, medf.dof, g->family, df->alpha);
+		g->detectable = medf.d;
+		/* with k runs a side the variance of the change scales as
+		 * (1/k + 1/k) against (1/kb + 1/kn) now (for shares with each
+		 * side's mean samples a run: the same), the degrees of freedom
+		 * as the runs' */
+		for (size_t k = 1; k <= KP_DIFF_RUNS_MAX; k++) {
+			double scale = sqrt((2 / (double)k) / (1 / kb + 1 / kn)), dof = med->dof;
+
+			if (g->measure == KP_DIFF_SHARE) {
+				double nb = df->count_total[0] / kb, nn = df->count_total[1] / kn;
+
+				scale = sqrt((1 / ((double)k * nb) + 1 / ((double)k * nn)) /
+					     (1 / df->count_total[0] + 1 / df->count_total[1]));
+			}
+			if (isfinite(dof) && kp_diff_measured(df)) {
+				if (2 * k < 3)
+					continue; /* one run a side measures nothing */
+				dof = dof - resid + (double)(2 * k - 2);
+			}
+			if (detectable_at(med->se * scale, dof, g->family, df->alpha) <=
+			    g->points) {
+				g->runs_needed = k;
+				break;
+			}
+		}
+	}
+	free(d);
+}
+
 void kp_diff_gate(const struct kp_diff *df, double points, struct kp_diff_gate *g)
 {
-	size_t nf = df->nfns ? df->nfns : 1, m = 0;
+	kp_diff_gate_measure(df, KP_DIFF_SHARE, points, g);
+}
+
+void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure, double points,
+			  struct kp_diff_gate *g)
+{
+	size_t nf = df->nfns ? df->nfns : 1, m = 0, nc = 0;
 	double *p = kp_xmalloc(nf * sizeof(*p));
-	uint32_t *member = kp_xmalloc(nf * sizeof(*member)); /* family position + 1, 0: out */
-	bool pass_over = !df->gate_interrupts && !kp_diff_measured(df);
+	uint32_t *pos = kp_xmalloc(nf * sizeof(*pos)); /* family position + 1, 0: out */
+	uint8_t *member = kp_xcalloc(nf, 1);
+	uint32_t *cand = kp_xmalloc(nf * sizeof(*cand)), *via = kp_xmalloc(nf * sizeof(*via));
+	double *cand_p = kp_xmalloc(nf * sizeof(*cand_p));
+	uint8_t *within = kp_xcalloc(nf, 1);
+	bool pass_over = !df->gate_interrupts;
 
 	memset(g, 0, sizeof(*g));
+	g->measure = measure;
 	g->points = points;
 	g->fn = kp_xmalloc(nf * sizeof(*g->fn));
 	g->p = kp_xmalloc(nf * sizeof(*g->p));
+	g->via = kp_xmalloc(nf * sizeof(*g->via));
+	g->within = kp_xcalloc(nf, 1);
 	for (size_t i = 0; i < df->nfns; i++) {
-		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
+		double growth;
 
-		/* the mean of the two shares: a growth above points leaves NEW's
-		 * share above points, and so the mean above points / 2. With one
-		 * run a side the family stays the whole column: the binomial
-		 * model cannot be checked against runs, and a function that
-		 * varies more than it says gets through a small family more
-		 * often (bench-gate: 6.5% false alarms against 2.5%) */
-		member[i] = 0;
-		if (ch->tested &&
-		    (!kp_diff_measured(df) || (ch->share[0] + ch->share[1]) / 2 > points / 2)) {
-			p[m++] = ch->p;
-			member[i] = (uint32_t)m;
+		pos[i] = 0;
+		if (measure == KP_DIFF_TIME && !kp_diff_time_tested(df))
+			continue;
+		if (in_family(df, measure, points, i)) {
+			p[m++] = kp_diff_gate_p(df, measure, i, &growth);
+			pos[i] = (uint32_t)m;
+			member[i] = !(pass_over && df->fns[i].interrupt);
 		}
 	}
 	kp_stats_holm(p, m, p);
 	g->family = m;
 	g->resolution = resolution(df, m);
-	/* regressions first, then what is passed over, each in the total
-	 * column's order (by |change|: the growths keep it) */
-	for (int skipped = 0; skipped < 2; skipped++)
-		for (size_t k = 0; k < df->nfns; k++) {
-			uint32_t i = df->order[KP_DIFF_TOTAL][k];
-			double adj = member[i] ? p[member[i] - 1] : 1;
+	/* the candidates in the total column's order (by |change|) for
+	 * shares, by growth for time */
+	for (size_t k = 0; k < df->nfns; k++) {
+		uint32_t i = df->order[KP_DIFF_TOTAL][k];
+		double adj = pos[i] ? p[pos[i] - 1] : 1, growth;
 
-			if (!(df->fns[i].col[KP_DIFF_TOTAL].change > points) || adj > df->alpha ||
-			    (pass_over && df->fns[i].interrupt) != (skipped == 1))
+		kp_diff_gate_p(df, measure, i, &growth);
+		if (!(growth > points) || adj > df->alpha)
+			continue;
+		cand_p[nc] = adj;
+		cand[nc++] = i;
+	}
+	if (measure == KP_DIFF_TIME)
+		for (size_t a = 1; a < nc; a++) /* insertion: tens at most */
+			for (size_t b = a; b > 0 && df->fns[cand[b]].time.growth >
+							    df->fns[cand[b - 1]].time.growth;
+			     b--) {
+				uint32_t t = cand[b];
+				double tp = cand_p[b];
+
+				cand[b] = cand[b - 1];
+				cand[b - 1] = t;
+				cand_p[b] = cand_p[b - 1];
+				cand_p[b - 1] = tp;
+			}
+	attribute(df, measure, points, m, cand, nc, via);
+	name_holders(df, cand, nc, via, within);
+	/* named, then what is passed over (interrupt work, one run a side),
+	 * then what a descendant explains */
+	for (int part = 0; part < 3; part++)
+		for (size_t c = 0; c < nc; c++) {
+			uint32_t i = cand[c];
+			bool skip = pass_over && df->fns[i].interrupt;
+			int is = skip ? 1 : via[c] != NONE ? 2 : 0;
+			size_t at = g->n + g->nskipped + g->nvia;
+
+			if (is != part)
 				continue;
-			g->fn[g->n + g->nskipped] = i;
-			g->p[g->n + g->nskipped] = adj;
-			if (skipped)
+			g->fn[at] = i;
+			g->p[at] = cand_p[c];
+			g->via[at] = is == 2 ? cand[via[c]] : i;
+			g->within[at] = within[c];
+			if (is == 0)
+				g->n++;
+			else if (is == 1)
 				g->nskipped++;
 			else
-				g->n++;
+				g->nvia++;
 		}
+	detectability(df, g, member);
 	free(p);
+	free(pos);
 	free(member);
+	free(cand);
+	free(via);
+	free(cand_p);
+	free(within);
 }
 
 void kp_diff_gate_fini(struct kp_diff_gate *g)
 {
 	free(g->fn);
 	free(g->p);
+	free(g->via);
+	free(g->within);
 	memset(g, 0, sizeof(*g));
 }

@@ -53,6 +53,10 @@ struct kp_diff_opts {
 	/* The gate (kp_diff_gate) fires on interrupt work too when the runs
 	 * do not measure how it varies (one run a side). */
 	bool gate_interrupts;
+	/* Keep which functions' samples were below which (a second pass over
+	 * each run's samples): the gate names a function whose growth is a
+	 * descendant's as that descendant's, not its own. */
+	bool attribute;
 };
 
 /* Which values of a run's profile the diff reads (indexes). */
@@ -78,11 +82,26 @@ struct kp_diff_change {
 	bool significant;   /* p_adj <= alpha */
 };
 
+/* A function's CPU time a run (the total column's nanoseconds of CPU,
+ * each run's), tested when kp_diff_time_tested: quasi-Poisson (the
+ * variance of a run's time phi times its mean), phi measured from the
+ * runs and moderated as the shares' dispersions are. */
+struct kp_diff_time {
+	double mean[2];	   /* nanoseconds a run, BASE and NEW */
+	double growth;	   /* mean[NEW] / mean[BASE] - 1; INFINITY: none in BASE */
+	double se;	   /* the standard error of mean[NEW] - mean[BASE], ns */
+	double dispersion; /* phi, nanoseconds */
+	double df;	   /* the test's degrees of freedom */
+	double t, p;	   /* p one-sided: P(T >= t), the growth */
+	bool tested;
+};
+
 struct kp_diff_function {
 	const char *name; /* owned by the diff */
 	size_t name_len;
 	enum kp_frame_kind kind;
 	struct kp_diff_change col[2]; /* KP_DIFF_SELF, KP_DIFF_TOTAL */
+	struct kp_diff_time time;     /* its CPU time a run (tested or not) */
 	/* most of its samples were taken inside a hardware or soft
 	 * interrupt (below an interrupt entry frame): work that lands on
 	 * whatever runs, not the program's own */
@@ -126,6 +145,14 @@ double kp_diff_residual_df(const struct kp_diff *df);
 struct kp_stats_prior kp_diff_prior(const struct kp_diff *df, enum kp_diff_column col);
 /* True when every run had CPU nanoseconds: the changes have seconds. */
 bool kp_diff_has_seconds(const struct kp_diff *df);
+/* True when the CPU time a run is tested: two runs or more a side, each
+ * with CPU nanoseconds. */
+bool kp_diff_time_tested(const struct kp_diff *df);
+/* True when every run's recording says its command ran to its end
+ * (metadata end=exit): a benchmark of fixed work did all of it. */
+bool kp_diff_ran_to_end(const struct kp_diff *df);
+/* The prior fitted to the CPU time dispersions (nanoseconds). */
+struct kp_stats_prior kp_diff_time_prior(const struct kp_diff *df);
 /* The total of the shown value (exact, with its decimals) and of the
  * counts, per side, over its runs. */
 kp_count kp_diff_total(const struct kp_diff *df, enum kp_diff_side side, unsigned *decimals);
@@ -143,33 +170,74 @@ const struct kp_diff_function *kp_diff_find(const struct kp_diff *df, const char
  * entries, owned by the diff. */
 const uint32_t *kp_diff_order(const struct kp_diff *df, enum kp_diff_column col);
 
+/* What the gate measures: a function's total share, in percentage points
+ * (--fail-above 2), or its CPU time a run, in percent (--fail-above 15%). */
+enum kp_diff_measure { KP_DIFF_SHARE, KP_DIFF_TIME };
+
 /* The CI gate at points (--fail-above): the functions whose total share
- * grew by more than points AND whose growth is significant, largest
- * growth first. With several runs a side, significant here is after
- * Holm's correction over the gate's own family: the functions whose mean
- * share (of BASE's and NEW's) is above points / 2, the least that can
- * hold a growth of points. No function the gate could name is left out,
- * the mean share says nothing of the direction of a change (independent
- * filtering), and the family is tens of functions where the column's is
- * hundreds. With one run a side the family is the column's, and interrupt
- * work is passed over unless gate_interrupts. */
+ * grew by more than points (or whose CPU time a run grew by more than
+ * points percent) AND whose growth is significant, one-sided (a shrink
+ * never fails the gate), after Holm's correction over the gate's own
+ * family, largest growth first:
+ *   share, several runs a side: the functions whose mean share (of
+ *     BASE's and NEW's) is in (points / 2, 100 - points / 2), the only
+ *     ones whose share can grow by points (independent filtering: the
+ *     mean says nothing of the direction); one run a side: the column's;
+ *   time: the functions whose pooled CPU time a run is enough for a growth
+ *     of points percent to be significant alone at the column's typical
+ *     dispersion.
+ * With one run a side, interrupt work is passed over unless
+ * gate_interrupts. A function whose growth is explained by a named
+ * descendant's (its total less the part of it under the descendant did
+ * not grow by points significantly) is listed as via that descendant,
+ * not as a regression (when the diff kept the pairs: opts.attribute). */
 struct kp_diff_gate {
+	enum kp_diff_measure measure;
 	double points;
 	size_t family;	 /* the functions Holm's correction is over */
 	size_t n;	 /* regressions: fn[0..n) */
 	size_t nskipped; /* interrupt work passed over: fn[n..n + nskipped) */
+	size_t nvia;	 /* explained by a descendant: fn[n + nskipped..) + nvia */
 	uint32_t *fn;	 /* function indexes */
-	double *p;	 /* beside fn: each one's p-value after Holm over the family */
+	double *p;	 /* beside fn: each one's one-sided p-value after Holm over the family */
+	uint32_t *via;	 /* beside fn: the descendant that explains it (fn[k] for the others) */
+	/* beside fn: 1 when fn[k] is within via[k] instead: via[k], its
+	 * ancestor, holds all of its samples and is mostly it, and is named */
+	uint8_t *within;
 	/* the smallest growth the test can find significant in a function
-	 * holding half of the samples (the most variable share), with the
-	 * column's typical dispersion and the first step of Holm's
-	 * correction: a points below it passes regressions it cannot see */
+	 * holding half of the samples, with the column's typical dispersion
+	 * and the first step of Holm's correction, two-sided (share only; as
+	 * schema 1 had it) */
 	double resolution;
+	/* The smallest growth (points, or percent of time) the gate catches
+	 * with 95% probability at the strictest step of Holm's correction
+	 * (alpha / family, one-sided): in a typical function of the family
+	 * (its median share or CPU time a run, the column's typical
+	 * dispersion: the prior's), and the largest of the family's
+	 * functions' own (their own dispersions), in detectable_fn. NAN: no
+	 * family. */
+	double detectable, detectable_max;
+	uint32_t detectable_fn;
+	/* Runs a side at which the typical function's detectable growth is at
+	 * most points (its noise shrinking as 1 / sqrt(runs)); 0: more than
+	 * KP_DIFF_RUNS_MAX. */
+	size_t runs_needed;
 };
 
-/* Fills g; free it with kp_diff_gate_fini. */
+#define KP_DIFF_RUNS_MAX 1000
+
+/* Fills g (the share gate); free it with kp_diff_gate_fini. */
 void kp_diff_gate(const struct kp_diff *df, double points, struct kp_diff_gate *g);
+/* Fills g for measure: KP_DIFF_TIME needs kp_diff_time_tested (else the
+ * gate is empty). */
+void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure, double points,
+			  struct kp_diff_gate *g);
 void kp_diff_gate_fini(struct kp_diff_gate *g);
+
+/* The one-sided p-value of a function's growth, as the gate tests it
+ * (before Holm), and the growth (points or percent). */
+double kp_diff_gate_p(const struct kp_diff *df, enum kp_diff_measure measure, size_t i,
+		      double *growth);
 
 /* "user", "kernel", "jit", "inline". */
 const char *kp_diff_kind_name(enum kp_frame_kind kind);

@@ -1,5 +1,6 @@
 #include "diff/diff_files.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,8 +73,22 @@ int kp_diff_files_finish(struct kp_diff_files *f, const struct kp_diff_files_opt
 	if (err < 0)
 		return err;
 	compare_sides(f->side, o);
+	if (o->gate && o->measure == KP_DIFF_TIME) {
+		if (!kp_diff_time_tested(f->df))
+			return kp_diag_set(d, -EINVAL,
+					   "--fail-above %g%% gates CPU time a run: it needs two "
+					   "runs or more a side, each with CPU time (a recording "
+					   "of cpu-clock or task-clock, not folded text)",
+					   o->fail_above);
+		if (!kp_diff_ran_to_end(f->df))
+			warn(o, kp_xasprintf("--fail-above %g%%: not every recording says its "
+					     "command ran to its end (end=exit): CPU time a run "
+					     "measures slower only for a command of fixed work "
+					     "run to its end",
+					     o->fail_above));
+	}
 	if (o->gate)
-		kp_diff_gate(f->df, o->fail_above, &f->gate);
+		kp_diff_gate_measure(f->df, o->measure, o->fail_above, &f->gate);
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct kp_diff_files_opts {
 	 * fail_above points, significantly (kp_diff_gate). */
 	bool gate;
 	double fail_above;
+	enum kp_diff_measure measure; /* of the gate: share points or time percent */
 	/* Called with each warning (a line without "kprof: warning: "). */
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/textsafe.h"
 #include "util/xalloc.h"
 
 uint32_t *kp_diff_report_listed(const struct kp_diff *df, const struct kp_diff_report *r, size_t *n)
@@ -17,7 +18,7 @@ uint32_t *kp_diff_report_listed(const struct kp_diff *df, const struct kp_diff_r
 	for (int col = 0; col < 2; col++)
 		for (size_t i = 0; i < top; i++)
 			take[kp_diff_order(df, col)[i]] = 1;
-	for (size_t i = 0; r->gate && i < r->gate->n + r->gate->nskipped; i++)
+	for (size_t i = 0; r->gate && i < r->gate->n + r->gate->nskipped + r->gate->nvia; i++)
 		take[r->gate->fn[i]] = 1;
 	for (size_t i = 0; i < nfn; i++) {
 		uint32_t fi = kp_diff_order(df, KP_DIFF_TOTAL)[i];
@@ -75,19 +76,85 @@ void kp_diff_report_format_seconds(const struct kp_diff_change *ch, char *buf, s
 void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g,
 				      size_t k, char *buf, size_t size)
 {
-	const struct kp_diff_change *ch = &kp_diff_function(df, g->fn[k])->col[KP_DIFF_TOTAL];
+	const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
+	const struct kp_diff_change *ch = &fn->col[KP_DIFF_TOTAL];
 	char p[32], sec[96];
 	size_t len;
 
 	kp_diff_report_format_p(g->p[k], p, sizeof(p));
-	snprintf(buf, size,
-		 "total share %.2f%% -> %.2f%% (%+.2f points, more than %g; p %s after Holm over "
-		 "%zu "
-		 "function%s, alpha %g)",
-		 ch->share[0], ch->share[1], ch->change, g->points, p, g->family,
-		 g->family == 1 ? "" : "s", kp_diff_alpha(df));
 	kp_diff_report_format_seconds(ch, sec, sizeof(sec));
+	if (g->measure == KP_DIFF_TIME)
+		snprintf(buf, size,
+			 "CPU a run %s, more than %g%%; p %s after Holm over %zu function%s, "
+			 "alpha %g, one-sided; total share %.2f%% -> %.2f%% (%+.2f points)",
+			 sec, g->points, p, g->family, g->family == 1 ? "" : "s",
+			 kp_diff_alpha(df), ch->share[0], ch->share[1], ch->change);
+	else
+		snprintf(buf, size,
+			 "total share %.2f%% -> %.2f%% (%+.2f points, more than %g; p %s after "
+			 "Holm over %zu function%s, alpha %g)",
+			 ch->share[0], ch->share[1], ch->change, g->points, p, g->family,
+			 g->family == 1 ? "" : "s", kp_diff_alpha(df));
 	len = strlen(buf);
-	if (sec[0] && len < size)
+	if (g->measure != KP_DIFF_TIME && sec[0] && len < size)
 		snprintf(buf + len, size - len, "; CPU a run %s", sec);
+	len = strlen(buf);
+	if (k >= g->n + g->nskipped && len < size) {
+		/* the descendant's name, escaped as a name is (no control byte) */
+		const struct kp_diff_function *v = kp_diff_function(df, g->via[k]);
+		char *name = kp_textsafe_dup(v->name, v->name_len > 200 ? 200 : v->name_len);
+
+		if (g->within[k])
+			snprintf(buf + len, size - len,
+				 "; within %s%s, which holds all of its samples and is mostly it",
+				 name, kp_frame_kind_note(v->kind));
+		else
+			snprintf(buf + len, size - len, "; explained: %s%s grew within its stacks",
+				 name, kp_frame_kind_note(v->kind));
+		free(name);
+	}
+}
+
+void kp_diff_gate_format_what(const struct kp_diff_gate *g, char *buf, size_t size)
+{
+	if (g->measure == KP_DIFF_TIME)
+		snprintf(buf, size, "CPU time a run grew by more than %g%%", g->points);
+	else
+		snprintf(buf, size, "total share grew by more than %g points", g->points);
+}
+
+bool kp_diff_gate_unresolved(const struct kp_diff_gate *g)
+{
+	return isfinite(g->detectable) && g->detectable > g->points;
+}
+
+void kp_diff_gate_format_seeing(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
+				size_t size)
+{
+	const char *unit = g->measure == KP_DIFF_TIME ? "%" : " points";
+	char runs[96];
+	size_t len;
+
+	if (!isfinite(g->detectable)) {
+		snprintf(buf, size, "No function could hold such a growth: nothing to see.");
+		return;
+	}
+	if (g->runs_needed)
+		snprintf(runs, sizeof(runs), "%zu run%s a side would resolve %g%s", g->runs_needed,
+			 g->runs_needed == 1 ? "" : "s", g->points, unit);
+	else
+		snprintf(runs, sizeof(runs), "more than %d runs a side would be needed for %g%s",
+			 KP_DIFF_RUNS_MAX, g->points, unit);
+	snprintf(buf, size,
+		 "Seen: these runs catch a growth of %.*f%s with 95%% probability in a typical "
+		 "function that could fail the gate (%.*f%s in the noisiest)%s; %s.",
+		 g->measure == KP_DIFF_TIME ? 0 : 2, g->detectable, unit,
+		 g->measure == KP_DIFF_TIME ? 0 : 2, g->detectable_max, unit,
+		 kp_diff_measured(df) ? "" : ", sampling noise alone (one run a side)", runs);
+	len = strlen(buf);
+	if (kp_diff_gate_unresolved(g) && len < size)
+		snprintf(buf + len, size - len,
+			 " Note: --fail-above %g%s is below what these runs resolve: a real "
+			 "regression of that size can pass (more runs a side, or longer ones).",
+			 g->points, g->measure == KP_DIFF_TIME ? "%" : "");
 }

@@ -101,4 +101,21 @@ void kp_diff_report_format_seconds(const struct kp_diff_change *ch, char *buf, s
 void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g,
 				      size_t k, char *buf, size_t size);
 
+/* What the gate tests, for a verdict: "total share grew by more than 2
+ * points" or "CPU time a run grew by more than 15%". */
+void kp_diff_gate_format_what(const struct kp_diff_gate *g, char *buf, size_t size);
+
+/* What the gate can see, in a sentence or two: "With these runs the gate
+ * catches a growth of 3.1 points with 95% probability (the family's
+ * median function; 5.2 in the noisiest, NAME); 9 runs a side would
+ * resolve 2 points." and, when points is below it, "Note: ..." (the
+ * warning). Names escaped as on a terminal. */
+void kp_diff_gate_format_seeing(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
+				size_t size);
+
+/* True when points is below what the runs resolve (the detectable growth
+ * of the family's median function): the gate would pass a regression of
+ * points it cannot see. */
+bool kp_diff_gate_unresolved(const struct kp_diff_gate *g);
+
 #endif

@@ -286,17 +286,16 @@ static void print_gated(const struct kp_diff *df, const struct kp_diff_gate *g, 
 
 static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, FILE *out)
 {
-	fprintf(out, "\nGate (--fail-above %g): ", g->points);
+	char what[160], see[512];
+
+	kp_diff_gate_format_what(g, what, sizeof(what));
+	fprintf(out, "\nGate (--fail-above %g%s): ", g->points,
+		g->measure == KP_DIFF_TIME ? "%" : "");
 	if (!g->n)
-		fprintf(out,
-			"pass: no function's total share grew by more than %g points "
-			"significantly.\n",
-			g->points);
+		fprintf(out, "pass: no function's %s significantly.\n", what);
 	else
-		fprintf(out,
-			"FAIL: %zu function%s grew by more than %g points of total share, "
-			"significantly:\n",
-			g->n, g->n == 1 ? "" : "s", g->points);
+		fprintf(out, "FAIL: %zu function%s whose %s significantly:\n", g->n,
+			g->n == 1 ? "" : "s", what);
 	for (size_t k = 0; k < g->n; k++)
 		print_gated(df, g, k, out);
 	if (g->nskipped)
@@ -305,17 +304,16 @@ static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, F
 			"cannot tell it from noise; --gate-interrupts gates it):\n");
 	for (size_t k = g->n; k < g->n + g->nskipped; k++)
 		print_gated(df, g, k, out);
+	if (g->nvia)
+		fprintf(out, "Not named on their own: their growth is another's, named above:\n");
+	for (size_t k = g->n + g->nskipped; k < g->n + g->nskipped + g->nvia; k++)
+		print_gated(df, g, k, out);
 	fprintf(out,
-		"(Holm's correction over the %zu function%s whose shares could hold such a "
-		"growth.)\n",
+		"(One-sided test of growth; Holm's correction over the %zu function%s that "
+		"could hold such a growth.)\n",
 		g->family, g->family == 1 ? "" : "s");
-	if (g->points < g->resolution)
-		fprintf(out,
-			"Note: --fail-above %g is below the %.2f points a function holding half of "
-			"the samples must grow by to be significant here: a smaller real "
-			"regression "
-			"of such a function passes (record longer, or more runs a side).\n",
-			g->points, g->resolution);
+	kp_diff_gate_format_seeing(df, g, see, sizeof(see));
+	fprintf(out, "%s\n", see);
 }
 
 int kp_diff_text_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
@@ -403,9 +401,11 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 	else
 		fputs("### kprof diff: pass\n\n", out);
 	if (g) {
-		fprintf(out,
-			"%s function's total share grew by more than %g points significantly.\n\n",
-			nreg ? (nreg == 1 ? "One" : "These") : "No", g->points);
+		char what[160];
+
+		kp_diff_gate_format_what(g, what, sizeof(what));
+		fprintf(out, "%s function's %s significantly.\n\n",
+			nreg ? (nreg == 1 ? "One" : "These") : "No", what);
 		if (nreg) {
 			md_table_head(out, seconds);
 			for (size_t i = 0; i < nreg; i++)
@@ -421,12 +421,23 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 				md_row(out, kp_diff_function(df, g->fn[i]), seconds);
 			fputc('\n', out);
 		}
-		if (g->points < g->resolution)
-			fprintf(out,
-				"**Note:** `--fail-above %g` is below the %.2f points a function "
-				"holding half of the samples must grow by to be significant here: "
-				"record longer, or more runs a side.\n\n",
-				g->points, g->resolution);
+		if (g->nvia) {
+			fputs("Not named on their own, their growth being another's (the "
+			      "`kprof diff` text says whose):\n\n",
+			      out);
+			md_table_head(out, seconds);
+			for (size_t i = nreg + g->nskipped; i < nreg + g->nskipped + g->nvia; i++)
+				md_row(out, kp_diff_function(df, g->fn[i]), seconds);
+			fputc('\n', out);
+		}
+		{
+			char see[512];
+
+			kp_diff_gate_format_seeing(df, g, see, sizeof(see));
+			/* numbers and kprof's words only: no name in it */
+			fprintf(out, "%s%s\n\n", kp_diff_gate_unresolved(g) ? "**Note:** " : "",
+				see);
+		}
 	}
 	for (size_t i = 0; i < nfn && shown < top; i++) {
 		uint32_t fi = kp_diff_order(df, KP_DIFF_TOTAL)[i];
@@ -535,24 +546,22 @@ int kp_diff_text_write_github(const struct kp_diff *df, const struct kp_diff_rep
 		gh_function(out, "error", "kprof diff: regression", df, g, k);
 	for (size_t k = g ? g->n : 0; g && k < g->n + g->nskipped; k++)
 		gh_function(out, "warning", "kprof diff: interrupt work, not gated", df, g, k);
-	if (g && !kp_diff_measured(df) && g->points < g->resolution) {
-		snprintf(msg, sizeof(msg),
-			 "one run a side: --fail-above %g is below the %.2f points a function "
-			 "holding "
-			 "half of the samples must grow by to be significant: record longer, or "
-			 "several runs a side",
-			 g->points, g->resolution);
+	for (size_t k = g ? g->n + g->nskipped : 0; g && k < g->n + g->nskipped + g->nvia; k++)
+		gh_function(out, "notice", "kprof diff: another's growth", df, g, k);
+	if (g && kp_diff_gate_unresolved(g)) {
+		kp_diff_gate_format_seeing(df, g, msg, sizeof(msg));
 		fputs("::warning title=kprof diff::", out);
 		gh_escape(out, msg, strlen(msg), false);
 		fputc('\n', out);
 	}
-	if (g)
-		snprintf(msg, sizeof(msg),
-			 "%s: %zu function%s grew by more than %g points of total share "
-			 "significantly "
-			 "(%zu + %zu runs)",
-			 g->n ? "FAIL" : "pass", g->n, g->n == 1 ? "" : "s", g->points,
+	if (g) {
+		char what[160];
+
+		kp_diff_gate_format_what(g, what, sizeof(what));
+		snprintf(msg, sizeof(msg), "%s: %zu function%s whose %s significantly (%zu + %zu runs)",
+			 g->n ? "FAIL" : "pass", g->n, g->n == 1 ? "" : "s", what,
 			 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
+	}
 	else
 		snprintf(msg, sizeof(msg), "compared %zu + %zu runs (no gate: --fail-above)",
 			 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));

@@ -16,6 +16,9 @@ static const char *const unresolved_kinds[KP_LOC_NKINDS] = {
 	[KP_LOC_JIT] = "jit",
 };
 
+/* by enum kp_run_end */
+static const char *const end_names[] = {"", "exit", "signal", "duration", "stopped"};
+
 static const char *const roots_names[] = {
 	[KP_RUN_ROOTS_COMM] = "comm",
 	[KP_RUN_ROOTS_PID] = "comm-pid",
@@ -88,6 +91,8 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p)
 		if (m->throttled)
 			kp_profile_set_meta(p, KP_META_THROTTLED, "%llu",
 					    (unsigned long long)m->throttled);
+		if (m->end != KP_RUN_END_NONE && (size_t)m->end < sizeof(end_names) / sizeof(end_names[0]))
+			kp_profile_set_meta(p, KP_META_END, "%s", end_names[m->end]);
 	}
 	if (m->version)
 		kp_profile_set_meta(p, KP_META_VERSION, "%s", m->version);
@@ -128,6 +133,7 @@ void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m)
 {
 	const char *duration = kp_profile_meta(p, KP_META_DURATION);
 	const char *roots = kp_profile_meta(p, KP_META_ROOTS);
+	const char *end = kp_profile_meta(p, KP_META_END);
 
 	memset(m, 0, sizeof(*m));
 	m->version = kp_profile_meta(p, KP_META_VERSION);
@@ -146,6 +152,9 @@ void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m)
 	for (size_t i = 0; roots && i < sizeof(roots_names) / sizeof(roots_names[0]); i++)
 		if (strcmp(roots, roots_names[i]) == 0)
 			m->roots = (enum kp_run_roots)i;
+	for (size_t i = 1; end && i < sizeof(end_names) / sizeof(end_names[0]); i++)
+		if (strcmp(end, end_names[i]) == 0)
+			m->end = (enum kp_run_end)i;
 	m->system_wide = kp_profile_meta(p, KP_META_SCOPE) &&
 			 strcmp(kp_profile_meta(p, KP_META_SCOPE), "system") == 0;
 }

@@ -26,6 +26,17 @@ enum kp_run_roots {
 	KP_RUN_ROOTS_TID, /* comm-pid/tid */
 };
 
+/* How the recording of a command (kprof ... -- CMD) ended: the command
+ * exiting on its own is what says it did all its work, which a
+ * comparison of its CPU time a run needs (kprof diff's time gate). */
+enum kp_run_end {
+	KP_RUN_END_NONE = 0, /* not a command's recording, or not written */
+	KP_RUN_END_EXIT,     /* the command exited (any status) */
+	KP_RUN_END_SIGNAL,   /* the command was killed by a signal it did not get from kprof */
+	KP_RUN_END_DURATION, /* -d ended the recording first, kprof stopped the command */
+	KP_RUN_END_STOPPED,  /* kprof was interrupted (SIGINT, SIGTERM) first */
+};
+
 /* Pointers are borrowed: from the profiler while it fills the record,
  * from the profile read (its metadata strings) after kp_run_meta_read. */
 struct kp_run_meta {
@@ -49,6 +60,7 @@ struct kp_run_meta {
 	uint64_t lost;	    /* samples the kernel dropped */
 	uint64_t throttled; /* times the kernel throttled the events (written when not 0) */
 	enum kp_run_roots roots;
+	enum kp_run_end end; /* written with have_end when not NONE */
 	bool system_wide;     /* the whole machine (-a, -C): "scope" is written, "system" */
 	bool have_end;	      /* duration, samples and lost are known */
 	bool have_unresolved; /* unresolved[] is known (the profile was named) */
@@ -57,8 +69,8 @@ struct kp_run_meta {
 };
 
 /* Sets p's metadata from m, in this order: event, frequency or period,
- * cpus, start, then (have_end) duration, samples, lost and throttled (when
- * not 0), then version, command, host, kernel, roots, scope (when
+ * cpus, start, then (have_end) duration, samples, lost, throttled (when
+ * not 0) and end (when not NONE), then version, command, host, kernel, roots, scope (when
  * system_wide), then (have_unresolved) unresolved.other, .kernel, .user,
  * .jit. A key already set keeps its place (a second call
  * with more known adds the rest at the end). */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <time.h>
@@ -719,6 +720,16 @@ void kp_session_end(struct kp_session *s)
 		s->offcpu = NULL;
 	}
 
+	/* How the command's run ended, before kprof stops it: a command that
+	 * exited on its own did all its work (kprof diff's time gate needs
+	 * that); its exit status is not kprof's business here. */
+	if (s->have_target)
+		s->meta.end = !s->target.exited ? (s->opts.duration > 0 &&
+							   s->st.seconds >= s->opts.duration
+						   ? KP_RUN_END_DURATION
+						   : KP_RUN_END_STOPPED)
+			      : WIFSIGNALED(s->target.status) ? KP_RUN_END_SIGNAL
+							      : KP_RUN_END_EXIT;
 	/* The recording is over; a command still running (duration ended, or
 	 * kprof was interrupted) is asked to stop, then waited for. */
 	if (s->have_target && !s->target.exited) {

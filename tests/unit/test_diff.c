@@ -294,7 +294,9 @@ static void test_real_shift_raises_its_alarm(void)
 		CHECK(r0->col[KP_DIFF_TOTAL].change >= r1->col[KP_DIFF_TOTAL].change);
 		/* one run a side: Holm over the whole column, as the stars */
 		CHECK(gate.family == kp_diff_ntested(df, KP_DIFF_TOTAL));
-		CHECK(gate.p[0] == r0->col[KP_DIFF_TOTAL].p_adj);
+		/* one-sided: half the two-sided p, and the shrinks (p near 1)
+		 * go last in Holm's order, so at most half the column's */
+		CHECK(gate.p[0] <= r0->col[KP_DIFF_TOTAL].p_adj / 2 * (1 + 1e-12));
 	}
 	kp_diff_gate_fini(&gate);
 	/* above the shift, nothing fails */
@@ -833,8 +835,16 @@ static void test_interrupts(void)
 	CHECK_EQ_INT(gate.nskipped, 0);
 	kp_diff_gate_fini(&gate);
 	kp_diff_free(df);
-	/* two runs a side: measured, nothing passed over */
+	/* two runs a side: passed over too (its bursts are heavier-tailed
+	 * than any test of the runs assumes), gated with --gate-interrupts */
 	o.gate_interrupts = false;
+	df = twice(a, b, &o);
+	kp_diff_gate(df, 5, &gate);
+	CHECK_EQ_INT(gate.n, 0);
+	CHECK_EQ_INT(gate.nskipped, 2);
+	kp_diff_gate_fini(&gate);
+	kp_diff_free(df);
+	o.gate_interrupts = true;
 	df = twice(a, b, &o);
 	kp_diff_gate(df, 5, &gate);
 	CHECK_EQ_INT(gate.nskipped, 0);
@@ -878,8 +888,8 @@ static void test_resolution(void)
 		   1e-12));
 	kp_diff_gate_fini(&g);
 	kp_diff_free(df);
-	/* two runs a side, at 6 points: those whose mean share is above 3,
-	 * main and the 20 groups (5% each), not the functions (2.5% each,
+	/* two runs a side, at 6 points: those whose mean share is in (3,
+	 * 97), the 20 groups (5% each), not the functions (2.5% each,
 	 * but for the few drawn heavier) */
 	df = twice(a, b, &o);
 	kp_diff_gate(df, 6, &g);
@@ -890,10 +900,12 @@ static void test_resolution(void)
 			const struct kp_diff_change *ch =
 				&kp_diff_function(df, i)->col[KP_DIFF_TOTAL];
 
-			above += (ch->share[0] + ch->share[1]) / 2 > 3;
+			/* main, in every sample, cannot grow by 6 points */
+			above += (ch->share[0] + ch->share[1]) / 2 > 3 &&
+				 (ch->share[0] + ch->share[1]) / 2 < 97;
 		}
 		CHECK_EQ_INT(g.family, above);
-		CHECK(above >= 21 && above < 30);
+		CHECK(above >= 20 && above < 30);
 	}
 	kp_diff_gate_fini(&g);
 	/* and with m = 40, R's number */

@@ -990,8 +990,277 @@ static void test_report_escaping(void)
 	kp_profile_free(b);
 }
 
+/* Runs of stack lines ("frame;frame;...", counts a run at scale 1), each
+ * count jittered by up to 4% a run (and line `grow` times `factor`),
+ * with a second value, CPU nanoseconds (a millisecond a sample), and
+ * end=exit in its metadata when `ended`. */
+static const struct kp_diff_values with_cpu = {0, 0, 1};
+static void add_jittered(struct kp_diff *df, enum kp_diff_side side, size_t runs,
+			 const char *const *lines, const unsigned *counts, size_t n, size_t grow,
+			 double factor, bool ended, uint64_t *rng)
+{
+	for (size_t r = 0; r < runs; r++) {
+		struct kp_profile *p = kp_profile_new();
+		struct kp_profile_root root = {.comm = kp_profile_intern(p, "prog", 4)};
+		struct kp_diag d;
+
+		kp_profile_add_value_type(p, "samples", "count", 0);
+		kp_profile_add_value_type(p, "cpu", "nanoseconds", 0);
+		if (ended)
+			kp_profile_set_meta(p, KP_META_END, "exit");
+		for (size_t i = 0; i < n; i++) {
+			uint32_t l[16];
+			size_t k = 0;
+			const char *s = lines[i];
+			double c = counts[i] * (i == grow ? factor : 1) *
+				   (1 + 0.04 * (2 * rng_unit(rng) - 1));
+			kp_count v[2];
+
+			while (*s && k < 16) {
+				size_t len = strcspn(s, ";");
+
+				l[k++] = kp_profile_named_location(p, s, len, KP_FRAME_USER);
+				s += len + (s[len] == ';');
+			}
+			v[0] = (kp_count)llround(c);
+			v[1] = v[0] * 1000000;
+			kp_profile_add(p, &root, l, k, v);
+		}
+		CHECK(kp_diff_add_run(df, side, p, &with_cpu, &d) == 0);
+		kp_profile_free(p);
+	}
+}
+
+static const struct kp_diff_function *gate_fn(const struct kp_diff *df, const struct kp_diff_gate *g,
+					      size_t k)
+{
+	return kp_diff_function(df, g->fn[k]);
+}
+
+/* The gate's test is one-sided: its p-value of a growth is half the
+ * two-sided one, of a shrink one less that; a function whose time
+ * shrinks while the others' stay fails no time gate, however much. */
+static void test_gate_one_sided(void)
+{
+	static const char *const lines[] = {"main;a", "main;b", "main;c"};
+	static const unsigned counts[] = {300, 300, 400};
+	struct kp_diff_opts o = {.attribute = true};
+	uint64_t rng = 29;
+	struct kp_diff *df = kp_diff_new(&o);
+	struct kp_diag d;
+	struct kp_diff_gate g;
+	const struct kp_diff_function *a, *b;
+	double growth, p;
+
+	add_jittered(df, KP_DIFF_BASE, 5, lines, counts, 3, SIZE_MAX, 1, true, &rng);
+	add_jittered(df, KP_DIFF_NEW, 5, lines, counts, 3, 0, 0.5, true, &rng);
+	CHECK(kp_diff_finish(df, &d) == 0);
+	a = find(df, "a");
+	b = find(df, "b");
+	CHECK(a && a->col[KP_DIFF_TOTAL].change < -5 && b && b->col[KP_DIFF_TOTAL].change > 2);
+	p = kp_diff_gate_p(df, KP_DIFF_SHARE, (size_t)(b - kp_diff_function(df, 0)), &growth);
+	CHECK(near(p, b->col[KP_DIFF_TOTAL].p / 2, 1e-12) && growth > 2);
+	p = kp_diff_gate_p(df, KP_DIFF_SHARE, (size_t)(a - kp_diff_function(df, 0)), &growth);
+	CHECK(near(p, 1 - a->col[KP_DIFF_TOTAL].p / 2, 1e-12) && growth < -5);
+	/* shares: b and c grew as a shrank, and are named */
+	kp_diff_gate(df, 2, &g);
+	CHECK_EQ_INT(g.n, 2);
+	kp_diff_gate_fini(&g);
+	/* time: a took half its time, b and c the same: nothing grew */
+	CHECK(kp_diff_time_tested(df) && kp_diff_ran_to_end(df));
+	CHECK(a->time.tested && a->time.growth < -0.4 && a->time.p > 0.99);
+	kp_diff_gate_measure(df, KP_DIFF_TIME, 15, &g);
+	CHECK_EQ_INT(g.n, 0);
+	CHECK(g.measure == KP_DIFF_TIME && g.family >= 3);
+	kp_diff_gate_fini(&g);
+	kp_diff_free(df);
+}
+
+/* A slower callee makes its caller's total grow too: the gate names the
+ * callee, and the caller as explained by it (its total less the part
+ * under the callee did not grow); a caller whose own work grew as well is
+ * named beside it; a caller that is mostly its callee, which only it
+ * calls, is named instead, the callee within it. Shares and time alike. */
+static void test_gate_attribution(void)
+{
+	static const char *const lines[] = {"main;round;caller;callee", "main;round;caller",
+					    "main;round;other"};
+	static const unsigned thin[] = {100, 300, 600}, wrapper[] = {300, 30, 600};
+	struct kp_diff_opts o = {.attribute = true};
+	uint64_t rng = 2929;
+
+	for (int kind = 0; kind < 4; kind++) {
+		struct kp_diff *df = kp_diff_new(&o);
+		const unsigned *c = kind == 2 ? wrapper : thin;
+		enum kp_diff_measure m = kind == 3 ? KP_DIFF_TIME : KP_DIFF_SHARE;
+		struct kp_diag d;
+		struct kp_diff_gate g;
+
+		add_jittered(df, KP_DIFF_BASE, 5, lines, c, 3, SIZE_MAX, 1, true, &rng);
+		if (kind == 1) {
+			/* the caller's own work grew too */
+			static const unsigned more[] = {100, 450, 600};
+
+			add_jittered(df, KP_DIFF_NEW, 5, lines, more, 3, 0, 2, true, &rng);
+		} else {
+			add_jittered(df, KP_DIFF_NEW, 5, lines, c, 3, 0, 2, true, &rng);
+		}
+		CHECK(kp_diff_finish(df, &d) == 0);
+		kp_diff_gate_measure(df, m, m == KP_DIFF_TIME ? 15 : 2, &g);
+		if (kind == 0 || kind == 3) {
+			CHECK_EQ_INT(g.n, 1);
+			CHECK_EQ_INT(g.nvia, 1);
+			if (g.n == 1 && g.nvia == 1) {
+				CHECK(strcmp(gate_fn(df, &g, 0)->name, "callee") == 0);
+				CHECK(strcmp(gate_fn(df, &g, 1)->name, "caller") == 0);
+				CHECK(g.via[1] == g.fn[0] && !g.within[1]);
+			}
+		} else if (kind == 1) {
+			CHECK_EQ_INT(g.n, 2);
+			CHECK_EQ_INT(g.nvia, 0);
+		} else {
+			CHECK_EQ_INT(g.n, 1);
+			CHECK_EQ_INT(g.nvia, 1);
+			if (g.n == 1 && g.nvia == 1) {
+				CHECK(strcmp(gate_fn(df, &g, 0)->name, "caller") == 0);
+				CHECK(strcmp(gate_fn(df, &g, 1)->name, "callee") == 0);
+				CHECK(g.via[1] == g.fn[0] && g.within[1]);
+			}
+		}
+		kp_diff_gate_fini(&g);
+		kp_diff_free(df);
+	}
+	/* without the pairs (attribute off) both are named */
+	{
+		struct kp_diff_opts plain = {0};
+		struct kp_diff *df = kp_diff_new(&plain);
+		struct kp_diag d;
+		struct kp_diff_gate g;
+
+		add_jittered(df, KP_DIFF_BASE, 5, lines, thin, 3, SIZE_MAX, 1, true, &rng);
+		add_jittered(df, KP_DIFF_NEW, 5, lines, thin, 3, 0, 2, true, &rng);
+		CHECK(kp_diff_finish(df, &d) == 0);
+		kp_diff_gate(df, 2, &g);
+		CHECK_EQ_INT(g.n, 2);
+		kp_diff_gate_fini(&g);
+		kp_diff_free(df);
+	}
+}
+
+/* The time gate: the callee's CPU time a run grew by 40%; same-build
+ * comparisons fail no gate; one run a side is not tested; recordings
+ * without end=exit are said not to have run to their end. */
+static void test_gate_time(void)
+{
+	static const char *const lines[] = {"main;work;slow", "main;work;other", "main;idle"};
+	static const unsigned counts[] = {150, 500, 350};
+	struct kp_diff_opts o = {.attribute = true};
+	uint64_t rng = 15;
+	size_t false_alarms = 0, caught = 0;
+
+	for (int trial = 0; trial < 10; trial++) {
+		struct kp_diff *same = kp_diff_new(&o), *slow = kp_diff_new(&o);
+		struct kp_diag d;
+		struct kp_diff_gate g;
+
+		add_jittered(same, KP_DIFF_BASE, 5, lines, counts, 3, SIZE_MAX, 1, true, &rng);
+		add_jittered(same, KP_DIFF_NEW, 5, lines, counts, 3, SIZE_MAX, 1, true, &rng);
+		CHECK(kp_diff_finish(same, &d) == 0);
+		kp_diff_gate_measure(same, KP_DIFF_TIME, 15, &g);
+		false_alarms += g.n > 0;
+		kp_diff_gate_fini(&g);
+		add_jittered(slow, KP_DIFF_BASE, 5, lines, counts, 3, SIZE_MAX, 1, true, &rng);
+		add_jittered(slow, KP_DIFF_NEW, 5, lines, counts, 3, 0, 1.4, true, &rng);
+		CHECK(kp_diff_finish(slow, &d) == 0);
+		kp_diff_gate_measure(slow, KP_DIFF_TIME, 15, &g);
+		caught += g.n == 1 && strcmp(gate_fn(slow, &g, 0)->name, "slow") == 0;
+		kp_diff_gate_fini(&g);
+		kp_diff_free(same);
+		kp_diff_free(slow);
+	}
+	CHECK_EQ_INT(false_alarms, 0);
+	CHECK_EQ_INT(caught, 10);
+	{
+		struct kp_diff *one = kp_diff_new(&o);
+		struct kp_diag d;
+		struct kp_diff_gate g;
+
+		add_jittered(one, KP_DIFF_BASE, 1, lines, counts, 3, SIZE_MAX, 1, false, &rng);
+		add_jittered(one, KP_DIFF_NEW, 2, lines, counts, 3, 0, 2, true, &rng);
+		CHECK(kp_diff_finish(one, &d) == 0);
+		CHECK(!kp_diff_time_tested(one) && !kp_diff_ran_to_end(one));
+		kp_diff_gate_measure(one, KP_DIFF_TIME, 15, &g);
+		CHECK(g.n == 0 && g.family == 0);
+		kp_diff_gate_fini(&g);
+		kp_diff_free(one);
+	}
+}
+
+/* What the gate can see: the typical function's detectable growth is
+ * (t(alpha / m) + t(0.05)) times its standard error at the family's
+ * median share and the prior's dispersion; the runs needed bring it to
+ * points and no fewer do; below it the gate says it cannot resolve
+ * points. */
+static void test_gate_detectable(void)
+{
+	static const char *const lines[] = {"main;a", "main;b", "main;c", "main;d", "main;e"};
+	static const unsigned counts[] = {100, 150, 200, 250, 300};
+	struct kp_diff_opts o = {0};
+	uint64_t rng = 95;
+	struct kp_diff *df = kp_diff_new(&o);
+	struct kp_diag d;
+	struct kp_diff_gate g;
+	struct kp_stats_prior pr;
+	double dof, se, want, n0, n1;
+
+	add_jittered(df, KP_DIFF_BASE, 5, lines, counts, 5, SIZE_MAX, 1, true, &rng);
+	add_jittered(df, KP_DIFF_NEW, 5, lines, counts, 5, SIZE_MAX, 1, true, &rng);
+	CHECK(kp_diff_finish(df, &d) == 0);
+	kp_diff_gate(df, 2, &g);
+	/* a to e, not main (in every sample) */
+	CHECK_EQ_INT(g.family, 5);
+	pr = kp_diff_prior(df, KP_DIFF_TOTAL);
+	dof = 8 + pr.df;
+	n0 = kp_diff_total_count(df, 0);
+	n1 = kp_diff_total_count(df, 1);
+	{
+		const struct kp_diff_change *c = &find(df, "c")->col[KP_DIFF_TOTAL];
+		double q = (c->share[0] + c->share[1]) / 200;
+
+		se = 100 * sqrt(pr.var * q * (1 - q) * (1 / n0 + 1 / n1));
+	}
+	want = (kp_stats_t_quantile(2 * 0.01 / 5, dof) + kp_stats_t_quantile(0.1, dof)) * se;
+	CHECK(near(g.detectable, want, 1e-9));
+	CHECK(g.detectable_max >= g.detectable * 0.5 && g.detectable_fn != UINT32_MAX);
+	CHECK(g.runs_needed >= 1 && g.runs_needed <= KP_DIFF_RUNS_MAX);
+	{
+		/* at runs_needed a side the growth is seen, one fewer not */
+		size_t k = g.runs_needed;
+		double at = (kp_stats_t_quantile(0.02 / 5, 2.0 * (double)k - 2 + pr.df) +
+			     kp_stats_t_quantile(0.1, 2.0 * (double)k - 2 + pr.df)) *
+			    se * sqrt(5.0 / (double)k);
+
+		CHECK(at <= 2 * (1 + 1e-9));
+		if (k > 2) {
+			k--;
+			at = (kp_stats_t_quantile(0.02 / 5, 2.0 * (double)k - 2 + pr.df) +
+			      kp_stats_t_quantile(0.1, 2.0 * (double)k - 2 + pr.df)) *
+			     se * sqrt(5.0 / (double)k);
+			CHECK(at > 2);
+		}
+	}
+	CHECK(kp_diff_gate_unresolved(&g) == (g.detectable > 2));
+	kp_diff_gate_fini(&g);
+	/* a threshold far above: resolved, by fewer runs */
+	kp_diff_gate(df, 50, &g);
+	CHECK(!kp_diff_gate_unresolved(&g) && g.runs_needed <= 5);
+	kp_diff_gate_fini(&g);
+	kp_diff_free(df);
+}
+
 KP_TEST_MAIN(test_two_proportions, test_normal_p, test_holm, test_noise_raises_no_alarm,
 	     test_real_shift_raises_its_alarm, test_counts_not_weights, test_self_total_kinds,
 	     test_share_of_everything_is_100, test_t_distribution, test_variance_prior,
 	     test_runs_measured, test_runs_noise_and_slowdown, test_interrupts, test_resolution,
-	     test_report_escaping)
+	     test_report_escaping, test_gate_one_sided, test_gate_attribution, test_gate_time,
+	     test_gate_detectable)

@@ -588,15 +588,9 @@ static void take_dispersion(struct kp_stats_prior prior, double phi, double dof,
 			    double *disp, double *tdf)
 {
 	double post = kp_stats_moderate(prior, phi, dof);
-	static int mode = -1;
 
-	if (mode < 0) {
-		const char *e = getenv("KPROF_DIFF_MODERATE");
-
-		mode = e ? atoi(e) : 0;
-	}
 	if (dof > 0 || prior.df > 0) {
-		*disp = mode == 1 ? post : phi > post ? phi : post;
+		*disp = phi > post ? phi : post;
 		*tdf = dof + prior.df;
 	} else {
 		*disp = 1;

@@ -12,6 +12,9 @@
 #    table, JSON, Markdown, JUnit, GitHub annotations and the differential
 #    flame graph, which all say the same; its CPU time a run is about 1.6
 #    times the base's;
+#  - the time gate (--fail-above 15%) names the checksum by its CPU time a
+#    run, passes the same build, refuses one run a side; the recordings
+#    say their command ran to its end (end=exit);
 #  - one run a side says that run-to-run variation was not measured and
 #    warns that --fail-above 2 is below what one run resolves;
 #  - --value cpu, folded text, and the errors of the one-file form as
@@ -55,7 +58,8 @@ done
 "$KPROF" diff --fail-above 2 --alpha 0.0001 -f json -o "$T/same.json" "$T/base" "$T/same" 2>"$T/same.err"
 rc=$?
 check "same build, 5 + 5 runs: the gate passes (exit $rc): $(head -c 400 "$T/same.err")" [ "$rc" -eq 0 ]
-check "same build: nothing to warn about" [ ! -s "$T/same.err" ]
+check "same build: nothing to warn about but what the runs resolve" \
+	[ "$(grep -vc '^kprof: warning: 5 + 5 runs resolve growths of total share from [0-9.]* points' "$T/same.err")" -eq 0 ]
 check "same build: the JSON says pass, 5 + 5 runs, measured" \
 	[ "$(json "$T/same.json" 'd["gate"]["status"], d["base"]["runs"], d["new"]["runs"], d["test"]["measured"]')" = "('pass', 5, 5, True)" ]
 
@@ -74,7 +78,13 @@ check "the two commands differ (checksum=60), and kprof says so" \
 check "text: the method is the measured one, over 5 + 5 runs" \
 	grep -q "varied between the 5 + 5 runs" <(tr '\n' ' ' <"$T/slow.txt")
 check "text: the gate names ci_checksum_kprof alone" \
-	grep -q 'FAIL: 1 function grew by more than 2 points' "$T/slow.txt"
+	grep -q 'FAIL: 1 function whose total share grew by more than 2 points significantly' "$T/slow.txt"
+check "text: what the runs can see, and the runs a side that resolve 2 points" \
+	grep -Eq '^Seen: these runs catch a growth of [0-9.]+ points with 95% probability .*; ([0-9]+ runs? a side would resolve 2 points|more than)' "$T/slow.txt"
+check "json: the gate is of shares, one-sided, with what it can see" \
+	[ "$(json "$T/slow.json" 'd["gate"]["measure"], "one-sided" in d["gate"]["test"], d["gate"]["detectable"] > 0, d["gate"]["runs_needed"] is None or d["gate"]["runs_needed"] >= 1')" = "('share', True, True, True)" ]
+check "the recordings say their command ran to its end (end=exit)" \
+	[ "$(json "$T/slow.json" 'd["base"]["metadata"].get("end"), d["new"]["metadata"].get("end"), d["gate"]["ran_to_end"]')" = "('exit', 'exit', True)" ]
 check "text: its change is significant, with the standard error and CPU a run" \
 	grep -Eq '^ +[0-9.]+% +[0-9.]+% +\+[0-9.]+ +[0-9.]+ +[0-9.e+-]+ \* +[0-9.]+ -> [0-9.]+ (s|ms) \(\+[0-9]+%\) +ci_checksum_kprof$' "$T/slow.txt"
 check "json: the regressions are [ci_checksum_kprof]" \
@@ -102,6 +112,23 @@ check "github: exit 3, one ::error naming ci_checksum_kprof, a ::notice with the
 	[ $? -eq 3 -a "$(grep -c '^::error title=kprof diff%3A regression::ci_checksum_kprof: total share' "$T/slow.gh")" -eq 1 \
 	-a "$(grep -c '^::notice title=kprof diff::FAIL: 1 function' "$T/slow.gh")" -eq 1 ]
 
+# the time gate: CPU time a run, in percent (the checksum does 60% more
+# work; the same build's runs take the same time)
+"$KPROF" diff --fail-above 15% -f json -o "$T/time.json" "$T/base" "$T/slow" 2>"$T/time.err"
+rc=$?
+check "time gate (--fail-above 15%): the slower build fails (exit $rc): $(head -c 300 "$T/time.err")" [ "$rc" -eq 3 ]
+check "time gate: ci_checksum_kprof named, of CPU time a run" \
+	[ "$(json "$T/time.json" 'd["gate"]["measure"], [r["function"] for r in d["gate"]["regressions"]], [r["time_growth"] > 15 for r in d["gate"]["regressions"]]')" = "('time', ['ci_checksum_kprof'], [True])" ]
+check "time gate: stderr names it by its CPU time a run" \
+	grep -Eq '^kprof: regression: ci_checksum_kprof: CPU a run [0-9.]+ -> [0-9.]+ (s|ms) \(\+[0-9]+%\), more than 15%' "$T/time.err"
+"$KPROF" diff --fail-above 15% --alpha 0.0001 -f json -o "$T/time-same.json" "$T/base" "$T/same" 2>/dev/null
+rc=$?
+check "time gate: the same build passes (exit $rc)" [ "$rc" -eq 0 ]
+"$KPROF" diff --fail-above 15% "$T/base/run1.kprof" "$T/slow/run1.kprof" >/dev/null 2>"$T/time-one.err"
+rc=$?
+check "time gate: one run a side is refused (exit $rc): $(cat "$T/time-one.err")" \
+	[ "$rc" -eq 1 ] && grep -q "needs two runs or more a side" "$T/time-one.err"
+
 # one run a side: allowed, but the report says what it could not measure
 "$KPROF" diff --fail-above 2 "$T/base/run1.kprof" "$T/slow/run1.kprof" >"$T/one.txt" 2>"$T/one.err"
 rc=$?
@@ -109,7 +136,7 @@ check "one run a side: exit 0 or 3 ($rc)" [ "$rc" -eq 0 -o "$rc" -eq 3 ]
 check "one run a side: the report says variation between runs was not measured" \
 	grep -q "One run a side: how much shares vary between runs was not measured" <(tr '\n' ' ' <"$T/one.txt")
 check "one run a side: --fail-above 2 below what it resolves is warned about: $(cat "$T/one.err")" \
-	grep -q "^kprof: warning: one run a side resolves growths of total share from [0-9.]* points .*--fail-above 2 can pass" "$T/one.err"
+	grep -q "^kprof: warning: 1 + 1 runs resolve growths of total share from [0-9.]* points .*--fail-above 2 can pass" "$T/one.err"
 
 # shares of cpu time (the period), the test still on sample counts
 "$KPROF" diff --fail-above 2 --value cpu -f json -o "$T/cpu.json" "$T/base" "$T/slow" 2>/dev/null

@@ -205,9 +205,11 @@ static size_t check_gate(const struct kp_diff *df, double pct, bool pass_over,
 	for (size_t i = 0; i < nf; i++) {
 		const struct kp_diff_change *t = &kp_diff_function(df, i)->col[KP_DIFF_TOTAL];
 
-		if (t->tested &&
-		    (!kp_diff_measured(df) || (t->share[0] + t->share[1]) / 2 > pct / 2)) {
-			p[m++] = t->p;
+		double mean = (t->share[0] + t->share[1]) / 2;
+
+		/* one-sided: a growth's p is half the two-sided one */
+		if (t->tested && (!kp_diff_measured(df) || (mean > pct / 2 && mean < 100 - pct / 2))) {
+			p[m++] = t->z > 0 ? t->p / 2 : 1 - t->p / 2;
 			member[i] = (uint32_t)m;
 		}
 	}
@@ -223,18 +225,22 @@ static size_t check_gate(const struct kp_diff *df, double pct, bool pass_over,
 		if (t->significant && t->change > pct)
 			FUZZ_CHECK(member[i] && adj[member[i] - 1] <= t->p_adj * (1 + 1e-12));
 	}
-	FUZZ_CHECK(g->n == want[0] && g->nskipped == want[1]);
-	for (size_t k = 0; k < g->n + g->nskipped; k++) {
+	/* what a descendant explains is listed apart, never dropped */
+	FUZZ_CHECK(g->n + g->nvia == want[0] && g->nskipped == want[1]);
+	for (size_t k = 0; k < g->n + g->nskipped + g->nvia; k++) {
 		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 		const struct kp_diff_change *t = &fn->col[KP_DIFF_TOTAL];
+		bool skipped = k >= g->n && k < g->n + g->nskipped;
 
 		FUZZ_CHECK(t->change > pct && member[g->fn[k]]);
 		FUZZ_CHECK(close_to(g->p[k], adj[member[g->fn[k]] - 1]) && g->p[k] <= alpha);
-		FUZZ_CHECK(g->p[k] >= t->p && g->p[k] <= t->p_adj * (1 + 1e-12));
-		FUZZ_CHECK((k >= g->n) == (pass_over && fn->interrupt));
-		FUZZ_CHECK(k == 0 || k == g->n ||
+		FUZZ_CHECK(g->p[k] >= t->p / 2 * (1 - 1e-12) && g->p[k] <= t->p_adj * (1 + 1e-12));
+		FUZZ_CHECK(skipped == (pass_over && fn->interrupt));
+		FUZZ_CHECK(k == 0 || k == g->n || k == g->n + g->nskipped ||
 			   t->change <=
 				   kp_diff_function(df, g->fn[k - 1])->col[KP_DIFF_TOTAL].change);
+		/* via another regression, never itself */
+		FUZZ_CHECK(k < g->n + g->nskipped || g->via[k] != g->fn[k]);
 	}
 	FUZZ_CHECK(isfinite(g->resolution) || m == 0);
 	free(p);
@@ -368,7 +374,15 @@ static void check_runs(struct kp_profile *const p[2], const struct kp_diff_opts 
 	FUZZ_CHECK(kp_diff_measured(df) && kp_diff_runs(df, KP_DIFF_NEW) == 2);
 	check_diff(df);
 	/* measured: nothing is passed over */
-	nreg = check_gate(df, r->gate->points, false, &g);
+	nreg = check_gate(df, r->gate->points, !o->gate_interrupts, &g);
+	{
+		/* the time gate: no CPU values here, nothing tested */
+		struct kp_diff_gate t;
+
+		kp_diff_gate_measure(df, KP_DIFF_TIME, r->gate->points, &t);
+		FUZZ_CHECK(t.n + t.nskipped + t.nvia <= t.family);
+		kp_diff_gate_fini(&t);
+	}
 	rr.gate = &g;
 	check_reports(df, &rr, nreg);
 	check_other_reports(df, &rr);
@@ -402,7 +416,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t opt = fuzz_byte(&in), pct_b = fuzz_byte(&in), disp_b = fuzz_byte(&in);
 	size_t blen = fuzz_byte(&in);
 	double pct = pct_b * 100.0 / 255;
-	struct kp_diff_opts o = {.alpha = alphas[opt & 3]};
+	struct kp_diff_opts o = {.alpha = alphas[opt & 3], .attribute = (opt & 8) != 0};
 	struct kp_profile *p[2];
 	struct kp_diff *df, *dd, *self;
 	struct kp_diag d;

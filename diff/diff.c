@@ -992,7 +992,11 @@ static bool rest_grew(const struct kp_diff *df, enum kp_diff_measure measure, do
 		phi = time_dispersion(df, t, tsq, &dof);
 		take_dispersion(df->time_prior, phi, dof, 0, &tm.dispersion, &tm.df);
 		time_test(df, t, &tm);
-		growth = 100 * tm.growth;
+		/* of A's own time: would A's growth, B's part taken out, still
+		 * pass points percent of A? */
+		growth = s->t[0] > 0 ? 100 * (tm.mean[1] - tm.mean[0]) /
+					       (s->t[0] / (double)df->runs[0])
+				     : HUGE_VAL;
 		p = tm.p;
 	} else {
 		struct kp_diff_change ch = {0};
@@ -1083,9 +1087,10 @@ static bool holds_privately(const struct kp_diff *df, const struct pair_sums *ps
 	       (a->count[KP_DIFF_TOTAL][0] + a->count[KP_DIFF_TOTAL][1]) / 2;
 }
 
-/* The named candidates (via NONE) that a candidate explained by them holds
- * privately (holds_privately): named at the holder instead, the outermost
- * such one, each held one listed within it (within[] set). */
+/* The named candidates (via NONE) that another candidate, named or
+ * explained by them, holds privately (holds_privately): named at the
+ * holder instead, the outermost such one, each held one listed within it
+ * (within[] set). */
 static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t nc, uint32_t *via,
 			 uint8_t *within)
 {
@@ -1102,7 +1107,8 @@ static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t 
 			const struct sums *sa = &df->sums[cand[a]];
 			double n = sa->count[KP_DIFF_TOTAL][0] + sa->count[KP_DIFF_TOTAL][1];
 
-			if (a == b || via[a] != b || !kp_u64map_get(&df->pair_index, key, &idx) ||
+			if (a == b || (via[a] != b && via[a] != NONE) ||
+			    !kp_u64map_get(&df->pair_index, key, &idx) ||
 			    !holds_privately(df, &df->pairs[idx]) || n <= most)
 				continue;
 			most = n;

@@ -125,14 +125,19 @@ static bool is_interrupt_entry(const char *name, size_t len)
 /* True for a kernel function that re-enables interrupts (the kernel names
  * them so: local_irq_enable's native_irq_enable and its paravirt forms,
  * pvm_irq_enable, xen_irq_enable, __raw_callee_save_*; the
- * *_irqrestore unlocks). An interrupt that came while they were off,
+ * *_irqrestore unlocks; and the scheduler's finish_task_switch, where a
+ * task switched back in does it). An interrupt that came while they were off,
  * the sampling timer's among them, is delivered there: the samples at it
  * are time its callers spent with interrupts off, which their own totals
  * hold, and how many land on it follows how many interrupts the machine
  * takes. Interrupt work, to the gate. */
 static bool enables_interrupts(const char *name, size_t len)
 {
-	static const char *const part[] = {"irq_enable", "irqrestore", "irq_restore"};
+	/* finish_task_switch: where a task switched back in turns interrupts
+	 * on again (finish_lock_switch, inlined; .isra and the like are
+	 * compiler clones of it) */
+	static const char *const part[] = {"irq_enable", "irqrestore", "irq_restore",
+					   "finish_task_switch"};
 
 	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
 		size_t n = strlen(part[i]);
@@ -1087,43 +1092,53 @@ static bool holds_privately(const struct kp_diff *df, const struct pair_sums *ps
 	       (a->count[KP_DIFF_TOTAL][0] + a->count[KP_DIFF_TOTAL][1]) / 2;
 }
 
-/* The named candidates (via NONE) that another candidate, named or
- * explained by them, holds privately (holds_privately): named at the
- * holder instead, the outermost such one, each held one listed within it
- * (within[] set). */
+static double pooled_total(const struct kp_diff *df, uint32_t f)
+{
+	return df->sums[f].count[KP_DIFF_TOTAL][0] + df->sums[f].count[KP_DIFF_TOTAL][1];
+}
+
+/* Each named candidate (via NONE) climbs to the outermost candidate that
+ * holds it privately (holds_privately), step by step (a library call in a
+ * function, the system call in the library call, ...): the change is
+ * named there. What was explained by the named one, and the named one,
+ * are then listed under the holder: within[] set for those below it. */
 static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t nc, uint32_t *via,
 			 uint8_t *within)
 {
 	for (size_t b = 0; b < nc; b++) {
-		size_t best = SIZE_MAX;
-		double most = -1;
+		size_t top = b;
 
-		within[b] = 0;
 		if (via[b] != NONE)
 			continue;
-		/* the outermost: the holder with the most samples */
-		for (size_t a = 0; a < nc; a++) {
-			uint64_t key = (uint64_t)cand[a] << 32 | cand[b], idx;
-			const struct sums *sa = &df->sums[cand[a]];
-			double n = sa->count[KP_DIFF_TOTAL][0] + sa->count[KP_DIFF_TOTAL][1];
+		for (size_t step = 0; step < nc; step++) {
+			size_t best = SIZE_MAX;
+			double most = pooled_total(df, cand[top]);
 
-			if (a == b || (via[a] != b && via[a] != NONE) ||
-			    !kp_u64map_get(&df->pair_index, key, &idx) ||
-			    !holds_privately(df, &df->pairs[idx]) || n <= most)
-				continue;
-			most = n;
-			best = a;
+			for (size_t a = 0; a < nc; a++) {
+				uint64_t key = (uint64_t)cand[a] << 32 | cand[top], idx;
+
+				if (a == top || pooled_total(df, cand[a]) <= most ||
+				    !kp_u64map_get(&df->pair_index, key, &idx) ||
+				    !holds_privately(df, &df->pairs[idx]))
+					continue;
+				most = pooled_total(df, cand[a]);
+				best = a;
+			}
+			if (best == SIZE_MAX)
+				break;
+			top = best;
 		}
-		if (best == SIZE_MAX)
+		if (top == b)
 			continue;
-		/* the holder is named; b and the others explained by b are
-		 * within it */
 		for (size_t i = 0; i < nc; i++)
-			if (i != best && via[i] == b)
-				via[i] = (uint32_t)best;
-		via[best] = NONE;
-		via[b] = (uint32_t)best;
-		within[b] = 1;
+			if (i != top && (via[i] == b || i == b)) {
+				uint64_t key = (uint64_t)cand[top] << 32 | cand[i], idx;
+
+				via[i] = (uint32_t)top;
+				within[i] = kp_u64map_get(&df->pair_index, key, &idx);
+			}
+		via[top] = NONE;
+		within[top] = 0;
 	}
 }
 

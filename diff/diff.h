@@ -201,8 +201,9 @@ struct kp_diff_gate {
 	uint32_t *fn;	 /* function indexes */
 	double *p;	 /* beside fn: each one's one-sided p-value after Holm over the family */
 	uint32_t *via;	 /* beside fn: the descendant that explains it (fn[k] for the others) */
-	/* beside fn: 1 when fn[k] is within via[k] instead: via[k], its
-	 * ancestor, holds all of its samples and is mostly it, and is named */
+	/* beside fn: 1 when fn[k] is within via[k] instead: via[k], named, an
+	 * ancestor that holds the change privately (its samples, each
+	 * step up mostly the one below) */
 	uint8_t *within;
 	/* the smallest growth the test can find significant in a function
 	 * holding half of the samples, with the column's typical dispersion

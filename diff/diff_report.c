@@ -106,8 +106,8 @@ void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_
 
 		if (g->within[k])
 			snprintf(buf + len, size - len,
-				 "; within %s%s, which holds all of its samples and is mostly it",
-				 name, kp_frame_kind_note(v->kind));
+				 "; within %s%s, named: the change is held there", name,
+				 kp_frame_kind_note(v->kind));
 		else
 			snprintf(buf + len, size - len, "; explained: %s%s grew within its stacks",
 				 name, kp_frame_kind_note(v->kind));

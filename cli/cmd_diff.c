@@ -223,8 +223,8 @@ static void warn_resolution(const struct kp_diff *df, const struct kp_diff_gate 
 	if (!kp_diff_gate_unresolved(g))
 		return;
 	if (g->runs_needed)
-		snprintf(runs, sizeof(runs), "; %zu run%s a side would resolve it",
-			 g->runs_needed, g->runs_needed == 1 ? "" : "s");
+		snprintf(runs, sizeof(runs), "; %zu run%s a side would resolve it", g->runs_needed,
+			 g->runs_needed == 1 ? "" : "s");
 	kp_warn("%zu + %zu run%s resolve%s growths of %s from %.*f%s (95%% probability, a "
 		"typical function that could fail the gate): --fail-above %g%s can pass a "
 		"smaller real regression%s (docs/diff.md)",

@@ -33,11 +33,11 @@ struct side_sums {
 /* What a function's runs give the test, as doubles made once a run:
  * [column][side]. */
 struct sums {
-	double count[2][2]; /* sum over runs of x */
-	double sq[2][2];    /* sum over runs of x^2 / n, n the run's total count */
+	double count[2][2];  /* sum over runs of x */
+	double sq[2][2];     /* sum over runs of x^2 / n, n the run's total count */
 	double t[2], tsq[2]; /* [side]: sum over runs of the total column's CPU
 			      * nanoseconds t, and of t^2 (the time gate) */
-	double irq;	    /* counts inside an interrupt, both sides */
+	double irq;	     /* counts inside an interrupt, both sides */
 };
 
 /* Where a function B was below a function A in a sample (B's outermost
@@ -45,7 +45,7 @@ struct sums {
  * gate's attribution. Sums over runs, [side]: */
 struct pair_sums {
 	uint32_t a, b;
-	double x[2], sq[2], cross[2]; /* x_AB, x_AB^2 / n, x_A x_AB / n (counts) */
+	double x[2], sq[2], cross[2];	/* x_AB, x_AB^2 / n, x_A x_AB / n (counts) */
 	double t[2], tsq[2], tcross[2]; /* t_AB, t_AB^2, t_A t_AB (CPU ns) */
 };
 
@@ -318,8 +318,8 @@ static void add_pairs(struct kp_diff *df, const struct kp_profile *p, const stru
 	for (size_t a = 0; a < nh; a++)
 		for (size_t b = 0; b < nh; b++) {
 			double x = mx[a * nh + b], t = mt[a * nh + b];
-			double xa = kp_count_double(ss[heavy[a]].run[KP_DIFF_TOTAL],
-						    r->count_decimals);
+			double xa =
+				kp_count_double(ss[heavy[a]].run[KP_DIFF_TOTAL], r->count_decimals);
 			double ta = kp_count_double(ss[heavy[a]].run_cpu, 0);
 			struct pair_sums *ps;
 			int s = r->side;
@@ -697,8 +697,8 @@ static void time_test(const struct kp_diff *df, const double t[2], struct kp_dif
 
 	tm->mean[0] = t[0] / kb;
 	tm->mean[1] = t[1] / kn;
-	tm->growth = tm->mean[0] > 0 ? tm->mean[1] / tm->mean[0] - 1
-				     : (tm->mean[1] > 0 ? HUGE_VAL : 0);
+	tm->growth =
+		tm->mean[0] > 0 ? tm->mean[1] / tm->mean[0] - 1 : (tm->mean[1] > 0 ? HUGE_VAL : 0);
 	tm->se = sqrt(tm->dispersion * pooled * (1 / kb + 1 / kn));
 	tm->t = tm->se > 0 ? (tm->mean[1] - tm->mean[0]) / tm->se : 0;
 	tm->p = tm->t ? kp_stats_t_p(tm->t, tm->df) : 1;
@@ -970,8 +970,8 @@ static bool in_family(const struct kp_diff *df, enum kp_diff_measure measure, do
 		 * against runs, and a function that varies more than it says
 		 * gets through a small family more often (bench-gate: 6.5%
 		 * false alarms against 2.5%) */
-		return ch->tested && (!kp_diff_measured(df) ||
-				      (mean > points / 2 && mean < 100 - points / 2));
+		return ch->tested &&
+		       (!kp_diff_measured(df) || (mean > points / 2 && mean < 100 - points / 2));
 	}
 }
 
@@ -999,9 +999,9 @@ static bool rest_grew(const struct kp_diff *df, enum kp_diff_measure measure, do
 		time_test(df, t, &tm);
 		/* of A's own time: would A's growth, B's part taken out, still
 		 * pass points percent of A? */
-		growth = s->t[0] > 0 ? 100 * (tm.mean[1] - tm.mean[0]) /
-					       (s->t[0] / (double)df->runs[0])
-				     : HUGE_VAL;
+		growth = s->t[0] > 0
+				 ? 100 * (tm.mean[1] - tm.mean[0]) / (s->t[0] / (double)df->runs[0])
+				 : HUGE_VAL;
 		p = tm.p;
 	} else {
 		struct kp_diff_change ch = {0};
@@ -1048,11 +1048,10 @@ static void attribute(const struct kp_diff *df, enum kp_diff_measure measure, do
 			if (rest_grew(df, measure, points, m, cand[i], ps))
 				continue;
 			/* the descendant whose part grew most */
-			under = measure == KP_DIFF_TIME
-					? ps->t[1] / (double)df->runs[1] -
-						  ps->t[0] / (double)df->runs[0]
-					: ps->x[1] / df->count_total[1] -
-						  ps->x[0] / df->count_total[0];
+			under = measure == KP_DIFF_TIME ? ps->t[1] / (double)df->runs[1] -
+								  ps->t[0] / (double)df->runs[0]
+							: ps->x[1] / df->count_total[1] -
+								  ps->x[0] / df->count_total[0];
 			if (under > best) {
 				best = under;
 				via[i] = (uint32_t)j;
@@ -1088,8 +1087,7 @@ static bool holds_privately(const struct kp_diff *df, const struct pair_sums *ps
 	for (int side = 0; side < 2; side++)
 		if (!(ps->x[side] >= PRIVATE_SHARE * b->count[KP_DIFF_TOTAL][side]))
 			return false;
-	return ps->x[0] + ps->x[1] >=
-	       (a->count[KP_DIFF_TOTAL][0] + a->count[KP_DIFF_TOTAL][1]) / 2;
+	return ps->x[0] + ps->x[1] >= (a->count[KP_DIFF_TOTAL][0] + a->count[KP_DIFF_TOTAL][1]) / 2;
 }
 
 static double pooled_total(const struct kp_diff *df, uint32_t f)

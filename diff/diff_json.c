@@ -228,13 +228,14 @@ int kp_diff_json_write(const struct kp_diff *df, const struct kp_diff_report *r,
 
 		json_object_set_new(gate, "fail_above", jreal(g->points));
 		json_object_set_new(gate, "measure", jcstr(time ? "time" : "share"));
-		json_object_set_new(gate, "test",
-				    jcstr(time ? "CPU time a run: quasi-Poisson t-test, moderated, "
-						 "one-sided"
-					       : kp_diff_measured(df)
-						 ? "total share: quasi-binomial t-test, "
-						   "moderated, one-sided"
-						 : "total share: two-proportion z-test, one-sided"));
+		json_object_set_new(
+			gate, "test",
+			jcstr(time ? "CPU time a run: quasi-Poisson t-test, moderated, "
+				     "one-sided"
+			      : kp_diff_measured(df)
+				      ? "total share: quasi-binomial t-test, "
+					"moderated, one-sided"
+				      : "total share: two-proportion z-test, one-sided"));
 		json_object_set_new(gate, "ran_to_end", json_boolean(kp_diff_ran_to_end(df)));
 		json_object_set_new(gate, "status", jcstr(g->n ? "fail" : "pass"));
 		for (size_t k = 0; k < g->n + g->nskipped + g->nvia; k++) {
@@ -254,8 +255,9 @@ int kp_diff_json_write(const struct kp_diff *df, const struct kp_diff_report *r,
 						    jcstr(kp_diff_kind_name(v->kind)));
 				json_object_set_new(f, "within", json_boolean(g->within[k]));
 			}
-			json_array_append_new(k < g->n ? regs : k < g->n + g->nskipped ? skipped
-											: explained,
+			json_array_append_new(k < g->n		       ? regs
+					      : k < g->n + g->nskipped ? skipped
+								       : explained,
 					      f);
 		}
 		json_object_set_new(gate, "regressions", regs);

@@ -87,8 +87,8 @@ void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_
 		snprintf(buf, size,
 			 "CPU a run %s, more than %g%%; p %s after Holm over %zu function%s, "
 			 "alpha %g, one-sided; total share %.2f%% -> %.2f%% (%+.2f points)",
-			 sec, g->points, p, g->family, g->family == 1 ? "" : "s",
-			 kp_diff_alpha(df), ch->share[0], ch->share[1], ch->change);
+			 sec, g->points, p, g->family, g->family == 1 ? "" : "s", kp_diff_alpha(df),
+			 ch->share[0], ch->share[1], ch->change);
 	else
 		snprintf(buf, size,
 			 "total share %.2f%% -> %.2f%% (%+.2f points, more than %g; p %s after "

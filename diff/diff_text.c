@@ -558,11 +558,11 @@ int kp_diff_text_write_github(const struct kp_diff *df, const struct kp_diff_rep
 		char what[160];
 
 		kp_diff_gate_format_what(g, what, sizeof(what));
-		snprintf(msg, sizeof(msg), "%s: %zu function%s whose %s significantly (%zu + %zu runs)",
+		snprintf(msg, sizeof(msg),
+			 "%s: %zu function%s whose %s significantly (%zu + %zu runs)",
 			 g->n ? "FAIL" : "pass", g->n, g->n == 1 ? "" : "s", what,
 			 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
-	}
-	else
+	} else
 		snprintf(msg, sizeof(msg), "compared %zu + %zu runs (no gate: --fail-above)",
 			 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW));
 	fputs("::notice title=kprof diff::", out);

@@ -214,7 +214,7 @@ const char *kp_profile_meta(const struct kp_profile *p, const char *key);
 #define KP_META_SAMPLES	   "samples"	   /* samples recorded */
 #define KP_META_LOST	   "lost"	   /* samples the kernel dropped */
 #define KP_META_THROTTLED  "throttled"	   /* times the kernel throttled sampling, when any */
-#define KP_META_END	   "end" /* how a recorded command's run ended: exit, signal, duration, stopped */
+#define KP_META_END	   "end"	   /* how a command's run ended: exit, signal, ... */
 #define KP_META_UNRESOLVED "unresolved.%s" /* kernel, user, jit, other: frames */
 #define KP_META_SOURCE	   "source"	   /* what the profile was read from: "folded" */
 #define KP_META_ROOTS	   "roots"	   /* comm, comm-pid or comm-pid/tid: what the roots hold */

@@ -91,7 +91,8 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p)
 		if (m->throttled)
 			kp_profile_set_meta(p, KP_META_THROTTLED, "%llu",
 					    (unsigned long long)m->throttled);
-		if (m->end != KP_RUN_END_NONE && (size_t)m->end < sizeof(end_names) / sizeof(end_names[0]))
+		if (m->end != KP_RUN_END_NONE &&
+		    (size_t)m->end < sizeof(end_names) / sizeof(end_names[0]))
 			kp_profile_set_meta(p, KP_META_END, "%s", end_names[m->end]);
 	}
 	if (m->version)

@@ -60,7 +60,7 @@ struct kp_run_meta {
 	uint64_t lost;	    /* samples the kernel dropped */
 	uint64_t throttled; /* times the kernel throttled the events (written when not 0) */
 	enum kp_run_roots roots;
-	enum kp_run_end end; /* written with have_end when not NONE */
+	enum kp_run_end end;  /* written with have_end when not NONE */
 	bool system_wide;     /* the whole machine (-a, -C): "scope" is written, "system" */
 	bool have_end;	      /* duration, samples and lost are known */
 	bool have_unresolved; /* unresolved[] is known (the profile was named) */

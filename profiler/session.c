@@ -724,10 +724,10 @@ void kp_session_end(struct kp_session *s)
 	 * exited on its own did all its work (kprof diff's time gate needs
 	 * that); its exit status is not kprof's business here. */
 	if (s->have_target)
-		s->meta.end = !s->target.exited ? (s->opts.duration > 0 &&
-							   s->st.seconds >= s->opts.duration
-						   ? KP_RUN_END_DURATION
-						   : KP_RUN_END_STOPPED)
+		s->meta.end = !s->target.exited
+				      ? (s->opts.duration > 0 && s->st.seconds >= s->opts.duration
+						 ? KP_RUN_END_DURATION
+						 : KP_RUN_END_STOPPED)
 			      : WIFSIGNALED(s->target.status) ? KP_RUN_END_SIGNAL
 							      : KP_RUN_END_EXIT;
 	/* The recording is over; a command still running (duration ended, or

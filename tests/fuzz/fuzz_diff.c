@@ -208,7 +208,8 @@ static size_t check_gate(const struct kp_diff *df, double pct, bool pass_over,
 		double mean = (t->share[0] + t->share[1]) / 2;
 
 		/* one-sided: a growth's p is half the two-sided one */
-		if (t->tested && (!kp_diff_measured(df) || (mean > pct / 2 && mean < 100 - pct / 2))) {
+		if (t->tested &&
+		    (!kp_diff_measured(df) || (mean > pct / 2 && mean < 100 - pct / 2))) {
 			p[m++] = t->z > 0 ? t->p / 2 : 1 - t->p / 2;
 			member[i] = (uint32_t)m;
 		}

@@ -1031,8 +1031,8 @@ static void add_jittered(struct kp_diff *df, enum kp_diff_side side, size_t runs
 	}
 }
 
-static const struct kp_diff_function *gate_fn(const struct kp_diff *df, const struct kp_diff_gate *g,
-					      size_t k)
+static const struct kp_diff_function *gate_fn(const struct kp_diff *df,
+					      const struct kp_diff_gate *g, size_t k)
 {
 	return kp_diff_function(df, g->fn[k]);
 }

@@ -222,9 +222,11 @@ static size_t check_gate(const struct kp_diff *df, double pct, bool pass_over,
 
 		if (member[i] && t->change > pct && adj[member[i] - 1] <= alpha)
 			want[pass_over && fn->interrupt]++;
-		/* a growth the column calls significant the gate does too */
-		if (t->significant && t->change > pct)
-			FUZZ_CHECK(member[i] && adj[member[i] - 1] <= t->p_adj * (1 + 1e-12));
+		/* a growth above pct is in the family whenever it is tested
+		 * (one-sided, its Holm can rank it before the column's does,
+		 * with a larger factor: no order between the two adjusted) */
+		if (t->tested && t->change > pct)
+			FUZZ_CHECK(member[i]);
 	}
 	/* what a descendant explains is listed apart, never dropped */
 	FUZZ_CHECK(g->n + g->nvia == want[0] && g->nskipped == want[1]);
@@ -235,7 +237,7 @@ static size_t check_gate(const struct kp_diff *df, double pct, bool pass_over,
 
 		FUZZ_CHECK(t->change > pct && member[g->fn[k]]);
 		FUZZ_CHECK(close_to(g->p[k], adj[member[g->fn[k]] - 1]) && g->p[k] <= alpha);
-		FUZZ_CHECK(g->p[k] >= t->p / 2 * (1 - 1e-12) && g->p[k] <= t->p_adj * (1 + 1e-12));
+		FUZZ_CHECK(g->p[k] >= t->p / 2 * (1 - 1e-12) && g->p[k] <= 1);
 		FUZZ_CHECK(skipped == (pass_over && fn->interrupt));
 		FUZZ_CHECK(k == 0 || k == g->n || k == g->n + g->nskipped ||
 			   t->change <=

@@ -444,8 +444,8 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 		const struct kp_diff_function *fn = kp_diff_function(df, fi);
 		bool listed = false;
 
-		for (size_t k = 0; k < nreg; k++)
-			listed |= g->fn[k] == fi;
+		for (size_t k = 0; g && k < g->n + g->nskipped + g->nvia; k++)
+			listed |= g->fn[k] == fi && (k < nreg || k >= nreg + g->nskipped);
 		if (!fn->col[KP_DIFF_TOTAL].significant || listed)
 			continue;
 		if (!shown++) {

@@ -72,9 +72,7 @@ static void usage(FILE *out)
 	      "                      in the format of its extension, -f for the others\n"
 	      "      --fail-above PCT  exit 3 when a function's total share grew by more than\n"
 	      "                      PCT percentage points and the growth is significant;\n"
-	      "                      PCT% (15%): when its CPU time a run grew by more than\n"
-	      "                      PCT percent, significantly (two runs or more a side\n"
-	      "                      of a command run to its end)\n"
+	      "                      PCT% (15%): its CPU time a run by more than PCT percent\n"
 	      "      --alpha P       significance level after Holm's correction (default 0.01)\n"
 	      "      --dispersion F  one run a side: counts vary F times more than independent\n"
 	      "                      samples would (clustered samples); several: at least F\n"
@@ -100,6 +98,24 @@ static int number(const char *opt, double min, double max, bool open_min, double
 	return kp_args_number("diff", opt, optarg, min, max, open_min, out) < 0 ? -2 : 1;
 }
 
+/* --fail-above: "15%" gates CPU time a run, in percent; "2" the share,
+ * in points. */
+static int fail_above(struct diff_cli *c, char *arg)
+{
+	size_t len = strlen(arg);
+	bool time = len > 1 && arg[len - 1] == '%';
+	char *num = kp_xstrndup(arg, time ? len - 1 : len);
+	int r = kp_args_number("diff", "fail-above", num, 0, time ? 1e6 : 100, false,
+			       &c->files.fail_above) < 0
+			? -2
+			: 1;
+
+	free(num);
+	c->files.gate = c->files.diff.attribute = true;
+	c->files.measure = time ? KP_DIFF_TIME : KP_DIFF_SHARE;
+	return r;
+}
+
 /* One option of ours (not an SVG one). Returns 1 when handled, 0 when
  * not ours, or the exit status (>= 2 never: -2 for a usage error, -3 for
  * --help). */
@@ -112,28 +128,8 @@ static int own_option(int ch, struct diff_cli *c, char **argv)
 	case 'o':
 		kp_args_list_add(&c->outputs, optarg);
 		return 1;
-	case OPT_FAIL_ABOVE: {
-		/* "15%": CPU time a run, in percent; "2": share, in points */
-		size_t len = strlen(optarg);
-		char num[64];
-		int r;
-
-		c->files.gate = true;
-		c->files.diff.attribute = true;
-		if (len && optarg[len - 1] == '%' && len < sizeof(num)) {
-			char *saved = optarg;
-
-			memcpy(num, optarg, len - 1);
-			num[len - 1] = '\0';
-			c->files.measure = KP_DIFF_TIME;
-			optarg = num;
-			r = number("fail-above", 0, 1e6, false, &c->files.fail_above);
-			optarg = saved;
-			return r;
-		}
-		c->files.measure = KP_DIFF_SHARE;
-		return number("fail-above", 0, 100, false, &c->files.fail_above);
-	}
+	case OPT_FAIL_ABOVE:
+		return fail_above(c, optarg);
 	case OPT_ALPHA:
 		return number("alpha", 0, 0.5, true, &c->files.diff.alpha);
 	case OPT_DISPERSION:
@@ -214,28 +210,6 @@ static void report_gate(const struct kp_diff *df, const struct kp_diff_gate *g)
 	}
 }
 
-/* Warns when the runs cannot see a growth of --fail-above. */
-static void warn_resolution(const struct kp_diff *df, const struct kp_diff_gate *g)
-{
-	const char *unit = g->measure == KP_DIFF_TIME ? "%" : " points";
-	char runs[64] = "";
-
-	if (!kp_diff_gate_unresolved(g))
-		return;
-	if (g->runs_needed)
-		snprintf(runs, sizeof(runs), "; %zu run%s a side would resolve it", g->runs_needed,
-			 g->runs_needed == 1 ? "" : "s");
-	kp_warn("%zu + %zu run%s resolve%s growths of %s from %.*f%s (95%% probability, a "
-		"typical function that could fail the gate): --fail-above %g%s can pass a "
-		"smaller real regression%s (docs/diff.md)",
-		kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW),
-		kp_diff_runs(df, KP_DIFF_BASE) + kp_diff_runs(df, KP_DIFF_NEW) == 1 ? "" : "s",
-		kp_diff_runs(df, KP_DIFF_BASE) + kp_diff_runs(df, KP_DIFF_NEW) == 1 ? "s" : "",
-		g->measure == KP_DIFF_TIME ? "CPU time a run" : "total share",
-		g->measure == KP_DIFF_TIME ? 0 : 2, g->detectable, unit, g->points,
-		g->measure == KP_DIFF_TIME ? "%" : "", runs);
-}
-
 /* Reads both sides, compares them and decides the gate. Returns 0, or 1
  * after saying why. */
 static int compare(struct kp_diff_files *files, const struct kp_diff_files_opts *o)
@@ -250,8 +224,11 @@ static int compare(struct kp_diff_files *files, const struct kp_diff_files_opts 
 		kp_err("diff: %s", d.msg);
 		return 1;
 	}
-	if (o->gate)
-		warn_resolution(files->df, &files->gate);
+	/* the runs cannot see a growth of --fail-above */
+	if (o->gate && kp_diff_gate_unresolved(&files->gate)) {
+		kp_diff_gate_format_warning(files->df, &files->gate, d.msg, sizeof(d.msg));
+		kp_warn("%s", d.msg);
+	}
 	return 0;
 }
 

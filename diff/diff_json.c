@@ -175,6 +175,65 @@ static json_t *side(const struct kp_diff *df, const struct kp_diff_report *r, in
 	return o;
 }
 
+/* The gate's verdict (docs/diff.md's "gate"). */
+static json_t *gate_json(const struct kp_diff *df, const struct kp_diff_gate *g)
+{
+	json_t *gate = json_object(), *regs = json_array(), *skipped = json_array();
+	json_t *explained = json_array();
+	bool time = g->measure == KP_DIFF_TIME;
+
+	json_object_set_new(gate, "fail_above", jreal(g->points));
+	json_object_set_new(gate, "measure", jcstr(time ? "time" : "share"));
+	json_object_set_new(gate, "test",
+			    jcstr(time ? "CPU time a run: quasi-Poisson t-test, moderated, "
+					 "one-sided"
+				  : kp_diff_measured(df)
+					  ? "total share: quasi-binomial t-test, "
+					    "moderated, one-sided"
+					  : "total share: two-proportion z-test, one-sided"));
+	json_object_set_new(gate, "ran_to_end", json_boolean(kp_diff_ran_to_end(df)));
+	json_object_set_new(gate, "status", jcstr(g->n ? "fail" : "pass"));
+	for (size_t k = 0; k < g->n + g->nskipped + g->nvia; k++) {
+		json_t *f = function(df, g->fn[k], false);
+		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
+
+		/* after Holm over the gate's family, not the column's */
+		json_object_set_new(f, "p_adjusted", jreal(g->p[k]));
+		json_object_set_new(f, "time_growth",
+				    fn->time.tested ? jreal_or_null(100 * fn->time.growth)
+						    : json_null());
+		if (k >= g->n + g->nskipped) {
+			const struct kp_diff_function *v = kp_diff_function(df, g->via[k]);
+
+			json_object_set_new(f, "via", jstr(v->name, v->name_len));
+			json_object_set_new(f, "via_kind", jcstr(kp_diff_kind_name(v->kind)));
+			json_object_set_new(f, "within", json_boolean(g->within[k]));
+		}
+		json_array_append_new(k < g->n		       ? regs
+				      : k < g->n + g->nskipped ? skipped
+							       : explained,
+				      f);
+	}
+	json_object_set_new(gate, "regressions", regs);
+	json_object_set_new(gate, "skipped", skipped);
+	json_object_set_new(gate, "explained", explained);
+	json_object_set_new(gate, "family", json_integer((json_int_t)g->family));
+	json_object_set_new(gate, "resolution", jreal(g->resolution));
+	json_object_set_new(gate, "detectable", jreal_or_null(g->detectable));
+	json_object_set_new(gate, "detectable_max", jreal_or_null(g->detectable_max));
+	if (g->detectable_fn != UINT32_MAX) {
+		const struct kp_diff_function *w = kp_diff_function(df, g->detectable_fn);
+
+		json_object_set_new(gate, "detectable_max_function", jstr(w->name, w->name_len));
+	} else {
+		json_object_set_new(gate, "detectable_max_function", json_null());
+	}
+	json_object_set_new(gate, "runs_needed",
+			    g->runs_needed ? json_integer((json_int_t)g->runs_needed)
+					   : json_null());
+	return gate;
+}
+
 int kp_diff_json_write(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out,
 		       struct kp_diag *d)
 {
@@ -220,68 +279,7 @@ int kp_diff_json_write(const struct kp_diff *df, const struct kp_diff_report *r,
 	json_object_set_new(tested, "total", json_integer((json_int_t)kp_diff_ntested(df, 1)));
 	json_object_set_new(test, "tested", tested);
 	json_object_set_new(root, "test", test);
-	if (r->gate) {
-		const struct kp_diff_gate *g = r->gate;
-		json_t *gate = json_object(), *regs = json_array(), *skipped = json_array();
-		json_t *explained = json_array();
-		bool time = g->measure == KP_DIFF_TIME;
-
-		json_object_set_new(gate, "fail_above", jreal(g->points));
-		json_object_set_new(gate, "measure", jcstr(time ? "time" : "share"));
-		json_object_set_new(
-			gate, "test",
-			jcstr(time ? "CPU time a run: quasi-Poisson t-test, moderated, "
-				     "one-sided"
-			      : kp_diff_measured(df)
-				      ? "total share: quasi-binomial t-test, "
-					"moderated, one-sided"
-				      : "total share: two-proportion z-test, one-sided"));
-		json_object_set_new(gate, "ran_to_end", json_boolean(kp_diff_ran_to_end(df)));
-		json_object_set_new(gate, "status", jcstr(g->n ? "fail" : "pass"));
-		for (size_t k = 0; k < g->n + g->nskipped + g->nvia; k++) {
-			json_t *f = function(df, g->fn[k], false);
-			const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
-
-			/* after Holm over the gate's family, not the column's */
-			json_object_set_new(f, "p_adjusted", jreal(g->p[k]));
-			json_object_set_new(f, "time_growth",
-					    fn->time.tested ? jreal_or_null(100 * fn->time.growth)
-							    : json_null());
-			if (k >= g->n + g->nskipped) {
-				const struct kp_diff_function *v = kp_diff_function(df, g->via[k]);
-
-				json_object_set_new(f, "via", jstr(v->name, v->name_len));
-				json_object_set_new(f, "via_kind",
-						    jcstr(kp_diff_kind_name(v->kind)));
-				json_object_set_new(f, "within", json_boolean(g->within[k]));
-			}
-			json_array_append_new(k < g->n		       ? regs
-					      : k < g->n + g->nskipped ? skipped
-								       : explained,
-					      f);
-		}
-		json_object_set_new(gate, "regressions", regs);
-		json_object_set_new(gate, "skipped", skipped);
-		json_object_set_new(gate, "explained", explained);
-		json_object_set_new(gate, "family", json_integer((json_int_t)g->family));
-		json_object_set_new(gate, "resolution", jreal(g->resolution));
-		json_object_set_new(gate, "detectable", jreal_or_null(g->detectable));
-		json_object_set_new(gate, "detectable_max", jreal_or_null(g->detectable_max));
-		if (g->detectable_fn != UINT32_MAX) {
-			const struct kp_diff_function *w = kp_diff_function(df, g->detectable_fn);
-
-			json_object_set_new(gate, "detectable_max_function",
-					    jstr(w->name, w->name_len));
-		} else {
-			json_object_set_new(gate, "detectable_max_function", json_null());
-		}
-		json_object_set_new(gate, "runs_needed",
-				    g->runs_needed ? json_integer((json_int_t)g->runs_needed)
-						   : json_null());
-		json_object_set_new(root, "gate", gate);
-	} else {
-		json_object_set_new(root, "gate", json_null());
-	}
+	json_object_set_new(root, "gate", r->gate ? gate_json(df, r->gate) : json_null());
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(fns, function(df, list[i], true));
 	json_object_set_new(root, "functions", fns);

@@ -158,3 +158,21 @@ void kp_diff_gate_format_seeing(const struct kp_diff *df, const struct kp_diff_g
 			 "regression of that size can pass (more runs a side, or longer ones).",
 			 g->points, g->measure == KP_DIFF_TIME ? "%" : "");
 }
+
+void kp_diff_gate_format_warning(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
+				 size_t size)
+{
+	bool time = g->measure == KP_DIFF_TIME;
+	char need[64] = "";
+
+	if (g->runs_needed)
+		snprintf(need, sizeof(need), "; %zu run%s a side would resolve it", g->runs_needed,
+			 g->runs_needed == 1 ? "" : "s");
+	snprintf(buf, size,
+		 "%zu + %zu runs resolve growths of %s from %.*f%s (95%% probability, a typical "
+		 "function that could fail the gate): --fail-above %g%s can pass a smaller real "
+		 "regression%s (docs/diff.md)",
+		 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW),
+		 time ? "CPU time a run" : "total share", time ? 0 : 2, g->detectable,
+		 time ? "%" : " points", g->points, time ? "%" : "", need);
+}

@@ -113,6 +113,12 @@ void kp_diff_gate_format_what(const struct kp_diff_gate *g, char *buf, size_t si
 void kp_diff_gate_format_seeing(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
 				size_t size);
 
+/* The warning kprof prints when kp_diff_gate_unresolved: "5 + 5 runs
+ * resolve growths of total share from 2.70 points (...): --fail-above 2
+ * can pass a smaller real regression; 9 runs a side would resolve it". */
+void kp_diff_gate_format_warning(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
+				 size_t size);
+
 /* True when points is below what the runs resolve (the detectable growth
  * of the family's median function): the gate would pass a regression of
  * points it cannot see. */

@@ -385,6 +385,23 @@ static void md_table_head(FILE *out, bool seconds)
 	fprintf(out, "| --- | ---: | ---: | ---: | ---: | ---: |%s\n", seconds ? " ---: |" : "");
 }
 
+/* The gate's functions fn[from..from + n) as a table under a heading
+ * line (NULL: none), nothing when n is 0. */
+static void md_gate_table(FILE *out, const struct kp_diff *df, const struct kp_diff_gate *g,
+			  size_t from, size_t n, const char *heading)
+{
+	bool seconds = kp_diff_has_seconds(df);
+
+	if (!n)
+		return;
+	if (heading)
+		fprintf(out, "%s\n\n", heading);
+	md_table_head(out, seconds);
+	for (size_t i = from; i < from + n; i++)
+		md_row(out, kp_diff_function(df, g->fn[i]), seconds);
+	fputc('\n', out);
+}
+
 int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
 	const struct kp_diff_gate *g = r->gate;
@@ -406,30 +423,13 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 		kp_diff_gate_format_what(g, what, sizeof(what));
 		fprintf(out, "%s function's %s significantly.\n\n",
 			nreg ? (nreg == 1 ? "One" : "These") : "No", what);
-		if (nreg) {
-			md_table_head(out, seconds);
-			for (size_t i = 0; i < nreg; i++)
-				md_row(out, kp_diff_function(df, g->fn[i]), seconds);
-			fputc('\n', out);
-		}
-		if (g->nskipped) {
-			fputs("Not gated, as interrupt work that lands on whatever runs (one run a "
-			      "side; `--gate-interrupts` gates it):\n\n",
-			      out);
-			md_table_head(out, seconds);
-			for (size_t i = nreg; i < nreg + g->nskipped; i++)
-				md_row(out, kp_diff_function(df, g->fn[i]), seconds);
-			fputc('\n', out);
-		}
-		if (g->nvia) {
-			fputs("Not named on their own, their growth being another's (the "
-			      "`kprof diff` text says whose):\n\n",
-			      out);
-			md_table_head(out, seconds);
-			for (size_t i = nreg + g->nskipped; i < nreg + g->nskipped + g->nvia; i++)
-				md_row(out, kp_diff_function(df, g->fn[i]), seconds);
-			fputc('\n', out);
-		}
+		md_gate_table(out, df, g, 0, nreg, NULL);
+		md_gate_table(out, df, g, nreg, g->nskipped,
+			      "Not gated, as interrupt work that lands on whatever runs "
+			      "(`--gate-interrupts` gates it):");
+		md_gate_table(out, df, g, nreg + g->nskipped, g->nvia,
+			      "Not named on their own, their growth being another's (the "
+			      "`kprof diff` text says whose):");
 		{
 			char see[512];
 

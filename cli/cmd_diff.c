@@ -76,7 +76,7 @@ static void usage(FILE *out)
 	      "      --alpha P       significance level after Holm's correction (default 0.01)\n"
 	      "      --dispersion F  one run a side: counts vary F times more than independent\n"
 	      "                      samples would (clustered samples); several: at least F\n"
-	      "      --gate-interrupts  one run a side: gate interrupt work too (by default\n"
+	      "      --gate-interrupts  gate interrupt work too (by default\n"
 	      "                      the gate passes over it: it lands on whatever runs)\n"
 	      "      --value NAME    the value shares are of (default: the profiles' first:\n"
 	      "                      samples, or off-cpu, wall in such recordings), or another\n"

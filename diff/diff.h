@@ -50,8 +50,8 @@ struct kp_diff_opts {
 	 * Several runs: the least dispersion a function is given. 0 means 1
 	 * with one run a side, no floor with several. */
 	double dispersion;
-	/* The gate (kp_diff_gate) fires on interrupt work too when the runs
-	 * do not measure how it varies (one run a side). */
+	/* The gate (kp_diff_gate) fires on interrupt work too (by default it
+	 * passes over it: it lands on whatever runs). */
 	bool gate_interrupts;
 	/* Keep which functions' samples were below which (a second pass over
 	 * each run's samples): the gate names a function whose growth is a
@@ -102,9 +102,11 @@ struct kp_diff_function {
 	enum kp_frame_kind kind;
 	struct kp_diff_change col[2]; /* KP_DIFF_SELF, KP_DIFF_TOTAL */
 	struct kp_diff_time time;     /* its CPU time a run (tested or not) */
-	/* most of its samples were taken inside a hardware or soft
-	 * interrupt (below an interrupt entry frame): work that lands on
-	 * whatever runs, not the program's own */
+	/* interrupt work: most of its samples were taken inside a hardware
+	 * or soft interrupt (below an interrupt entry frame), work that lands
+	 * on whatever runs, not the program's own; or it is a kernel function
+	 * that turns interrupts back on (irq_enable, irqrestore,
+	 * finish_task_switch), where pending interrupts are delivered */
 	bool interrupt;
 };
 
@@ -186,11 +188,10 @@ enum kp_diff_measure { KP_DIFF_SHARE, KP_DIFF_TIME };
  *   time: the functions whose pooled CPU time a run is enough for a growth
  *     of points percent to be significant alone at the column's typical
  *     dispersion.
- * With one run a side, interrupt work is passed over unless
- * gate_interrupts. A function whose growth is explained by a named
- * descendant's (its total less the part of it under the descendant did
- * not grow by points significantly) is listed as via that descendant,
- * not as a regression (when the diff kept the pairs: opts.attribute). */
+ * Interrupt work is passed over unless gate_interrupts. A function whose growth is explained by a
+ * named descendant's (its total less the part of it under the descendant did not grow by points
+ * significantly) is listed as via that descendant, not as a regression (when the diff kept the
+ * pairs: opts.attribute). */
 struct kp_diff_gate {
 	enum kp_diff_measure measure;
 	double points;

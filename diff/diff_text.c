@@ -299,9 +299,8 @@ static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, F
 	for (size_t k = 0; k < g->n; k++)
 		print_gated(df, g, k, out);
 	if (g->nskipped)
-		fprintf(out,
-			"Not gated: interrupt work, which lands on whatever runs (one run a side "
-			"cannot tell it from noise; --gate-interrupts gates it):\n");
+		fprintf(out, "Not gated: interrupt work, which lands on whatever runs "
+			     "(--gate-interrupts gates it):\n");
 	for (size_t k = g->n; k < g->n + g->nskipped; k++)
 		print_gated(df, g, k, out);
 	if (g->nvia)

@@ -169,4 +169,38 @@ static void test_scope(void)
 	kp_profile_free(q);
 }
 
-KP_TEST_MAIN(test_write_order_and_read_back, test_write_all_at_once, test_program, test_scope)
+/* How a command's run ended: written with the end of the recording, read
+ * back; none when not a command's (or not known), and an unknown word
+ * reads as none. */
+static void test_end(void)
+{
+	static const char *const words[] = {NULL, "exit", "signal", "duration", "stopped"};
+
+	for (int e = KP_RUN_END_NONE; e <= KP_RUN_END_STOPPED; e++) {
+		struct kp_run_meta m = {
+			.event = "cpu-clock", .have_end = true, .end = (enum kp_run_end)e};
+		struct kp_profile *p = kp_profile_new();
+		struct kp_run_meta r;
+
+		kp_run_meta_write(&m, p);
+		if (words[e])
+			CHECK_EQ_STR(kp_profile_meta(p, KP_META_END), words[e]);
+		else
+			CHECK(kp_profile_meta(p, KP_META_END) == NULL);
+		kp_run_meta_read(p, &r);
+		CHECK_EQ_INT(r.end, e);
+		kp_profile_free(p);
+	}
+	{
+		struct kp_profile *p = kp_profile_new();
+		struct kp_run_meta r;
+
+		kp_profile_set_meta(p, KP_META_END, "exited");
+		kp_run_meta_read(p, &r);
+		CHECK_EQ_INT(r.end, KP_RUN_END_NONE);
+		kp_profile_free(p);
+	}
+}
+
+KP_TEST_MAIN(test_write_order_and_read_back, test_write_all_at_once, test_program, test_scope,
+	     test_end)

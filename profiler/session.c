@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profiler/hotspot_frames.h"
 #include "profiler/profilerP.h"
 #include "procfs/cpus.h"
 #include "procfs/status.h"
@@ -222,9 +223,10 @@ static bool jit_code(void *arg, pid_t pid, uint64_t start, uint64_t end)
 static void jitdump_mapped(void *arg, pid_t pid, const struct kp_map *m, const char *path)
 {
 	struct kp_session *s = arg;
-
 	struct kp_sym_mapping sm;
 
+	/* and a JVM maps libjvm.so, whose VM structs name its Java frames */
+	kp_hsframes_mapped(s->hs, pid, m, path);
 	if (!kp_sym_path_is_jitdump(path))
 		return;
 	sm = kp_sample_sym_mapping(s, pid, m);
@@ -451,8 +453,9 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 		kp_notes_add(&s->ev.notes,
 			     "waits timed from perf's SWITCH records, not in the kernel: %s",
 			     s->bpf_why.msg);
-	s->unw = kp_unwind_new(
-		&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind, process_code});
+	s->hs = kp_hsframes_new(s);
+	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind,
+							   process_code, kp_hsframes_step, s->hs});
 	kp_sym_set_jit_code_check(opts->sym, jit_code, s);
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 	return s;
@@ -534,6 +537,7 @@ void kp_session_free(struct kp_session *s)
 	kp_profile_free(s->prof);
 	kp_sym_set_jit_code_check(s->opts.sym, NULL, NULL); /* the table goes */
 	kp_unwind_free(s->unw);
+	kp_hsframes_free(s->hs);
 	free(s->cost);
 	kp_proctab_free(s->procs);
 	kp_strtab_free(s->strings);

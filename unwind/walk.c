@@ -67,6 +67,13 @@ bool kp_walk_is_code(struct uctx *c, uint64_t addr, bool *has_table)
 	return true;
 }
 
+/* Is the code kp_walk_is_code last found anonymous, with a runtime to ask
+ * about it? */
+static bool runtime_code(const struct uctx *c)
+{
+	return c->u->tables.objs.runtime && !c->map.obj;
+}
+
 /* The frame-pointer chain from a frame (ip, sp, bp) that no table covers,
  * inside the snapshot. A leaf sampled before its push/mov of the frame
  * pointer, or after its pop, still has bp = its caller's frame: then the
@@ -102,6 +109,8 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 			w->sp = nsp;
 			if (tab)
 				return FP_REENTER;
+			if (runtime_code(c))
+				return FP_RUNTIME;
 		}
 	}
 	for (;;) {
@@ -141,9 +150,9 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 		*ip = ret;
 		*sp = *bp + 16;
 		w->sp = *sp;
-		if (tab) {
+		if (tab || runtime_code(c)) {
 			*bp = next;
-			return FP_REENTER;
+			return tab ? FP_REENTER : FP_RUNTIME;
 		}
 		/* the next frame must be further up the stack */
 		if (next != 0 && next <= *bp) {

@@ -58,6 +58,7 @@ struct kp_session {
 
 	struct kp_unwinder *unw;
 	struct kp_hsframes *hs; /* HotSpot JVMs' Java frames (hotspot_frames.c) */
+	size_t notes_told;	/* of ev.notes, those kp_session_notes returned */
 	uint32_t *cost;		/* unwind cost histogram, COST_BUCKETS */
 	uint64_t ncost;
 

@@ -814,7 +814,12 @@ int kp_session_exit_code(const struct kp_session *s)
 	return kp_target_exit_code(&s->target);
 }
 
-const char *const *kp_session_notes(const struct kp_session *s, size_t *n)
+const char *const *kp_session_notes(struct kp_session *s, size_t *n)
 {
-	return kp_notes_list(&s->ev.notes, n);
+	const char *const *all = kp_notes_list(&s->ev.notes, n);
+	size_t told = s->notes_told;
+
+	s->notes_told = *n;
+	*n -= told;
+	return *n ? all + told : NULL;
 }

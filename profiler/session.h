@@ -157,7 +157,9 @@ void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st);
  * or kprof stopped it at -d's end. */
 int kp_session_exit_code(const struct kp_session *s);
 /* Sentences for the user collected while opening and recording (fallbacks,
- * exclusions). Owned by the session. */
-const char *const *kp_session_notes(const struct kp_session *s, size_t *n);
+ * exclusions, a JVM that could not be read), those not returned by an
+ * earlier call: the ones of opening after kp_session_new, those of the
+ * recording after it. Owned by the session. */
+const char *const *kp_session_notes(struct kp_session *s, size_t *n);
 
 #endif

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -390,10 +391,14 @@ static const char *check_fields(struct kp_hotspot *h)
 		F_PC_PC,	 F_PC_SCOPE,	  F_M_CONST,	 F_CM_CONSTANTS,  F_CM_NAME_IDX,
 		F_CM_SIG_IDX,	 F_CP_HOLDER,	  F_K_NAME,	 F_SYM_LENGTH,	  F_SYM_BODY};
 
-	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (!h->have[need[i]])
-			return "a field kprof reads is not in its VM structs (a JDK kprof does not "
-			       "know)";
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		if (!h->have[need[i]]) {
+			snprintf(h->missing, sizeof(h->missing),
+				 "its VM structs have no %s::%s (a JDK kprof does not know)",
+				 fields[need[i]].type, fields[need[i]].field);
+			return h->missing;
+		}
+	}
 	if (!h->have[F_CB_CODE_BEGIN] && !h->have[F_CB_CODE_OFF])
 		return "no CodeBlob code start in its VM structs";
 	if (!h->have[F_CM_METHOD] && !h->have[F_NM_METHOD])

@@ -68,6 +68,7 @@ struct kp_hotspot {
 	struct hs_heap heaps[HS_MAX_HEAPS];
 	size_t nheaps;
 	bool jdk17_streams; /* debug info in the old CompressedStream form */
+	char missing[128];  /* the field a JVM's VM structs lacked */
 	/* caches until kp_hotspot_flush */
 	struct kp_strtab *strs;	       /* names read */
 	struct kp_u64map blob_names;   /* CodeBlob::_name pointer -> strs id */

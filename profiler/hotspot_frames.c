@@ -33,8 +33,16 @@ struct jvm {
 	struct kp_u64map blobs; /* blob name pointer -> profile location id */
 };
 
+/* Pages of a JVM's live stack read above a sample's copy, per walk. */
+#define MORE_PAGES 64
+
 struct kp_hsframes {
 	struct kp_session *s;
+	pid_t more_pid;
+	uint64_t more_addr[MORE_PAGES]; /* page address, 0: unused */
+	bool more_ok[MORE_PAGES];
+	unsigned char (*more_buf)[4096];
+	size_t nmore;
 	struct kp_u64map jvms; /* pid -> struct jvm * */
 	/* the last walk's names: per depth, up to KP_HOTSPOT_MAX_SCOPES */
 	uint32_t (*names)[KP_HOTSPOT_MAX_SCOPES];
@@ -77,6 +85,7 @@ void kp_hsframes_free(struct kp_hsframes *hf)
 	free(hf->names);
 	free(hf->nnames);
 	free(hf->touched);
+	free(hf->more_buf);
 	free(hf);
 }
 
@@ -240,14 +249,51 @@ static bool name_method(struct kp_hsframes *hf, struct jvm *j, size_t depth, uin
 	return true;
 }
 
-/* A word of the snapshot. */
+/* A word of the snapshot, or of the live stack above it. */
 static bool stack_word(const struct kp_unwind_input *in, const struct kp_unwind_rtframe *f,
 		       uint64_t addr, uint64_t *v)
 {
-	if (addr < f->stack_start || addr - f->stack_start + 8 > in->stack_len)
+	if (addr < f->stack_start)
 		return false;
-	memcpy(v, in->stack + (addr - f->stack_start), 8);
-	return true;
+	if (addr - f->stack_start + 8 <= in->stack_len) {
+		memcpy(v, in->stack + (addr - f->stack_start), 8);
+		return true;
+	}
+	return in->more && in->more(in->more_arg, addr, v, 8) == 8;
+}
+
+bool kp_hsframes_is_jvm(struct kp_hsframes *hf, pid_t pid)
+{
+	return jvm_of(hf, pid) != NULL;
+}
+
+ssize_t kp_hsframes_more(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct kp_hsframes *hf = arg;
+	uint64_t page = addr & ~(uint64_t)4095;
+	size_t i;
+
+	/* one page at a time: a word never straddles two (8-aligned) */
+	if (len > 4096 - (addr & 4095))
+		return -EINVAL;
+	for (i = 0; i < hf->nmore && hf->more_addr[i] != page; i++)
+		;
+	if (i == hf->nmore) {
+		struct iovec local, remote = {(void *)(uintptr_t)page, 4096};
+
+		if (hf->nmore == MORE_PAGES)
+			return -ENOSPC;
+		if (!hf->more_buf)
+			hf->more_buf = kp_xmalloc(MORE_PAGES * sizeof(*hf->more_buf));
+		local = (struct iovec){hf->more_buf[i], 4096};
+		hf->more_addr[i] = page;
+		hf->more_ok[i] = process_vm_readv(hf->more_pid, &local, 1, &remote, 1, 0) == 4096;
+		hf->nmore++;
+	}
+	if (!hf->more_ok[i])
+		return -EFAULT;
+	memcpy(buf, hf->more_buf[i] + (addr & 4095), len);
+	return (ssize_t)len;
 }
 
 static bool is_code(struct kp_hsframes *hf, pid_t pid, uint64_t addr)
@@ -359,8 +405,10 @@ const uint32_t *kp_hsframes_names(struct kp_hsframes *hf, size_t depth, size_t *
 	return *n ? hf->names[depth] : NULL;
 }
 
-void kp_hsframes_reset(struct kp_hsframes *hf)
+void kp_hsframes_reset(struct kp_hsframes *hf, pid_t pid)
 {
+	hf->more_pid = pid;
+	hf->nmore = 0;
 	for (size_t i = 0; i < hf->ntouched; i++)
 		hf->nnames[hf->touched[i]] = 0;
 	hf->ntouched = 0;

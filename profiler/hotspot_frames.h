@@ -8,6 +8,7 @@
 #ifndef KP_PROFILER_HOTSPOT_FRAMES_H
 #define KP_PROFILER_HOTSPOT_FRAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,8 +36,16 @@ enum kp_unwind_rtstep kp_hsframes_step(void *arg, const struct kp_unwind_input *
 /* The profile locations the last walk named at frame depth (innermost
  * first), *n of them (0: none, the frame is named as any other). */
 const uint32_t *kp_hsframes_names(struct kp_hsframes *hf, size_t depth, size_t *n);
-/* Forgets the last walk's names (before the next walk). */
-void kp_hsframes_reset(struct kp_hsframes *hf);
+/* Forgets the last walk's names and live stack (before the next walk,
+ * of a thread of pid). */
+void kp_hsframes_reset(struct kp_hsframes *hf, pid_t pid);
+
+/* Is pid a JVM whose VM structs were read? */
+bool kp_hsframes_is_jvm(struct kp_hsframes *hf, pid_t pid);
+/* The unwinder's kp_unwind_input.more for a JVM (arg: the kp_hsframes):
+ * its live stack above the copy, read a page at a time (at most
+ * MORE_PAGES a walk), for stacks deeper than the copy (docs/java.md). */
+ssize_t kp_hsframes_more(void *arg, uint64_t addr, void *buf, size_t len);
 
 struct kp_hsframes_stats {
 	uint64_t jvms, jvms_failed; /* readers made, JVMs that could not be read */

@@ -179,7 +179,11 @@ static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, cons
 			s->st.fp_cut++;
 		return n;
 	}
-	kp_hsframes_reset(s->hs);
+	kp_hsframes_reset(s->hs, in.pid);
+	if (kp_hsframes_is_jvm(s->hs, in.pid)) {
+		in.more = kp_hsframes_more;
+		in.more_arg = s->hs;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	kp_unwind_stack(s->unw, &in, user, max, &res);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -337,7 +341,7 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 		loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
 		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
-	kp_hsframes_reset(s->hs);
+	kp_hsframes_reset(s->hs, 0);
 	if (cut) {
 		struct kp_loc loc = {.kind = KP_LOC_TRUNCATED};
 

@@ -59,6 +59,13 @@ struct kp_unwind_input {
 	size_t stack_len;	    /* valid bytes */
 	kp_unwind_map_fn find_map;
 	void *map_arg;
+	/* more(more_arg, addr, buf, len), which may be NULL, reads the live
+	 * stack above the snapshot (bytes read, or -errno): a walk that
+	 * reaches the snapshot's end goes on with it, every frame checked as
+	 * before (the thread ran on since the sample: the caller allows it
+	 * where the outer frames stay put, a JVM's deep stacks) */
+	ssize_t (*more)(void *more_arg, uint64_t addr, void *buf, size_t len);
+	void *more_arg;
 };
 
 /* Why a walk stopped. */

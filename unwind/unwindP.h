@@ -305,6 +305,10 @@ enum step {
 	STEP_NOINFO,	/* no FDE covers the frame */
 };
 
+/* A word of the stack: the snapshot's, or above it the live stack's
+ * (kp_unwind_input.more, within MAX_STACK_SPAN of sp). */
+bool kp_walk_stack_word(const struct uctx *c, uint64_t addr, uint64_t *v);
+
 /* Is addr code, and does an unwind table cover its object? */
 bool kp_walk_is_code(struct uctx *c, uint64_t addr, bool *has_table);
 enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip, uint64_t *sp,

@@ -10,13 +10,20 @@
 
 #include "unwind/unwindP.h"
 
-/* A word of the snapshot, if addr is inside it. */
+bool kp_walk_stack_word(const struct uctx *c, uint64_t addr, uint64_t *v)
+{
+	if (addr < c->sp0 || addr - c->sp0 >= MAX_STACK_SPAN)
+		return false;
+	if (addr - c->sp0 + 8 <= c->in->stack_len) {
+		memcpy(v, c->in->stack + (addr - c->sp0), 8);
+		return true;
+	}
+	return c->in->more && c->in->more(c->in->more_arg, addr, v, 8) == 8;
+}
+
 static bool stack_word(const struct uctx *c, uint64_t addr, uint64_t *v)
 {
-	if (addr < c->sp0 || addr - c->sp0 + 8 > c->in->stack_len)
-		return false;
-	memcpy(v, c->in->stack + (addr - c->sp0), 8);
-	return true;
+	return kp_walk_stack_word(c, addr, v);
 }
 
 /* Finds the mapping that holds addr into c (map, map_t, biased and
@@ -126,13 +133,12 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 			w->end = KP_UNWIND_BAD_FRAME;
 			return FP_END;
 		}
-		if (*bp + 16 > top || *bp + 16 < *bp) {
-			w->end = *bp - c->sp0 < MAX_STACK_SPAN ? KP_UNWIND_SNAPSHOT
-							       : KP_UNWIND_BAD_FRAME;
+		if (*bp + 16 < *bp || !stack_word(c, *bp, &next) || !stack_word(c, *bp + 8, &ret)) {
+			w->end = *bp - c->sp0<MAX_STACK_SPAN && * bp + 16> top
+					 ? KP_UNWIND_SNAPSHOT
+					 : KP_UNWIND_BAD_FRAME;
 			return FP_END;
 		}
-		stack_word(c, *bp, &next);
-		stack_word(c, *bp + 8, &ret);
 		if (ret == 0) {
 			w->end = KP_UNWIND_OUTERMOST;
 			return FP_END;

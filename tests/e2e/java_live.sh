@@ -47,12 +47,16 @@ check "the inlined method is a frame of its own in >= 80% ($inlined)" at_least_p
 check "stacks whole from the thread's base through main in >= 85% ($whole)" at_least_pct "$whole" "$main" 85
 check "the 12 levels of handleKprof between main and the loop" \
 	grep -qE '^java;.*(;long JavaLive\.handleKprof\(int, int\)_\[[ji]\]){13};long JavaLive\.loopKprof' "$out"
-# the workers: Thread.run (interpreted: run once) down to 400 levels of
+# the workers: Thread.run (interpreted: run once) down to 600 levels of
 # compiled recursion
 workers=$(count_matching "$out" '^worker-[01];')
 wrun=$(count_matching "$out" '^worker-[01];[^;]*clone[^;]*;start_thread;.*;void java\.lang\.Thread\.run\(\)_\[j\];')
 echo "workers: $workers samples, $wrun whole from start_thread through Thread.run"
 check "the worker threads' stacks whole through Thread.run in >= 85% ($wrun of $workers)" \
 	at_least_pct "$wrun" "$workers" 85
+# 600 compiled frames are more than the 16 KiB copy holds: the walk goes
+# on over the live stack (docs/java.md, "Deep stacks")
+deep=$(awk '/^worker-[01];[^;]*clone[^;]*;start_thread;.*Thread\.run/ { n = $NF; if (gsub(/;long JavaLive\.deepKprof\(int\)_\[[ji]\]/, "&") > 600) s += n } END { print s + 0 }' "$out")
+check "worker stacks 600 levels deep (past the copy) whole ($deep samples)" [ "$deep" -gt 0 ]
 check "no frame left [unknown: hotspot: ...]" lacks "$out" 'unknown: hotspot'
 finish

@@ -4,7 +4,7 @@
 // that calls a hot method (mixKprof, a loop of its own) C2 inlines into
 // it, with a cold path
 // (coldKprof, run once in 200 requests: it stays interpreted);
-// worker threads run a recursion deeper than kprof's stack copy.
+// worker threads run a recursion deeper than kprof's stack copy (600 levels).
 // Usage: java JavaLive CPU_SECONDS [DEPTH] (CPU time of the main thread).
 public class JavaLive {
 	static volatile long sink;
@@ -54,7 +54,7 @@ public class JavaLive {
 		for (int t = 0; t < 2; t++) {
 			Thread w = new Thread(() -> {
 				for (;;) {
-					sink += deepKprof(400);
+					sink += deepKprof(600);
 					try {
 						Thread.sleep(2);
 					} catch (InterruptedException e) {

@@ -82,7 +82,10 @@ static struct heap heap, *heaps[1] = {&heap};
 static struct garray garray = {1, 1, heaps};
 static struct garray *code_heaps = &garray;
 
-#define F(t, f, off) {#t, #f, "x", 0, off, 0}
+#define F(t, f, off)                   \
+	{                              \
+#t, #f, "x", 0, off, 0 \
+	}
 static struct sentry fields[] = {
 	{"CodeCache", "_heaps", "x", 1, 0, &code_heaps},
 	F(GrowableArrayBase, _len, offsetof(struct garray, len)),
@@ -167,8 +170,8 @@ int fake_jvm_run(const char *mode)
 	segmap[0] = 0; // one blob over the heap, hops back to its start
 	for (size_t i = 1; i < sizeof(segmap); i++)
 		segmap[i] = i < 255 ? (unsigned char)i : 254;
-	*b = (struct blob){"nmethod", 1 << 19, 0, 4, 1024 - 16, 4096 - 16, 8192 - 16, 0,
-			   (char *)loop, selfish, scopes};
+	*b = (struct blob){"nmethod", 1 << 19,	    0,	     4,	    1024 - 16, 4096 - 16, 8192 - 16,
+			   0,	      (char *)loop, selfish, scopes};
 	for (int i = 0; i < 8; i++)
 		selfish[i] = selfish;
 	for (int i = 0; i < 128; i++)

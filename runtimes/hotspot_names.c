@@ -122,8 +122,10 @@ static void format_name(char *holder, size_t hl, const char *name, size_t nl, co
 				break;
 		}
 	}
-	snprintf(out, size, "%s%s%.*s.%.*s(%s)", ret, ret[0] ? " " : "", (int)hl, holder, (int)nl,
-		 name, params);
+	/* a name longer than out is cut there */
+	if (snprintf(out, size, "%s%s%.*s.%.*s(%s)", ret, ret[0] ? " " : "", (int)hl, holder,
+		     (int)nl, name, params) < 0)
+		out[0] = 0;
 }
 
 /* Reads the name of method into buf; 0, or an index of whys. */

@@ -121,6 +121,12 @@ void kp_hsframes_forget(struct kp_hsframes *hf, pid_t pid)
 	if (!kp_u64map_get(&hf->jvms, (uint64_t)(uint32_t)pid, &v))
 		return;
 	kp_u64map_del(&hf->jvms, (uint64_t)(uint32_t)pid);
+	if (((struct jvm *)(uintptr_t)v)->h) {
+		struct kp_hotspot_stats hs;
+
+		kp_hotspot_stats(((struct jvm *)(uintptr_t)v)->h, &hs);
+		hf->st.reads += hs.reads; /* of JVMs gone */
+	}
 	jvm_free((struct jvm *)(uintptr_t)v);
 }
 
@@ -420,7 +426,6 @@ void kp_hsframes_stats(const struct kp_hsframes *hf, struct kp_hsframes_stats *s
 	uint64_t k, v;
 
 	*st = hf->st;
-	st->reads = 0;
 	while (kp_u64map_next(&hf->jvms, &pos, &k, &v)) {
 		struct jvm *j = (struct jvm *)(uintptr_t)v;
 		struct kp_hotspot_stats hs;
@@ -430,4 +435,16 @@ void kp_hsframes_stats(const struct kp_hsframes *hf, struct kp_hsframes_stats *s
 			st->reads += hs.reads;
 		}
 	}
+}
+
+void kp_session_java_stats(const struct kp_session *s, struct kp_session_stats *st)
+{
+	struct kp_hsframes_stats hs;
+
+	kp_hsframes_stats(s->hs, &hs);
+	st->jvms = hs.jvms;
+	st->jvms_failed = hs.jvms_failed;
+	st->java_frames = hs.frames;
+	st->java_bad = hs.bad;
+	st->jvm_reads = hs.reads;
 }

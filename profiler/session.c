@@ -795,6 +795,7 @@ void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 	st->unwind_ns_p50 = cost_quantile(s, 0.5);
 	st->unwind_ns_p99 = cost_quantile(s, 0.99);
 	kp_unwind_stats(s->unw, &st->tables);
+	kp_session_java_stats(s, st);
 	kp_sym_stats(s->opts.sym, &st->sym);
 	st->event = s->ev.event_name;
 	st->freq = s->ev.attr.freq ? s->ev.attr.sample_freq : 0;

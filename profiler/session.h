@@ -98,6 +98,10 @@ struct kp_session_stats {
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
 	uint64_t unwind_ns_total;	       /* of all of them */
 	struct kp_unwind_stats tables;	       /* unwind tables read */
+	/* HotSpot JVMs read (docs/java.md): readers made, JVMs that could
+	 * not be read, Java frames named, frames that did not check out,
+	 * reads of the JVMs' memory */
+	uint64_t jvms, jvms_failed, java_frames, java_bad, jvm_reads;
 	struct kp_sym_stats sym;	       /* the symbolizer's (jitdumps read) */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or

@@ -102,7 +102,7 @@ struct kp_session_stats {
 	 * not be read, Java frames named, frames that did not check out,
 	 * reads of the JVMs' memory */
 	uint64_t jvms, jvms_failed, java_frames, java_bad, jvm_reads;
-	struct kp_sym_stats sym;	       /* the symbolizer's (jitdumps read) */
+	struct kp_sym_stats sym; /* the symbolizer's (jitdumps read) */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or
 				   * "bpf:sched_switch" (timed in the kernel) */

@@ -2,8 +2,8 @@
 // (tests/e2e/java_live.sh, scripts/bench-java-live): the main thread
 // serves "requests" through a stack of DEPTH calls to a compiled loop
 // that calls a hot method (mixKprof, a loop of its own) C2 inlines into
-// it, with a cold path
-// (coldKprof, run once in 200 requests: it stays interpreted);
+// it, with a cold path (coldKprof, run once in 200 requests: interpreted
+// for its first few hundred runs, C1's later);
 // worker threads run a recursion deeper than kprof's stack copy (600 levels).
 // Usage: java JavaLive CPU_SECONDS [DEPTH] (CPU time of the main thread).
 public class JavaLive {
@@ -25,7 +25,7 @@ public class JavaLive {
 		return s;
 	}
 
-	// rarely run: the interpreter runs it
+	// rarely run: the interpreter runs it, until C1 compiles it
 	static long coldKprof(int n) {
 		long s = 0;
 		for (int i = 0; i < n; i++)

@@ -1,0 +1,401 @@
+/* The HotSpot reader (runtimes/hotspot.h) on memory captured from a real
+ * JVM: fixtures/java/jdk17.mem.zst holds libjvm.so's symbol addresses,
+ * every byte the reader read of the JVM, and for pcs of its code the
+ * names the JVM's own perf map gave them (jcmd PID Compiler.perfmap).
+ * Replayed, the reader must find the same dictionary, blobs and names;
+ * with the memory damaged at many places, it must end each lookup with a
+ * reason or a name, never a crash (under ASan).
+ *
+ * Captured again (root, a JVM running JavaLive, docs/java.md) by this
+ * same program:
+ *   java -cp CLASSES JavaLive 0 & sleep 5; jcmd $! Compiler.perfmap
+ *   build/tests/test_hotspot --capture $! /tmp/perf-$!.map jdk17.mem
+ *   zstd -19 jdk17.mem -o tests/fixtures/java/jdk17.mem.zst */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "formats/zstdio.h"
+#include "kp_test.h"
+#include "runtimes/hotspot.h"
+#include "util/diag.h"
+#include "util/xalloc.h"
+
+/* The memory image: ranges of bytes by address. */
+struct range {
+	uint64_t addr;
+	size_t len;
+	unsigned char *bytes;
+};
+struct image {
+	struct range *r;
+	size_t n, cap;
+	pid_t pid; /* capture: read from it, and kept */
+};
+
+static ssize_t image_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct image *im = arg;
+
+	for (size_t i = 0; i < im->n; i++) {
+		struct range *r = &im->r[i];
+
+		if (addr >= r->addr && addr < r->addr + r->len) {
+			size_t k = r->addr + r->len - addr < len ? r->addr + r->len - addr : len;
+
+			memcpy(buf, r->bytes + (addr - r->addr), k);
+			return (ssize_t)k;
+		}
+	}
+	return -EFAULT;
+}
+
+static void image_add(struct image *im, uint64_t addr, const void *b, size_t len)
+{
+	kp_xgrow(&im->r, &im->cap, im->n + 1, sizeof(*im->r));
+	im->r[im->n].addr = addr;
+	im->r[im->n].len = len;
+	im->r[im->n].bytes = kp_xmalloc(len ? len : 1);
+	memcpy(im->r[im->n].bytes, b, len);
+	im->n++;
+}
+
+static ssize_t capture_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct image *im = arg;
+	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+	ssize_t n = process_vm_readv(im->pid, &l, 1, &r, 1, 0);
+
+	if (n > 0)
+		image_add(im, addr, buf, (size_t)n);
+	return n < 0 ? -errno : n;
+}
+
+/* ---- the fixture ---- */
+
+struct expect {
+	uint64_t pc;
+	int exact, kind;
+	char name[512], chain[2048];
+};
+
+struct fixture {
+	struct kp_hotspot_syms syms;
+	struct image im;
+	struct expect *e;
+	size_t ne, cape;
+};
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static bool load(const char *path, struct fixture *fx)
+{
+	FILE *f = fopen(path, "rb"), *in;
+	struct kp_zstd_reader *z;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	memset(fx, 0, sizeof(*fx));
+	if (!f)
+		return false;
+	z = kp_zstd_reader_new(f);
+	in = kp_zstd_reader_file(z);
+	while ((n = getline(&line, &cap, in)) > 0) {
+		unsigned long long a;
+		int k, off;
+
+		if (line[n - 1] == '\n')
+			line[--n] = 0;
+		if (sscanf(line, "sym %d %llx", &k, &a) == 2 && k >= 0 && k < KP_HS_NSYMS) {
+			fx->syms.addr[k] = a;
+		} else if (sscanf(line, "mem %llx %n", &a, &off) == 1) {
+			size_t len = strlen(line + off) / 2;
+			unsigned char *b = kp_xmalloc(len + 1);
+
+			for (size_t i = 0; i < len; i++)
+				b[i] = (unsigned char)(hexval(line[off + 2 * i]) << 4 |
+						       hexval(line[off + 2 * i + 1]));
+			image_add(&fx->im, a, b, len);
+			free(b);
+		} else if (strncmp(line, "pc ", 3) == 0) {
+			struct expect e = {0};
+			char *tab1 = strchr(line, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+
+			if (!tab2 || sscanf(line, "pc %llx %d %d", &a, &e.exact, &e.kind) != 3)
+				continue;
+			e.pc = a;
+			*tab2 = 0;
+			snprintf(e.name, sizeof(e.name), "%s", tab1 + 1);
+			snprintf(e.chain, sizeof(e.chain), "%s", tab2 + 1);
+			kp_xgrow(&fx->e, &fx->cape, fx->ne + 1, sizeof(*fx->e));
+			fx->e[fx->ne++] = e;
+		}
+	}
+	free(line);
+	kp_zstd_reader_free(z);
+	fclose(f);
+	return fx->im.n > 0;
+}
+
+/* The names of f's scopes, outermost first, joined by '|'. */
+static void chain_of(struct kp_hotspot *h, const struct kp_hotspot_frame *f, char *out, size_t size)
+{
+	size_t o = 0;
+
+	out[0] = 0;
+	for (size_t i = f->nscopes; i-- > 0 && o < size;) {
+		const char *why = NULL, *name = kp_hotspot_method_name(h, f->methods[i], &why);
+
+		o += (size_t)snprintf(out + o, size - o, "%s%s", o ? "|" : "",
+				      name ? name : "?");
+	}
+}
+
+static const char *fixture_path(void)
+{
+	static char path[1024];
+	const char *dir = getenv("KP_FIXTURES");
+
+	snprintf(path, sizeof(path), "%s/java/jdk17.mem.zst", dir ? dir : "tests/fixtures");
+	return path;
+}
+
+static void test_replay(void)
+{
+	struct fixture fx;
+	struct kp_diag d = {""};
+	struct kp_hotspot *h;
+	uint64_t v;
+	size_t compiled = 0, inlined = 0, interp = 0;
+
+	CHECK(load(fixture_path(), &fx));
+	h = kp_hotspot_new(&fx.syms, image_read, &fx.im, &d);
+	CHECK(h != NULL);
+	if (!h) {
+		fprintf(stderr, "kp_hotspot_new: %s\n", d.msg);
+		return;
+	}
+	/* JDK 17's dictionary as its VM structs say */
+	CHECK(kp_hotspot_field(h, "CodeBlob", "_frame_size", &v));
+	CHECK(kp_hotspot_type_size(h, "PcDesc", &v) && v == 16);
+	CHECK_EQ_INT(kp_hotspot_interp_method_slot(h), -3);
+	CHECK(fx.ne >= 5);
+	for (size_t i = 0; i < fx.ne; i++) {
+		const struct expect *e = &fx.e[i];
+		const struct kp_hotspot_frame *f = kp_hotspot_frame_at(h, e->pc, e->exact);
+		char chain[2048];
+
+		CHECK_EQ_INT(f->kind, e->kind);
+		if (f->kind == KP_HSF_INTERPRETED)
+			interp++;
+		if (f->kind != KP_HSF_COMPILED || e->kind != KP_HSF_COMPILED)
+			continue;
+		compiled++;
+		chain_of(h, f, chain, sizeof(chain));
+		/* the outermost scope is the nmethod's method: the perf map's name */
+		CHECK(strncmp(chain, e->name, strlen(e->name)) == 0);
+		CHECK_EQ_STR(chain, e->chain);
+		if (strstr(chain, "JavaLive.loopKprof(int)|long JavaLive.mixKprof(long, int)"))
+			inlined++;
+	}
+	CHECK(compiled >= 3);
+	CHECK(inlined >= 1);
+	CHECK(interp >= 1);
+	kp_hotspot_free(h);
+	for (size_t i = 0; i < fx.im.n; i++)
+		free(fx.im.r[i].bytes);
+	free(fx.im.r);
+	free(fx.e);
+}
+
+/* Flips 16 bytes of the image at places the seed picks. */
+static void damage(struct image *im, size_t total, uint64_t *seed)
+{
+	for (int k = 0; k < 16; k++) {
+		size_t at, i = 0;
+
+		*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+		at = (size_t)(*seed >> 33) % total;
+		while (at >= im->r[i].len)
+			at -= im->r[i++].len;
+		im->r[i].bytes[at] ^= (unsigned char)(*seed >> 8) | 1;
+	}
+}
+
+/* Every lookup of the fixture's pcs ends with a kind (KP_HSF_BAD with a
+ * reason), every name is a string or NULL with a reason. */
+static void lookups(struct kp_hotspot *h, const struct fixture *fx)
+{
+	for (size_t i = 0; i < fx->ne; i++) {
+		for (int exact = 0; exact < 2; exact++) {
+			const struct kp_hotspot_frame *f =
+				kp_hotspot_frame_at(h, fx->e[i].pc + (uint64_t)exact, exact);
+			const char *why = NULL;
+
+			CHECK(f->kind != KP_HSF_BAD || f->why);
+			for (size_t s = 0; s < f->nscopes; s++)
+				CHECK(kp_hotspot_method_name(h, f->methods[s], &why) || why);
+		}
+	}
+}
+
+/* The same memory damaged: the tables (a reader made after the damage,
+ * or none), then the code cache, blobs, scopes and names (a reader made
+ * before it, its caches flushed): no crash, no read out of bounds. */
+static void test_damaged(void)
+{
+	struct fixture fx;
+	unsigned char **clean;
+	size_t total = 0, made = 0;
+	uint64_t seed = 31;
+
+	if (!load(fixture_path(), &fx))
+		return;
+	clean = kp_xcalloc(fx.im.n, sizeof(*clean));
+	for (size_t i = 0; i < fx.im.n; i++) {
+		total += fx.im.r[i].len;
+		clean[i] = kp_xmalloc(fx.im.r[i].len + 1);
+		memcpy(clean[i], fx.im.r[i].bytes, fx.im.r[i].len);
+	}
+	for (int round = 0; round < 400; round++) {
+		struct kp_hotspot *h = NULL;
+
+		for (size_t i = 0; i < fx.im.n; i++)
+			memcpy(fx.im.r[i].bytes, clean[i], fx.im.r[i].len);
+		if (round % 4 == 0) {
+			damage(&fx.im, total, &seed);
+			h = kp_hotspot_new(&fx.syms, image_read, &fx.im, NULL);
+			made += h != NULL;
+		} else if ((h = kp_hotspot_new(&fx.syms, image_read, &fx.im, NULL))) {
+			for (int k = 0; k < 8; k++)
+				damage(&fx.im, total, &seed);
+			kp_hotspot_flush(h);
+		}
+		if (h)
+			lookups(h, &fx);
+		kp_hotspot_free(h);
+	}
+	printf("damaged: %zu of 100 images damaged before the reader still had a dictionary\n",
+	       made);
+	for (size_t i = 0; i < fx.im.n; i++) {
+		free(fx.im.r[i].bytes);
+		free(clean[i]);
+	}
+	free(clean);
+	free(fx.im.r);
+	free(fx.e);
+}
+
+/* ---- capture ---- */
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Writes the image's ranges merged, in address order. */
+static void write_image(FILE *out, struct image *im)
+{
+	qsort(im->r, im->n, sizeof(*im->r), cmp_range);
+	for (size_t i = 0; i < im->n;) {
+		uint64_t lo = im->r[i].addr, hi = lo + im->r[i].len;
+		size_t j = i;
+		unsigned char *b;
+
+		while (j < im->n && im->r[j].addr <= hi) {
+			if (im->r[j].addr + im->r[j].len > hi)
+				hi = im->r[j].addr + im->r[j].len;
+			j++;
+		}
+		b = kp_xcalloc(1, hi - lo);
+		for (size_t k = i; k < j; k++)
+			memcpy(b + (im->r[k].addr - lo), im->r[k].bytes, im->r[k].len);
+		fprintf(out, "mem %llx ", (unsigned long long)lo);
+		for (uint64_t k = 0; k < hi - lo; k++)
+			fprintf(out, "%02x", b[k]);
+		fputc('\n', out);
+		free(b);
+		i = j;
+	}
+}
+
+static int capture(pid_t pid, const char *perfmap, const char *outpath)
+{
+	char path[4200], line[4096], lib[4096] = "";
+	unsigned long long start = 0, pgoff = 0;
+	struct kp_hotspot_syms syms;
+	struct kp_diag d = {""};
+	struct image im = {.pid = pid};
+	struct kp_hotspot *h;
+	FILE *maps, *pm, *out;
+	int fd, npcs = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(maps = fopen(path, "r")))
+		return perror(path), 1;
+	while (fgets(line, sizeof(line), maps)) {
+		char perms[8], file[4096];
+
+		if (sscanf(line, "%llx-%*x %7s %llx %*s %*s %4095s", &start, perms, &pgoff, file) ==
+			    4 &&
+		    strcmp(perms, "r-xp") == 0 && strstr(file, "/libjvm.so")) {
+			snprintf(lib, sizeof(lib), "%s", file);
+			break;
+		}
+	}
+	fclose(maps);
+	if (snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, lib) >= (int)sizeof(path) ||
+	    !lib[0] || (fd = open(path, O_RDONLY)) < 0)
+		return fprintf(stderr, "no libjvm.so in pid %d\n", (int)pid), 1;
+	if (kp_hotspot_symbols(fd, start, pgoff, &syms, &d) < 0 ||
+	    !(h = kp_hotspot_new(&syms, capture_read, &im, &d)))
+		return fprintf(stderr, "%s\n", d.msg), 1;
+	if (!(pm = fopen(perfmap, "r")) || !(out = fopen(outpath, "w")))
+		return perror(perfmap), 1;
+	for (int s = 0; s < KP_HS_NSYMS; s++)
+		fprintf(out, "sym %d %llx\n", s, (unsigned long long)syms.addr[s]);
+	/* the program's methods and the interpreter, each at the middle of
+	 * its code (the sampled pc's rule) */
+	while (fgets(line, sizeof(line), pm) && npcs < 64) {
+		unsigned long long a, sz;
+		int off;
+		char chain[2048];
+		const struct kp_hotspot_frame *f;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%llx %llx %n", &a, &sz, &off) != 2 ||
+		    (!strstr(line + off, "JavaLive.") && strcmp(line + off, "Interpreter") != 0))
+			continue;
+		f = kp_hotspot_frame_at(h, a + sz / 2, true);
+		chain_of(h, f, chain, sizeof(chain));
+		fprintf(out, "pc %llx 1 %d\t%s\t%s\n", a + sz / 2, f->kind, line + off, chain);
+		npcs++;
+	}
+	write_image(out, &im);
+	fclose(out);
+	fclose(pm);
+	kp_hotspot_free(h);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[1], "--capture") == 0)
+		return capture((pid_t)atoi(argv[2]), argv[3], argv[4]);
+	test_replay();
+	test_damaged();
+	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
+	return kp_test_failed ? 1 : 0;
+}

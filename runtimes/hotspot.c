@@ -39,6 +39,7 @@ static const char *const sym_names[KP_HS_NSYMS] = {
 	[KP_HS_INT_NAME] = "gHotSpotVMIntConstantEntryNameOffset",
 	[KP_HS_INT_VALUE] = "gHotSpotVMIntConstantEntryValueOffset",
 	[KP_HS_INT_STRIDE] = "gHotSpotVMIntConstantEntryArrayStride",
+	[KP_HS_STRUCT_TYPESTRING] = "gHotSpotVMStructEntryTypeStringOffset",
 };
 
 static const struct {
@@ -155,9 +156,10 @@ int kp_hotspot_symbols(int fd, uint64_t map_start, uint64_t map_pgoff, struct kp
 	elf_end(elf);
 	if (!out->addr[KP_HS_STRUCTS])
 		return kp_diag_set(d, -ENOENT, "libjvm.so exports no gHotSpotVMStructs");
-	if (found < KP_HS_NSYMS)
-		return kp_diag_set(d, -ENOENT, "libjvm.so exports %zu of the %d VM struct symbols",
-				   found, KP_HS_NSYMS);
+	for (size_t s = 0; s < KP_HS_STRUCT_TYPESTRING; s++)
+		if (!out->addr[s])
+			return kp_diag_set(d, -ENOENT, "libjvm.so exports no %s", sym_names[s]);
+	(void)found;
 	return 0;
 }
 
@@ -217,7 +219,7 @@ static bool sym_u64(struct kp_hotspot *h, const struct kp_hotspot_syms *syms, en
 /* One table's layout: the array, its stride, where the fields lie. */
 struct table {
 	uint64_t base, stride;
-	uint64_t off[5];
+	uint64_t off[6];
 	size_t noff;
 };
 
@@ -267,9 +269,20 @@ static bool table_walk(struct kp_hotspot *h, const struct table *tb,
 }
 
 struct walk_names {
-	uint64_t last_type, last_field;
-	char type[MAX_NAME], field[MAX_NAME];
+	uint64_t last_type, last_field, last_ctype;
+	char type[MAX_NAME], field[MAX_NAME], ctype[MAX_NAME];
 };
+
+/* An integer field's width from its C type ("int16_t", "u2", "int"). */
+static uint8_t ctype_width(const char *t)
+{
+	static const char *const two[] = {"int16_t", "uint16_t", "u2", "jshort", "short"};
+
+	for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++)
+		if (strcmp(t, two[i]) == 0)
+			return 2;
+	return 4;
+}
 
 static bool visit_struct(struct kp_hotspot *h, const struct table *tb, const unsigned char *e,
 			 void *ctx)
@@ -294,6 +307,14 @@ static bool visit_struct(struct kp_hotspot *h, const struct table *tb, const uns
 			continue;
 		h->f[f] = is_static ? addr : off;
 		h->have[f] = true;
+		h->width[f] = 4;
+		if (tb->noff > 5) {
+			uint64_t cp;
+
+			memcpy(&cp, e + tb->off[5], 8);
+			if (entry_str(h, cp, &w->last_ctype, w->ctype))
+				h->width[f] = ctype_width(w->ctype);
+		}
 	}
 	return true;
 }
@@ -355,10 +376,10 @@ static bool table_layout(struct kp_hotspot *h, const struct kp_hotspot_syms *sym
 /* Reads the three tables into the dictionary. */
 static const char *read_tables(struct kp_hotspot *h, const struct kp_hotspot_syms *syms)
 {
-	static const enum kp_hotspot_sym so[] = {KP_HS_STRUCT_TYPE, KP_HS_STRUCT_FIELD,
-						 KP_HS_STRUCT_STATIC, KP_HS_STRUCT_OFFSET,
-						 KP_HS_STRUCT_ADDRESS};
-	static const size_t sw[] = {8, 8, 4, 8, 8};
+	static const enum kp_hotspot_sym so[] = {KP_HS_STRUCT_TYPE,    KP_HS_STRUCT_FIELD,
+						 KP_HS_STRUCT_STATIC,  KP_HS_STRUCT_OFFSET,
+						 KP_HS_STRUCT_ADDRESS, KP_HS_STRUCT_TYPESTRING};
+	static const size_t sw[] = {8, 8, 4, 8, 8, 8};
 	static const enum kp_hotspot_sym to[] = {KP_HS_TYPE_NAME, KP_HS_TYPE_SIZE};
 	static const enum kp_hotspot_sym io[] = {KP_HS_INT_NAME, KP_HS_INT_VALUE};
 	static const size_t tw[] = {8, 8}, iw[] = {8, 4};
@@ -366,7 +387,8 @@ static const char *read_tables(struct kp_hotspot *h, const struct kp_hotspot_sym
 	struct table tb;
 	const char *why = NULL;
 
-	if (!table_layout(h, syms, KP_HS_STRUCTS, KP_HS_STRUCT_STRIDE, so, sw, 5, &tb) ||
+	if (!table_layout(h, syms, KP_HS_STRUCTS, KP_HS_STRUCT_STRIDE, so, sw,
+			  syms->addr[KP_HS_STRUCT_TYPESTRING] ? 6 : 5, &tb) ||
 	    !table_walk(h, &tb, visit_struct, w))
 		why = "its VM structs table does not check out";
 	memset(w, 0, sizeof(*w));
@@ -385,11 +407,10 @@ static const char *read_tables(struct kp_hotspot *h, const struct kp_hotspot_sym
 static const char *check_fields(struct kp_hotspot *h)
 {
 	static const enum hs_field need[] = {
-		F_CC_HEAPS,	 F_GA_LEN,	  F_GA_DATA,	 F_CH_MEMORY,	  F_CH_SEGMAP,
-		F_CH_LOG2,	 F_VS_LOW,	  F_VS_HIGH,	 F_CB_NAME,	  F_CB_SIZE,
-		F_CB_FRAME_DONE, F_CB_FRAME_SIZE, F_NM_METADATA, F_NM_SCOPES_PCS, F_NM_DEPS,
-		F_PC_PC,	 F_PC_SCOPE,	  F_M_CONST,	 F_CM_CONSTANTS,  F_CM_NAME_IDX,
-		F_CM_SIG_IDX,	 F_CP_HOLDER,	  F_K_NAME,	 F_SYM_LENGTH,	  F_SYM_BODY};
+		F_CC_HEAPS,	 F_GA_LEN,	  F_GA_DATA, F_CH_MEMORY,    F_CH_SEGMAP,
+		F_CH_LOG2,	 F_VS_LOW,	  F_VS_HIGH, F_CB_NAME,	     F_CB_SIZE,
+		F_CB_FRAME_DONE, F_CB_FRAME_SIZE, F_M_CONST, F_CM_CONSTANTS, F_CM_NAME_IDX,
+		F_CM_SIG_IDX,	 F_CP_HOLDER,	  F_K_NAME,  F_SYM_LENGTH,   F_SYM_BODY};
 
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
 		if (!h->have[need[i]]) {
@@ -403,10 +424,14 @@ static const char *check_fields(struct kp_hotspot *h)
 		return "no CodeBlob code start in its VM structs";
 	if (!h->have[F_CM_METHOD] && !h->have[F_NM_METHOD])
 		return "no nmethod Method in its VM structs";
-	if (!h->have[F_CM_SCOPES_DATA] && !h->have[F_NM_SCOPES_DATA])
-		return "no nmethod scopes data in its VM structs";
-	if (!h->t[T_PC_DESC] || h->t[T_PC_DESC] > 64 || !h->t[T_CONSTANT_POOL] ||
-	    h->t[T_CONSTANT_POOL] > 4096 || h->t[T_HEAP_BLOCK] > 256)
+	/* the inlined methods need the nmethod's scopes and metadata (JDK 25
+	 * moved its metadata where its VM structs do not say: its compiled
+	 * frames are named by their own method alone) */
+	h->scopes_ok = (h->have[F_CM_SCOPES_DATA] || h->have[F_NM_SCOPES_DATA]) &&
+		       h->have[F_NM_METADATA] && h->have[F_NM_SCOPES_PCS] && h->have[F_NM_DEPS] &&
+		       h->have[F_PC_PC] && h->have[F_PC_SCOPE] && h->t[T_PC_DESC] &&
+		       h->t[T_PC_DESC] <= 64;
+	if (!h->t[T_CONSTANT_POOL] || h->t[T_CONSTANT_POOL] > 4096 || h->t[T_HEAP_BLOCK] > 256)
 		return "a type's size in its VM types does not check out";
 	for (size_t f = 0; f < F_N; f++)
 		if (h->have[f] && f != F_CC_HEAPS && h->f[f] > 4096)

@@ -59,6 +59,7 @@ enum kp_hotspot_sym {
 	KP_HS_INT_NAME,
 	KP_HS_INT_VALUE,
 	KP_HS_INT_STRIDE,
+	KP_HS_STRUCT_TYPESTRING, /* optional: the fields' C types (their widths) */
 	KP_HS_NSYMS
 };
 

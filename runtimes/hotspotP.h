@@ -4,6 +4,8 @@
 #ifndef KP_RUNTIMES_HOTSPOTP_H
 #define KP_RUNTIMES_HOTSPOTP_H
 
+#include <string.h>
+
 #include "runtimes/hotspot.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
@@ -62,6 +64,8 @@ struct kp_hotspot {
 	void *arg;
 	uint64_t f[F_N];
 	bool have[F_N];
+	uint8_t width[F_N]; /* an integer field's bytes (its C type): 4 unless told */
+	bool scopes_ok;	    /* the fields of an nmethod's scopes are all known */
 	uint64_t t[T_N];
 	int method_slot, sender_sp_slot; /* interpreter frame, words from fp */
 	uint64_t heaps_addr;		 /* CodeCache::_heaps's address */
@@ -89,6 +93,22 @@ bool kp_hs_u64(struct kp_hotspot *h, uint64_t addr, uint64_t *v);
 
 /* The code heaps, read again (hotspot_code.c). false: none check out. */
 bool kp_hs_heaps_read(struct kp_hotspot *h);
+
+/* The integer field f of the structure whose bytes are at p, as wide as
+ * its C type (2 or 4 bytes; JDK 25's _frame_complete_offset is an
+ * int16_t), sign-extended. */
+static inline int32_t hs_int(const struct kp_hotspot *h, const unsigned char *p, enum hs_field f)
+{
+	int16_t s;
+	int32_t v;
+
+	if (h->width[f] == 2) {
+		memcpy(&s, p + h->f[f], 2);
+		return s;
+	}
+	memcpy(&v, p + h->f[f], 4);
+	return v;
+}
 
 /* An address that may point at a structure of the JVM: not null, aligned,
  * below the user half's end. */

@@ -152,15 +152,15 @@ struct nm {
 static bool nm_layout(struct kp_hotspot *h, const unsigned char *hdr, uint64_t blob, uint64_t size,
 		      struct nm *nm)
 {
-	int32_t md = hdr_i32(hdr, h->f[F_NM_METADATA]), pcs = hdr_i32(hdr, h->f[F_NM_SCOPES_PCS]),
-		deps = hdr_i32(hdr, h->f[F_NM_DEPS]);
+	int32_t md = hs_int(h, hdr, F_NM_METADATA), pcs = hs_int(h, hdr, F_NM_SCOPES_PCS),
+		deps = hs_int(h, hdr, F_NM_DEPS);
 
 	nm->addr = blob;
 	nm->method = hdr_u64(hdr, h->have[F_CM_METHOD] ? h->f[F_CM_METHOD] : h->f[F_NM_METHOD]);
 	if (h->have[F_CM_SCOPES_DATA]) {
 		nm->scopes = hdr_u64(hdr, h->f[F_CM_SCOPES_DATA]);
 	} else {
-		int32_t sd = hdr_i32(hdr, h->f[F_NM_SCOPES_DATA]);
+		int32_t sd = hs_int(h, hdr, F_NM_SCOPES_DATA);
 
 		nm->scopes = sd > 0 ? blob + (uint64_t)sd : 0;
 	}
@@ -251,11 +251,22 @@ static const char *compiled(struct kp_hotspot *h, const unsigned char *hdr, uint
 	int32_t decode = 0;
 	const char *why;
 
-	if (!nm_layout(h, hdr, blob, size, &nm))
-		return "its nmethod's layout does not check out";
-	nm.code_begin = code_begin;
+	nm.method = hdr_u64(hdr, h->have[F_CM_METHOD] ? h->f[F_CM_METHOD] : h->f[F_NM_METHOD]);
 	f->nscopes = 1;
 	f->methods[0] = nm.method;
+	if (!h->scopes_ok) {
+		if (!hs_ptr_ok(nm.method)) {
+			f->nscopes = 0;
+			return "its nmethod's method does not check out";
+		}
+		return NULL;
+	}
+	if (!nm_layout(h, hdr, blob, size, &nm)) {
+		/* named by its own method still, when that checks out */
+		f->nscopes = hs_ptr_ok(nm.method);
+		return "its nmethod's layout does not check out";
+	}
+	nm.code_begin = code_begin;
 	/* no PcDesc: the nmethod's own method, its inlined ones unknown */
 	if (!find_pcdesc(h, &nm, pc, exact, &decode) || decode <= 0)
 		return NULL;
@@ -293,11 +304,11 @@ static void read_frame(struct kp_hotspot *h, uint64_t pc, bool exact, struct kp_
 		f->why = "its code blob is unreadable";
 		return;
 	}
-	size = hdr_i32(hdr, h->f[F_CB_SIZE]);
-	done = hdr_i32(hdr, h->f[F_CB_FRAME_DONE]);
-	fsize = hdr_i32(hdr, h->f[F_CB_FRAME_SIZE]);
+	size = hs_int(h, hdr, F_CB_SIZE);
+	done = hs_int(h, hdr, F_CB_FRAME_DONE);
+	fsize = hs_int(h, hdr, F_CB_FRAME_SIZE);
 	code_begin = h->have[F_CB_CODE_BEGIN] ? hdr_u64(hdr, h->f[F_CB_CODE_BEGIN])
-					      : blob + (uint64_t)hdr_i32(hdr, h->f[F_CB_CODE_OFF]);
+					      : blob + (uint64_t)hs_int(h, hdr, F_CB_CODE_OFF);
 	name = blob_name(h, hdr_u64(hdr, h->f[F_CB_NAME]));
 	if (size <= 0 || pc >= blob + (uint64_t)size || code_begin < blob || code_begin > pc ||
 	    fsize < 0 || (uint64_t)fsize * 8 > MAX_FRAME_BYTES || !name) {

@@ -30,7 +30,8 @@ bool kp_hs_heaps_read(struct kp_hotspot *h)
 	    !kp_hs_read(h, arr + h->f[F_GA_LEN], &len, 4) ||
 	    !kp_hs_u64(h, arr + h->f[F_GA_DATA], &data) || !hs_ptr_ok(data) || len <= 0)
 		return false;
-	for (int32_t i = 0; i < len && n < HS_MAX_HEAPS; i++) {
+	/* a JVM has a few heaps: a length past HS_MAX_HEAPS is not read on */
+	for (int32_t i = 0; i < len && i < HS_MAX_HEAPS; i++) {
 		struct hs_heap hp;
 		uint64_t heap;
 		int32_t log2;

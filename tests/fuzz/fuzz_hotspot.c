@@ -71,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(f->kind != KP_HSF_BAD || f->why);
 			FUZZ_CHECK(f->nscopes <= KP_HOTSPOT_MAX_SCOPES);
 			for (size_t s = 0; s < f->nscopes; s++) {
-				const char *why = NULL, *name = kp_hotspot_method_name(h, f->methods[s], &why);
+				const char *why = NULL,
+					   *name = kp_hotspot_method_name(h, f->methods[s], &why);
 
 				FUZZ_CHECK(name || why);
 				FUZZ_CHECK(!name || strlen(name) < 4096);

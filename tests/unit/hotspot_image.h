@@ -32,11 +32,21 @@ struct image {
 static inline ssize_t image_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct image *im = arg;
+	size_t lo = 0, hi = im->n;
 
-	for (size_t i = 0; i < im->n; i++) {
-		struct range *r = &im->r[i];
+	/* the ranges are in address order (as the capture writes them) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (addr >= r->addr && addr < r->addr + r->len) {
+		if (im->r[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		struct range *r = &im->r[lo - 1];
+
+		if (addr < r->addr + r->len) {
 			size_t k = r->addr + r->len - addr < len ? r->addr + r->len - addr : len;
 
 			memcpy(buf, r->bytes + (addr - r->addr), k);
@@ -108,7 +118,8 @@ static inline bool load(const char *path, struct fixture *fx)
 			free(b);
 		} else if (strncmp(line, "pc ", 3) == 0) {
 			struct expect e = {0};
-			char *tab1 = strchr(line, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+			char *tab1 = strchr(line, '\t'),
+			     *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
 
 			if (!tab2 || sscanf(line, "pc %llx %d %d", &a, &e.exact, &e.kind) != 3)
 				continue;

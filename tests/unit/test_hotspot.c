@@ -186,6 +186,52 @@ static void test_damaged(void)
 	free(fx.e);
 }
 
+/* A read that counts. */
+static size_t nreads;
+static ssize_t counting_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	nreads++;
+	return image_read(arg, addr, buf, len);
+}
+
+/* Writes v at addr of the image (which holds it). */
+static bool poke32(struct image *im, uint64_t addr, int32_t v)
+{
+	for (size_t i = 0; i < im->n; i++) {
+		if (addr >= im->r[i].addr && addr + 4 <= im->r[i].addr + im->r[i].len) {
+			memcpy(im->r[i].bytes + (addr - im->r[i].addr), &v, 4);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* fuzz/hotspot found it: the code cache's heap array claiming 2^31 heaps,
+ * none of which checked out, was read heap after heap. A JVM has a few:
+ * the reads stay bounded. */
+static void test_many_heaps(void)
+{
+	struct fixture fx;
+	struct kp_hotspot *h;
+	uint64_t heaps, arr, len_off;
+
+	if (!load(fixture_path(), &fx))
+		return;
+	h = kp_hotspot_new(&fx.syms, image_read, &fx.im, NULL);
+	CHECK(h && kp_hotspot_field(h, "CodeCache", "_heaps", &heaps) &&
+	      kp_hotspot_field(h, "GrowableArrayBase", "_len", &len_off));
+	kp_hotspot_free(h);
+	CHECK(image_read(&fx.im, heaps, &arr, 8) == 8);
+	CHECK(poke32(&fx.im, arr + len_off, 0x7fffffff));
+	nreads = 0;
+	h = kp_hotspot_new(&fx.syms, counting_read, &fx.im, NULL);
+	CHECK(h != NULL); /* its real heaps are the first ones */
+	printf("many heaps: %zu reads\n", nreads);
+	CHECK(nreads < 20000);
+	kp_hotspot_free(h);
+	image_free(&fx);
+}
+
 /* ---- capture ---- */
 
 static int cmp_range(const void *a, const void *b)
@@ -287,6 +333,7 @@ int main(int argc, char **argv)
 		return capture((pid_t)atoi(argv[2]), argv[3], argv[4]);
 	test_replay();
 	test_damaged();
+	test_many_heaps();
 	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
 	return kp_test_failed ? 1 : 0;
 }

@@ -31,6 +31,7 @@ struct jvm {
 	uint64_t flushed_ns;
 	struct kp_u64map locs;	/* Method* | inlined -> profile location id */
 	struct kp_u64map blobs; /* blob name pointer -> profile location id */
+	uint64_t generation;	/* of the reader's caches, when blobs was filled */
 };
 
 /* Pages of a JVM's live stack read above a sample's copy, per walk. */
@@ -198,6 +199,7 @@ static struct jvm *jvm_of(struct kp_hsframes *hf, pid_t pid)
 	if (t - j->flushed_ns >= FLUSH_NS) {
 		if (j->flushed_ns)
 			kp_hotspot_flush(j->h);
+		j->generation = kp_hotspot_generation(j->h);
 		kp_u64map_fini(&j->locs);
 		kp_u64map_init(&j->locs);
 		kp_u64map_fini(&j->blobs);
@@ -229,7 +231,8 @@ static enum kp_unwind_rtstep bad(struct kp_hsframes *hf, size_t depth, const cha
 	char text[160];
 
 	snprintf(text, sizeof(text), "[unknown: hotspot: %s]", why);
-	hf->nnames[depth < KP_SESSION_MAX_FRAMES ? depth : 0] = 0;
+	if (depth < KP_SESSION_MAX_FRAMES)
+		hf->nnames[depth] = 0; /* the reason replaces what was named */
 	name_text(hf, depth, text, KP_FRAME_JIT);
 	hf->st.bad++;
 	return KP_UNWIND_RT_BAD;
@@ -377,6 +380,13 @@ enum kp_unwind_rtstep kp_hsframes_step(void *arg, const struct kp_unwind_input *
 	if (!j)
 		return KP_UNWIND_RT_NONE;
 	fr = kp_hotspot_frame_at(j->h, f->ip, f->exact);
+	/* the reader starts over when its cache is full: the blob names'
+	 * strings it held went with it */
+	if (kp_hotspot_generation(j->h) != j->generation) {
+		kp_u64map_fini(&j->blobs);
+		kp_u64map_init(&j->blobs);
+		j->generation = kp_hotspot_generation(j->h);
+	}
 	switch (fr->kind) {
 	case KP_HSF_NONE:
 		return KP_UNWIND_RT_NONE;

@@ -507,6 +507,11 @@ void kp_hotspot_flush(struct kp_hotspot *h)
 	kp_hs_heaps_read(h); /* the heaps grow as code is committed */
 }
 
+uint64_t kp_hotspot_generation(const struct kp_hotspot *h)
+{
+	return h->st.flushes;
+}
+
 bool kp_hotspot_field(const struct kp_hotspot *h, const char *type, const char *field,
 		      uint64_t *val)
 {

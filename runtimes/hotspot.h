@@ -78,14 +78,17 @@ int kp_hotspot_symbols(int fd, uint64_t map_start, uint64_t map_pgoff, struct kp
 		       struct kp_diag *d);
 
 /* A reader of the JVM whose memory read(arg, ...) reads: the VM structs
- * read now (a few hundred reads). NULL with d set when they do not check
- * out (or the JVM is of a layout kprof does not know). */
+ * read now (about 2,000 reads for a JDK 17, once). NULL with d set when
+ * they do not check out (or the JVM is of a layout kprof does not know). */
 struct kp_hotspot *kp_hotspot_new(const struct kp_hotspot_syms *syms, kp_hotspot_read_fn read,
 				  void *arg, struct kp_diag *d);
 void kp_hotspot_free(struct kp_hotspot *h);
 
 /* Forgets what was cached of code blobs and methods. */
 void kp_hotspot_flush(struct kp_hotspot *h);
+/* How many times the caches were forgotten (by kp_hotspot_flush, or when
+ * full): a pointer the reader returned is valid while this stays. */
+uint64_t kp_hotspot_generation(const struct kp_hotspot *h);
 
 /* The dictionary: the offset of a field (or a static field's address),
  * a type's size, an int constant. False when the JVM does not describe

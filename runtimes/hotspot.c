@@ -536,17 +536,6 @@ bool kp_hotspot_type_size(const struct kp_hotspot *h, const char *type, uint64_t
 	return false;
 }
 
-bool kp_hotspot_int(const struct kp_hotspot *h, const char *name, int64_t *val)
-{
-	if (strcmp(name, "frame::interpreter_frame_method_offset") == 0)
-		*val = h->method_slot;
-	else if (strcmp(name, "frame::interpreter_frame_sender_sp_offset") == 0)
-		*val = h->sender_sp_slot;
-	else
-		return false;
-	return true;
-}
-
 int kp_hotspot_interp_method_slot(const struct kp_hotspot *h)
 {
 	return h->method_slot;

@@ -91,12 +91,10 @@ void kp_hotspot_flush(struct kp_hotspot *h);
 uint64_t kp_hotspot_generation(const struct kp_hotspot *h);
 
 /* The dictionary: the offset of a field (or a static field's address),
- * a type's size, an int constant. False when the JVM does not describe
- * it. */
+ * a type's size. False when the JVM does not describe it. */
 bool kp_hotspot_field(const struct kp_hotspot *h, const char *type, const char *field,
 		      uint64_t *val);
 bool kp_hotspot_type_size(const struct kp_hotspot *h, const char *type, uint64_t *size);
-bool kp_hotspot_int(const struct kp_hotspot *h, const char *name, int64_t *val);
 
 enum kp_hotspot_kind {
 	KP_HSF_NONE = 0,    /* not in the code cache */

@@ -463,8 +463,9 @@ struct kp_hotspot *kp_hotspot_new(const struct kp_hotspot_syms *syms, kp_hotspot
 		 * later JDKs replaced with UNSIGNED5 */
 		h->jdk17_streams = h->have[F_CM_SCOPES_DATA];
 		h->heaps_addr = h->f[F_CC_HEAPS];
-		if (!kp_hs_heaps_read(h))
-			why = "its code cache's heaps do not check out";
+		/* a JVM sampled as it starts may have no code heap yet: they
+		 * are read again at every kp_hotspot_flush */
+		kp_hs_heaps_read(h);
 	}
 	if (why) {
 		kp_diag_set(d, -EINVAL, "%s", why);

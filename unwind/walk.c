@@ -134,9 +134,12 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 			return FP_END;
 		}
 		if (*bp + 16 < *bp || !stack_word(c, *bp, &next) || !stack_word(c, *bp + 8, &ret)) {
-			w->end = *bp - c->sp0<MAX_STACK_SPAN && * bp + 16> top
-					 ? KP_UNWIND_SNAPSHOT
-					 : KP_UNWIND_BAD_FRAME;
+			bool near = *bp - c->sp0 < MAX_STACK_SPAN;
+			bool past = *bp + 16 > top;
+
+			/* past the snapshot (and the live stack, if read): it
+			 * was too small; anything else is garbage */
+			w->end = near && past ? KP_UNWIND_SNAPSHOT : KP_UNWIND_BAD_FRAME;
 			return FP_END;
 		}
 		if (ret == 0) {

@@ -70,7 +70,13 @@ live() {
 		deep=$(awk '/^worker-[01];[^;]*clone[^;]*;start_thread;.*Thread\.run/ { n = $NF; if (gsub(/;long JavaLive\.deepKprof\(int\)_\[[ji]\]/, "&") > 600) s += n } END { print s + 0 }' "$out")
 		check "$v: worker stacks 600 levels deep (past the copy) whole ($deep samples)" [ "$deep" -gt 0 ]
 	fi
-	check "$v: no frame left [unknown: hotspot: ...]" lacks "$out" 'unknown: hotspot'
+	# the main thread's stacks fit in the copy: none of their frames may
+	# fail to check out (past the copy, the live stack the workers' deep
+	# stacks are read on may have moved on: a stale return address there
+	# is named as what it is, and counted against their 85% above)
+	grep 'unknown: hotspot' "$out" | cut -c1-300 | head -3
+	check "$v: no frame of the main thread left [unknown: hotspot: ...]" \
+		lacks "$out" '^java;.*unknown: hotspot'
 	kill "$jvm"
 }
 

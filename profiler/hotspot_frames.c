@@ -169,7 +169,8 @@ static void jvm_open(struct kp_hsframes *hf, struct jvm *j)
 		kp_notes_add(
 			&s->ev.notes,
 			"java %d: its VM structs were not read (%s): its Java frames are named "
-			"from a perf map only, where it writes one (docs/java.md)",
+			"from a perf map only (jcmd PID Compiler.perfmap, or start it with "
+			"-XX:+DumpPerfMapAtExit; docs/java.md)",
 			(int)j->pid, d.msg);
 	hf->noted = true;
 }

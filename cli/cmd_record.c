@@ -74,6 +74,8 @@ static struct kp_profile *record(const struct kp_record_args *c, struct kp_sessi
 	kp_session_count_unresolved(sess);
 	if (!st->samples && !st->off.waits)
 		kp_record_summary_no_samples(c, st);
+	notes = kp_session_notes(sess, &nnotes); /* the recording's */
+	kp_warn_notes(notes, nnotes);
 	notes = kp_sym_notes(sym, &nnotes);
 	kp_warn_notes(notes, nnotes);
 	return prof;

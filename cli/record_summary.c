@@ -235,6 +235,14 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 			(unsigned long long)st->tables.objects,
 			(unsigned long long)st->tables.objects_no_table,
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);
+	if (c->stats && (st->jvms || st->jvms_failed))
+		fprintf(stderr,
+			"kprof: java: %llu JVMs read by their VM structs (%llu could not be), "
+			"%llu Java frames named, %llu that did not check out; %llu reads of "
+			"their memory\n",
+			(unsigned long long)st->jvms, (unsigned long long)st->jvms_failed,
+			(unsigned long long)st->java_frames, (unsigned long long)st->java_bad,
+			(unsigned long long)st->jvm_reads);
 	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
 		fprintf(stderr,
 			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored) "

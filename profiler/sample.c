@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "profiler/hotspot_frames.h"
 #include "profiler/profilerP.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwind.h"
@@ -46,7 +47,7 @@ struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pi
  * is decided then, while the process still lives to reach it: a program
  * run from memory when it holds ELF (m becomes KP_MAP_FILE), else JIT
  * code (KP_MAP_ANON). */
-static uint32_t map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
+uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
 {
 	struct kp_sym_mapping sm;
 
@@ -72,7 +73,7 @@ static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 	 * in a mapping: mmap and mprotect(PROT_EXEC) both report it. */
 	if (!m || m->kind == KP_MAP_OTHER)
 		return loc;
-	loc.obj = map_object(s, pid, m);
+	loc.obj = kp_sample_map_object(s, pid, m);
 	if (m->kind == KP_MAP_ANON) {
 		loc.kind = KP_LOC_JIT;
 		loc.obj = kp_sym_jit_get(s->opts.sym, pid);
@@ -99,7 +100,7 @@ static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
 	out->start = m->start;
 	out->end = m->end;
 	out->pgoff = m->pgoff;
-	out->obj = m->kind == KP_MAP_ANON ? 0 : map_object(a->s, a->pid, m);
+	out->obj = m->kind == KP_MAP_ANON ? 0 : kp_sample_map_object(a->s, a->pid, m);
 	return true;
 }
 
@@ -177,6 +178,11 @@ static size_t user_stack(struct kp_session *s, const struct kp_sample *smp, cons
 		if (*cut)
 			s->st.fp_cut++;
 		return n;
+	}
+	kp_hsframes_reset(s->hs, in.pid);
+	if (kp_hsframes_is_jvm(s->hs, in.pid)) {
+		in.more = kp_hsframes_more;
+		in.more_arg = s->hs;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	kp_unwind_stack(s->unw, &in, user, max, &res);
@@ -319,10 +325,23 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
 	for (size_t i = 0; i < nu; i++) {
-		struct kp_loc loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
+		struct kp_loc loc;
+		size_t nj;
+		const uint32_t *java = kp_hsframes_names(s->hs, i, &nj);
 
+		/* a Java frame: its names, the inlined methods' too while
+		 * there is room for the frames left */
+		if (nj) {
+			size_t room = KP_SESSION_MAX_FRAMES - n - (nu - i - 1);
+
+			for (size_t k = nj > room ? nj - room : 0; k < nj; k++)
+				locs[n++] = java[k];
+			continue;
+		}
+		loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
 		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
+	kp_hsframes_reset(s->hs, 0);
 	if (cut) {
 		struct kp_loc loc = {.kind = KP_LOC_TRUNCATED};
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profiler/hotspot_frames.h"
 #include "profiler/profilerP.h"
 #include "procfs/cpus.h"
 #include "procfs/status.h"
@@ -223,9 +224,10 @@ static bool jit_code(void *arg, pid_t pid, uint64_t start, uint64_t end)
 static void jitdump_mapped(void *arg, pid_t pid, const struct kp_map *m, const char *path)
 {
 	struct kp_session *s = arg;
-
 	struct kp_sym_mapping sm;
 
+	/* and a JVM maps libjvm.so, whose VM structs name its Java frames */
+	kp_hsframes_mapped(s->hs, pid, m, path);
 	if (!kp_sym_path_is_jitdump(path))
 		return;
 	sm = kp_sample_sym_mapping(s, pid, m);
@@ -452,8 +454,9 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 		kp_notes_add(&s->ev.notes,
 			     "waits timed from perf's SWITCH records, not in the kernel: %s",
 			     s->bpf_why.msg);
-	s->unw = kp_unwind_new(
-		&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind, process_code});
+	s->hs = kp_hsframes_new(s);
+	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind,
+							   process_code, kp_hsframes_step, s->hs});
 	kp_sym_set_jit_code_check(opts->sym, jit_code, s);
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 	return s;
@@ -535,6 +538,7 @@ void kp_session_free(struct kp_session *s)
 	kp_profile_free(s->prof);
 	kp_sym_set_jit_code_check(s->opts.sym, NULL, NULL); /* the table goes */
 	kp_unwind_free(s->unw);
+	kp_hsframes_free(s->hs);
 	free(s->cost);
 	kp_proctab_free(s->procs);
 	kp_strtab_free(s->strings);
@@ -802,6 +806,7 @@ void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 	st->unwind_ns_p50 = cost_quantile(s, 0.5);
 	st->unwind_ns_p99 = cost_quantile(s, 0.99);
 	kp_unwind_stats(s->unw, &st->tables);
+	kp_session_java_stats(s, st);
 	kp_sym_stats(s->opts.sym, &st->sym);
 	st->event = s->ev.event_name;
 	st->freq = s->ev.attr.freq ? s->ev.attr.sample_freq : 0;
@@ -821,7 +826,12 @@ int kp_session_exit_code(const struct kp_session *s)
 	return kp_target_exit_code(&s->target);
 }
 
-const char *const *kp_session_notes(const struct kp_session *s, size_t *n)
+const char *const *kp_session_notes(struct kp_session *s, size_t *n)
 {
-	return kp_notes_list(&s->ev.notes, n);
+	const char *const *all = kp_notes_list(&s->ev.notes, n);
+	size_t told = s->notes_told;
+
+	s->notes_told = *n;
+	*n -= told;
+	return *n ? all + told : NULL;
 }

@@ -98,7 +98,11 @@ struct kp_session_stats {
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
 	uint64_t unwind_ns_total;	       /* of all of them */
 	struct kp_unwind_stats tables;	       /* unwind tables read */
-	struct kp_sym_stats sym;	       /* the symbolizer's (jitdumps read) */
+	/* HotSpot JVMs read (docs/java.md): readers made, JVMs that could
+	 * not be read, Java frames named, frames that did not check out,
+	 * reads of the JVMs' memory */
+	uint64_t jvms, jvms_failed, java_frames, java_bad, jvm_reads;
+	struct kp_sym_stats sym; /* the symbolizer's (jitdumps read) */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or
 				   * "bpf:sched_switch" (timed in the kernel) */
@@ -157,7 +161,9 @@ void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st);
  * or kprof stopped it at -d's end. */
 int kp_session_exit_code(const struct kp_session *s);
 /* Sentences for the user collected while opening and recording (fallbacks,
- * exclusions). Owned by the session. */
-const char *const *kp_session_notes(const struct kp_session *s, size_t *n);
+ * exclusions, a JVM that could not be read), those not returned by an
+ * earlier call: the ones of opening after kp_session_new, those of the
+ * recording after it. Owned by the session. */
+const char *const *kp_session_notes(struct kp_session *s, size_t *n);
 
 #endif

@@ -49,6 +49,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		memcpy(valp, in->stack + (addr - c->sp0), 8);
 		return 0;
 	}
+	if (in->more && addr >= c->sp0 + in->stack_len && kp_walk_stack_word(c, addr, valp))
+		return 0;
 	if (c->hit_r) {
 		int r = kp_tables_word(&c->u->tables, c->hit_t, c->hit_r, addr - c->hit_bias, valp);
 

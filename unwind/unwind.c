@@ -136,7 +136,19 @@ int kp_unwind_stack(struct kp_unwinder *u, const struct kp_unwind_input *in, uin
 			if (kp_walk_cfi(&c, &w, &ip, &sp, &bp, leaf) == DW_END)
 				break;
 		}
-		/* the prologue check is for the sampled frame alone */
+		/* a runtime's code (HotSpot's) steps by what the runtime says,
+		 * as long as it knows the frames */
+		if (u->tables.objs.runtime && !c.map.obj) {
+			enum fp_stop r = kp_walk_runtime(&c, &w, &ip, &sp, &bp);
+
+			if (r == FP_END)
+				break;
+			leaf = false;
+			if (r == FP_REENTER)
+				continue;
+		}
+		/* the prologue check is for the sampled frame alone; a return
+		 * address into a runtime's code asks the runtime again */
 		if (kp_walk_fp(&c, &w, w.n == 1, &ip, &sp, &bp) == FP_END)
 			break;
 		leaf = false;

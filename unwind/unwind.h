@@ -59,6 +59,13 @@ struct kp_unwind_input {
 	size_t stack_len;	    /* valid bytes */
 	kp_unwind_map_fn find_map;
 	void *map_arg;
+	/* more(more_arg, addr, buf, len), which may be NULL, reads the live
+	 * stack above the snapshot (bytes read, or -errno): a walk that
+	 * reaches the snapshot's end goes on with it, every frame checked as
+	 * before (the thread ran on since the sample: the caller allows it
+	 * where the outer frames stay put, a JVM's deep stacks) */
+	ssize_t (*more)(void *more_arg, uint64_t addr, void *buf, size_t len);
+	void *more_arg;
 };
 
 /* Why a walk stopped. */
@@ -92,6 +99,28 @@ struct kp_unwind_jit {
 	size_t eh_frame_len, hdr_len;
 };
 
+/* A frame in anonymous code a language runtime may describe (HotSpot's
+ * code cache: docs/java.md), as the walk holds it: its ip (exact: the
+ * sampled one, else a return address), sp and bp (0: unknown), its
+ * index in the walk's ips, and the address of the snapshot's first byte
+ * (in->stack[0]). */
+struct kp_unwind_rtframe {
+	uint64_t ip, sp, bp;
+	bool exact;
+	size_t depth;
+	uint64_t stack_start;
+};
+
+/* What a runtime's step found (kp_unwind_objects.runtime). */
+enum kp_unwind_rtstep {
+	KP_UNWIND_RT_NONE = 0, /* not the runtime's code, or a frame the frame
+				* pointer steps: the walk goes on by it */
+	KP_UNWIND_RT_STEP,     /* the caller's frame is in *caller */
+	KP_UNWIND_RT_BAD,      /* the runtime's code, but what it holds does not
+				* check out: the walk ends (KP_UNWIND_BAD_FRAME) */
+	KP_UNWIND_RT_BEYOND,   /* the frame's words lie past the snapshot */
+};
+
 /* Where the bytes of an object come from: fd(arg, obj) returns a file
  * descriptor open on object obj (the id find_map gave), or -1 when it has
  * none (any more). The unwinder reads its unwind tables from it with
@@ -109,6 +138,16 @@ struct kp_unwind_objects {
 	 * unwinder reads a few bytes of anonymous code with it, to know
 	 * CPython's perf trampolines (docs/unwinding.md) */
 	ssize_t (*code)(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len);
+	/* runtime(rt_arg, in, f, caller), which may be NULL, is asked about
+	 * every frame in anonymous code that no unwinding info covers, before
+	 * the frame-pointer chain steps it: a runtime that knows the code
+	 * (HotSpot's compiled frames keep no frame pointer) steps it from the
+	 * snapshot in in (in->stack), and may note what the frame is (its
+	 * name) by f->depth for the caller to read after the walk */
+	enum kp_unwind_rtstep (*runtime)(void *rt_arg, const struct kp_unwind_input *in,
+					 const struct kp_unwind_rtframe *f,
+					 struct kp_unwind_rtframe *caller);
+	void *rt_arg;
 };
 
 /* A new unwinder that reads objects through objs (copied; arg is borrowed

@@ -263,6 +263,8 @@ bool kp_remote_ctx_init(struct uctx *c, struct kp_unwinder *u, const struct kp_u
 enum fp_stop {
 	FP_END,	    /* the walk is over: end says why */
 	FP_REENTER, /* a return address with tables: continue with CFI from regs */
+	FP_RUNTIME, /* a return address into anonymous code a runtime may know:
+		     * continue with kp_walk_runtime from (ip, sp, bp) */
 };
 
 struct walk {
@@ -287,6 +289,14 @@ bool kp_pytramp_row(struct kp_unwinder *u, pid_t pid, uint64_t ip, bool exact,
 		    struct kp_cfi_row *row);
 void kp_pytramp_clear(struct kp_unwinder *u, pid_t pid); /* 0: whatever was read */
 
+/* The runtime's segment (kp_unwind_objects.runtime) from the frame
+ * (ip, sp, bp) on, each frame checked as the other walkers check theirs:
+ * FP_REENTER at a return address with tables, FP_RUNTIME when the runtime
+ * does not know a frame (the frame-pointer chain steps it), FP_END when
+ * the walk is over. */
+enum fp_stop kp_walk_runtime(struct uctx *c, struct walk *w, uint64_t *ip, uint64_t *sp,
+			     uint64_t *bp);
+
 /* What one CFI step found. */
 enum step {
 	STEP_NEXT,	/* c holds the caller's registers */
@@ -294,6 +304,10 @@ enum step {
 	STEP_FAIL,	/* a bad frame (c->beyond: a read fell above the snapshot) */
 	STEP_NOINFO,	/* no FDE covers the frame */
 };
+
+/* A word of the stack: the snapshot's, or above it the live stack's
+ * (kp_unwind_input.more, within MAX_STACK_SPAN of sp). */
+bool kp_walk_stack_word(const struct uctx *c, uint64_t addr, uint64_t *v);
 
 /* Is addr code, and does an unwind table cover its object? */
 bool kp_walk_is_code(struct uctx *c, uint64_t addr, bool *has_table);

@@ -10,13 +10,20 @@
 
 #include "unwind/unwindP.h"
 
-/* A word of the snapshot, if addr is inside it. */
+bool kp_walk_stack_word(const struct uctx *c, uint64_t addr, uint64_t *v)
+{
+	if (addr < c->sp0 || addr - c->sp0 >= MAX_STACK_SPAN)
+		return false;
+	if (addr - c->sp0 + 8 <= c->in->stack_len) {
+		memcpy(v, c->in->stack + (addr - c->sp0), 8);
+		return true;
+	}
+	return c->in->more && c->in->more(c->in->more_arg, addr, v, 8) == 8;
+}
+
 static bool stack_word(const struct uctx *c, uint64_t addr, uint64_t *v)
 {
-	if (addr < c->sp0 || addr - c->sp0 + 8 > c->in->stack_len)
-		return false;
-	memcpy(v, c->in->stack + (addr - c->sp0), 8);
-	return true;
+	return kp_walk_stack_word(c, addr, v);
 }
 
 /* Finds the mapping that holds addr into c (map, map_t, biased and
@@ -67,6 +74,13 @@ bool kp_walk_is_code(struct uctx *c, uint64_t addr, bool *has_table)
 	return true;
 }
 
+/* Is the code kp_walk_is_code last found anonymous, with a runtime to ask
+ * about it? */
+static bool runtime_code(const struct uctx *c)
+{
+	return c->u->tables.objs.runtime && !c->map.obj;
+}
+
 /* The frame-pointer chain from a frame (ip, sp, bp) that no table covers,
  * inside the snapshot. A leaf sampled before its push/mov of the frame
  * pointer, or after its pop, still has bp = its caller's frame: then the
@@ -102,6 +116,8 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 			w->sp = nsp;
 			if (tab)
 				return FP_REENTER;
+			if (runtime_code(c))
+				return FP_RUNTIME;
 		}
 	}
 	for (;;) {
@@ -117,13 +133,15 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 			w->end = KP_UNWIND_BAD_FRAME;
 			return FP_END;
 		}
-		if (*bp + 16 > top || *bp + 16 < *bp) {
-			w->end = *bp - c->sp0 < MAX_STACK_SPAN ? KP_UNWIND_SNAPSHOT
-							       : KP_UNWIND_BAD_FRAME;
+		if (*bp + 16 < *bp || !stack_word(c, *bp, &next) || !stack_word(c, *bp + 8, &ret)) {
+			bool near = *bp - c->sp0 < MAX_STACK_SPAN;
+			bool past = *bp + 16 > top;
+
+			/* past the snapshot (and the live stack, if read): it
+			 * was too small; anything else is garbage */
+			w->end = near && past ? KP_UNWIND_SNAPSHOT : KP_UNWIND_BAD_FRAME;
 			return FP_END;
 		}
-		stack_word(c, *bp, &next);
-		stack_word(c, *bp + 8, &ret);
 		if (ret == 0) {
 			w->end = KP_UNWIND_OUTERMOST;
 			return FP_END;
@@ -141,9 +159,9 @@ enum fp_stop kp_walk_fp(struct uctx *c, struct walk *w, bool leaf, uint64_t *ip,
 		*ip = ret;
 		*sp = *bp + 16;
 		w->sp = *sp;
-		if (tab) {
+		if (tab || runtime_code(c)) {
 			*bp = next;
-			return FP_REENTER;
+			return tab ? FP_REENTER : FP_RUNTIME;
 		}
 		/* the next frame must be further up the stack */
 		if (next != 0 && next <= *bp) {

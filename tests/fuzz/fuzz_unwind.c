@@ -355,8 +355,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	take_samples();
 	read_maps();
-	uw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
-	ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
+	uw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
+	ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
 	kp_unwind_set_libunwind_only(ref, true);
 	/* each sample unwinds whole, past main to libc's start */
 	for (int i = 0; i < NSAMPLES; i++) {

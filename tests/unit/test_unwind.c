@@ -164,7 +164,7 @@ static void test_unwind_real(void)
 	size_t w = 0;
 
 	fresh_symbolizer();
-	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
+	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
 	unw_outer_kprof(0);
 	read_maps();
 	in = input(snap, snap_len);
@@ -273,7 +273,8 @@ static void test_unwind_ip_is_a_return_address(void)
 	read_maps();
 	/* a sample at x itself: its rules say the return address is at sp */
 	for (int round = 0; round < 2; round++) {
-		u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
+		u = kp_unwind_new(
+			&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
 		if (round) {
 			/* a walk through the call first: x as a return address */
 			memcpy(regs, twin, sizeof(regs));
@@ -314,7 +315,8 @@ static void test_unwind_cfa_in_an_image(void)
 	memcpy(real, regs, sizeof(real));
 	read_maps();
 	for (int round = 0; round < 2; round++) {
-		u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
+		u = kp_unwind_new(
+			&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
 		if (round) {
 			/* the whole walk first: libc's start is in it */
 			memcpy(regs, real, sizeof(regs));
@@ -366,8 +368,8 @@ static uint64_t garbage_word(uint64_t sp, size_t len)
  * libunwind's; the caller frees both. */
 static void unwinder_pair(struct kp_unwinder **u, struct kp_unwinder **ref)
 {
-	*u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
-	*ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
+	*u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
+	*ref = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
 	kp_unwind_set_libunwind_only(*ref, true);
 }
 
@@ -677,7 +679,8 @@ static void test_unwind_new_code(void)
 		return;
 	own = maps[k];
 	for (int only = 0; only < 2; only++) {
-		u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
+		u = kp_unwind_new(
+			&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
 		kp_unwind_set_libunwind_only(u, only);
 		r0 = walk_real(u, ips);
 		CHECK_EQ_INT(r0.end, KP_UNWIND_OUTERMOST);
@@ -687,8 +690,8 @@ static void test_unwind_new_code(void)
 			 * JIT code */
 			maps[k].obj = view == 0 ? other.obj : 0;
 			kp_unwind_flush(u, getpid());
-			fresh = kp_unwind_new(
-				&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
+			fresh = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL,
+									  NULL, NULL, NULL});
 			kp_unwind_set_libunwind_only(fresh, only);
 			r1 = walk_real(u, ips);
 			r2 = walk_real(fresh, again);
@@ -722,7 +725,7 @@ static void test_unwind_cost(void)
 	fresh_symbolizer();
 	unw_outer_kprof(0);
 	read_maps();
-	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL});
+	u = kp_unwind_new(&(struct kp_unwind_objects){object_fd, sym, NULL, NULL, NULL, NULL});
 	in = input(snap, snap_len);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < n; i++)

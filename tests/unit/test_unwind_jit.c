@@ -82,7 +82,7 @@ static size_t walk(bool with_jit, uint64_t ip, uint64_t sp, uint64_t bp, uint64_
 {
 	static uint64_t image[32];
 	uint64_t regs[17] = {0};
-	struct kp_unwind_objects objs = {no_fd, NULL, with_jit ? jit_info : NULL, NULL};
+	struct kp_unwind_objects objs = {no_fd, NULL, with_jit ? jit_info : NULL, NULL, NULL, NULL};
 	struct kp_unwinder *u = kp_unwind_new(&objs);
 	struct kp_unwind_result res;
 	struct kp_unwind_input in = {

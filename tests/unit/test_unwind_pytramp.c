@@ -58,7 +58,7 @@ static size_t walk(bool with_code, const uint64_t *image, size_t words, uint64_t
 		   uint64_t bp, uint64_t *ips)
 {
 	uint64_t regs[17] = {0};
-	struct kp_unwind_objects objs = {no_fd, NULL, NULL, with_code ? code : NULL};
+	struct kp_unwind_objects objs = {no_fd, NULL, NULL, with_code ? code : NULL, NULL, NULL};
 	struct kp_unwinder *u = kp_unwind_new(&objs);
 	struct kp_unwind_result res;
 	struct kp_unwind_input in = {.pid = 4242,

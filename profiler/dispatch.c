@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "profiler/offcpu_bpf_abi.h"
+#include "profiler/node.h"
 #include "profiler/profilerP.h"
 #include "profiler/ring.h"
 #include "symbolize/symbolize.h"
@@ -109,8 +110,10 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 				rec.mmap2.filename, rec.mmap2.build_id, rec.mmap2.build_id_size);
 		break;
 	case PERF_RECORD_COMM:
-		if (rec.comm.exec)
+		if (rec.comm.exec) {
 			kp_unwind_forget(s->unw, (pid_t)rec.comm.pid);
+			kp_node_forget(s->node, (pid_t)rec.comm.pid);
+		}
 		kp_proctab_comm(s->procs, (pid_t)rec.comm.pid, (pid_t)rec.comm.tid, rec.comm.comm,
 				rec.comm.exec);
 		break;
@@ -158,8 +161,10 @@ static void apply_exits(struct kp_session *s, size_t n)
 		 * polls, within their budget) */
 		if (s->exits[i][0] == s->exits[i][1])
 			kp_sym_process_exit(s->opts.sym, s->exits[i][0]);
-		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1]))
+		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1])) {
 			kp_unwind_forget(s->unw, s->exits[i][0]);
+			kp_node_forget(s->node, s->exits[i][0]);
+		}
 	}
 	memmove(s->exits, s->exits + n, (s->nexits - n) * sizeof(*s->exits));
 	s->nexits -= n;

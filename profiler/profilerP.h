@@ -57,7 +57,8 @@ struct kp_session {
 	size_t nexits, exits_cap, exits_ready;
 
 	struct kp_unwinder *unw;
-	uint32_t *cost; /* unwind cost histogram, COST_BUCKETS */
+	struct kp_node *node; /* JavaScript frames named live (node.c) */
+	uint32_t *cost;	      /* unwind cost histogram, COST_BUCKETS */
 	uint64_t ncost;
 
 	struct kp_offcpu *offcpu;  /* --off-cpu, --wall: the threads' waits (offcpu.c) */
@@ -114,6 +115,9 @@ void kp_bpf_records_count(struct kp_session *s);
  * session's strings; pointers into m and the strings). sample.c */
 struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pid,
 					    const struct kp_map *m);
+/* The symbolizer object behind mapping m of pid, registered the first
+ * time it is needed; 0 for anonymous memory and the like. sample.c */
+uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m);
 
 /* Adds sample smp to the profile: its kernel and user stacks (unwound as
  * the call-graph mode says) as locations, under its root. sample.c */

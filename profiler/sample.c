@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "profiler/node.h"
 #include "profiler/profilerP.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwind.h"
@@ -46,7 +47,7 @@ struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pi
  * is decided then, while the process still lives to reach it: a program
  * run from memory when it holds ELF (m becomes KP_MAP_FILE), else JIT
  * code (KP_MAP_ANON). */
-static uint32_t map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
+uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
 {
 	struct kp_sym_mapping sm;
 
@@ -72,7 +73,7 @@ static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 	 * in a mapping: mmap and mprotect(PROT_EXEC) both report it. */
 	if (!m || m->kind == KP_MAP_OTHER)
 		return loc;
-	loc.obj = map_object(s, pid, m);
+	loc.obj = kp_sample_map_object(s, pid, m);
 	if (m->kind == KP_MAP_ANON) {
 		loc.kind = KP_LOC_JIT;
 		loc.obj = kp_sym_jit_get(s->opts.sym, pid);
@@ -99,7 +100,7 @@ static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
 	out->start = m->start;
 	out->end = m->end;
 	out->pgoff = m->pgoff;
-	out->obj = m->kind == KP_MAP_ANON ? 0 : map_object(a->s, a->pid, m);
+	out->obj = m->kind == KP_MAP_ANON ? 0 : kp_sample_map_object(a->s, a->pid, m);
 	return true;
 }
 
@@ -269,6 +270,7 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 {
 	uint64_t kern[KP_SESSION_MAX_FRAMES], kc[KP_SESSION_MAX_FRAMES],
 		user[KP_SESSION_MAX_FRAMES];
+	const char *js[KP_SESSION_MAX_FRAMES];
 	size_t nk = 0, nkc = 0, nu = 0, n = 0;
 	enum { CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = smp->user_mode ? CTX_USER : CTX_KERNEL;
 	const uint64_t *ips = smp->ips;
@@ -318,9 +320,16 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 
 		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
+	kp_node_names(s, smp, user, nu, js);
 	for (size_t i = 0; i < nu; i++) {
-		struct kp_loc loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
+		struct kp_loc loc;
 
+		if (js[i]) { /* a JavaScript frame named from node's heap */
+			locs[n++] = kp_profile_named_location(s->prof, js[i], strlen(js[i]),
+							      KP_FRAME_JIT);
+			continue;
+		}
+		loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
 		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
 	if (cut) {

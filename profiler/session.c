@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profiler/node.h"
 #include "profiler/profilerP.h"
 #include "procfs/cpus.h"
 #include "procfs/status.h"
@@ -230,6 +231,7 @@ static void jitdump_mapped(void *arg, pid_t pid, const struct kp_map *m, const c
 	sm = kp_sample_sym_mapping(s, pid, m);
 	sm.path = path;
 	kp_sym_jitdump_mapped(s->opts.sym, &sm);
+	kp_node_jitdump(s->node, pid);
 }
 
 /* Signals arrive through the epoll loop, not as interruptions: every one
@@ -454,6 +456,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	s->unw = kp_unwind_new(
 		&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind, process_code});
 	kp_sym_set_jit_code_check(opts->sym, jit_code, s);
+	s->node = kp_node_new();
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 	return s;
 }
@@ -534,6 +537,7 @@ void kp_session_free(struct kp_session *s)
 	kp_profile_free(s->prof);
 	kp_sym_set_jit_code_check(s->opts.sym, NULL, NULL); /* the table goes */
 	kp_unwind_free(s->unw);
+	kp_node_free(s->node);
 	free(s->cost);
 	kp_proctab_free(s->procs);
 	kp_strtab_free(s->strings);

@@ -8,6 +8,7 @@
 
 #include "profiler/node.h"
 #include "profiler/profilerP.h"
+#include "runtimes/v8.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwind.h"
 
@@ -324,6 +325,8 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 	for (size_t i = 0; i < nu; i++) {
 		struct kp_loc loc;
 
+		if (js[i] == kp_v8_drop)
+			continue;
 		if (js[i]) { /* a JavaScript frame named from node's heap */
 			locs[n++] = kp_profile_named_location(s->prof, js[i], strlen(js[i]),
 							      KP_FRAME_JIT);

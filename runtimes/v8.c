@@ -492,6 +492,8 @@ static const char *function_read(struct kp_v8 *v, uint64_t fn, struct entry *e)
 
 /* ---- frames ---- */
 
+const char kp_v8_drop[] = "";
+
 /* The word at addr of the sampled stack: from the copy when it holds it. */
 static bool stack_word(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t addr, uint64_t *w)
 {
@@ -508,11 +510,13 @@ static bool stack_word(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t a
  * whose saved return address is the next frame's ip. The chain goes up
  * the stack strictly; a link that matches no frame near the last one
  * ends it. */
-static void frame_pointers(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t *fps, size_t n)
+static void frame_pointers(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t *fps, size_t n,
+			   bool *suspect)
 {
 	uint64_t fp = st->fp;
 	size_t k = 0;
 
+	*suspect = false;
 	memset(fps, 0, n * sizeof(*fps));
 	for (int steps = 0; steps < MAX_FRAMES && k + 1 < n; steps++) {
 		uint64_t next, ret;
@@ -528,7 +532,16 @@ static void frame_pointers(struct kp_v8 *v, const struct kp_v8_stack *st, uint64
 				break;
 		if (j + 1 >= n || j >= k + 3 || st->ips[j + 1] != ret)
 			return;
+		/* a JIT leaf whose "caller" is other code, which the walk took
+		 * from a stale word at sp: fp may be the leaf's own (told by
+		 * its function slot, kp_v8_name_frames) */
+		if (k == 0 && j == 1 && st->code[0] == KP_V8_JIT && st->code[1] == KP_V8_NOT_JS) {
+			*suspect = true;
+			j = 0;
+		}
 		fps[j] = fp;
+		if (*suspect)
+			j = 1;
 		k = j + 1;
 		if (next <= fp)
 			return;
@@ -618,7 +631,7 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 	uint64_t words[MAX_FRAMES * 4];
 	size_t idx[MAX_FRAMES], nfn = 0, got;
 	size_t wlen = (size_t)m->fn_shared + 8;
-	bool any = false;
+	bool any = false, suspect;
 
 	for (size_t i = 0; i < st->n; i++)
 		names[i] = NULL;
@@ -629,7 +642,7 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 	if (v->n >= MAX_CACHE)
 		cache_clear(v);
 	v->budget = MAX_READS;
-	frame_pointers(v, st, fps, n);
+	frame_pointers(v, st, fps, n, &suspect);
 	/* each JavaScript frame's function: a tagged context where other
 	 * frames keep their type's marker */
 	for (size_t i = 0; i < n; i++) {
@@ -701,5 +714,7 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 				     ? '^'
 				     : '*';
 		names[i] = marked(e, mk);
+		if (i == 0 && suspect)
+			names[1] = kp_v8_drop; /* the leaf's frame is set up: no caller between */
 	}
 }

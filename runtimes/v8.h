@@ -75,6 +75,10 @@ void kp_v8_free(struct kp_v8 *v);
  * stays Builtins_ArrayForEach). The strings are the reader's, valid until
  * the next call. */
 void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char **names);
+/* names[i] == kp_v8_drop: frame i is no frame (a stale return address the
+ * walk took for the caller of a JIT leaf whose frame was set up, as the
+ * leaf's function slot shows): leave it out. */
+extern const char kp_v8_drop[];
 
 struct kp_v8_stats {
 	uint64_t frames;     /* JavaScript frames named (or told unknown) */

@@ -21,7 +21,7 @@
 
 /* A function named: by its address while its map and shared info stay. */
 struct entry {
-	uint64_t fn, map, sfi, bytecode;
+	uint64_t fn, map, sfi, context, bytecode;
 	char *base;	/* "name script:line" */
 	char *named[3]; /* "JS:~base", "JS:^base", "JS:*base", made when asked */
 	bool has_script;
@@ -450,6 +450,8 @@ static const char *function_read(struct kp_v8 *v, uint64_t fn, struct entry *e)
 	/* JSFunction and its subtypes (class constructors and the like) */
 	if ((int64_t)type < m->type_js_function || (int64_t)type >= m->type_js_function + 32)
 		return not_function;
+	if (!field(v, fn, m->fn_context, &e->context) || !is_obj(v, e->context))
+		return "function not readable";
 	if (!field(v, fn, m->fn_shared, &e->sfi) || !type_of(v, e->sfi, &type) ||
 	    type != (unsigned)m->type_sfi)
 		return "no shared function info";
@@ -580,11 +582,27 @@ static struct entry *cached(struct kp_v8 *v, uint64_t fn, const uint64_t *words)
 	if (!kp_u64map_get(&v->index, fn, &i))
 		return NULL;
 	e = &v->e[i - 1];
-	if (words[0] != e->map || words[v->m.fn_shared / 8] != e->sfi) {
+	if (words[0] != e->map || words[v->m.fn_shared / 8] != e->sfi ||
+	    words[v->m.fn_context / 8] != e->context) {
 		kp_u64map_del(&v->index, fn);
 		return NULL;
 	}
 	return e;
+}
+
+/* Whether a frame's context ctx is function e's, or a block's inside it
+ * (a few links of previous contexts up): else the function slot's
+ * address holds another function than the frame's (V8 moved the frame's
+ * since the sample, and put this one there). */
+static bool context_of(struct kp_v8 *v, uint64_t ctx, const struct entry *e)
+{
+	for (int i = 0; i < 4 && is_obj(v, ctx); i++) {
+		if (ctx == e->context)
+			return true;
+		if (!field(v, ctx, v->m.array_data + v->m.context_prev * 8, &ctx))
+			return false;
+	}
+	return false;
 }
 
 static struct entry *cache_add(struct kp_v8 *v, const struct entry *in)
@@ -627,10 +645,10 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 {
 	const struct kp_v8meta *m = &v->m;
 	size_t n = st->n < MAX_FRAMES ? st->n : MAX_FRAMES;
-	uint64_t fps[MAX_FRAMES], fns[MAX_FRAMES], addrs[MAX_FRAMES];
-	uint64_t words[MAX_FRAMES * 4];
+	uint64_t fps[MAX_FRAMES], fns[MAX_FRAMES], ctxs[MAX_FRAMES], addrs[MAX_FRAMES];
+	uint64_t words[MAX_FRAMES * 8];
 	size_t idx[MAX_FRAMES], nfn = 0, got;
-	size_t wlen = (size_t)m->fn_shared + 8;
+	size_t wlen = (size_t)(m->fn_shared > m->fn_context ? m->fn_shared : m->fn_context) + 8;
 	bool any = false, suspect;
 
 	for (size_t i = 0; i < st->n; i++)
@@ -655,10 +673,11 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 		if (!is_obj(v, fn))
 			continue;
 		fns[nfn] = fn;
+		ctxs[nfn] = ctx;
 		addrs[nfn] = fn - 1;
 		idx[nfn++] = i;
 	}
-	if (!nfn || wlen > 4 * sizeof(words[0]))
+	if (!nfn || wlen > 8 * sizeof(words[0]))
 		return;
 	/* the functions' first words, at once: the cache's check */
 	got = 0;
@@ -672,9 +691,10 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 			memset((char *)words + f * wlen, 0, wlen);
 	for (size_t f = 0; f < nfn; f++) {
 		size_t i = idx[f];
-		uint64_t w[4];
+		uint64_t w[8];
 		struct entry *e;
 		uint64_t bc = 0;
+		bool has_bc;
 		char mk;
 
 		memcpy(w, (char *)words + f * wlen, wlen);
@@ -703,16 +723,20 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 		 * its own name */
 		if (st->code[i] == KP_V8_BUILTIN && !e->has_script)
 			continue;
-		if (st->code[i] == KP_V8_BUILTIN)
-			mk = '~';
-		else
-			mk = e->bytecode &&
-					     stack_word(v, st,
-							fps[i] + (uint64_t)m->fp_bytecode_array,
-							&bc) &&
-					     bc == e->bytecode
-				     ? '^'
-				     : '*';
+		has_bc = e->bytecode &&
+			 stack_word(v, st, fps[i] + (uint64_t)m->fp_bytecode_array, &bc) &&
+			 bc == e->bytecode;
+		if (!context_of(v, ctxs[f], e) || (st->code[i] == KP_V8_BUILTIN && !has_bc)) {
+			/* not the frame's function, or a builtin's frame of
+			 * another shape than the interpreter's: the builtin
+			 * keeps its name */
+			if (st->code[i] == KP_V8_JIT) {
+				v->st.unknown++;
+				names[i] = unknown_name("function moved");
+			}
+			continue;
+		}
+		mk = st->code[i] == KP_V8_BUILTIN ? '~' : has_bc ? '^' : '*';
 		names[i] = marked(e, mk);
 		if (i == 0 && suspect)
 			names[1] = kp_v8_drop; /* the leaf's frame is set up: no caller between */

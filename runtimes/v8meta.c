@@ -44,6 +44,8 @@ static const struct want wants[] = {
 	{"class_HeapObject__map__", F(obj_map), false},
 	{"class_Map__instance_type__", F(map_instance_type), false},
 	{"class_JSFunction__shared__", F(fn_shared), false},
+	{"class_JSFunction__context__", F(fn_context), false},
+	{"context_idx_prev", F(context_prev), false},
 	{"class_SharedFunctionInfo__name_or_scope_info__", F(sfi_name_or_scope), false},
 	{"class_SharedFunctionInfo__script_or_debug_info__", F(sfi_script), true},
 	{"class_SharedFunctionInfo__script__", F(sfi_script), true},
@@ -217,6 +219,8 @@ static const char *check(const struct kp_v8meta *m)
 	    m->fp_function < -64 || m->fp_function >= 0 || m->fp_context < -64 ||
 	    m->fp_context >= 0 || m->fp_bytecode_array < -64 || m->fp_bytecode_array > 0)
 		return "frame slots out of range";
+	if (m->context_prev < 0 || m->context_prev > 16)
+		return "context indexes out of range";
 	if (m->scope_first_vars < 1 || m->scope_first_vars > 16 || m->scope_ncontextlocals < 1 ||
 	    m->scope_ncontextlocals >= m->scope_first_vars)
 		return "scope info indexes out of range";

@@ -554,12 +554,19 @@ static void frame_pointers(struct kp_v8 *v, const struct kp_v8_stack *st, uint64
 static const char *unknown_name(const char *why)
 {
 	static const char *const known[] = {
-		"no shared function info",    "shared function info not readable",
-		"name not readable",	      "name of an unexpected type",
-		"script name not readable",   "scope info not readable",
-		"scope info not as expected", "string nested too deep",
-		"string not readable",	      "name is not a string",
-		"string length out of range", "external string",
+		"no shared function info",
+		"shared function info not readable",
+		"name not readable",
+		"name of an unexpected type",
+		"script name not readable",
+		"scope info not readable",
+		"scope info not as expected",
+		"string nested too deep",
+		"string not readable",
+		"name is not a string",
+		"string length out of range",
+		"external string",
+		"function moved",
 	};
 	static char names[sizeof(known) / sizeof(known[0])][64];
 

@@ -121,6 +121,29 @@ struct scan {
 	bool found[NWANTS];
 };
 
+/* The want a metadata name (without "v8dbg_") answers and that has no
+ * value yet, or NWANTS. */
+static size_t want_of(const struct scan *s, const char *name)
+{
+	for (size_t w = 0; w < NWANTS; w++) {
+		size_t len = strlen(wants[w].name);
+
+		if (s->found[w] || strncmp(name, wants[w].name, len) != 0)
+			continue;
+		/* a whole name unless the want ends in "__" (any type) */
+		if (name[len] && wants[w].name[len - 1] != '_')
+			continue;
+		return w;
+	}
+	return NWANTS;
+}
+
+static void take(struct scan *s, size_t w, int64_t v)
+{
+	*(int64_t *)((char *)s->m + wants[w].off) = v;
+	s->found[w] = true;
+}
+
 /* One symbol table: its v8dbg_* symbols into s, the range of its
  * Builtins_* functions. */
 static void scan_table(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *sh, struct scan *s)
@@ -131,6 +154,8 @@ static void scan_table(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *sh, stru
 	for (size_t i = 0; data && i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
+		size_t w;
+		int64_t v;
 
 		if (!gelf_getsym(data, (int)i, &sym) ||
 		    !(name = elf_strptr(elf, sh->sh_link, sym.st_name)))
@@ -146,21 +171,9 @@ static void scan_table(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *sh, stru
 		if (strncmp(name, "v8dbg_", 6) != 0)
 			continue;
 		s->m->nsyms++;
-		name += 6;
-		for (size_t w = 0; w < NWANTS; w++) {
-			int64_t v;
-
-			if (s->found[w] || strncmp(name, wants[w].name, strlen(wants[w].name)) != 0)
-				continue;
-			/* a whole name unless the want ends in "__" (any type) */
-			if (name[strlen(wants[w].name)] &&
-			    wants[w].name[strlen(wants[w].name) - 1] != '_')
-				continue;
-			if (sym_value(elf, fd, &sym, &v)) {
-				*(int64_t *)((char *)s->m + wants[w].off) = v;
-				s->found[w] = true;
-			}
-		}
+		w = want_of(s, name + 6);
+		if (w < NWANTS && sym_value(elf, fd, &sym, &v))
+			take(s, w, v);
 	}
 }
 
@@ -231,11 +244,12 @@ static const char *check(const struct kp_v8meta *m)
 	return NULL;
 }
 
+static int finish(struct scan *s, char *why, size_t size);
+
 int kp_v8meta_read(int fd, struct kp_v8meta *out, char *why, size_t size)
 {
 	struct scan s = {.m = out};
 	Elf_Scn *scn = NULL;
-	const char *bad;
 	Elf *elf;
 
 	memset(out, 0, sizeof(*out));
@@ -247,8 +261,8 @@ int kp_v8meta_read(int fd, struct kp_v8meta *out, char *why, size_t size)
 		snprintf(why, size, "not an ELF file");
 		return -1;
 	}
-	/* .dynsym first: node exports the metadata; .symtab for the
-	 * builtins' range and a build that keeps the metadata local */
+	/* .dynsym first: node exports the metadata; then .symtab for the
+	 * builtins' range */
 	for (int pass = 0; pass < 2 && (!pass || out->nsyms); pass++) {
 		scn = NULL;
 		while ((scn = elf_nextscn(elf, scn))) {
@@ -261,16 +275,43 @@ int kp_v8meta_read(int fd, struct kp_v8meta *out, char *why, size_t size)
 	}
 	to_offsets(elf, out);
 	elf_end(elf);
+	return finish(&s, why, size);
+}
+
+int kp_v8meta_from(const char *const *names, const int64_t *values, size_t n, struct kp_v8meta *out,
+		   char *why, size_t size)
+{
+	struct scan s = {.m = out};
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		size_t w;
+
+		if (strncmp(names[i], "v8dbg_", 6) != 0)
+			continue;
+		out->nsyms++;
+		if ((w = want_of(&s, names[i] + 6)) < NWANTS)
+			take(&s, w, values[i]);
+	}
+	return finish(&s, why, size);
+}
+
+/* What was found, checked: 0, or -1 and why. */
+static int finish(struct scan *s, char *why, size_t size)
+{
+	struct kp_v8meta *out = s->m;
+	const char *bad;
+
 	if (!out->nsyms) {
 		snprintf(why, size, "no v8dbg symbols");
 		return -1;
 	}
 	for (size_t w = 0; w < NWANTS; w++)
-		if (!s.found[w] && !wants[w].optional) {
+		if (!s->found[w] && !wants[w].optional) {
 			snprintf(why, size, "no v8dbg_%s", wants[w].name);
 			return -1;
 		}
-	if (!found_prefix(&s, "class_SharedFunctionInfo__script")) {
+	if (!found_prefix(s, "class_SharedFunctionInfo__script")) {
 		snprintf(why, size, "no v8dbg_class_SharedFunctionInfo__script_or_debug_info");
 		return -1;
 	}
@@ -281,4 +322,22 @@ int kp_v8meta_read(int fd, struct kp_v8meta *out, char *why, size_t size)
 		return -1;
 	}
 	return 0;
+}
+
+size_t kp_v8meta_names(const struct kp_v8meta *m, const char **names, int64_t *values, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t w = 0; w < NWANTS && n < max; w++) {
+		int64_t v = *(const int64_t *)((const char *)m + wants[w].off);
+		bool dup = false;
+
+		for (size_t j = 0; j < w; j++)
+			dup |= wants[j].off == wants[w].off;
+		if (dup)
+			continue;
+		names[n] = wants[w].name;
+		values[n++] = v;
+	}
+	return n;
 }

@@ -50,8 +50,8 @@ int kp_v8meta_read(int fd, struct kp_v8meta *out, char *why, size_t size);
 /* The same from values given by name ("v8dbg_..."), as a file would give
  * them (names not of the metadata are skipped): for the tests' captures
  * and the fuzzer. The builtins' range stays 0, 0. */
-int kp_v8meta_from(const char *const *names, const int64_t *values, size_t n,
-		   struct kp_v8meta *out, char *why, size_t size);
+int kp_v8meta_from(const char *const *names, const int64_t *values, size_t n, struct kp_v8meta *out,
+		   char *why, size_t size);
 /* The metadata kprof took from m, as (name without "v8dbg_", value)
  * pairs into names and values (room for max); returns how many: what a
  * capture writes for kp_v8meta_from to read back (a class field's name

@@ -14,7 +14,8 @@
 #define SCRIPT_CHARS  400	/* a script's name */
 #define STRING_DEPTH  8		/* cons and thin strings followed */
 #define MAX_LENGTH    (1 << 28) /* V8's longest string, and array */
-#define SOURCE_SCAN   (4 << 20) /* source read to count lines, at most */
+#define SOURCE_SCAN   (1 << 20) /* source read to count lines, at most */
+#define MAX_BYTES     (2 << 20) /* bytes read a sample, at most */
 #define CHUNK	      65536
 #define MAX_LOCALS    100000 /* context locals a ScopeInfo may claim */
 #define INLINED_NAMES 75     /* V8's kScopeInfoMaxInlinedLocalNamesSize */
@@ -33,7 +34,8 @@ struct kp_v8 {
 	struct kp_u64map index; /* function address -> entry index + 1 */
 	struct entry *e;
 	size_t n, cap;
-	unsigned budget; /* reads left this sample */
+	unsigned budget;     /* reads left this sample */
+	size_t bytes_budget; /* bytes left this sample */
 	struct kp_v8_stats st;
 	unsigned char chunk[CHUNK]; /* source read to count lines */
 };
@@ -80,9 +82,10 @@ void kp_v8_stats(const struct kp_v8 *v, struct kp_v8_stats *st)
 
 static bool rd(struct kp_v8 *v, uint64_t addr, void *buf, size_t len)
 {
-	if (!v->budget)
+	if (!v->budget || len > v->bytes_budget)
 		return false;
 	v->budget--;
+	v->bytes_budget -= len;
 	v->st.reads++;
 	if (addr < 4096 || addr + len < addr || !v->mem.read(v->mem.arg, addr, buf, len)) {
 		v->st.read_fails++;
@@ -667,6 +670,7 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 	if (v->n >= MAX_CACHE)
 		cache_clear(v);
 	v->budget = MAX_READS;
+	v->bytes_budget = MAX_BYTES;
 	frame_pointers(v, st, fps, n, &suspect);
 	/* each JavaScript frame's function: a tagged context where other
 	 * frames keep their type's marker */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "procfs/root.h"
@@ -18,9 +19,10 @@
 #include "unwind/unwind.h"
 #include "util/xalloc.h"
 
-#define MAX_TRIES 16 /* samples with JIT code searched for the metadata */
-#define MAX_OBJS  8  /* objects of a stack looked at a sample */
-#define NO_META	  UINT64_MAX
+#define MAX_TRIES  16 /* samples with JIT code searched for the metadata */
+#define MAX_OBJS   8  /* objects of a stack looked at a sample */
+#define NO_META	   UINT64_MAX
+#define COST_SLOTS 2001 /* the cost a sample, in 50 ns slots (the last: more) */
 
 enum { UNDECIDED = 0, LIVE, NOT_LIVE };
 
@@ -40,6 +42,7 @@ struct kp_node {
 	struct kp_u64map jitdumps; /* pids that mapped a jitdump */
 	struct kp_node_stats st;
 	struct kp_v8_stats gone; /* of the readers freed */
+	uint32_t cost[COST_SLOTS];
 	bool said_missing;
 };
 
@@ -111,6 +114,15 @@ void kp_node_stats(const struct kp_node *nd, struct kp_node_stats *st)
 	uint64_t k, v;
 
 	*st = nd->st;
+	for (uint64_t i = 0, seen = 0; i < COST_SLOTS && st->samples; i++) {
+		seen += nd->cost[i];
+		if (!st->ns_p50 && seen * 2 >= st->samples)
+			st->ns_p50 = i * 50 + 25;
+		if (seen * 100 >= st->samples * 99) {
+			st->ns_p99 = i * 50 + 25;
+			break;
+		}
+	}
 	st->frames += nd->gone.frames;
 	st->hits += nd->gone.hits;
 	st->unknown += nd->gone.unknown;
@@ -283,6 +295,8 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 	bool jit = false;
 	struct proc *p;
 	int ibp, isp;
+	struct timespec t0, t1;
+	uint64_t ns;
 
 	for (size_t i = 0; i < n; i++)
 		names[i] = NULL;
@@ -323,6 +337,7 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 		    (off >= p->meta->builtins_lo && off < p->meta->builtins_hi))
 			code[i] = KP_V8_BUILTIN;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	kp_v8_name_frames(
 		p->v8,
 		&(struct kp_v8_stack){.sp = smp->regs[isp],
@@ -333,4 +348,9 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 				      .code = code,
 				      .n = n},
 		names);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+	nd->cost[ns / 50 < COST_SLOTS - 1 ? ns / 50 : COST_SLOTS - 1]++;
+	nd->st.samples++;
+	nd->st.ns_total += ns;
 }

@@ -99,6 +99,9 @@ struct kp_session_stats {
 	uint64_t unwind_ns_total;	       /* of all of them */
 	struct kp_unwind_stats tables;	       /* unwind tables read */
 	struct kp_sym_stats sym;	       /* the symbolizer's (jitdumps read) */
+	/* node's JavaScript frames named live (profiler/node.h) */
+	uint64_t node_procs, node_samples, node_frames, node_hits, node_unknown, node_reads;
+	uint64_t node_ns_p50, node_ns_p99, node_ns_total;
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or
 				   * "bpf:sched_switch" (timed in the kernel) */

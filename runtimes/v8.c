@@ -23,15 +23,19 @@
 /* A function named: by its address while its map and shared info stay. */
 struct entry {
 	uint64_t fn, map, sfi, context, bytecode;
+	uint64_t nos;	/* the shared info's name or scope info, as read */
 	char *base;	/* "name script:line" */
 	char *named[3]; /* "JS:~base", "JS:^base", "JS:*base", made when asked */
 	bool has_script;
+	bool not_function; /* the slot's object is none: kept by its map */
 };
 
 struct kp_v8 {
 	struct kp_v8meta m;
 	struct kp_v8_mem mem;
-	struct kp_u64map index; /* function address -> entry index + 1 */
+	struct kp_u64map index;	  /* function address -> entry index + 1 */
+	struct kp_u64map by_sfi;  /* shared info address -> entry index + 1 */
+	struct kp_u64map fn_maps; /* maps of functions named so far */
 	struct entry *e;
 	size_t n, cap;
 	unsigned budget;     /* reads left this sample */
@@ -47,6 +51,8 @@ struct kp_v8 *kp_v8_new(const struct kp_v8meta *m, const struct kp_v8_mem *mem)
 	v->m = *m;
 	v->mem = *mem;
 	kp_u64map_init(&v->index);
+	kp_u64map_init(&v->by_sfi);
+	kp_u64map_init(&v->fn_maps);
 	return v;
 }
 
@@ -60,6 +66,10 @@ static void cache_clear(struct kp_v8 *v)
 	v->n = 0;
 	kp_u64map_fini(&v->index);
 	kp_u64map_init(&v->index);
+	kp_u64map_fini(&v->by_sfi);
+	kp_u64map_init(&v->by_sfi);
+	kp_u64map_fini(&v->fn_maps);
+	kp_u64map_init(&v->fn_maps);
 }
 
 void kp_v8_free(struct kp_v8 *v)
@@ -68,6 +78,8 @@ void kp_v8_free(struct kp_v8 *v)
 		return;
 	cache_clear(v);
 	kp_u64map_fini(&v->index);
+	kp_u64map_fini(&v->by_sfi);
+	kp_u64map_fini(&v->fn_maps);
 	free(v->e);
 	free(v);
 }
@@ -460,6 +472,7 @@ static const char *function_read(struct kp_v8 *v, uint64_t fn, struct entry *e)
 		return "no shared function info";
 	if (!field(v, e->sfi, m->sfi_name_or_scope, &nos))
 		return "shared function info not readable";
+	e->nos = nos;
 	if (!is_smi(v, nos)) {
 		if (!type_of(v, nos, &type))
 			return "name not readable";
@@ -592,8 +605,9 @@ static struct entry *cached(struct kp_v8 *v, uint64_t fn, const uint64_t *words)
 	if (!kp_u64map_get(&v->index, fn, &i))
 		return NULL;
 	e = &v->e[i - 1];
-	if (words[0] != e->map || words[v->m.fn_shared / 8] != e->sfi ||
-	    words[v->m.fn_context / 8] != e->context) {
+	if (e->not_function ? words[0] != e->map
+			    : words[0] != e->map || words[v->m.fn_shared / 8] != e->sfi ||
+				      words[v->m.fn_context / 8] != e->context) {
 		kp_u64map_del(&v->index, fn);
 		return NULL;
 	}
@@ -615,6 +629,31 @@ static bool context_of(struct kp_v8 *v, uint64_t ctx, const struct entry *e)
 	return false;
 }
 
+/* A new function (words: its first words, read) of a shared info named
+ * before: named as that one, once its map is a function's map seen
+ * before and the shared info still has the name it had (one read, where
+ * reading the function anew takes a dozen: a closure made at each call,
+ * an async function's resolve closures). false when not so. */
+static bool from_shared(struct kp_v8 *v, uint64_t fn, const uint64_t *words, struct entry *out)
+{
+	uint64_t i, nos, dummy;
+	const struct entry *s;
+
+	if (!kp_u64map_get(&v->fn_maps, words[0], &dummy) ||
+	    !kp_u64map_get(&v->by_sfi, words[v->m.fn_shared / 8], &i))
+		return false;
+	s = &v->e[i - 1];
+	if (s->not_function || !field(v, s->sfi, v->m.sfi_name_or_scope, &nos) || nos != s->nos)
+		return false;
+	*out = *s;
+	out->fn = fn;
+	out->map = words[0];
+	out->context = words[v->m.fn_context / 8];
+	out->base = kp_xstrdup(s->base);
+	memset(out->named, 0, sizeof(out->named));
+	return true;
+}
+
 static struct entry *cache_add(struct kp_v8 *v, const struct entry *in)
 {
 	uint64_t old;
@@ -634,6 +673,10 @@ static struct entry *cache_add(struct kp_v8 *v, const struct entry *in)
 	}
 	v->e[v->n] = *in;
 	kp_u64map_put(&v->index, in->fn, ++v->n);
+	if (!in->not_function) {
+		kp_u64map_put(&v->by_sfi, in->sfi, v->n);
+		kp_u64map_put(&v->fn_maps, in->map, 1);
+	}
 	return &v->e[v->n - 1];
 }
 
@@ -703,7 +746,7 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 	for (size_t f = 0; f < nfn; f++) {
 		size_t i = idx[f];
 		uint64_t w[8];
-		struct entry *e;
+		struct entry *e, tmp;
 		uint64_t bc = 0;
 		bool has_bc;
 		char mk;
@@ -712,14 +755,23 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 		e = cached(v, fns[f], w);
 
 		v->st.frames++;
+		if (e && e->not_function)
+			continue;
 		if (e) {
 			v->st.hits++;
+		} else if (from_shared(v, fns[f], w, &tmp)) {
+			v->st.hits++;
+			e = cache_add(v, &tmp);
 		} else {
-			struct entry tmp;
 			const char *why = function_read(v, fns[f], &tmp);
 
 			if (why == not_readable || why == not_function) {
 				free(tmp.base);
+				if (why == not_function) { /* a frame kept as it is, by its map */
+					tmp.base = NULL;
+					tmp.not_function = true;
+					cache_add(v, &tmp);
+				}
 				continue;
 			}
 			if (why) {

@@ -694,6 +694,60 @@ static const char *marked(struct entry *e, char mk)
 	return e->named[k];
 }
 
+/* The name of a JavaScript frame (frame pointer fp, running code) whose
+ * slots hold function fn and context ctx, w the function's first words
+ * as read this sample: NULL where the frame keeps its name. */
+static const char *frame_name(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t fp,
+			      uint8_t code, uint64_t fn, uint64_t ctx, const uint64_t *w)
+{
+	struct entry *e = cached(v, fn, w), tmp;
+	uint64_t bc = 0;
+	bool has_bc;
+
+	v->st.frames++;
+	if (e && e->not_function)
+		return NULL;
+	if (e) {
+		v->st.hits++;
+	} else if (from_shared(v, fn, w, &tmp)) {
+		v->st.hits++;
+		e = cache_add(v, &tmp);
+	} else {
+		const char *why = function_read(v, fn, &tmp);
+
+		if (why == not_readable || why == not_function) {
+			free(tmp.base);
+			if (why == not_function) { /* a frame kept as it is, by its map */
+				tmp.base = NULL;
+				tmp.not_function = true;
+				cache_add(v, &tmp);
+			}
+			return NULL;
+		}
+		if (why) {
+			free(tmp.base);
+			v->st.unknown++;
+			return unknown_name(why);
+		}
+		e = cache_add(v, &tmp);
+	}
+	/* a builtin running a function of no script (forEach) keeps its
+	 * own name */
+	if (code == KP_V8_BUILTIN && !e->has_script)
+		return NULL;
+	has_bc = e->bytecode && stack_word(v, st, fp + (uint64_t)v->m.fp_bytecode_array, &bc) &&
+		 bc == e->bytecode;
+	if (!context_of(v, ctx, e) || (code == KP_V8_BUILTIN && !has_bc)) {
+		/* not the frame's function, or a builtin's frame of another
+		 * shape than the interpreter's: the builtin keeps its name */
+		if (code != KP_V8_JIT)
+			return NULL;
+		v->st.unknown++;
+		return unknown_name("function moved");
+	}
+	return marked(e, code == KP_V8_BUILTIN ? '~' : has_bc ? '^' : '*');
+}
+
 void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char **names)
 {
 	const struct kp_v8meta *m = &v->m;
@@ -746,62 +800,10 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 	for (size_t f = 0; f < nfn; f++) {
 		size_t i = idx[f];
 		uint64_t w[8];
-		struct entry *e, tmp;
-		uint64_t bc = 0;
-		bool has_bc;
-		char mk;
 
 		memcpy(w, (char *)words + f * wlen, wlen);
-		e = cached(v, fns[f], w);
-
-		v->st.frames++;
-		if (e && e->not_function)
-			continue;
-		if (e) {
-			v->st.hits++;
-		} else if (from_shared(v, fns[f], w, &tmp)) {
-			v->st.hits++;
-			e = cache_add(v, &tmp);
-		} else {
-			const char *why = function_read(v, fns[f], &tmp);
-
-			if (why == not_readable || why == not_function) {
-				free(tmp.base);
-				if (why == not_function) { /* a frame kept as it is, by its map */
-					tmp.base = NULL;
-					tmp.not_function = true;
-					cache_add(v, &tmp);
-				}
-				continue;
-			}
-			if (why) {
-				free(tmp.base);
-				v->st.unknown++;
-				names[i] = unknown_name(why);
-				continue;
-			}
-			e = cache_add(v, &tmp);
-		}
-		/* a builtin running a function of no script (forEach) keeps
-		 * its own name */
-		if (st->code[i] == KP_V8_BUILTIN && !e->has_script)
-			continue;
-		has_bc = e->bytecode &&
-			 stack_word(v, st, fps[i] + (uint64_t)m->fp_bytecode_array, &bc) &&
-			 bc == e->bytecode;
-		if (!context_of(v, ctxs[f], e) || (st->code[i] == KP_V8_BUILTIN && !has_bc)) {
-			/* not the frame's function, or a builtin's frame of
-			 * another shape than the interpreter's: the builtin
-			 * keeps its name */
-			if (st->code[i] == KP_V8_JIT) {
-				v->st.unknown++;
-				names[i] = unknown_name("function moved");
-			}
-			continue;
-		}
-		mk = st->code[i] == KP_V8_BUILTIN ? '~' : has_bc ? '^' : '*';
-		names[i] = marked(e, mk);
-		if (i == 0 && suspect)
+		names[i] = frame_name(v, st, fps[i], st->code[i], fns[f], ctxs[f], w);
+		if (i == 0 && suspect && names[0] && strncmp(names[0], "JS:", 3) == 0)
 			names[1] = kp_v8_drop; /* the leaf's frame is set up: no caller between */
 	}
 }

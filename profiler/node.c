@@ -42,6 +42,7 @@ struct kp_node {
 	struct kp_u64map jitdumps; /* pids that mapped a jitdump */
 	struct kp_node_stats st;
 	struct kp_v8_stats gone; /* of the readers freed */
+	struct kp_v8 *last;	 /* the reader of the last kp_node_names */
 	uint32_t cost[COST_SLOTS];
 	bool said_missing;
 };
@@ -98,6 +99,8 @@ void kp_node_forget(struct kp_node *nd, pid_t pid)
 	kp_u64map_del(&nd->jitdumps, (uint64_t)pid);
 	if (!kp_u64map_get(&nd->procs, (uint64_t)pid, &v))
 		return;
+	if (nd->last == ((struct proc *)(uintptr_t)v)->v8)
+		nd->last = NULL;
 	kp_u64map_del(&nd->procs, (uint64_t)pid);
 	proc_free(nd, (struct proc *)(uintptr_t)v);
 }
@@ -106,6 +109,12 @@ void kp_node_jitdump(struct kp_node *nd, pid_t pid)
 {
 	if (nd)
 		kp_u64map_put(&nd->jitdumps, (uint64_t)pid, 1);
+}
+
+const char *const *kp_node_inlined(const struct kp_node *nd, size_t i, size_t *n)
+{
+	*n = 0;
+	return nd && nd->last ? kp_v8_inlined(nd->last, i, n) : NULL;
 }
 
 void kp_node_stats(const struct kp_node *nd, struct kp_node_stats *st)
@@ -300,6 +309,8 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 
 	for (size_t i = 0; i < n; i++)
 		names[i] = NULL;
+	if (nd)
+		nd->last = NULL;
 	if (!nd || smp->pid <= 0 || !smp->regs || !n || n > KP_SESSION_MAX_FRAMES)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -338,6 +349,7 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 			code[i] = KP_V8_BUILTIN;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	nd->last = p->v8;
 	kp_v8_name_frames(
 		p->v8,
 		&(struct kp_v8_stack){.sp = smp->regs[isp],

@@ -27,6 +27,9 @@ void kp_node_free(struct kp_node *nd);
  * call. */
 void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint64_t *user,
 		   size_t n, const char **names);
+/* The functions inlined into frame i of the last kp_node_names (outermost
+ * first, *n of them; NULL for none): shown as inline frames under it. */
+const char *const *kp_node_inlined(const struct kp_node *nd, size_t i, size_t *n);
 /* Process pid mapped a jitdump: its JIT code is named from it. */
 void kp_node_jitdump(struct kp_node *nd, pid_t pid);
 /* Process pid exited or exec'd: its reader and names go. */

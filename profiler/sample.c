@@ -328,6 +328,16 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 		if (js[i] == kp_v8_drop)
 			continue;
 		if (js[i]) { /* a JavaScript frame named from node's heap */
+			size_t ninl;
+			const char *const *inl = kp_node_inlined(s->node, i, &ninl);
+
+			/* what TurboFan inlined, innermost first (the stack is
+			 * leaf first), while the frames that follow fit */
+			if (n + ninl + (nu - i) + 1 > KP_SESSION_MAX_FRAMES)
+				ninl = 0;
+			for (size_t k = ninl; k-- > 0;)
+				locs[n++] = kp_profile_named_location(
+					s->prof, inl[k], strlen(inl[k]), KP_FRAME_INLINE);
 			locs[n++] = kp_profile_named_location(s->prof, js[i], strlen(js[i]),
 							      KP_FRAME_JIT);
 			continue;

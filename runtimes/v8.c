@@ -20,9 +20,29 @@
 #define MAX_LOCALS    100000 /* context locals a ScopeInfo may claim */
 #define INLINED_NAMES 75     /* V8's kScopeInfoMaxInlinedLocalNamesSize */
 
+#define MAX_INLINE    8	   /* functions inlined into one another a frame */
+#define MAX_CODES     512  /* optimized codes cached; then they start over */
+#define MAX_POSITIONS 8192 /* source positions of one code */
+#define KIND_MAGLEV   12   /* V8 11's CodeKind */
+#define KIND_TURBOFAN 13
+
+/* Optimized code (V8 11's Code: the layout past the metadata's fields is
+ * V8 11's; every value is checked): its instructions, its source position
+ * table decoded, and what each of its positions names, made when first
+ * asked (outermost first: the function, then what it inlined). */
+struct code {
+	uint64_t addr, istart, deopt;
+	uint32_t isize, n;
+	uint8_t kind;
+	uint32_t *off;	 /* code offset of each position, ascending */
+	uint64_t *pos;	 /* V8's SourcePosition: script offset, inlining id */
+	char **names;	 /* n * (MAX_INLINE + 1), made when first asked */
+	uint8_t *nnames; /* how many of each; 0: not made yet */
+};
+
 /* A function named: by its address while its map and shared info stay. */
 struct entry {
-	uint64_t fn, map, sfi, context, bytecode;
+	uint64_t fn, map, sfi, context, bytecode, script;
 	uint64_t nos;	/* the shared info's name or scope info, as read */
 	char *base;	/* "name script:line" */
 	char *named[3]; /* "JS:~base", "JS:^base", "JS:*base", made when asked */
@@ -41,7 +61,13 @@ struct kp_v8 {
 	unsigned budget;     /* reads left this sample */
 	size_t bytes_budget; /* bytes left this sample */
 	struct kp_v8_stats st;
-	unsigned char chunk[CHUNK]; /* source read to count lines */
+	unsigned char chunk[CHUNK];  /* source read to count lines */
+	struct kp_u64map code_index; /* optimized code address -> codes index + 1 */
+	struct code *codes;
+	size_t ncodes, codes_cap;
+	/* the last call's inlined functions of each frame, outermost first */
+	const char *const *inl[MAX_FRAMES];
+	uint8_t ninl[MAX_FRAMES];
 };
 
 struct kp_v8 *kp_v8_new(const struct kp_v8meta *m, const struct kp_v8_mem *mem)
@@ -53,6 +79,7 @@ struct kp_v8 *kp_v8_new(const struct kp_v8meta *m, const struct kp_v8_mem *mem)
 	kp_u64map_init(&v->index);
 	kp_u64map_init(&v->by_sfi);
 	kp_u64map_init(&v->fn_maps);
+	kp_u64map_init(&v->code_index);
 	return v;
 }
 
@@ -72,10 +99,30 @@ static void cache_clear(struct kp_v8 *v)
 	kp_u64map_init(&v->fn_maps);
 }
 
+static void codes_clear(struct kp_v8 *v)
+{
+	for (size_t i = 0; i < v->ncodes; i++) {
+		struct code *cd = &v->codes[i];
+
+		for (size_t k = 0; cd->names && k < (size_t)cd->n * (MAX_INLINE + 1); k++)
+			free(cd->names[k]);
+		free(cd->names);
+		free(cd->nnames);
+		free(cd->off);
+		free(cd->pos);
+	}
+	v->ncodes = 0;
+	kp_u64map_fini(&v->code_index);
+	kp_u64map_init(&v->code_index);
+}
+
 void kp_v8_free(struct kp_v8 *v)
 {
 	if (!v)
 		return;
+	codes_clear(v);
+	kp_u64map_fini(&v->code_index);
+	free(v->codes);
 	cache_clear(v);
 	kp_u64map_fini(&v->index);
 	kp_u64map_fini(&v->by_sfi);
@@ -440,6 +487,47 @@ static uint64_t bytecode_of(struct kp_v8 *v, uint64_t sfi)
 	return 0;
 }
 
+/* Shared info sfi (whose name word nos was read): its name into
+ * name[4 * NAME_CHARS + 1], its script's name into script[4 *
+ * SCRIPT_CHARS + 1] ("" without a script), *scr the script (0: none),
+ * *line the line of the function's start (0: unknown). NULL, or why not. */
+static const char *sfi_describe(struct kp_v8 *v, uint64_t sfi, uint64_t nos, char *name,
+				char *script, uint64_t *scr, uint32_t *line)
+{
+	const struct kp_v8meta *m = &v->m;
+	size_t nsize = 4 * NAME_CHARS + 1, ssize = 4 * SCRIPT_CHARS + 1;
+	uint64_t sname;
+	unsigned type;
+	int64_t pos = -1;
+	const char *why = NULL;
+
+	name[0] = script[0] = '\0';
+	*scr = 0;
+	*line = 0;
+	if (!is_smi(v, nos)) {
+		if (!type_of(v, nos, &type))
+			return "name not readable";
+		if (type == (unsigned)m->type_scope_info)
+			why = scope_decode(v, nos, name, nsize, &pos);
+		else if ((int64_t)type < m->first_nonstring_type)
+			why = string_read(v, nos, name, nsize, NAME_CHARS);
+		else
+			why = "name of an unexpected type";
+		if (why)
+			return why;
+	}
+	if (field(v, sfi, m->sfi_script, scr) && type_of(v, *scr, &type) &&
+	    type == (unsigned)m->type_script) {
+		if (field(v, *scr, m->script_name, &sname) && is_string(v, sname) &&
+		    string_read(v, sname, script, ssize, SCRIPT_CHARS))
+			return "script name not readable";
+		*line = script_line(v, *scr, pos);
+	} else {
+		*scr = 0;
+	}
+	return NULL;
+}
+
 /* A frame's function slot that holds no function: the frame is not
  * JavaScript's after all (a builtin's frame kept in JIT memory, a
  * generator resumed), and keeps the name its code has. */
@@ -451,9 +539,8 @@ static const char *function_read(struct kp_v8 *v, uint64_t fn, struct entry *e)
 {
 	const struct kp_v8meta *m = &v->m;
 	char name[4 * NAME_CHARS + 1], script[4 * SCRIPT_CHARS + 1] = "";
-	uint64_t nos, scr, sname;
+	uint64_t nos, scr;
 	unsigned type;
-	int64_t pos = -1;
 	uint32_t line = 0;
 	const char *why;
 
@@ -473,26 +560,10 @@ static const char *function_read(struct kp_v8 *v, uint64_t fn, struct entry *e)
 	if (!field(v, e->sfi, m->sfi_name_or_scope, &nos))
 		return "shared function info not readable";
 	e->nos = nos;
-	if (!is_smi(v, nos)) {
-		if (!type_of(v, nos, &type))
-			return "name not readable";
-		if (type == (unsigned)m->type_scope_info)
-			why = scope_decode(v, nos, name, sizeof(name), &pos);
-		else if ((int64_t)type < m->first_nonstring_type)
-			why = string_read(v, nos, name, sizeof(name), NAME_CHARS);
-		else
-			why = "name of an unexpected type";
-		if (why)
-			return why;
-	}
-	if (field(v, e->sfi, m->sfi_script, &scr) && type_of(v, scr, &type) &&
-	    type == (unsigned)m->type_script) {
-		e->has_script = true;
-		if (field(v, scr, m->script_name, &sname) && is_string(v, sname) &&
-		    string_read(v, sname, script, sizeof(script), SCRIPT_CHARS))
-			return "script name not readable";
-		line = script_line(v, scr, pos);
-	}
+	if ((why = sfi_describe(v, e->sfi, nos, name, script, &scr, &line)))
+		return why;
+	e->has_script = scr != 0;
+	e->script = scr;
 	e->bytecode = bytecode_of(v, e->sfi);
 	{
 		size_t len = strlen(name) + strlen(script) + 16;
@@ -508,6 +579,241 @@ static const char *function_read(struct kp_v8 *v, uint64_t fn, struct entry *e)
 	return NULL;
 }
 
+/* ---- optimized code: the functions it inlined, the sampled line ---- */
+
+static uint32_t u32_at(const unsigned char *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* A signed VLQ of V8's source position tables (zig-zag, 7 bits a byte)
+ * at b[*i..n); false past the end or too long. */
+static bool vlq(const unsigned char *b, size_t n, size_t *i, int64_t *out)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*i >= n)
+			return false;
+		v |= (uint64_t)(b[*i] & 0x7f) << shift;
+		if (!(b[(*i)++] & 0x80)) {
+			*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Reads optimized code cd->addr: NULL, or why it is not read. */
+static const char *code_read(struct kp_v8 *v, struct code *cd)
+{
+	const struct kp_v8meta *m = &v->m;
+	uint64_t w[8], spt, len;
+	unsigned type;
+	size_t i = 0;
+	int64_t off = 0, pos = 0;
+	unsigned char *b;
+
+	if (!type_of(v, cd->addr, &type) || type != (unsigned)m->type_code ||
+	    !rd(v, cd->addr - 1, w, sizeof(w)))
+		return "not code";
+	cd->deopt = w[m->code_deopt / 8];
+	spt = w[m->code_positions / 8];
+	cd->istart = w[5];		 /* instruction_start */
+	cd->kind = (uint8_t)(w[6] & 15); /* flags: the kind first */
+	cd->isize = (uint32_t)w[7];	 /* instruction_size */
+	if ((cd->kind != KIND_TURBOFAN && cd->kind != KIND_MAGLEV) || !cd->isize ||
+	    cd->isize > (64u << 20) || cd->istart < 4096 || !type_of(v, spt, &type) ||
+	    type != (unsigned)m->type_byte_array || !field(v, spt, m->array_length, &len) ||
+	    !is_smi(v, len) || smi(len) <= 0 || smi(len) > CHUNK)
+		return "not optimized code";
+	b = v->chunk;
+	if (!rd(v, spt - 1 + (uint64_t)m->array_data, b, (size_t)smi(len)))
+		return "no positions";
+	cd->off = kp_xmalloc(MAX_POSITIONS * sizeof(*cd->off));
+	cd->pos = kp_xmalloc(MAX_POSITIONS * sizeof(*cd->pos));
+	while (i < (size_t)smi(len) && cd->n < MAX_POSITIONS) {
+		int64_t d, p;
+
+		if (!vlq(b, (size_t)smi(len), &i, &d) || !vlq(b, (size_t)smi(len), &i, &p))
+			return "positions not as expected";
+		off += d < 0 ? -d - 1 : d; /* the sign says whether a statement */
+		pos += p;
+		if (off < 0 || off > (int64_t)cd->isize || (cd->n && off < cd->off[cd->n - 1]))
+			return "positions not as expected";
+		cd->off[cd->n] = (uint32_t)off;
+		cd->pos[cd->n++] = (uint64_t)pos;
+	}
+	if (!cd->n)
+		return "no positions";
+	cd->names = kp_xcalloc((size_t)cd->n * (MAX_INLINE + 1), sizeof(*cd->names));
+	cd->nnames = kp_xcalloc(cd->n, 1);
+	return NULL;
+}
+
+static struct code *code_get(struct kp_v8 *v, uint64_t addr)
+{
+	uint64_t i;
+	struct code cd = {.addr = addr};
+
+	if (kp_u64map_get(&v->code_index, addr, &i))
+		return i ? &v->codes[i - 1] : NULL;
+	if (code_read(v, &cd)) {
+		free(cd.off);
+		free(cd.pos);
+		kp_u64map_put(&v->code_index, addr, 0);
+		return NULL;
+	}
+	if (v->ncodes == v->codes_cap) {
+		v->codes_cap = v->codes_cap ? 2 * v->codes_cap : 16;
+		v->codes = kp_xrealloc(v->codes, v->codes_cap * sizeof(*v->codes));
+	}
+	v->codes[v->ncodes] = cd;
+	kp_u64map_put(&v->code_index, addr, ++v->ncodes);
+	return &v->codes[v->ncodes - 1];
+}
+
+/* V8 11's SourcePosition: bit 0 external, then 30 bits of script offset
+ * and 16 of inlining id, each stored plus one. */
+static int64_t pos_offset(uint64_t p)
+{
+	return (int64_t)(p >> 1 & 0x3fffffff) - 1;
+}
+
+static int pos_inlining(uint64_t p)
+{
+	return (int)(p >> 31 & 0xffff) - 1;
+}
+
+/* "JS:<mk>name script:line" of shared info sfi at script offset off. */
+static char *describe_at(struct kp_v8 *v, uint64_t sfi, int64_t off, char mk)
+{
+	char name[4 * NAME_CHARS + 1], script[4 * SCRIPT_CHARS + 1];
+	uint64_t nos, scr;
+	uint32_t line;
+	unsigned type;
+	size_t len;
+	char *s;
+
+	if (!type_of(v, sfi, &type) || type != (unsigned)v->m.type_sfi ||
+	    !field(v, sfi, v->m.sfi_name_or_scope, &nos) ||
+	    sfi_describe(v, sfi, nos, name, script, &scr, &line))
+		return NULL;
+	line = scr ? script_line(v, scr, off) : 0;
+	len = strlen(name) + strlen(script) + 20;
+	s = kp_xmalloc(len);
+	if (script[0] && line)
+		snprintf(s, len, "JS:%c%s %s:%u", mk, name, script, line);
+	else if (script[0])
+		snprintf(s, len, "JS:%c%s %s", mk, name, script);
+	else
+		snprintf(s, len, "JS:%c%s", mk, name);
+	return s;
+}
+
+/* The names of position k of cd, function sfi's code: made from the
+ * deoptimization data's inlining positions and literals (each checked);
+ * false when they do not check out. */
+static bool code_names(struct kp_v8 *v, struct code *cd, uint32_t k, uint64_t sfi)
+{
+	const struct kp_v8meta *m = &v->m;
+	char **out = cd->names + (size_t)k * (MAX_INLINE + 1);
+	uint64_t p = cd->pos[k], sfis[MAX_INLINE + 1], ipa = 0, lits = 0, len;
+	int64_t offs[MAX_INLINE + 1];
+	unsigned type;
+	size_t n = 0;
+	int inl = pos_inlining(p);
+
+	if (inl >= 0 &&
+	    (!type_of(v, cd->deopt, &type) || type != (unsigned)m->type_fixed_array ||
+	     !field(v, cd->deopt, m->array_data + 7 * 8, &ipa) ||
+	     !field(v, cd->deopt, m->array_data + 2 * 8, &lits) || !type_of(v, ipa, &type) ||
+	     type != (unsigned)m->type_byte_array || !type_of(v, lits, &type) ||
+	     (type != (unsigned)m->type_weak_fixed_array && type != (unsigned)m->type_fixed_array)))
+		return false;
+	/* innermost first: each inlined function at its position, then its
+	 * caller at the call's */
+	while (inl >= 0) {
+		unsigned char ip[16];
+		uint64_t ilen, llen, f;
+		int32_t id;
+
+		if (n == MAX_INLINE || !field(v, ipa, m->array_length, &ilen) || !is_smi(v, ilen) ||
+		    (uint64_t)(inl + 1) * 16 > (uint64_t)smi(ilen) ||
+		    !rd(v, ipa - 1 + (uint64_t)m->array_data + (uint64_t)inl * 16, ip, sizeof(ip)))
+			return false;
+		id = (int32_t)u32_at(ip + 8);
+		if (!field(v, lits, m->array_length, &llen) || !is_smi(v, llen) || id < 0 ||
+		    id >= smi(llen) || !field(v, lits, m->array_data + (int64_t)id * 8, &f))
+			return false;
+		sfis[n] = f & ~(uint64_t)2; /* a weak reference's tag */
+		offs[n++] = pos_offset(p);
+		memcpy(&p, ip, 8);
+		inl = pos_inlining(p);
+	}
+	sfis[n] = sfi;
+	offs[n++] = pos_offset(p);
+	(void)len;
+	for (size_t j = 0; j < n; j++) {
+		char *s = describe_at(v, sfis[n - 1 - j], offs[n - 1 - j],
+				      cd->kind == KIND_MAGLEV ? '+' : '*');
+
+		if (!s) {
+			for (size_t q = 0; q < j; q++) {
+				free(out[q]);
+				out[q] = NULL;
+			}
+			return false;
+		}
+		out[j] = s;
+	}
+	cd->nnames[k] = (uint8_t)n;
+	return true;
+}
+
+/* The names of the optimized frame at pc (a return address when ret) of
+ * function e whose code field is code_addr: outermost first, *n of them;
+ * NULL where its code is not that (older code) or does not check out. */
+static char *const *optimized_names(struct kp_v8 *v, const struct entry *e, uint64_t code_addr,
+				    uint64_t pc, bool ret, size_t *n)
+{
+	struct code *cd;
+	uint64_t off;
+	uint32_t lo = 0, hi;
+
+	if (!v->m.fn_proto || !v->m.code_positions || !v->m.type_byte_array ||
+	    !is_obj(v, code_addr) || !(cd = code_get(v, code_addr)))
+		return NULL;
+	if (ret)
+		pc--;
+	if (pc < cd->istart || pc - cd->istart >= cd->isize)
+		return NULL;
+	off = pc - cd->istart;
+	/* the last position at or before the instruction */
+	hi = cd->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (cd->off[mid] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	lo--;
+	if (!cd->nnames[lo] && !code_names(v, cd, lo, e->sfi))
+		return NULL;
+	*n = cd->nnames[lo];
+	return cd->names + (size_t)lo * (MAX_INLINE + 1);
+}
+
+const char *const *kp_v8_inlined(const struct kp_v8 *v, size_t i, size_t *n)
+{
+	*n = i < MAX_FRAMES ? v->ninl[i] : 0;
+	return *n ? v->inl[i] : NULL;
+}
+
 /* ---- frames ---- */
 
 const char kp_v8_drop[] = "";
@@ -521,6 +827,24 @@ static bool stack_word(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t a
 		return true;
 	}
 	return rd(v, addr, w, 8);
+}
+
+/* Whether the function in the frame at fp has the optimized code the
+ * sampled ip is in: then fp is the leaf's own frame, not its caller's
+ * (which a leaf in its prologue would leave). */
+static bool leaf_owns(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t fp)
+{
+	uint64_t fn, code;
+	unsigned type;
+	struct code *cd;
+
+	if (!v->m.fn_proto || !stack_word(v, st, fp + (uint64_t)v->m.fp_function, &fn) ||
+	    !type_of(v, fn, &type) || (int64_t)type < v->m.type_js_function ||
+	    (int64_t)type >= v->m.type_js_function + 32 ||
+	    !field(v, fn, v->m.fn_proto - 8, &code) || !is_obj(v, code) ||
+	    !(cd = code_get(v, code)))
+		return false;
+	return st->ips[0] >= cd->istart && st->ips[0] - cd->istart < cd->isize;
 }
 
 /* The frame pointer of each frame of st (0: not found), by the chain of
@@ -555,6 +879,9 @@ static void frame_pointers(struct kp_v8 *v, const struct kp_v8_stack *st, uint64
 		 * its function slot, kp_v8_name_frames) */
 		if (k == 0 && j == 1 && st->code[0] == KP_V8_JIT && st->code[1] == KP_V8_NOT_JS) {
 			*suspect = true;
+			j = 0;
+		} else if (k == 0 && j == 1 && st->code[0] == KP_V8_JIT && leaf_owns(v, st, fp)) {
+			*suspect = true; /* a builtin (CEntry) the walk took: told by the code */
 			j = 0;
 		}
 		fps[j] = fp;
@@ -697,7 +1024,7 @@ static const char *marked(struct entry *e, char mk)
 /* The name of a JavaScript frame (frame pointer fp, running code) whose
  * slots hold function fn and context ctx, w the function's first words
  * as read this sample: NULL where the frame keeps its name. */
-static const char *frame_name(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t fp,
+static const char *frame_name(struct kp_v8 *v, const struct kp_v8_stack *st, size_t i, uint64_t fp,
 			      uint8_t code, uint64_t fn, uint64_t ctx, const uint64_t *w)
 {
 	struct entry *e = cached(v, fn, w), tmp;
@@ -745,6 +1072,18 @@ static const char *frame_name(struct kp_v8 *v, const struct kp_v8_stack *st, uin
 		v->st.unknown++;
 		return unknown_name("function moved");
 	}
+	if (code == KP_V8_JIT && !has_bc && v->m.fn_proto) {
+		/* optimized code: the sampled line, and what it inlined */
+		size_t n;
+		char *const *on =
+			optimized_names(v, e, w[(v->m.fn_proto - 8) / 8], st->ips[i], i > 0, &n);
+
+		if (on) {
+			v->inl[i] = (const char *const *)on + 1;
+			v->ninl[i] = (uint8_t)(n - 1);
+			return on[0];
+		}
+	}
 	return marked(e, code == KP_V8_BUILTIN ? '~' : has_bc ? '^' : '*');
 }
 
@@ -755,9 +1094,14 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 	uint64_t fps[MAX_FRAMES], fns[MAX_FRAMES], ctxs[MAX_FRAMES], addrs[MAX_FRAMES];
 	uint64_t words[MAX_FRAMES * 8];
 	size_t idx[MAX_FRAMES], nfn = 0, got;
-	size_t wlen = (size_t)(m->fn_shared > m->fn_context ? m->fn_shared : m->fn_context) + 8;
+	int64_t last = m->fn_shared > m->fn_context ? m->fn_shared : m->fn_context;
+	size_t wlen;
 	bool any = false, suspect;
 
+	if (m->fn_proto && m->fn_proto - 8 > last)
+		last = m->fn_proto - 8; /* the function's code, for optimized frames */
+	wlen = (size_t)last + 8;
+	memset(v->ninl, 0, sizeof(v->ninl));
 	for (size_t i = 0; i < st->n; i++)
 		names[i] = NULL;
 	for (size_t i = 0; i < n && !any; i++)
@@ -766,6 +1110,8 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 		return;
 	if (v->n >= MAX_CACHE)
 		cache_clear(v);
+	if (v->ncodes >= MAX_CODES)
+		codes_clear(v);
 	v->budget = MAX_READS;
 	v->bytes_budget = MAX_BYTES;
 	frame_pointers(v, st, fps, n, &suspect);
@@ -802,7 +1148,7 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 		uint64_t w[8];
 
 		memcpy(w, (char *)words + f * wlen, wlen);
-		names[i] = frame_name(v, st, fps[i], st->code[i], fns[f], ctxs[f], w);
+		names[i] = frame_name(v, st, i, fps[i], st->code[i], fns[f], ctxs[f], w);
 		if (i == 0 && suspect && names[0] && strncmp(names[0], "JS:", 3) == 0)
 			names[1] = kp_v8_drop; /* the leaf's frame is set up: no caller between */
 	}

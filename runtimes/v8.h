@@ -75,6 +75,12 @@ void kp_v8_free(struct kp_v8 *v);
  * stays Builtins_ArrayForEach). The strings are the reader's, valid until
  * the next call. */
 void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char **names);
+/* The functions TurboFan (or Maglev) inlined into frame i of the last
+ * kp_v8_name_frames, read from the code's deoptimization data and source
+ * positions: *n of them, the outermost first (frame i's own function is
+ * names[i], named there with the line of the sampled instruction); NULL
+ * with *n 0 for none. Owned by the reader, valid until the next call. */
+const char *const *kp_v8_inlined(const struct kp_v8 *v, size_t i, size_t *n);
 /* names[i] == kp_v8_drop: frame i is no frame (a stale return address the
  * walk took for the caller of a JIT leaf whose frame was set up, as the
  * leaf's function slot shows): leave it out. */

@@ -45,6 +45,11 @@ static const struct want wants[] = {
 	{"class_Map__instance_type__", F(map_instance_type), false},
 	{"class_JSFunction__shared__", F(fn_shared), false},
 	{"class_JSFunction__context__", F(fn_context), false},
+	{"class_JSFunction__prototype_or_initial_map__", F(fn_proto), true},
+	{"type_ByteArray__BYTE_ARRAY_TYPE", F(type_byte_array), true},
+	{"type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE", F(type_weak_fixed_array), true},
+	{"class_Code__deoptimization_data__", F(code_deopt), true},
+	{"class_Code__source_position_table__", F(code_positions), true},
 	{"context_idx_prev", F(context_prev), false},
 	{"class_SharedFunctionInfo__name_or_scope_info__", F(sfi_name_or_scope), false},
 	{"class_SharedFunctionInfo__script_or_debug_info__", F(sfi_script), true},
@@ -217,7 +222,8 @@ static const char *check(const struct kp_v8meta *m)
 		m->script_name,	      m->script_line_ends, m->script_source,	 m->array_length,
 		m->array_data,	      m->string_length,	   m->seq_one_chars,	 m->seq_two_chars,
 		m->cons_first,	      m->cons_second,	   m->thin_actual,	 m->sliced_parent,
-		m->sliced_offset,     m->code_bytecode,	   m->sfi_function_data};
+		m->sliced_offset,     m->code_bytecode,	   m->sfi_function_data, m->fn_context,
+		m->fn_proto,	      m->code_deopt,	   m->code_positions};
 
 	if (m->tagged_size && m->tagged_size != 8)
 		return "pointer compression (4-byte tagged values), which kprof does not read";

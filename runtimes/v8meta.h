@@ -27,12 +27,13 @@ struct kp_v8meta {
 	int64_t first_nonstring_type;
 	/* instance types */
 	int64_t type_js_function, type_sfi, type_scope_info, type_script, type_fixed_array,
-		type_bytecode_array, type_code;
+		type_bytecode_array, type_code, type_byte_array, type_weak_fixed_array;
 	/* offsets */
-	int64_t obj_map, map_instance_type, fn_shared, fn_context, context_prev, sfi_name_or_scope,
-		sfi_script, sfi_function_data, script_name, script_source, script_line_ends,
-		array_length, array_data, string_length, seq_one_chars, seq_two_chars, cons_first,
-		cons_second, thin_actual, sliced_parent, sliced_offset, code_bytecode;
+	int64_t obj_map, map_instance_type, fn_shared, fn_context, fn_proto, context_prev,
+		sfi_name_or_scope, sfi_script, sfi_function_data, script_name, script_source,
+		script_line_ends, array_length, array_data, string_length, seq_one_chars,
+		seq_two_chars, cons_first, cons_second, thin_actual, sliced_parent, sliced_offset,
+		code_bytecode, code_deopt, code_positions;
 	int64_t scope_first_vars, scope_ncontextlocals;
 	/* frame slots, from the frame pointer */
 	int64_t fp_function, fp_context, fp_bytecode_array;

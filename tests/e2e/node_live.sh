@@ -2,8 +2,8 @@
 # command: its JavaScript frames are named live from its heap through
 # the V8 metadata of its own binary (profiler/node.c, runtimes/v8.c):
 # the hot function named in nearly every sample of the main thread, under
-# its caller (or the async function TurboFan inlined the caller into);
-# node runs on.
+# its caller (or the async function TurboFan inlined the caller into, the
+# caller then an inline frame of its own); node runs on.
 . "$(dirname "$0")/lib.bash"
 
 node=$(command -v node || command -v nodejs) || skip "node is not installed (scripts/deps --test installs nodejs)"
@@ -18,7 +18,8 @@ shares() {
 		if (line ~ /;JS:[*^~+]scoreRequestKprof [^;]*service\.js:[0-9]+/) h += n
 		if (line ~ /;JS:[*^~+](handleRequestKprof|serveKprof) [^;]*;JS:[*^~+]scoreRequestKprof /) u += n
 		if (line ~ /\[unknown: v8/) k += n
-	} END { print t + 0, h + 0, u + 0, k + 0 }' "$1"
+		if (line ~ /;JS:[*+]handleRequestKprof [^;]*;JS:[*^~+]scoreRequestKprof /) d += n
+	} END { print t + 0, h + 0, u + 0, k + 0, d + 0 }' "$1"
 }
 
 "$node" "$js" 12 >"$T/node.out" &
@@ -30,18 +31,21 @@ check "-p: exit status 0" [ $? -eq 0 ]
 check "-p: node runs on" kill -0 "$npid"
 kill "$npid" 2>/dev/null
 wait "$npid" 2>/dev/null
-read -r total hot under unk <<<"$(shares "$T/p.folded")"
-echo "-p: main thread $total samples; scoreRequestKprof named in $hot, under its caller in $under; [unknown: v8] in $unk"
+read -r total hot under unk direct <<<"$(shares "$T/p.folded")"
+echo "-p: main thread $total samples; scoreRequestKprof named in $hot, under its caller in $under (handleRequestKprof, which TurboFan inlines into serveKprof, in $direct); [unknown: v8] in $unk"
 show_top "$T/p.folded" 3
 check "-p: at least 200 samples ($total)" [ "$total" -ge 200 ]
 check "-p: the hot function named in >= 90%" at_least_pct "$hot" "$total" 90
 check "-p: under its caller in >= 85%" at_least_pct "$under" "$total" 85
+# the caller TurboFan inlined is an inline frame of its own, from the
+# optimized code's deoptimization data
+check "-p: under handleRequestKprof, inlined, in >= 50%" at_least_pct "$direct" "$total" 50
 check "-p: [unknown: v8] in under 2%" [ "$((unk * 50))" -lt "$total" ]
 check "-p: no perf map was asked for" lacks "$T/p.err" "a perf map or jitdump would name them"
 
 "$KPROF" -F 499 -f folded -o "$T/c.folded" -- "$node" "$js" 4 >"$T/c.out" 2>"$T/c.err"
 check "command: exit status 0" [ $? -eq 0 ]
-read -r total hot under unk <<<"$(shares "$T/c.folded")"
+read -r total hot under unk direct <<<"$(shares "$T/c.folded")"
 echo "command: main thread $total samples; scoreRequestKprof named in $hot, under its caller in $under; [unknown: v8] in $unk"
 check "command: at least 300 samples ($total)" [ "$total" -ge 300 ]
 # node's start, where young functions V8 moves before kprof reads them

@@ -9,6 +9,7 @@
  *   stack OFFSET HEX    the stack copy from SP, 64 bytes a line
  *   mem ADDR HEX        every read of the process the naming made
  *   name INDEX TEXT     the names it gave (frames not named: none)
+ *   inline INDEX TEXT   the functions inlined into frame INDEX, outermost first
  * Run as root (or the process's user with ptrace allowed):
  *   cp tests/workloads/js/service.js /tmp/v8fix/ && node /tmp/v8fix/service.js 30 & sleep 2
  *   build-test/tests/v8_capture $! tests/fixtures/v8/service.capture */
@@ -180,9 +181,15 @@ int main(int argc, char **argv)
 					hex(out, recs[i].bytes, recs[i].len);
 					fputc('\n', out);
 				}
-				for (size_t i = 0; i < n; i++)
+				for (size_t i = 0; i < n; i++) {
+					size_t ni;
+					const char *const *inl = kp_v8_inlined(v, i, &ni);
+
 					if (names[i])
 						fprintf(out, "name %zu %s\n", i, names[i]);
+					for (size_t k = 0; k < ni; k++)
+						fprintf(out, "inline %zu %s\n", i, inl[k]);
+				}
 				fclose(out);
 				kp_v8_free(v);
 				ptrace(PTRACE_DETACH, pid, 0, 0);

@@ -1,12 +1,12 @@
 /* runtimes/v8.c on bytes captured from a real node (tests/fixtures/v8/,
  * made by tests/tools/v8_capture.c, whose header says how): the frames
- * named as they were in the live process, from the stack copy and the
- * heap reads replayed, through single reads and the batched check alike;
- * named again from the cache; and what V8 moving or a process crafting
- * its heap looks like: a function slot that holds no function, a shared
- * info that is not one, a function moved (another context), a string of
- * a bad length: each frame then unknown or left as it was, never another
- * name; and a heap of random words, which costs bounded reads. */
+ * named as they were in the live process (optimized ones with the line of
+ * the sampled instruction and the functions TurboFan inlined into them), from the stack copy and
+ * the heap reads replayed, through single reads and the batched check alike; named again from the
+ * cache; and what V8 moving or a process crafting its heap looks like: a function slot that holds
+ * no function, a shared info that is not one, a function moved (another context), a string of a bad
+ * length: each frame then unknown or left as it was, never another name; and a heap of random
+ * words, which costs bounded reads. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,8 @@ static uint64_t sp, fp, ips[MAX_FR];
 static uint8_t code[MAX_FR];
 static size_t nframes;
 static char *expect[MAX_FR];
+static char *expect_inl[MAX_FR][8];
+static size_t nexpect_inl[MAX_FR];
 static struct kp_v8meta meta;
 static uint64_t rng = 88172645463325252ull;
 static bool random_heap;
@@ -85,6 +87,10 @@ static bool load(const char *path)
 			recs[nrecs].bytes = malloc(recs[nrecs].len);
 			memcpy(recs[nrecs].bytes, buf, recs[nrecs].len);
 			nrecs++;
+		} else if (sscanf(line, "inline %zu %n", &i, &pos) == 1 && i < MAX_FR &&
+			   nexpect_inl[i] < 8) {
+			line[strcspn(line, "\n")] = '\0';
+			expect_inl[i][nexpect_inl[i]++] = strdup(line + pos);
 		} else if (sscanf(line, "name %zu %n", &i, &pos) == 1 && i < MAX_FR) {
 			line[strcspn(line, "\n")] = '\0';
 			expect[i] = strdup(line + pos);
@@ -149,10 +155,16 @@ static void check_as_captured(bool batched)
 	for (int round = 0; round < 2; round++) {
 		name_all(v, names);
 		for (size_t i = 0; i < nframes; i++) {
+			size_t ni;
+			const char *const *inl = kp_v8_inlined(v, i, &ni);
+
 			if (expect[i])
 				CHECK_EQ_STR(names[i], expect[i]);
 			else
 				CHECK(names[i] == NULL);
+			CHECK_EQ_INT(ni, nexpect_inl[i]);
+			for (size_t k = 0; k < ni && k < nexpect_inl[i]; k++)
+				CHECK_EQ_STR(inl[k], expect_inl[i][k]);
 		}
 	}
 	kp_v8_stats(v, &st);
@@ -302,8 +314,11 @@ int main(void)
 	check_random_heap();
 	for (size_t i = 0; i < nrecs; i++)
 		free(recs[i].bytes);
-	for (size_t i = 0; i < MAX_FR; i++)
+	for (size_t i = 0; i < MAX_FR; i++) {
 		free(expect[i]);
+		for (size_t k = 0; k < nexpect_inl[i]; k++)
+			free(expect_inl[i][k]);
+	}
 	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
 	return kp_test_failed != 0;
 }

@@ -264,7 +264,11 @@ static void check_swaps(void)
 			struct kp_v8_stats st;
 
 			memcpy(&old, recs[i].bytes + o, 8);
-			memcpy(&val, recs[(i + 7) % nrecs].bytes, 8);
+			const struct rec *o2 = &recs[(i + 7) % nrecs];
+
+			val = 0x100000001ull; /* a word of another capture, when it has one */
+			if (o2->len >= 8)
+				memcpy(&val, o2->bytes, 8);
 			val = old & 1 ? val | 1 : val ^ 0xffffffff00000000ull;
 			memcpy(recs[i].bytes + o, &val, 8);
 			name_all(v, names);

@@ -65,6 +65,13 @@ struct kp_v8 {
 	struct kp_u64map code_index; /* optimized code address -> codes index + 1 */
 	struct code *codes;
 	size_t ncodes, codes_cap;
+	struct kp_u64map line_index; /* script address -> lines index + 1 */
+	struct lines {
+		uint64_t script, ends; /* the script and its line ends array */
+		uint32_t n;
+		int32_t *end; /* each line's end */
+	} * lines;
+	size_t nlines, lines_cap;
 	/* the last call's inlined functions of each frame, outermost first */
 	const char *const *inl[MAX_FRAMES];
 	uint8_t ninl[MAX_FRAMES];
@@ -80,6 +87,7 @@ struct kp_v8 *kp_v8_new(const struct kp_v8meta *m, const struct kp_v8_mem *mem)
 	kp_u64map_init(&v->by_sfi);
 	kp_u64map_init(&v->fn_maps);
 	kp_u64map_init(&v->code_index);
+	kp_u64map_init(&v->line_index);
 	return v;
 }
 
@@ -114,6 +122,11 @@ static void codes_clear(struct kp_v8 *v)
 	v->ncodes = 0;
 	kp_u64map_fini(&v->code_index);
 	kp_u64map_init(&v->code_index);
+	for (size_t i = 0; i < v->nlines; i++)
+		free(v->lines[i].end);
+	v->nlines = 0;
+	kp_u64map_fini(&v->line_index);
+	kp_u64map_init(&v->line_index);
 }
 
 void kp_v8_free(struct kp_v8 *v)
@@ -122,7 +135,9 @@ void kp_v8_free(struct kp_v8 *v)
 		return;
 	codes_clear(v);
 	kp_u64map_fini(&v->code_index);
+	kp_u64map_fini(&v->line_index);
 	free(v->codes);
+	free(v->lines);
 	cache_clear(v);
 	kp_u64map_fini(&v->index);
 	kp_u64map_fini(&v->by_sfi);
@@ -412,19 +427,81 @@ static const char *scope_decode(struct kp_v8 *v, uint64_t si, char *name, size_t
 /* The line (from 1) of source position pos of script: from its line ends
  * when V8 computed them, else counted in its source; 0 when neither can
  * be read. */
+/* The line ends of script, whose line ends array is ends of len lines,
+ * read whole once (up to 64 Ki lines) and kept while the script keeps
+ * that array; NULL when not kept. */
+static const struct lines *lines_of(struct kp_v8 *v, uint64_t script, uint64_t ends, int64_t len)
+{
+	uint64_t i;
+	struct lines l = {script, ends, (uint32_t)len, NULL};
+	uint64_t *w;
+
+	if (kp_u64map_get(&v->line_index, script, &i) && v->lines[i - 1].ends == ends)
+		return &v->lines[i - 1];
+	if (len > 65536 || v->nlines >= 64)
+		return NULL;
+	w = kp_xmalloc((size_t)len * 8);
+	if (!rd(v, ends - 1 + (uint64_t)v->m.array_data, w, (size_t)len * 8)) {
+		free(w);
+		return NULL;
+	}
+	l.end = kp_xmalloc((size_t)len * sizeof(*l.end));
+	for (int64_t k = 0; k < len; k++) {
+		if (!is_smi(v, w[k]) || (k && smi(w[k]) < l.end[k - 1])) {
+			free(w);
+			free(l.end);
+			return NULL;
+		}
+		l.end[k] = (int32_t)smi(w[k]);
+	}
+	free(w);
+	if (kp_u64map_get(&v->line_index, script, &i)) {
+		free(v->lines[i - 1].end);
+		v->lines[i - 1] = l;
+		return &v->lines[i - 1];
+	}
+	if (v->nlines == v->lines_cap) {
+		v->lines_cap = v->lines_cap ? 2 * v->lines_cap : 8;
+		v->lines = kp_xrealloc(v->lines, v->lines_cap * sizeof(*v->lines));
+	}
+	v->lines[v->nlines] = l;
+	kp_u64map_put(&v->line_index, script, ++v->nlines);
+	return &v->lines[v->nlines - 1];
+}
+
 static uint32_t script_line(struct kp_v8 *v, uint64_t script, int64_t pos)
 {
 	const struct kp_v8meta *m = &v->m;
 	uint64_t ends, len, src;
 	unsigned type;
+	const struct lines *l;
 
 	if (pos < 0)
 		return 0;
+	if (field(v, script, m->script_line_ends, &ends) && is_obj(v, ends) &&
+	    (l = kp_u64map_get(&v->line_index, script, &len) && v->lines[len - 1].ends == ends
+			 ? &v->lines[len - 1]
+			 : NULL)) {
+		uint32_t lo = 0, hi = l->n;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (l->end[mid] < pos)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < l->n ? lo + 1 : 0;
+	}
 	if (field(v, script, m->script_line_ends, &ends) && type_of(v, ends, &type) &&
 	    type == (unsigned)m->type_fixed_array && field(v, ends, m->array_length, &len) &&
 	    is_smi(v, len) && smi(len) > 0 && smi(len) <= MAX_LENGTH) {
 		/* the first line whose end is at or after pos */
 		int64_t lo = 0, hi = smi(len);
+
+		if (lines_of(v, script, ends, smi(len)))
+			return script_line(v, script, pos);
 
 		while (lo < hi) {
 			int64_t mid = lo + (hi - lo) / 2;
@@ -834,15 +911,15 @@ static bool stack_word(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t a
  * (which a leaf in its prologue would leave). */
 static bool leaf_owns(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t fp)
 {
-	uint64_t fn, code;
-	unsigned type;
+	uint64_t fn, w[8], dummy;
+	size_t at = (size_t)(v->m.fn_proto - 8) / 8;
 	struct code *cd;
 
-	if (!v->m.fn_proto || !stack_word(v, st, fp + (uint64_t)v->m.fp_function, &fn) ||
-	    !type_of(v, fn, &type) || (int64_t)type < v->m.type_js_function ||
-	    (int64_t)type >= v->m.type_js_function + 32 ||
-	    !field(v, fn, v->m.fn_proto - 8, &code) || !is_obj(v, code) ||
-	    !(cd = code_get(v, code)))
+	/* one read: a map known as a function's, and its code */
+	if (!v->m.fn_proto || at >= 8 || !stack_word(v, st, fp + (uint64_t)v->m.fp_function, &fn) ||
+	    !is_obj(v, fn) || !rd(v, fn - 1, w, (at + 1) * 8) ||
+	    !kp_u64map_get(&v->fn_maps, w[0], &dummy) || !is_obj(v, w[at]) ||
+	    !(cd = code_get(v, w[at])))
 		return false;
 	return st->ips[0] >= cd->istart && st->ips[0] - cd->istart < cd->isize;
 }
@@ -880,7 +957,8 @@ static void frame_pointers(struct kp_v8 *v, const struct kp_v8_stack *st, uint64
 		if (k == 0 && j == 1 && st->code[0] == KP_V8_JIT && st->code[1] == KP_V8_NOT_JS) {
 			*suspect = true;
 			j = 0;
-		} else if (k == 0 && j == 1 && st->code[0] == KP_V8_JIT && leaf_owns(v, st, fp)) {
+		} else if (k == 0 && j == 1 && st->code[0] == KP_V8_JIT &&
+			   st->code[1] == KP_V8_BUILTIN && leaf_owns(v, st, fp)) {
 			*suspect = true; /* a builtin (CEntry) the walk took: told by the code */
 			j = 0;
 		}

@@ -20,10 +20,11 @@
 #define MAX_LOCALS    100000 /* context locals a ScopeInfo may claim */
 #define INLINED_NAMES 75     /* V8's kScopeInfoMaxInlinedLocalNamesSize */
 
-#define MAX_INLINE    8	   /* functions inlined into one another a frame */
-#define MAX_CODES     512  /* optimized codes cached; then they start over */
-#define MAX_POSITIONS 8192 /* source positions of one code */
-#define KIND_MAGLEV   12   /* V8 11's CodeKind */
+#define MAX_INLINE    8		 /* functions inlined into one another a frame */
+#define MAX_CODES     512	 /* optimized codes cached; then they start over */
+#define MAX_POSITIONS 8192	 /* source positions of one code */
+#define CODE_BYTES    (16 << 20) /* held for codes and line ends; then they start over */
+#define KIND_MAGLEV   12	 /* V8 11's CodeKind */
 #define KIND_TURBOFAN 13
 
 /* Optimized code (V8 11's Code: the layout past the metadata's fields is
@@ -65,6 +66,7 @@ struct kp_v8 {
 	struct kp_u64map code_index; /* optimized code address -> codes index + 1 */
 	struct code *codes;
 	size_t ncodes, codes_cap;
+	size_t code_bytes;	     /* what the codes, their names and line ends hold */
 	struct kp_u64map line_index; /* script address -> lines index + 1 */
 	struct lines {
 		uint64_t script, ends; /* the script and its line ends array */
@@ -120,6 +122,7 @@ static void codes_clear(struct kp_v8 *v)
 		free(cd->pos);
 	}
 	v->ncodes = 0;
+	v->code_bytes = 0;
 	kp_u64map_fini(&v->code_index);
 	kp_u64map_init(&v->code_index);
 	for (size_t i = 0; i < v->nlines; i++)
@@ -438,8 +441,9 @@ static const struct lines *lines_of(struct kp_v8 *v, uint64_t script, uint64_t e
 
 	if (kp_u64map_get(&v->line_index, script, &i) && v->lines[i - 1].ends == ends)
 		return &v->lines[i - 1];
-	if (len > 65536 || v->nlines >= 64)
+	if (len > 65536 || v->nlines >= 32)
 		return NULL;
+	v->code_bytes += (size_t)len * sizeof(*l.end);
 	w = kp_xmalloc((size_t)len * 8);
 	if (!rd(v, ends - 1 + (uint64_t)v->m.array_data, w, (size_t)len * 8)) {
 		free(w);
@@ -723,8 +727,12 @@ static const char *code_read(struct kp_v8 *v, struct code *cd)
 	}
 	if (!cd->n)
 		return "no positions";
+	cd->off = kp_xrealloc(cd->off, cd->n * sizeof(*cd->off));
+	cd->pos = kp_xrealloc(cd->pos, cd->n * sizeof(*cd->pos));
 	cd->names = kp_xcalloc((size_t)cd->n * (MAX_INLINE + 1), sizeof(*cd->names));
 	cd->nnames = kp_xcalloc(cd->n, 1);
+	v->code_bytes += (size_t)cd->n * (sizeof(*cd->off) + sizeof(*cd->pos) + 1 +
+					  (MAX_INLINE + 1) * sizeof(*cd->names));
 	return NULL;
 }
 
@@ -843,6 +851,7 @@ static bool code_names(struct kp_v8 *v, struct code *cd, uint32_t k, uint64_t sf
 			return false;
 		}
 		out[j] = s;
+		v->code_bytes += strlen(s) + 1;
 	}
 	cd->nnames[k] = (uint8_t)n;
 	return true;
@@ -1188,7 +1197,7 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 		return;
 	if (v->n >= MAX_CACHE)
 		cache_clear(v);
-	if (v->ncodes >= MAX_CODES)
+	if (v->ncodes >= MAX_CODES || v->code_bytes > CODE_BYTES)
 		codes_clear(v);
 	v->budget = MAX_READS;
 	v->bytes_budget = MAX_BYTES;

@@ -7,14 +7,17 @@
  * marker (an untagged even number). The function's SharedFunctionInfo
  * gives the name (a String, or its ScopeInfo's function name) and the
  * Script, whose name and line ends give the file and the line of the
- * function's start. Every object read is checked: its map's instance
+ * function's start; in optimized code, the code's source positions give
+ * the line of the sampled instruction and its deoptimization data the
+ * functions inlined there (kp_v8_inlined). Every object read is checked: its map's instance
  * type, each string's length and representation, every index against
  * the array it indexes; what does not check out names the frame
  * "[unknown: v8: REASON]", never another function. The heap moves while
  * V8 collects garbage, so a cached name is kept by the function's
  * address and taken again only while that function still has the same
- * map and SharedFunctionInfo (one read of a few words a sample, all
- * frames at once).
+ * map, SharedFunctionInfo and context (one read of a few words a sample,
+ * all frames at once), and only for a frame whose context is the
+ * function's (or a block's inside it).
  *
  * Reads go through the caller's callbacks (process_vm_readv on a live
  * process, bytes captured from one in the tests), each bounded in length

@@ -243,6 +243,16 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 			(unsigned long long)st->jvms, (unsigned long long)st->jvms_failed,
 			(unsigned long long)st->java_frames, (unsigned long long)st->java_bad,
 			(unsigned long long)st->jvm_reads);
+	if (c->stats && st->node_procs)
+		fprintf(stderr,
+			"kprof: node: %llu processes named live from V8's heap: %llu samples "
+			"(median %.2f us, p99 %.2f us, %.3f s in all), %llu JavaScript frames "
+			"(%llu from the cache, %llu unknown), %llu reads\n",
+			(unsigned long long)st->node_procs, (unsigned long long)st->node_samples,
+			(double)st->node_ns_p50 / 1000.0, (double)st->node_ns_p99 / 1000.0,
+			(double)st->node_ns_total / 1e9, (unsigned long long)st->node_frames,
+			(unsigned long long)st->node_hits, (unsigned long long)st->node_unknown,
+			(unsigned long long)st->node_reads);
 	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
 		fprintf(stderr,
 			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored) "

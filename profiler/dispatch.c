@@ -9,6 +9,7 @@
 
 #include "profiler/offcpu_bpf_abi.h"
 #include "profiler/hotspot_frames.h"
+#include "profiler/node.h"
 #include "profiler/profilerP.h"
 #include "profiler/ring.h"
 #include "symbolize/symbolize.h"
@@ -113,6 +114,7 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 		if (rec.comm.exec) {
 			kp_unwind_forget(s->unw, (pid_t)rec.comm.pid);
 			kp_hsframes_forget(s->hs, (pid_t)rec.comm.pid);
+			kp_node_forget(s->node, (pid_t)rec.comm.pid);
 		}
 		kp_proctab_comm(s->procs, (pid_t)rec.comm.pid, (pid_t)rec.comm.tid, rec.comm.comm,
 				rec.comm.exec);
@@ -164,6 +166,7 @@ static void apply_exits(struct kp_session *s, size_t n)
 		if (kp_proctab_exit(s->procs, s->exits[i][0], s->exits[i][1])) {
 			kp_unwind_forget(s->unw, s->exits[i][0]);
 			kp_hsframes_forget(s->hs, s->exits[i][0]);
+			kp_node_forget(s->node, s->exits[i][0]);
 		}
 	}
 	memmove(s->exits, s->exits + n, (s->nexits - n) * sizeof(*s->exits));

@@ -58,6 +58,7 @@ struct kp_session {
 
 	struct kp_unwinder *unw;
 	struct kp_hsframes *hs; /* HotSpot JVMs' Java frames (hotspot_frames.c) */
+	struct kp_node *node;	/* JavaScript frames named live (node.c) */
 	size_t notes_told;	/* of ev.notes, those kp_session_notes returned */
 	uint32_t *cost;		/* unwind cost histogram, COST_BUCKETS */
 	uint64_t ncost;
@@ -116,9 +117,8 @@ void kp_bpf_records_count(struct kp_session *s);
  * session's strings; pointers into m and the strings). sample.c */
 struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pid,
 					    const struct kp_map *m);
-
-/* The symbolizer object behind mapping m of pid, registered the first time
- * it is needed (0: none). sample.c */
+/* The symbolizer object behind mapping m of pid, registered the first
+ * time it is needed; 0 for anonymous memory and the like. sample.c */
 uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m);
 
 /* The HotSpot readers' counts into st. hotspot_frames.c */

@@ -7,7 +7,9 @@
 #include <time.h>
 
 #include "profiler/hotspot_frames.h"
+#include "profiler/node.h"
 #include "profiler/profilerP.h"
+#include "runtimes/v8.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwind.h"
 
@@ -275,6 +277,7 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 {
 	uint64_t kern[KP_SESSION_MAX_FRAMES], kc[KP_SESSION_MAX_FRAMES],
 		user[KP_SESSION_MAX_FRAMES];
+	const char *js[KP_SESSION_MAX_FRAMES];
 	size_t nk = 0, nkc = 0, nu = 0, n = 0;
 	enum { CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = smp->user_mode ? CTX_USER : CTX_KERNEL;
 	const uint64_t *ips = smp->ips;
@@ -324,6 +327,7 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 
 		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
+	kp_node_names(s, smp, user, nu, js);
 	for (size_t i = 0; i < nu; i++) {
 		struct kp_loc loc;
 		size_t nj;
@@ -336,6 +340,23 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 
 			for (size_t k = nj > room ? nj - room : 0; k < nj; k++)
 				locs[n++] = java[k];
+			continue;
+		}
+		if (js[i] == kp_v8_drop)
+			continue;
+		if (js[i]) { /* a JavaScript frame named from node's heap */
+			size_t ninl;
+			const char *const *inl = kp_node_inlined(s->node, i, &ninl);
+
+			/* what TurboFan inlined, innermost first (the stack is
+			 * leaf first), while the frames that follow fit */
+			if (n + ninl + (nu - i) + 1 > KP_SESSION_MAX_FRAMES)
+				ninl = 0;
+			for (size_t k = ninl; k-- > 0;)
+				locs[n++] = kp_profile_named_location(
+					s->prof, inl[k], strlen(inl[k]), KP_FRAME_INLINE);
+			locs[n++] = kp_profile_named_location(s->prof, js[i], strlen(js[i]),
+							      KP_FRAME_JIT);
 			continue;
 		}
 		loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "profiler/hotspot_frames.h"
+#include "profiler/node.h"
 #include "profiler/profilerP.h"
 #include "procfs/cpus.h"
 #include "procfs/status.h"
@@ -233,6 +234,7 @@ static void jitdump_mapped(void *arg, pid_t pid, const struct kp_map *m, const c
 	sm = kp_sample_sym_mapping(s, pid, m);
 	sm.path = path;
 	kp_sym_jitdump_mapped(s->opts.sym, &sm);
+	kp_node_jitdump(s->node, pid);
 }
 
 /* Signals arrive through the epoll loop, not as interruptions: every one
@@ -458,6 +460,7 @@ static struct kp_session *session_alloc(const struct kp_session_opts *opts)
 	s->unw = kp_unwind_new(&(struct kp_unwind_objects){object_fd, opts->sym, jit_unwind,
 							   process_code, kp_hsframes_step, s->hs});
 	kp_sym_set_jit_code_check(opts->sym, jit_code, s);
+	s->node = kp_node_new();
 	s->cost = kp_xcalloc(COST_BUCKETS, sizeof(*s->cost));
 	return s;
 }
@@ -539,6 +542,7 @@ void kp_session_free(struct kp_session *s)
 	kp_sym_set_jit_code_check(s->opts.sym, NULL, NULL); /* the table goes */
 	kp_unwind_free(s->unw);
 	kp_hsframes_free(s->hs);
+	kp_node_free(s->node);
 	free(s->cost);
 	kp_proctab_free(s->procs);
 	kp_strtab_free(s->strings);
@@ -808,6 +812,20 @@ void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 	kp_unwind_stats(s->unw, &st->tables);
 	kp_session_java_stats(s, st);
 	kp_sym_stats(s->opts.sym, &st->sym);
+	if (s->node) {
+		struct kp_node_stats ns;
+
+		kp_node_stats(s->node, &ns);
+		st->node_procs = ns.processes;
+		st->node_samples = ns.samples;
+		st->node_frames = ns.frames;
+		st->node_hits = ns.hits;
+		st->node_unknown = ns.unknown;
+		st->node_reads = ns.reads;
+		st->node_ns_p50 = ns.ns_p50;
+		st->node_ns_p99 = ns.ns_p99;
+		st->node_ns_total = ns.ns_total;
+	}
 	st->event = s->ev.event_name;
 	st->freq = s->ev.attr.freq ? s->ev.attr.sample_freq : 0;
 	st->period = s->ev.attr.freq ? 0 : s->ev.attr.sample_period;

@@ -103,6 +103,9 @@ struct kp_session_stats {
 	 * reads of the JVMs' memory */
 	uint64_t jvms, jvms_failed, java_frames, java_bad, jvm_reads;
 	struct kp_sym_stats sym; /* the symbolizer's (jitdumps read) */
+	/* node's JavaScript frames named live (profiler/node.h) */
+	uint64_t node_procs, node_samples, node_frames, node_hits, node_unknown, node_reads;
+	uint64_t node_ns_p50, node_ns_p99, node_ns_total;
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or
 				   * "bpf:sched_switch" (timed in the kernel) */

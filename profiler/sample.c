@@ -272,6 +272,51 @@ size_t kp_sample_switch_stack(struct kp_session *s, const struct kp_sample *smp,
 	return sample_stack(s, smp, locs, root, true);
 }
 
+/* The user frames, leaf first, as locations after the n in locs: a
+ * JVM's Java frames (with the methods inlined into them) and node's
+ * JavaScript frames by their runtime's names (js, from kp_node_names),
+ * every other frame by its address. Returns the new count. */
+static size_t user_locations(struct kp_session *s, const struct kp_sample *smp,
+			     const uint64_t *user, size_t nu, const char *const *js, uint32_t *locs,
+			     size_t n)
+{
+	for (size_t i = 0; i < nu; i++) {
+		struct kp_loc loc;
+		size_t nj;
+		const uint32_t *java = kp_hsframes_names(s->hs, i, &nj);
+
+		/* a Java frame: its names, the inlined methods' too while
+		 * there is room for the frames left */
+		if (nj) {
+			size_t room = KP_SESSION_MAX_FRAMES - n - (nu - i - 1);
+
+			for (size_t k = nj > room ? nj - room : 0; k < nj; k++)
+				locs[n++] = java[k];
+			continue;
+		}
+		if (js[i] == kp_v8_drop)
+			continue;
+		if (js[i]) { /* a JavaScript frame named from node's heap */
+			size_t ninl;
+			const char *const *inl = kp_node_inlined(s->node, i, &ninl);
+
+			/* what TurboFan inlined, innermost first (the stack is
+			 * leaf first), while the frames that follow fit */
+			if (n + ninl + (nu - i) + 1 > KP_SESSION_MAX_FRAMES)
+				ninl = 0;
+			for (size_t k = ninl; k-- > 0;)
+				locs[n++] = kp_profile_named_location(
+					s->prof, inl[k], strlen(inl[k]), KP_FRAME_INLINE);
+			locs[n++] = kp_profile_named_location(s->prof, js[i], strlen(js[i]),
+							      KP_FRAME_JIT);
+			continue;
+		}
+		loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
+		locs[n++] = kp_profile_location(s->prof, &loc);
+	}
+	return n;
+}
+
 static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, uint32_t *locs,
 			   struct kp_profile_root *root, bool at_switch)
 {
@@ -328,40 +373,7 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 		locs[n++] = kp_profile_location(s->prof, &loc);
 	}
 	kp_node_names(s, smp, user, nu, js);
-	for (size_t i = 0; i < nu; i++) {
-		struct kp_loc loc;
-		size_t nj;
-		const uint32_t *java = kp_hsframes_names(s->hs, i, &nj);
-
-		/* a Java frame: its names, the inlined methods' too while
-		 * there is room for the frames left */
-		if (nj) {
-			size_t room = KP_SESSION_MAX_FRAMES - n - (nu - i - 1);
-
-			for (size_t k = nj > room ? nj - room : 0; k < nj; k++)
-				locs[n++] = java[k];
-			continue;
-		}
-		if (js[i] == kp_v8_drop)
-			continue;
-		if (js[i]) { /* a JavaScript frame named from node's heap */
-			size_t ninl;
-			const char *const *inl = kp_node_inlined(s->node, i, &ninl);
-
-			/* what TurboFan inlined, innermost first (the stack is
-			 * leaf first), while the frames that follow fit */
-			if (n + ninl + (nu - i) + 1 > KP_SESSION_MAX_FRAMES)
-				ninl = 0;
-			for (size_t k = ninl; k-- > 0;)
-				locs[n++] = kp_profile_named_location(
-					s->prof, inl[k], strlen(inl[k]), KP_FRAME_INLINE);
-			locs[n++] = kp_profile_named_location(s->prof, js[i], strlen(js[i]),
-							      KP_FRAME_JIT);
-			continue;
-		}
-		loc = user_loc(s, (pid_t)smp->pid, user[i] - (i && user[i]));
-		locs[n++] = kp_profile_location(s->prof, &loc);
-	}
+	n = user_locations(s, smp, user, nu, js, locs, n);
 	kp_hsframes_reset(s->hs, 0);
 	if (cut) {
 		struct kp_loc loc = {.kind = KP_LOC_TRUNCATED};

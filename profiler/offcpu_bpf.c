@@ -241,8 +241,12 @@ void kp_offcpu_bpf_exec(struct kp_offcpu_bpf *b, pid_t tgid)
 int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf_fn fn, void *arg)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(b->obj, "flush_all");
-	size_t have = 0;
-	struct kp_bpf_waits_rec rec;
+	size_t have = 0, want = sizeof(struct kp_bpf_rec_head);
+	union {
+		struct kp_bpf_rec_head h;
+		struct kp_bpf_waits_rec waits;
+		struct kp_bpf_chosen_rec chosen;
+	} rec;
 	struct bpf_link *link;
 	int fd, err = 0;
 	ssize_t n = 0;
@@ -258,20 +262,29 @@ int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf
 	__atomic_store_n(&b->live->end_ns, end_ns, __ATOMIC_RELEASE);
 	link = bpf_program__attach_iter(p, NULL);
 	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -errno;
-	/* whole records, however read() splits them */
-	while (fd >= 0 && ((n = read(fd, (char *)&rec + have, sizeof(rec) - have)) > 0 ||
+	/* whole records, however read() splits them: the head, then the rest
+	 * its size says (a size out of bounds ends the read: out of step) */
+	while (fd >= 0 && ((n = read(fd, (char *)&rec + have, want - have)) > 0 ||
 			   (n < 0 && errno == EINTR))) {
 		if (n < 0)
 			continue;
 		have += (size_t)n;
-		if (have == sizeof(rec)) {
-			fn(arg, &rec, sizeof(rec));
+		if (have == sizeof(rec.h) && want == sizeof(rec.h)) {
+			if (rec.h.size < sizeof(rec.h) || rec.h.size > sizeof(rec)) {
+				err = -EPROTO;
+				break;
+			}
+			want = rec.h.size;
+		}
+		if (have == want) {
+			fn(arg, &rec, have);
 			have = 0;
+			want = sizeof(rec.h);
 		}
 	}
 	if (fd < 0)
 		err = fd;
-	else if (n < 0)
+	else if (n < 0 && !err)
 		err = -errno;
 	if (fd >= 0)
 		close(fd);
@@ -309,6 +322,8 @@ void kp_offcpu_bpf_stats(const struct kp_offcpu_bpf *b, struct kp_offcpu_bpf_sta
 	st->lost_ns = sum[KP_BPF_ST_LOST_NS];
 	st->open = sum[KP_BPF_ST_OPEN];
 	st->unpaired = sum[KP_BPF_ST_UNPAIRED];
+	st->chosen = sum[KP_BPF_ST_CHOSEN];
+	st->lost_chosen = sum[KP_BPF_ST_LOST_CHOSEN];
 }
 
 void kp_offcpu_bpf_free(struct kp_offcpu_bpf *b)

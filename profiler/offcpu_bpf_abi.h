@@ -14,9 +14,10 @@
  * records join the perf records in the session's time-ordered queue. */
 #define KP_BPF_REC_STACK 0x4b01 /* a stack sampled where a thread went off CPU */
 #define KP_BPF_REC_WAITS 0x4b02 /* a thread's waits, at its exit or the end */
+#define KP_BPF_REC_CHOSEN 0x4b03 /* a chosen wait's own time, where it ended */
 
-/* The wait's class (a stack stands for the waits of its class that follow
- * it) and kind (the marker frame: profile/wait.h's enum kp_wait_kind). */
+/* The wait's class (blocked or preempted: the exact sums are kept by
+ * class) and kind (the marker frame: profile/wait.h's enum kp_wait_kind). */
 #define KP_BPF_BLOCKED	       0
 #define KP_BPF_PREEMPTED       1
 #define KP_BPF_NCLASSES	       2
@@ -36,8 +37,12 @@
 #define KP_BPF_STACK_CHUNK 512	/* the user stack is copied in chunks ... */
 #define KP_BPF_STACK_MAX   8192 /* ... up to this (KP_STACK_DUMP_SWITCH) */
 
-/* The waits of one class of a thread since its last sampled stack of that
- * class: nanoseconds and count by kind. */
+/* A wait's chance of being chosen, fixed point: KP_BPF_P_ONE is 1. */
+#define KP_BPF_P_BITS 20
+#define KP_BPF_P_ONE  (1u << KP_BPF_P_BITS)
+
+/* The waits of one class of a thread since its last record of that class,
+ * chosen or not: nanoseconds and count by kind (the exact totals). */
 struct kp_bpf_waits {
 	__u64 ns[KP_BPF_NKINDS];
 	__u32 n[KP_BPF_NKINDS];
@@ -55,13 +60,15 @@ struct kp_bpf_rec_head {
 	__u32 cls; /* KP_BPF_BLOCKED or KP_BPF_PREEMPTED */
 };
 
-/* KP_BPF_REC_STACK: written at a sampled switch out. `flushed` holds the
- * waits of the class since its previous stack (or since none: "[no stack
- * sampled]"); the stack stands for the class's waits from now on. */
+/* KP_BPF_REC_STACK: written at a switch out chosen with chance `chance`
+ * (KP_BPF_P_ONE: 1): the stack of that one wait, whose time comes in the
+ * thread's next KP_BPF_REC_CHOSEN. `flushed` holds the exact sums of the
+ * class's waits since the class's previous record (the totals only). */
 struct kp_bpf_stack_rec {
 	struct kp_bpf_rec_head h;
 	struct kp_bpf_waits flushed;
 	__u32 kind;	  /* this switch's */
+	__u32 chance;	  /* the wait's chance of being chosen, 1 to KP_BPF_P_ONE */
 	__u32 nkernel;	  /* kernel frames in ips, leaf first */
 	__u32 nuser;	  /* user frames in user_ips (-g auto, fp), leaf first */
 	__u32 user_regs;  /* 1: regs hold the user registers, stack the copy */
@@ -72,12 +79,25 @@ struct kp_bpf_stack_rec {
 	__u8 stack[KP_BPF_STACK_MAX];	/* h.size ends within it */
 };
 
-/* KP_BPF_REC_WAITS: the waits of a class not yet written, at the thread's
- * exit (through the ring) or at the end of the recording (through the
- * task iterator). */
+/* KP_BPF_REC_WAITS: the exact sums of a class not yet written, at the
+ * thread's exit (through the ring) or at the end of the recording
+ * (through the task iterator). */
 struct kp_bpf_waits_rec {
 	struct kp_bpf_rec_head h;
 	struct kp_bpf_waits w;
+};
+
+/* KP_BPF_REC_CHOSEN: a chosen wait ended (its thread came back, or the
+ * recording ended: the task iterator): its time, its chance, and whether
+ * its stack record was written (0: the ring was full). kprof charges
+ * ns * KP_BPF_P_ONE / chance to that stack. */
+struct kp_bpf_chosen_rec {
+	struct kp_bpf_rec_head h;
+	__u64 ns;
+	__u32 chance;
+	__u32 kind;
+	__u32 has_stack;
+	__u32 pad;
 };
 
 /* The program's settings (its .rodata), set by kprof before loading. */
@@ -110,13 +130,18 @@ enum {
 	KP_BPF_ST_LOST_NS,    /* and their time */
 	KP_BPF_ST_OPEN,	      /* waits still open at the end */
 	KP_BPF_ST_UNPAIRED,   /* a switch out with a wait open: its end unseen */
+	KP_BPF_ST_CHOSEN,     /* switches out chosen (their stack written or not) */
+	KP_BPF_ST_LOST_CHOSEN, /* chosen waits whose time the full ring lost */
 	KP_BPF_NSTATS
 };
 
 /* Per CPU, in one lookup a switch (the cpu map): the stack rate's credit
- * and the counters. */
+ * (below 0 after draws beyond it), the time of the last switch out of a
+ * target, the recent gap between those (a moving average), and the
+ * counters. */
 struct kp_bpf_cpu {
-	__u64 credit_ns, last_ns;
+	__s64 credit_ns;
+	__u64 last_ns, gap_ns;
 	__u64 stats[KP_BPF_NSTATS];
 };
 

@@ -523,7 +523,7 @@ void kp_session_free(struct kp_session *s)
 		kill(s->target.pid, SIGKILL);
 		kp_target_reap(&s->target, true);
 	}
-	kp_offcpu_free(s->offcpu, false);
+	kp_offcpu_free(s->offcpu);
 	kp_offcpu_bpf_free(s->bpf);
 	kp_evlist_fini(&s->ev);
 	if (s->epfd >= 0)
@@ -715,7 +715,7 @@ void kp_session_end(struct kp_session *s)
 		s->st.off = *kp_offcpu_stats(s->offcpu);
 		if (s->bpf)
 			kp_bpf_records_count(s);
-		kp_offcpu_free(s->offcpu, true);
+		kp_offcpu_free(s->offcpu);
 		s->offcpu = NULL;
 	}
 

@@ -5,15 +5,18 @@
  *
  * At every switch (tp_btf/sched_switch) it times the waits of the target
  * threads and adds each to its thread's running sum for the wait's class
- * (blocked or preempted) and kind; nothing is written per switch. Where a
- * target thread leaves the CPU and the per-CPU rate allows, it writes a
- * stack record (registers, kernel frames, a copy of the user stack) that
- * carries the class's sums since its previous stack: each sampled stack
- * stands for the waits of its class that follow it, as in the perf-record
- * path (profiler/offcpu.c). A thread's exit, and the end of the recording
- * (the task iterator), write what is left. The cost per switch is two
- * array lookups (task storage where a slot is taken) and a clock read;
- * the ring sees a few thousand
+ * (blocked or preempted) and kind: the exact totals, written only with
+ * other records. Where a target thread leaves the CPU, the wait is chosen
+ * with a chance fixed before its length is known (1 while the CPU's
+ * token bucket has credit, else the bucket's rate over the CPU's recent
+ * switch rate); a chosen wait has its stack record written then
+ * (registers, kernel frames, a copy of the user stack) and its own time
+ * when it ends, which kprof charges to that stack divided by the chance:
+ * an unbiased estimate of each stack's waiting time (docs/offcpu.md,
+ * "Which waits have a stack"). A thread's exit, and the end of the
+ * recording (the task iterator), write what is left. The cost per switch
+ * is two array lookups (task storage where a slot is taken), a clock read
+ * and, past the bucket, a random number; the ring sees a few thousand
  * records a second at most.
  *
  * Task fields are read by direct loads, which the verifier allows on the
@@ -63,11 +66,12 @@ struct kp_bpf_live live = {};
 struct thread {
 	__u64 tid;   /* whose slot this is (0: free; 64 bits for the BPF
 		      * compare-and-swap); unused in task storage */
-	__u8 target; /* TARGET_* */
-	__u8 kind;   /* of the open wait */
+	__u8 target;	 /* TARGET_* */
+	__u8 kind;	 /* of the open wait */
 	__u8 cls;
-	__u8 pad[5];
-	__u64 out_ns; /* off CPU since (0: on CPU, or not seen leaving) */
+	__u8 has_stack;	 /* the open wait's stack record was written */
+	__u32 chance;	 /* the open wait was chosen with this chance (0: not) */
+	__u64 out_ns;	 /* off CPU since (0: on CPU, or not seen leaving) */
 	struct kp_bpf_waits w[KP_BPF_NCLASSES];
 };
 
@@ -159,6 +163,7 @@ static __always_inline void thread_init(struct thread *th, __u8 target)
 {
 	th->target = target;
 	th->out_ns = 0;
+	th->chance = 0;
 	__builtin_memset(th->w, 0, sizeof(th->w));
 }
 
@@ -233,20 +238,47 @@ static __always_inline __u8 kind_of(struct task_struct *t, bool preempt)
 	return KP_BPF_OTHER; /* stopped, traced, idle, parked */
 }
 
-/* May this CPU write one more stack now? A token bucket of stack_cost_ns
- * a stack, refilled with time, holding stack_burst_ns. */
-static __always_inline bool stack_allowed(struct kp_bpf_cpu *b, __u64 now)
+/* The chance that the wait beginning now on this CPU has its stack, fixed
+ * before its length is known (KP_BPF_P_ONE: 1), drawn; 0: not chosen.
+ * A token bucket of stack_cost_ns a stack, refilled with time, holding
+ * stack_burst_ns: while it has credit, every wait (chance 1). Past it, the
+ * bucket's rate over this CPU's recent rate of switches out (a moving
+ * average of the gaps between them), so that the stacks stay near the
+ * bucket's rate; each one chosen takes its cost from the credit, which
+ * may go below 0. */
+static __always_inline __u32 draw(struct kp_bpf_cpu *b, __u64 now)
 {
-	if (!config.stack_cost_ns)
-		return true;
-	b->credit_ns += now - b->last_ns;
+	__u64 gap, p;
+	__s64 cost = (__s64)config.stack_cost_ns;
+
+	if (!cost)
+		return KP_BPF_P_ONE;
+	gap = now - b->last_ns;
 	b->last_ns = now;
-	if (b->credit_ns > config.stack_burst_ns)
-		b->credit_ns = config.stack_burst_ns;
-	if (b->credit_ns < config.stack_cost_ns)
-		return false;
-	b->credit_ns -= config.stack_cost_ns;
-	return true;
+	if (gap > config.stack_burst_ns)
+		gap = config.stack_burst_ns;
+	b->credit_ns += (__s64)gap;
+	if (b->credit_ns > (__s64)config.stack_burst_ns)
+		b->credit_ns = (__s64)config.stack_burst_ns;
+	/* the rate, from gaps no longer than a stack's cost (a quiet stretch
+	 * leaves credit enough for chance 1) */
+	if (gap > (__u64)cost)
+		gap = (__u64)cost;
+	b->gap_ns = b->gap_ns - b->gap_ns / 8 + gap / 8;
+	if (b->credit_ns >= cost) {
+		b->credit_ns -= cost;
+		return KP_BPF_P_ONE;
+	}
+	p = b->gap_ns * KP_BPF_P_ONE / (__u64)cost;
+	if (p < 1)
+		p = 1;
+	if (p > KP_BPF_P_ONE)
+		p = KP_BPF_P_ONE;
+	if ((bpf_get_prandom_u32() & (KP_BPF_P_ONE - 1)) >= p)
+		return 0;
+	if (b->credit_ns > -(__s64)config.stack_burst_ns)
+		b->credit_ns -= cost;
+	return (__u32)p;
 }
 
 static __always_inline void head(struct kp_bpf_rec_head *h, __u32 type, __u32 size,
@@ -271,9 +303,10 @@ static __always_inline void submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-/* The stack where prev leaves the CPU, with the waits its class held
- * since the previous one. Nothing changes when the ring is full: the
- * waits stay with the previous stack. */
+/* The stack where prev leaves the CPU for a chosen wait, with the exact
+ * sums its class held since its previous record. When the ring is full
+ * the sums stay, and the wait's time is charged without its stack
+ * (counted). */
 static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct task_struct *prev,
 					struct thread *th, __u64 now, __u8 kind, __u8 cls)
 {
@@ -287,6 +320,8 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 		c->stats[KP_BPF_ST_LOST]++;
 		return;
 	}
+	th->has_stack = 1;
+	r->chance = th->chance;
 	__builtin_memcpy(&r->flushed, &th->w[cls & 1], sizeof(r->flushed));
 	__builtin_memset(&th->w[cls & 1], 0, sizeof(th->w[0]));
 	r->kind = kind;
@@ -326,6 +361,28 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 	submit(r);
 }
 
+_Static_assert(sizeof(struct kp_bpf_chosen_rec) <= sizeof(struct kp_bpf_waits_rec),
+	       "the iterator builds either record in scratch");
+
+/* A chosen wait of t ended at now after ns: its time, for its stack. */
+static __always_inline void write_chosen(struct task_struct *t, struct thread *th, __u64 now,
+					 __u64 ns)
+{
+	struct kp_bpf_chosen_rec *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+
+	if (!r) {
+		count(KP_BPF_ST_LOST_CHOSEN, 1);
+		return;
+	}
+	head(&r->h, KP_BPF_REC_CHOSEN, sizeof(*r), t, now, th->cls);
+	r->ns = ns;
+	r->chance = th->chance;
+	r->kind = th->kind;
+	r->has_stack = th->has_stack;
+	r->pad = 0;
+	submit(r);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -348,10 +405,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		th->out_ns = now;
 		th->kind = kind;
 		th->cls = cls;
-		if (stack_allowed(c, now))
+		th->has_stack = 0;
+		th->chance = draw(c, now);
+		if (th->chance) {
+			c->stats[KP_BPF_ST_CHOSEN]++;
 			write_stack(ctx, c, prev, th, now, kind, cls);
-		else
+		} else {
 			c->stats[KP_BPF_ST_RATE]++;
+		}
 	}
 	th = thread_state(next, false, false);
 	if (th && th->out_ns) {
@@ -365,7 +426,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		} else if (k < KP_BPF_NKINDS) {
 			w->ns[k] += ns;
 			w->n[k]++;
+			if (th->chance)
+				write_chosen(next, th, now, ns);
 		}
+		th->chance = 0;
 	}
 	return 0;
 }
@@ -449,13 +513,27 @@ int flush_all(struct bpf_iter__task *ctx)
 		return 0;
 	if (th->out_ns && live.end_ns > th->out_ns) {
 		__u32 k = th->kind;
+		__u64 ns = live.end_ns - th->out_ns;
 
 		if (k < KP_BPF_NKINDS) {
-			th->w[th->cls & 1].ns[k] += live.end_ns - th->out_ns;
+			th->w[th->cls & 1].ns[k] += ns;
 			th->w[th->cls & 1].n[k]++;
 		}
 		th->out_ns = 0;
 		count(KP_BPF_ST_OPEN, 1);
+		if (th->chance && k < KP_BPF_NKINDS && ns >= config.min_wait_ns) {
+			struct kp_bpf_chosen_rec *cr = (void *)r;
+
+			/* the scratch record is big enough for either */
+			head(&cr->h, KP_BPF_REC_CHOSEN, sizeof(*cr), t, live.end_ns, th->cls);
+			cr->ns = ns;
+			cr->chance = th->chance;
+			cr->kind = k;
+			cr->has_stack = th->has_stack;
+			cr->pad = 0;
+			bpf_seq_write(ctx->meta->seq, cr, sizeof(*cr));
+		}
+		th->chance = 0;
 	}
 	for (c = 0; c < KP_BPF_NCLASSES; c++) {
 		if (!sum_n(&th->w[c]))

@@ -21,9 +21,9 @@ struct stack {
 };
 
 struct thread {
-	struct stack staged; /* sampled, its SWITCH out record not seen yet */
+	struct stack staged;		 /* sampled, its SWITCH out record not seen yet */
 	struct stack by_class[NCLASSES]; /* the last sampled at a switch of each class */
-	struct stack chosen; /* BPF: a chosen wait's stack, its time not yet seen */
+	struct stack chosen;		 /* BPF: a chosen wait's stack, its time not yet seen */
 	uint64_t out_time;
 	double open_weight; /* what the open wait's time is multiplied by (0: not charged) */
 	pid_t pid, tid;
@@ -163,8 +163,7 @@ static void wait_values(const struct kp_offcpu *o, uint64_t ns, bool fresh, kp_c
 
 /* Charges a wait of ns nanoseconds, multiplied by weight (what the
  * sampling made it stand for), to st under the marker of kind. */
-static void charge(struct kp_offcpu *o, struct stack *st, unsigned kind, uint64_t ns,
-		   double weight)
+static void charge(struct kp_offcpu *o, struct stack *st, unsigned kind, uint64_t ns, double weight)
 {
 	kp_count values[KP_PROFILE_MAX_VALUES];
 	double est = (double)ns * weight;
@@ -301,8 +300,8 @@ void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, s
 	t->chosen.placeholder = false;
 }
 
-void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted,
-			   unsigned kind, uint64_t ns, double weight, bool has_stack)
+void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted, unsigned kind,
+			   uint64_t ns, double weight, bool has_stack)
 {
 	struct thread *t;
 	struct stack *st;

@@ -95,8 +95,8 @@ void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, s
  * to KP_OFFCPU_MAX_PERIOD; others are refused) to the stack set for it,
  * or, without one (!has_stack: the ring could not take it), under "[no
  * stack sampled]", counted. */
-void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted,
-			   unsigned kind, uint64_t ns, double weight, bool has_stack);
+void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted, unsigned kind,
+			   uint64_t ns, double weight, bool has_stack);
 /* Thread tid exited (its EXIT record): a switch out after it is no wait. */
 void kp_offcpu_exit(struct kp_offcpu *o, pid_t tid);
 /* Forgets thread tid (a round after its exit), adding what it holds. */

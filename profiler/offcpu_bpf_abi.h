@@ -12,8 +12,8 @@
 
 /* Record types, above perf's (PERF_RECORD_USER_TYPE_START is 64): the
  * records join the perf records in the session's time-ordered queue. */
-#define KP_BPF_REC_STACK 0x4b01 /* a stack sampled where a thread went off CPU */
-#define KP_BPF_REC_WAITS 0x4b02 /* a thread's waits, at its exit or the end */
+#define KP_BPF_REC_STACK  0x4b01 /* a stack sampled where a thread went off CPU */
+#define KP_BPF_REC_WAITS  0x4b02 /* a thread's waits, at its exit or the end */
 #define KP_BPF_REC_CHOSEN 0x4b03 /* a chosen wait's own time, where it ended */
 
 /* The wait's class (blocked or preempted: the exact sums are kept by
@@ -122,15 +122,15 @@ struct kp_bpf_live {
 
 /* Per-CPU counters (the cpu map's stats), summed by kprof. */
 enum {
-	KP_BPF_ST_SHORT = 0,  /* waits under --min-wait (left out) */
-	KP_BPF_ST_STACKS,     /* stacks written */
-	KP_BPF_ST_RATE,	      /* switches out whose stack the rate left out */
-	KP_BPF_ST_LOST,	      /* stacks the full ring left out (waits kept) */
-	KP_BPF_ST_LOST_WAITS, /* exit records the full ring lost: their waits */
-	KP_BPF_ST_LOST_NS,    /* and their time */
-	KP_BPF_ST_OPEN,	      /* waits still open at the end */
-	KP_BPF_ST_UNPAIRED,   /* a switch out with a wait open: its end unseen */
-	KP_BPF_ST_CHOSEN,     /* switches out chosen (their stack written or not) */
+	KP_BPF_ST_SHORT = 0,   /* waits under --min-wait (left out) */
+	KP_BPF_ST_STACKS,      /* stacks written */
+	KP_BPF_ST_RATE,	       /* switches out whose stack the rate left out */
+	KP_BPF_ST_LOST,	       /* stacks the full ring left out (waits kept) */
+	KP_BPF_ST_LOST_WAITS,  /* exit records the full ring lost: their waits */
+	KP_BPF_ST_LOST_NS,     /* and their time */
+	KP_BPF_ST_OPEN,	       /* waits still open at the end */
+	KP_BPF_ST_UNPAIRED,    /* a switch out with a wait open: its end unseen */
+	KP_BPF_ST_CHOSEN,      /* switches out chosen (their stack written or not) */
 	KP_BPF_ST_LOST_CHOSEN, /* chosen waits whose time the full ring lost */
 	KP_BPF_NSTATS
 };

@@ -66,12 +66,12 @@ struct kp_bpf_live live = {};
 struct thread {
 	__u64 tid;   /* whose slot this is (0: free; 64 bits for the BPF
 		      * compare-and-swap); unused in task storage */
-	__u8 target;	 /* TARGET_* */
-	__u8 kind;	 /* of the open wait */
+	__u8 target; /* TARGET_* */
+	__u8 kind;   /* of the open wait */
 	__u8 cls;
-	__u8 has_stack;	 /* the open wait's stack record was written */
-	__u32 chance;	 /* the open wait was chosen with this chance (0: not) */
-	__u64 out_ns;	 /* off CPU since (0: on CPU, or not seen leaving) */
+	__u8 has_stack; /* the open wait's stack record was written */
+	__u32 chance;	/* the open wait was chosen with this chance (0: not) */
+	__u64 out_ns;	/* off CPU since (0: on CPU, or not seen leaving) */
 	struct kp_bpf_waits w[KP_BPF_NCLASSES];
 };
 

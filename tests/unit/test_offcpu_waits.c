@@ -43,8 +43,7 @@ static struct kp_offcpu *setup(bool wall, uint64_t min_wait_ns)
 
 /* A stack sampled on tid standing for period switches: [a, leaf], raw
  * record with prev_state state at offset 8 (or none when state < 0). */
-static void stack_period(struct kp_offcpu *o, pid_t tid, uint32_t leaf, long state,
-			 uint64_t period)
+static void stack_period(struct kp_offcpu *o, pid_t tid, uint32_t leaf, long state, uint64_t period)
 {
 	uint32_t locs[2] = {loc_a, leaf};
 	struct kp_profile_root root = {.comm = kp_profile_intern(prof, "prog", 4)};

@@ -357,8 +357,9 @@ int main(int argc, char **argv)
 		sleep_kprof(atof(argv[2]));
 		KEEP_CALL();
 	} else {
-		fprintf(stderr, "usage: offcpu phases DIR | exact DIR | sleep SECONDS | mix THREADS "
-				"SECONDS LONG_US SHORT_US NSHORT\n");
+		fprintf(stderr,
+			"usage: offcpu phases DIR | exact DIR | sleep SECONDS | mix THREADS "
+			"SECONDS LONG_US SHORT_US NSHORT\n");
 		return 2;
 	}
 	account_print("main", all);

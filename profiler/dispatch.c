@@ -22,8 +22,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A stack where a thread left the CPU: for the wait that begins there,
- * standing for `period` switches (the frequency mode's, at a storm). */
+/* A stack where a thread left the CPU: for the wait that begins there. */
 static void switch_sample(struct kp_session *s, const struct kp_sample *smp)
 {
 	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
@@ -33,8 +32,7 @@ static void switch_sample(struct kp_session *s, const struct kp_sample *smp)
 	if (!s->offcpu || smp->tid == 0)
 		return;
 	n = kp_sample_switch_stack(s, smp, locs, &root);
-	kp_offcpu_stack(s->offcpu, (pid_t)smp->tid, locs, n, &root, smp->raw, smp->raw_size,
-			smp->period);
+	kp_offcpu_stack(s->offcpu, (pid_t)smp->tid, locs, n, &root, smp->raw, smp->raw_size);
 }
 
 /* The side-band of every task (BPF --off-cpu of a command or -p): only

@@ -17,7 +17,6 @@ struct stack {
 	bool valid;
 	bool placeholder; /* no stack sampled yet: "[no stack sampled]" */
 	bool fresh;	  /* not yet counted as a sample */
-	double weight;	  /* the waits a sampled one stands for: its period */
 };
 
 struct thread {
@@ -26,6 +25,8 @@ struct thread {
 	struct stack chosen;		 /* BPF: a chosen wait's stack, its time not yet seen */
 	uint64_t out_time;
 	double open_weight; /* what the open wait's time is multiplied by (0: not charged) */
+	uint64_t skipped;   /* switches out left unsampled by the frequency mode since
+			     * the thread's last sample, which its next one stands for */
 	pid_t pid, tid;
 	bool pending; /* switched out, not yet in */
 	bool preempt;
@@ -40,6 +41,13 @@ struct kp_offcpu {
 	size_t nthreads, cap;
 	size_t *free_slots;
 	size_t nfree, free_cap;
+	/* the sampling's changes of mode not yet reached by the records */
+	struct {
+		uint64_t time;
+		bool storm;
+	} * modes;
+	size_t nmodes, modes_cap;
+	bool storm; /* the mode at the records' time */
 	uint32_t markers[KP_WAIT_NKINDS];
 	uint32_t no_stack; /* the location "[no stack sampled]" */
 };
@@ -125,13 +133,12 @@ static void stack_copy(struct stack *dst, const struct stack *src)
 	dst->kind = src->kind;
 	dst->valid = src->valid;
 	dst->fresh = src->fresh;
-	dst->weight = src->weight;
 	dst->placeholder = false;
 }
 
 void kp_offcpu_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_t n,
 		     const struct kp_profile_root *root, const unsigned char *raw,
-		     uint32_t raw_size, uint64_t period)
+		     uint32_t raw_size)
 {
 	struct thread *t;
 	struct stack *st;
@@ -143,9 +150,6 @@ void kp_offcpu_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_
 	st = &t->staged;
 	stack_fill(st, locs, n, root);
 	st->kind = (uint8_t)kind_of_state(o, raw, raw_size);
-	/* the kernel's frequency mode says how many switches the sample
-	 * stands for; a period the record cannot honestly claim is 1 */
-	st->weight = period && period <= KP_OFFCPU_MAX_PERIOD ? (double)period : 1;
 }
 
 /* The values of one wait of ns nanoseconds (profile/wait.h's types). */
@@ -200,7 +204,6 @@ static void placeholder_stack(struct kp_offcpu *o, const struct thread *t, struc
 	st->kind = t->preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
 	st->valid = st->placeholder = true;
 	st->fresh = false;
-	st->weight = 1;
 }
 
 /* A wait of thread t ended at end (the thread came back, or the recording
@@ -229,17 +232,41 @@ static void end_wait(struct kp_offcpu *o, struct thread *t, uint64_t end)
 	charge(o, st, st->kind, ns, t->open_weight);
 }
 
+void kp_offcpu_sampling(struct kp_offcpu *o, uint64_t time, bool storm)
+{
+	kp_xgrow(&o->modes, &o->modes_cap, o->nmodes + 1, sizeof(*o->modes));
+	o->modes[o->nmodes].time = time;
+	o->modes[o->nmodes].storm = storm;
+	o->nmodes++;
+}
+
+/* The sampling's mode at time: the changes up to it applied. */
+static bool storm_at(struct kp_offcpu *o, uint64_t time)
+{
+	size_t i = 0;
+
+	while (i < o->nmodes && o->modes[i].time <= time)
+		o->storm = o->modes[i++].storm;
+	if (i) {
+		memmove(o->modes, o->modes + i, (o->nmodes - i) * sizeof(*o->modes));
+		o->nmodes -= i;
+	}
+	return o->storm;
+}
+
 void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out,
 		      bool preempt)
 {
 	struct thread *t;
 	struct stack *st;
+	bool storm;
 
 	if (tid == 0)
 		return; /* the idle task */
 	t = thread_of(o, tid, out);
 	if (!t || t->dead)
 		return; /* in, never seen out: off CPU since before the recording */
+	storm = storm_at(o, time);
 	if (!out) {
 		if (t->pending)
 			end_wait(o, t, time);
@@ -254,18 +281,24 @@ void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, 
 	st = &t->by_class[preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
 	if (t->staged.valid) {
 		/* the sample taken at this switch (just before its record): the
-		 * wait's own stack, its time to count `period` times */
+		 * wait's own stack, its time counted for itself and for the
+		 * switches the frequency mode left out since the thread's last
+		 * sample (what the sample's period should say, and in practice
+		 * does not: docs/offcpu.md) */
 		if (t->staged.kind == KP_WAIT_NKINDS ||
 		    (t->staged.kind == KP_WAIT_PREEMPTED) != preempt)
 			t->staged.kind = preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
 		stack_copy(st, &t->staged);
 		t->staged.valid = false;
-		t->open_weight = st->weight;
+		t->open_weight = 1 + (double)t->skipped;
+		t->skipped = 0;
 		return;
 	}
 	o->st.unsampled++;
-	if (st->valid && st->weight > 1) {
-		/* the frequency mode left it out: the samples' periods count it */
+	if (storm) {
+		/* the frequency mode left it out: the thread's next sample
+		 * counts it */
+		t->skipped++;
 		t->open_weight = 0;
 		return;
 	}
@@ -375,5 +408,6 @@ void kp_offcpu_free(struct kp_offcpu *o)
 	kp_u64map_fini(&o->index);
 	free(o->threads);
 	free(o->free_slots);
+	free(o->modes);
 	free(o);
 }

@@ -7,11 +7,12 @@
  * kernel's "preempted" flag) and later in. A wait is the time from one to
  * the other, exact whatever the sampling: the totals count every wait.
  * The stacks come from the switch event, which samples every switch at
- * low rates and, in a storm, the kernel's frequency mode: a sample then
- * stands for `period` switches (its PERF_SAMPLE_PERIOD). A sampled wait
- * is charged to its own stack, its time multiplied by that period; an
- * unsampled one is charged nothing, so each stack's expected share is
- * its share of the waiting (docs/offcpu.md, "Which waits have a stack").
+ * low rates and, in a storm, the kernel's frequency mode. A sampled wait
+ * is charged to its own stack, its time multiplied by the switches the
+ * sample stands for: its own and those of its thread the frequency mode
+ * left out since the thread's previous sample, which are charged nothing
+ * themselves; so each stack's expected share is its share of the waiting
+ * (docs/offcpu.md, "Which waits have a stack").
  * A switch whose sample the kernel dropped while every switch was sampled
  * goes on the last stack of its class, counted.
  *
@@ -33,7 +34,7 @@
 
 #include "profile/profile.h"
 
-/* The most a sample's period (or 1 / a chance) may make one wait count. */
+/* The most 1 / a chance may make one wait count. */
 #define KP_OFFCPU_MAX_PERIOD (1u << 24)
 
 struct kp_offcpu_opts {
@@ -72,13 +73,12 @@ struct kp_offcpu *kp_offcpu_new(const struct kp_offcpu_opts *o);
 void kp_offcpu_free(struct kp_offcpu *o);
 
 /* A stack sampled where thread tid left a CPU: locs[0..n) root first (of
- * the profile, copied), its root, the sample's raw record (may be NULL)
- * and its period (the switches it stands for; 0 or above
- * KP_OFFCPU_MAX_PERIOD: 1). It is the stack of the wait that begins at
- * the thread's next switch out record. */
+ * the profile, copied), its root and the sample's raw record (may be
+ * NULL). It is the stack of the wait that begins at the thread's next
+ * switch out record. */
 void kp_offcpu_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_t n,
 		     const struct kp_profile_root *root, const unsigned char *raw,
-		     uint32_t raw_size, uint64_t period);
+		     uint32_t raw_size);
 /* Thread (pid, tid) switched out (out) or in at time (ns). */
 void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out,
 		      bool preempt);
@@ -97,6 +97,12 @@ void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, s
  * stack sampled]", counted. */
 void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted, unsigned kind,
 			   uint64_t ns, double weight, bool has_stack);
+/* From time on (ns; records come in time order, later), the switch event
+ * samples in the kernel's frequency mode (storm) or every switch: a switch
+ * out without its sample is then one the mode left out (charged nothing:
+ * the thread's next sample counts it), or one the kernel dropped (on the
+ * last stack of its class, counted). Every switch until told otherwise. */
+void kp_offcpu_sampling(struct kp_offcpu *o, uint64_t time, bool storm);
 /* Thread tid exited (its EXIT record): a switch out after it is no wait. */
 void kp_offcpu_exit(struct kp_offcpu *o, pid_t tid);
 /* Forgets thread tid (a round after its exit), adding what it holds. */

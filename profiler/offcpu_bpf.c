@@ -86,9 +86,6 @@ static int set_rodata(struct bpf_object *obj, const struct kp_offcpu_bpf_opts *o
 		r->stack_cost_ns = 1000000000ULL / o->switch_freq;
 		if (!r->stack_cost_ns)
 			r->stack_cost_ns = 1;
-		/* a tenth of a second's stacks at once, as the perf path's
-		 * windows allow */
-		r->stack_burst_ns = r->stack_cost_ns * (o->switch_freq / 10 + 1);
 	}
 	r->wakeup_bytes = ring / 4;
 	return 0;

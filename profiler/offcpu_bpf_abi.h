@@ -108,9 +108,8 @@ struct kp_bpf_config {
 	__u8 copy_stack; /* -g auto, dwarf: a copy of the user stack */
 	__u8 pad[4];
 	__u64 min_wait_ns;
-	__u64 stack_cost_ns;  /* 1e9 / stacks a second a CPU; 0: every switch */
-	__u64 stack_burst_ns; /* the most credit a CPU saves up */
-	__u64 wakeup_bytes;   /* wake kprof when the ring holds this much */
+	__u64 stack_cost_ns; /* 1e9 / stacks a second a CPU; 0: every switch */
+	__u64 wakeup_bytes;  /* wake kprof when the ring holds this much */
 };
 
 /* What kprof changes while the program runs (its .bss). */
@@ -135,13 +134,11 @@ enum {
 	KP_BPF_NSTATS
 };
 
-/* Per CPU, in one lookup a switch (the cpu map): the stack rate's credit
- * (below 0 after draws beyond it), the time of the last switch out of a
- * target, the recent gap between those (a moving average), and the
- * counters. */
+/* Per CPU, in one lookup a switch (the cpu map): the current window of
+ * the switch rate (its start and switches out of targets so far), the
+ * recent gap between those switches, and the counters. */
 struct kp_bpf_cpu {
-	__s64 credit_ns;
-	__u64 last_ns, gap_ns;
+	__u64 win_start, win_n, gap_ns;
 	__u64 stats[KP_BPF_NSTATS];
 };
 

@@ -637,6 +637,9 @@ static void bound_stacks(struct kp_session *s)
 	t = elapsed(s);
 	if (!s->storm && s->window_switches > s->stack_budget) {
 		s->storm = true;
+		/* from now, a switch out without its sample is one the
+		 * frequency mode left out, which its samples' periods count */
+		kp_offcpu_sampling(s->offcpu, now_ns(), true);
 		kp_evlist_enable_extra(&s->ev, 1, true);
 		kp_evlist_enable_extra(&s->ev, 0, false);
 	}
@@ -646,6 +649,7 @@ static void bound_stacks(struct kp_session *s)
 		s->storm = false;
 		kp_evlist_enable_extra(&s->ev, 0, true);
 		kp_evlist_enable_extra(&s->ev, 1, false);
+		kp_offcpu_sampling(s->offcpu, now_ns(), false);
 	} else if (s->storm && s->window_switches > s->stack_budget) {
 		s->st.storm_windows++;
 	}

@@ -240,44 +240,46 @@ static __always_inline __u8 kind_of(struct task_struct *t, bool preempt)
 
 /* The chance that the wait beginning now on this CPU has its stack, fixed
  * before its length is known (KP_BPF_P_ONE: 1), drawn; 0: not chosen.
- * A token bucket of stack_cost_ns a stack, refilled with time, holding
- * stack_burst_ns: while it has credit, every wait (chance 1). Past it, the
- * bucket's rate over this CPU's recent rate of switches out (a moving
- * average of the gaps between them), so that the stacks stay near the
- * bucket's rate; each one chosen takes its cost from the credit, which
- * may go below 0. */
+ * It is the rate --switch-freq allows a CPU (one stack each
+ * stack_cost_ns) over this CPU's rate of switches out of targets, at most
+ * 1: below that rate every wait has its stack, above it the stacks stay
+ * near it. The rate is measured over windows of WINDOW_NS or
+ * WINDOW_SWITCHES, whichever ends first, and one chance holds for a whole
+ * window: all the waits of a storm have about the same chance, where a
+ * chance that swung low after each burst of short waits would leave the
+ * long ones after it with a low one (the variance of the estimate grows
+ * with 1 / chance). A faster rate is taken at once (a storm's first
+ * window stacks WINDOW_SWITCHES at most), a slower one over a few
+ * windows; no window counts slower than one stack's cost a switch. */
+#define WINDOW_NS	50000000
+#define WINDOW_SWITCHES 256
+
 static __always_inline __u32 draw(struct kp_bpf_cpu *b, __u64 now)
 {
-	__u64 gap, p;
-	__s64 cost = (__s64)config.stack_cost_ns;
+	__u64 cost = config.stack_cost_ns, gap, p;
 
 	if (!cost)
 		return KP_BPF_P_ONE;
-	gap = now - b->last_ns;
-	b->last_ns = now;
-	if (gap > config.stack_burst_ns)
-		gap = config.stack_burst_ns;
-	b->credit_ns += (__s64)gap;
-	if (b->credit_ns > (__s64)config.stack_burst_ns)
-		b->credit_ns = (__s64)config.stack_burst_ns;
-	/* the rate, from gaps no longer than a stack's cost (a quiet stretch
-	 * leaves credit enough for chance 1) */
-	if (gap > (__u64)cost)
-		gap = (__u64)cost;
-	b->gap_ns = b->gap_ns - b->gap_ns / 8 + gap / 8;
-	if (b->credit_ns >= cost) {
-		b->credit_ns -= cost;
-		return KP_BPF_P_ONE;
+	if (!b->gap_ns) {
+		b->gap_ns = cost;
+		b->win_start = now;
 	}
-	p = b->gap_ns * KP_BPF_P_ONE / (__u64)cost;
+	b->win_n++;
+	if (now - b->win_start >= WINDOW_NS || b->win_n >= WINDOW_SWITCHES) {
+		gap = (now - b->win_start) / b->win_n;
+		if (gap > cost)
+			gap = cost;
+		b->gap_ns = gap < b->gap_ns ? gap : (b->gap_ns + gap) / 2;
+		b->win_start = now;
+		b->win_n = 0;
+	}
+	p = b->gap_ns * KP_BPF_P_ONE / cost;
 	if (p < 1)
 		p = 1;
-	if (p > KP_BPF_P_ONE)
-		p = KP_BPF_P_ONE;
+	if (p >= KP_BPF_P_ONE)
+		return KP_BPF_P_ONE;
 	if ((bpf_get_prandom_u32() & (KP_BPF_P_ONE - 1)) >= p)
 		return 0;
-	if (b->credit_ns > -(__s64)config.stack_burst_ns)
-		b->credit_ns -= cost;
 	return (__u32)p;
 }
 

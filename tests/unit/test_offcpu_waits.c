@@ -1,6 +1,7 @@
 /* Off-CPU waits from switch records and sampled stacks (profiler/offcpu.h):
- * which stack a wait goes on and what it is charged (its time times its
- * sample's period; a chosen wait's time over its chance), its kind, and
+ * which stack a wait goes on and what it is charged (its time times the
+ * switches its sample stands for; a chosen wait's time over its chance),
+ * its kind, and
  * what happens when records are lost, out of order, or a thread exits. */
 #include <stdint.h>
 #include <string.h>
@@ -41,9 +42,9 @@ static struct kp_offcpu *setup(bool wall, uint64_t min_wait_ns)
 	return kp_offcpu_new(&o);
 }
 
-/* A stack sampled on tid standing for period switches: [a, leaf], raw
- * record with prev_state state at offset 8 (or none when state < 0). */
-static void stack_period(struct kp_offcpu *o, pid_t tid, uint32_t leaf, long state, uint64_t period)
+/* A stack sampled on tid: [a, leaf], raw record with prev_state state
+ * at offset 8 (or none when state < 0). */
+static void stack(struct kp_offcpu *o, pid_t tid, uint32_t leaf, long state)
 {
 	uint32_t locs[2] = {loc_a, leaf};
 	struct kp_profile_root root = {.comm = kp_profile_intern(prof, "prog", 4)};
@@ -51,13 +52,7 @@ static void stack_period(struct kp_offcpu *o, pid_t tid, uint32_t leaf, long sta
 	uint64_t st = (uint64_t)state;
 
 	memcpy(raw + 8, &st, 8);
-	kp_offcpu_stack(o, tid, locs, 2, &root, state < 0 ? NULL : raw, 16, period);
-}
-
-/* The same, sampled at every switch (period 1). */
-static void stack(struct kp_offcpu *o, pid_t tid, uint32_t leaf, long state)
-{
-	stack_period(o, tid, leaf, state, 1);
+	kp_offcpu_stack(o, tid, locs, 2, &root, state < 0 ? NULL : raw, 16);
 }
 
 /* The value v of the sample whose stack ends in (leaf, marker), 0 if none. */
@@ -106,38 +101,46 @@ static void test_attribution(void)
 	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: uninterruptible]", 0), 1000);
 }
 
-/* At a storm (the frequency mode) a sample stands for its period's
- * switches: its wait is charged its own time times the period, and a
- * switch without a sample is charged nothing (the periods count it), not
- * put on the previous stack. The totals stay exact. */
-static void test_period(void)
+/* At a storm (the frequency mode) a switch without a sample is charged
+ * nothing, not put on the previous stack: the thread's next sample stands
+ * for it, its own wait charged its own time times 1 + the switches left
+ * out since the thread's previous sample. When every switch is sampled
+ * again, one without is a drop, on the last stack. The totals stay
+ * exact. */
+static void test_storm(void)
 {
 	struct kp_offcpu *o = setup(false, 0);
 	const struct kp_offcpu_stats *st;
 
-	stack_period(o, 7, loc_b, 1, 5);
+	kp_offcpu_sampling(o, 50, true);
+	kp_offcpu_sampling(o, 1600, false);
+	stack(o, 7, loc_b, 1);
 	kp_offcpu_switch(o, 7, 7, 100, true, false);
 	kp_offcpu_switch(o, 7, 7, 200, false, false);
 	kp_offcpu_switch(o, 7, 7, 300, true, false); /* not sampled */
 	kp_offcpu_switch(o, 7, 7, 1300, false, false);
-	stack_period(o, 7, loc_c, 1, 3);
+	kp_offcpu_switch(o, 7, 7, 1320, true, true); /* not sampled, preempted */
+	kp_offcpu_switch(o, 7, 7, 1330, false, false);
+	stack(o, 7, loc_c, 1); /* for itself and the two before */
 	kp_offcpu_switch(o, 7, 7, 1400, true, false);
 	kp_offcpu_switch(o, 7, 7, 1410, false, false);
-	/* a period no kernel gives is taken as 1 */
-	stack_period(o, 7, loc_a, 1, (uint64_t)KP_OFFCPU_MAX_PERIOD + 1);
+	stack(o, 7, loc_a, 1); /* for itself */
 	kp_offcpu_switch(o, 7, 7, 1500, true, false);
 	kp_offcpu_switch(o, 7, 7, 1502, false, false);
+	/* every switch sampled again: this one's sample was dropped */
+	kp_offcpu_switch(o, 7, 7, 1700, true, false);
+	kp_offcpu_switch(o, 7, 7, 1705, false, false);
 	st = kp_offcpu_stats(o);
-	CHECK_EQ_INT(st->waits, 4);
-	CHECK_EQ_INT(st->ns, 1112);
-	CHECK_EQ_INT(st->charged, 3);
-	CHECK_EQ_INT(st->charged_ns, 532);
-	CHECK_EQ_INT(st->unsampled, 1);
-	CHECK_EQ_INT(st->dropped, 0);
+	CHECK_EQ_INT(st->waits, 6);
+	CHECK_EQ_INT(st->ns, 1127);
+	CHECK_EQ_INT(st->charged, 4);
+	CHECK_EQ_INT(st->charged_ns, 100 + 30 + 2 + 5);
+	CHECK_EQ_INT(st->unsampled, 3);
+	CHECK_EQ_INT(st->dropped, 1);
 	kp_offcpu_free(o);
-	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 500);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 100);
 	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: sleeping]", 0), 30);
-	CHECK_EQ_INT(value_of(loc_a, "[off-cpu: sleeping]", 0), 2);
+	CHECK_EQ_INT(value_of(loc_a, "[off-cpu: sleeping]", 0), 7);
 }
 
 /* Preempted waits keep to preempted stacks; one with none yet goes under
@@ -300,5 +303,5 @@ static void test_min_wait(void)
 	prof = NULL;
 }
 
-KP_TEST_MAIN(test_attribution, test_period, test_classes, test_bad_records, test_chosen,
+KP_TEST_MAIN(test_attribution, test_storm, test_classes, test_bad_records, test_chosen,
 	     test_unbiased, test_min_wait)

@@ -5,15 +5,17 @@
  * stack, its time and chance, the exact sums. Whatever the sequence: what
  * reaches the profile is exactly what the statistics say was charged, no
  * thread has more waiting time than the span of the times it was given
- * (waits never overlap), nothing is charged more than the largest period
- * or 1 / chance allows, and nothing leaks.
+ * (waits never overlap), a wait is charged at most for itself and the
+ * switches before it, a chosen one exactly its time over its chance, and
+ * nothing leaks.
  *
  * Input: byte 0 (bit 0: --wall's values, bit 1: a minimum wait of 100),
  * then 4 bytes an operation: the kind (stack, out, preempted out, in,
- * exit, forget, finish, a chosen stack, a chosen wait, exact sums), the
- * thread (1 to 4), a time step (-32 to 223 after the previous time), and
- * the stack's leaf, its prev_state and period, or the chosen wait's kind,
- * weight and whether it has its stack. */
+ * exit, forget, finish, a chosen stack, a chosen wait, exact sums, the
+ * sampling's mode), the thread (1 to 4), a time step (-32 to 223 after
+ * the previous time), and the stack's leaf and its prev_state, the
+ * chosen wait's kind, weight and whether it has its stack, or the
+ * mode. */
 #include <stdbool.h>
 
 #include "fuzz.h"
@@ -57,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	o = kp_offcpu_new(&opts);
 	while (in.n >= 4) {
-		uint8_t op = fuzz_byte(&in) % 10, arg;
+		uint8_t op = fuzz_byte(&in) % 11, arg;
 		pid_t tid = (pid_t)(fuzz_byte(&in) % NTHREADS) + 1;
 		int step = (int)fuzz_byte(&in) - 32;
 
@@ -75,8 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			unsigned char raw[12] = {0};
 
 			raw[4] = (unsigned char)(arg >> 2);
-			kp_offcpu_stack(o, tid, locs, 2, &root, arg & 1 ? raw : NULL, sizeof(raw),
-					(uint64_t)(arg >> 5) << (arg & 2 ? 22 : 0));
+			kp_offcpu_stack(o, tid, locs, 2, &root, arg & 1 ? raw : NULL, sizeof(raw));
 			break;
 		}
 		case 7: {
@@ -108,6 +109,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			summed += (uint64_t)(step + 32);
 			break;
 		}
+		case 10:
+			kp_offcpu_sampling(o, t, arg & 1);
+			break;
 		case 1:
 		case 2:
 			kp_offcpu_switch(o, 1, tid, t, true, op == 2);
@@ -141,11 +145,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		total += values[off];
 	}
 	FUZZ_CHECK(total == charged);
-	/* the switch records' waits: exact, never overlapping, each charged at
-	 * most the largest period times; the chosen waits exactly their time
-	 * times their weight; the kernel's sums counted as they are */
+	/* the switch records' waits: exact, never overlapping, each charged
+	 * for itself and at most the switches out before it (fewer than the
+	 * operations); the chosen waits exactly their time times their weight;
+	 * the kernel's sums counted as they are */
 	FUZZ_CHECK(ns - summed <= (hi < lo ? 0 : NTHREADS * (hi - lo)));
-	FUZZ_CHECK(charged - chosen_ns <= (ns - summed) * KP_OFFCPU_MAX_PERIOD);
+	FUZZ_CHECK(charged - chosen_ns <= (ns - summed) * (size / 4 + 1));
 	kp_profile_free(prof);
 	return 0;
 }

@@ -8,22 +8,22 @@
  * (blocked or preempted) and kind: the exact totals, written only with
  * other records. Where a target thread leaves the CPU, the wait is chosen
  * with a chance fixed before its length is known (1 while the CPU's
- * token bucket has credit, else the bucket's rate over the CPU's recent
- * switch rate); a chosen wait has its stack record written then
+ * switches come no faster than --switch-freq allows, else that rate over
+ * the CPU's recent one: draw()); a chosen wait has its stack record written then
  * (registers, kernel frames, a copy of the user stack) and its own time
  * when it ends, which kprof charges to that stack divided by the chance:
  * an unbiased estimate of each stack's waiting time (docs/offcpu.md,
  * "Which waits have a stack"). A thread's exit, and the end of the
  * recording (the task iterator), write what is left. The cost per switch
  * is two array lookups (task storage where a slot is taken), a clock read
- * and, past the bucket, a random number; the ring sees a few thousand
+ * and, past --switch-freq, a random number; the ring sees a few thousand
  * records a second at most.
  *
  * Task fields are read by direct loads, which the verifier allows on the
- * tracepoints' BTF-typed pointers: no helper call at a switch. Only the
- * kernel fields it reads are declared, with CO-RE relocations,
- * so it builds without the kernel's headers and loads on any kernel with
- * BTF (5.15 on: bpf_task_pt_regs). */
+ * tracepoints' BTF-typed pointers: no helper call at a switch but the
+ * draw past --switch-freq. Only the kernel fields it reads are declared,
+ * with CO-RE relocations, so it builds without the kernel's headers and
+ * loads on any kernel with BTF (5.15 on: bpf_task_pt_regs). */
 #include <stdbool.h>
 #include <linux/types.h>
 #include <linux/bpf.h>

@@ -54,6 +54,21 @@ static void add_waits(struct kp_session *s, const struct kp_bpf_waits *w)
 	kp_offcpu_count_waits(s->offcpu, ns, n);
 }
 
+/* A chosen wait's own time, for its stack: its time over its chance
+ * (none: chance 0). A bad one is counted. */
+static void chosen(struct kp_session *s, const struct kp_bpf_rec_head *h,
+		   const struct kp_bpf_chosen *c)
+{
+	if (!c->chance)
+		return;
+	if (c->chance > KP_BPF_P_ONE || c->kind >= KP_BPF_NKINDS || c->cls >= KP_BPF_NCLASSES) {
+		s->st.bad_records++;
+		return;
+	}
+	kp_offcpu_chosen_wait(s->offcpu, (pid_t)h->pid, (pid_t)h->tid, c->cls == KP_BPF_PREEMPTED,
+			      c->kind, c->ns, (double)KP_BPF_P_ONE / c->chance, c->has_stack != 0);
+}
+
 /* A stack the BPF program took where a thread left a CPU for a chosen
  * wait, with the exact sums of its class since its previous record: as a
  * sample with the kernel's frames, the user registers and the stack copy
@@ -98,23 +113,21 @@ static void bpf_stack(struct kp_session *s, const struct perf_event_header *hdr)
 	smp.nr = n;
 	smp.ip = r->nkernel ? r->ips[0] : 0;
 	add_waits(s, &r->flushed);
+	/* the thread's previous chosen wait, for the stack this one replaces */
+	chosen(s, &r->h, &r->carried);
 	n = kp_sample_switch_stack(s, &smp, locs, &root);
 	kp_offcpu_set_stack(s->offcpu, (pid_t)r->h.tid, locs, n, &root);
 }
 
-/* A chosen wait's own time, for its stack: its time over its chance. */
 static void bpf_chosen(struct kp_session *s, const struct perf_event_header *hdr)
 {
 	const struct kp_bpf_chosen_rec *r = (const void *)hdr;
 
-	if (hdr->size < sizeof(*r) || r->h.cls >= KP_BPF_NCLASSES || r->kind >= KP_BPF_NKINDS ||
-	    !r->chance || r->chance > KP_BPF_P_ONE) {
+	if (hdr->size < sizeof(*r) || !r->c.chance) {
 		s->st.bad_records++;
 		return;
 	}
-	kp_offcpu_chosen_wait(s->offcpu, (pid_t)r->h.pid, (pid_t)r->h.tid,
-			      r->h.cls == KP_BPF_PREEMPTED, r->kind, r->ns,
-			      (double)KP_BPF_P_ONE / r->chance, r->has_stack != 0);
+	chosen(s, &r->h, &r->c);
 }
 
 /* A thread's waits not yet written, at its exit or the end. */

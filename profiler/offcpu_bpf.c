@@ -22,8 +22,9 @@
 extern const unsigned char kp_offcpu_bpf_object[];
 extern const size_t kp_offcpu_bpf_object_size;
 
-#define RING_PER_CPU (4u << 20)
-#define RING_MAX     (64u << 20)
+#define RING_PER_CPU	   (4u << 20)
+#define RING_PER_CPU_EVERY (16u << 20) /* --switch-freq 0: a stack at every switch */
+#define RING_MAX	   (64u << 20)
 
 struct kp_offcpu_bpf {
 	struct bpf_object *obj;
@@ -47,9 +48,13 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static size_t ring_size(size_t ncpus)
+/* A stack at every switch (switch_freq 0) is some 9 KiB each: a second
+ * of fdatasync's switches kprof could not read, under load or ASan, filled
+ * 4 MiB a CPU and lost stacks and chosen waits' times. */
+static size_t ring_size(size_t ncpus, uint64_t switch_freq)
 {
-	size_t want = RING_PER_CPU * (ncpus ? ncpus : 1), size = RING_PER_CPU;
+	size_t per = switch_freq ? RING_PER_CPU : RING_PER_CPU_EVERY;
+	size_t want = per * (ncpus ? ncpus : 1), size = RING_PER_CPU;
 
 	while (size < want && size < RING_MAX)
 		size <<= 1;
@@ -138,7 +143,7 @@ int kp_offcpu_bpf_open(struct kp_offcpu_bpf **out, const struct kp_offcpu_bpf_op
 		       struct kp_diag *d)
 {
 	struct kp_offcpu_bpf *b;
-	size_t ring = ring_size(o->ncpus);
+	size_t ring = ring_size(o->ncpus, o->switch_freq);
 	int err;
 
 	*out = NULL;

@@ -49,6 +49,15 @@ struct kp_bpf_waits {
 	__u32 pad;
 };
 
+/* A chosen wait's time, for its stack: its chance (0: none), kind and
+ * class, and whether its stack record was written (0: the ring was
+ * full). kprof charges ns * KP_BPF_P_ONE / chance to that stack. */
+struct kp_bpf_chosen {
+	__u64 ns;
+	__u32 chance;
+	__u8 kind, cls, has_stack, pad;
+};
+
 /* Both records begin like a perf record (struct perf_event_header). */
 struct kp_bpf_rec_head {
 	__u32 type;
@@ -67,12 +76,15 @@ struct kp_bpf_rec_head {
 struct kp_bpf_stack_rec {
 	struct kp_bpf_rec_head h;
 	struct kp_bpf_waits flushed;
-	__u32 kind;	  /* this switch's */
-	__u32 chance;	  /* the wait's chance of being chosen, 1 to KP_BPF_P_ONE */
-	__u32 nkernel;	  /* kernel frames in ips, leaf first */
-	__u32 nuser;	  /* user frames in user_ips (-g auto, fp), leaf first */
-	__u32 user_regs;  /* 1: regs hold the user registers, stack the copy */
-	__u64 stack_size; /* bytes of stack that are valid */
+	struct kp_bpf_chosen carried; /* the thread's previous chosen wait's
+				       * time, when the ring could not take it
+				       * as it ended (for the previous stack) */
+	__u32 kind;		      /* this switch's */
+	__u32 chance;		      /* the wait's chance of being chosen, 1 to KP_BPF_P_ONE */
+	__u32 nkernel;		      /* kernel frames in ips, leaf first */
+	__u32 nuser;		      /* user frames in user_ips (-g auto, fp), leaf first */
+	__u32 user_regs;	      /* 1: regs hold the user registers, stack the copy */
+	__u64 stack_size;	      /* bytes of stack that are valid */
 	__u64 regs[KP_BPF_NREGS];
 	__u64 ips[KP_BPF_MAX_IPS];
 	__u64 user_ips[KP_BPF_MAX_IPS]; /* the frame-pointer chain, from the ip */
@@ -88,16 +100,11 @@ struct kp_bpf_waits_rec {
 };
 
 /* KP_BPF_REC_CHOSEN: a chosen wait ended (its thread came back, or the
- * recording ended: the task iterator): its time, its chance, and whether
- * its stack record was written (0: the ring was full). kprof charges
- * ns * KP_BPF_P_ONE / chance to that stack. */
+ * recording ended: the task iterator), or one whose record the ring could
+ * not take then, at the thread's exit. */
 struct kp_bpf_chosen_rec {
 	struct kp_bpf_rec_head h;
-	__u64 ns;
-	__u32 chance;
-	__u32 kind;
-	__u32 has_stack;
-	__u32 pad;
+	struct kp_bpf_chosen c;
 };
 
 /* The program's settings (its .rodata), set by kprof before loading. */
@@ -130,7 +137,8 @@ enum {
 	KP_BPF_ST_OPEN,	       /* waits still open at the end */
 	KP_BPF_ST_UNPAIRED,    /* a switch out with a wait open: its end unseen */
 	KP_BPF_ST_CHOSEN,      /* switches out chosen (their stack written or not) */
-	KP_BPF_ST_LOST_CHOSEN, /* chosen waits whose time the full ring lost */
+	KP_BPF_ST_LOST_CHOSEN, /* chosen waits whose time the full ring lost
+				* (as they ended and at every later chance) */
 	KP_BPF_NSTATS
 };
 

@@ -73,6 +73,8 @@ struct thread {
 	__u32 chance;	/* the open wait was chosen with this chance (0: not) */
 	__u64 out_ns;	/* off CPU since (0: on CPU, or not seen leaving) */
 	struct kp_bpf_waits w[KP_BPF_NCLASSES];
+	struct kp_bpf_chosen pend; /* a chosen wait's time the ring could not
+				    * take as it ended: for the next record */
 };
 
 /* A thread's state lives in the slot of its tid's low bits when that is
@@ -164,6 +166,7 @@ static __always_inline void thread_init(struct thread *th, __u8 target)
 	th->target = target;
 	th->out_ns = 0;
 	th->chance = 0;
+	th->pend.chance = 0;
 	__builtin_memset(th->w, 0, sizeof(th->w));
 }
 
@@ -248,9 +251,10 @@ static __always_inline __u8 kind_of(struct task_struct *t, bool preempt)
  * window: all the waits of a storm have about the same chance, where a
  * chance that swung low after each burst of short waits would leave the
  * long ones after it with a low one (the variance of the estimate grows
- * with 1 / chance). A faster rate is taken at once (a storm's first
- * window stacks WINDOW_SWITCHES at most), a slower one over a few
- * windows; no window counts slower than one stack's cost a switch. */
+ * with 1 / chance). The rate is the mean of the last window's and the one
+ * before (a storm's start stacks some 2 x WINDOW_SWITCHES before the
+ * chance falls to its rate); no window counts slower than one stack's
+ * cost a switch. */
 #define WINDOW_NS	50000000
 #define WINDOW_SWITCHES 256
 
@@ -269,7 +273,7 @@ static __always_inline __u32 draw(struct kp_bpf_cpu *b, __u64 now)
 		gap = (now - b->win_start) / b->win_n;
 		if (gap > cost)
 			gap = cost;
-		b->gap_ns = gap < b->gap_ns ? gap : (b->gap_ns + gap) / 2;
+		b->gap_ns = (b->gap_ns + gap) / 2;
 		b->win_start = now;
 		b->win_n = 0;
 	}
@@ -324,6 +328,10 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 	}
 	th->has_stack = 1;
 	r->chance = th->chance;
+	/* the previous chosen wait's time, if it could not be written: it
+	 * comes before this stack replaces that wait's */
+	__builtin_memcpy(&r->carried, &th->pend, sizeof(r->carried));
+	th->pend.chance = 0;
 	__builtin_memcpy(&r->flushed, &th->w[cls & 1], sizeof(r->flushed));
 	__builtin_memset(&th->w[cls & 1], 0, sizeof(th->w[0]));
 	r->kind = kind;
@@ -366,22 +374,30 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 _Static_assert(sizeof(struct kp_bpf_chosen_rec) <= sizeof(struct kp_bpf_waits_rec),
 	       "the iterator builds either record in scratch");
 
-/* A chosen wait of t ended at now after ns: its time, for its stack. */
+/* A chosen wait of t ended at now after ns: its time, for its stack.
+ * When the ring is full it waits in th->pend for the thread's next stack
+ * record or its exit (one at a time: a second is lost, counted). */
 static __always_inline void write_chosen(struct task_struct *t, struct thread *th, __u64 now,
 					 __u64 ns)
 {
 	struct kp_bpf_chosen_rec *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	struct kp_bpf_chosen c = {
+		.ns = ns,
+		.chance = th->chance,
+		.kind = th->kind,
+		.cls = th->cls,
+		.has_stack = th->has_stack,
+	};
 
 	if (!r) {
-		count(KP_BPF_ST_LOST_CHOSEN, 1);
+		if (th->pend.chance)
+			count(KP_BPF_ST_LOST_CHOSEN, 1);
+		else
+			th->pend = c;
 		return;
 	}
 	head(&r->h, KP_BPF_REC_CHOSEN, sizeof(*r), t, now, th->cls);
-	r->ns = ns;
-	r->chance = th->chance;
-	r->kind = th->kind;
-	r->has_stack = th->has_stack;
-	r->pad = 0;
+	r->c = c;
 	submit(r);
 }
 
@@ -473,6 +489,18 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (!th)
 		return 0;
+	if (th->pend.chance) {
+		struct kp_bpf_chosen_rec *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+
+		if (r) {
+			head(&r->h, KP_BPF_REC_CHOSEN, sizeof(*r), p, now, th->pend.cls);
+			r->c = th->pend;
+			submit(r);
+		} else {
+			count(KP_BPF_ST_LOST_CHOSEN, 1);
+		}
+		th->pend.chance = 0;
+	}
 	for (c = 0; c < KP_BPF_NCLASSES; c++) {
 		struct kp_bpf_waits_rec *r;
 
@@ -513,6 +541,15 @@ int flush_all(struct bpf_iter__task *ctx)
 	r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!th || !r)
 		return 0;
+	if (th->pend.chance) {
+		struct kp_bpf_chosen_rec *cr = (void *)r;
+
+		/* the scratch record is big enough for either */
+		head(&cr->h, KP_BPF_REC_CHOSEN, sizeof(*cr), t, live.end_ns, th->pend.cls);
+		cr->c = th->pend;
+		bpf_seq_write(ctx->meta->seq, cr, sizeof(*cr));
+		th->pend.chance = 0;
+	}
 	if (th->out_ns && live.end_ns > th->out_ns) {
 		__u32 k = th->kind;
 		__u64 ns = live.end_ns - th->out_ns;
@@ -528,11 +565,12 @@ int flush_all(struct bpf_iter__task *ctx)
 
 			/* the scratch record is big enough for either */
 			head(&cr->h, KP_BPF_REC_CHOSEN, sizeof(*cr), t, live.end_ns, th->cls);
-			cr->ns = ns;
-			cr->chance = th->chance;
-			cr->kind = k;
-			cr->has_stack = th->has_stack;
-			cr->pad = 0;
+			cr->c.ns = ns;
+			cr->c.chance = th->chance;
+			cr->c.kind = (__u8)k;
+			cr->c.cls = th->cls;
+			cr->c.has_stack = th->has_stack;
+			cr->c.pad = 0;
 			bpf_seq_write(ctx->meta->seq, cr, sizeof(*cr));
 		}
 		th->chance = 0;

@@ -9,12 +9,12 @@
 # With the waits timed in the kernel (BPF, the default as root; skipped
 # only where it does not load), long_wait's share of the profile is the
 # program's within 12 points for A and 6 for B, and long_wait's and
-# short_wait's time in the profile is theirs within 30% for A and 25% for
-# B. 33 runs of each, half beside two busy loops on a machine already
-# loaded (8-17): A's share off by -0.1 on average, 3.0 at one sigma, +11.5
-# at worst (a run beside two more test loops), its time 5% at one sigma,
-# +23% at worst; B's share -0.1, 1.3, -2.8, its time 5.3%, -11%. The
-# bounds are 4 sigma or more; the old rule (a stack standing for the
+# short_wait's time in the profile is theirs within 40% for A and 25% for
+# B. 31 runs of each, half beside two busy loops on a machine already
+# loaded (8-17, other test loops running): A's share off by -0.4 on
+# average, 2.2 at one sigma, +6.0 at worst, its time 7.9% at one sigma,
+# +26% at worst; B's share -0.3, 1.7, -3.5, its time 5.0%, +15%. The
+# bounds are 5 sigma or more; the old rule (a stack standing for the
 # waits after it) missed A by 17 to 19 points and B by 40 to 58.
 # From perf's records the kernel's frequency mode chooses which switches
 # have a stack, by a count and at periods that follow time, and the
@@ -38,15 +38,16 @@ fi
 
 # share FOLDED: long_wait's percentage of long_wait and short_wait, the
 # share of the mix threads' waiting on whole stacks (through mix_thread;
-# main's one wait, joining them, left out), and long_wait's and
-# short_wait's counts
+# main's one wait, joining them, left out, and the waits whose stack the
+# ring could not take, under [no stack sampled]: the summary counts them),
+# and long_wait's and short_wait's counts
 share() {
 	awk '{
 		n = $NF
 		if ($0 ~ /;mix_thread;long_wait;/) l += n
 		else if ($0 ~ /;mix_thread;short_wait;/) s += n
 		if ($0 ~ /;start_thread;mix_thread;/) w += n
-		if ($0 !~ /;main;mix;/) t += n
+		if ($0 !~ /;main;mix;/ && $0 !~ /;\[no stack sampled\];/) t += n
 	} END { if (l + s && t) printf "%.3f %.1f %.0f\n", 100 * l / (l + s), 100 * w / t, l + s }' "$1"
 }
 
@@ -81,7 +82,7 @@ run() {
 }
 
 if [ "$bpf" = 1 ]; then
-	run bpf-a bpf 12 30 3 1000 100 20
+	run bpf-a bpf 12 40 3 1000 100 20
 	run bpf-b bpf 6 25 4 20000 200 20
 fi
 run perf-a perf - - 3 1000 100 20

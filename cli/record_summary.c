@@ -5,6 +5,7 @@
 #include "cli/record_summary.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/messages.h"
 
@@ -100,10 +101,21 @@ static void print_offcpu(const struct kp_session_stats *st)
 	char out[1024] = "";
 	size_t len = 0;
 
+	/* the profile is an estimate when not every wait had its stack */
+	if (st->off.charged < st->off.waits)
+		len += (size_t)snprintf(
+			out + len, sizeof(out) - len,
+			"; %llu waits had no stack: the profile's %.3f s estimate each stack's "
+			"share from the %llu that had (%s)",
+			(unsigned long long)(st->off.waits - st->off.charged),
+			(double)st->off.charged_ns / 1e9, (unsigned long long)st->off.charged,
+			st->switch_event && !strncmp(st->switch_event, "bpf:", 4)
+				? "each one's time over its chance of a stack"
+				: "each one's time times the switches its sample stands for");
 	if (st->off.nostack)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu waits (%.3f s) came before their thread's first "
-					"sampled stack: under [no stack sampled]",
+					"; %llu waits (%.3f s) had no stack to go on: under [no "
+					"stack sampled]",
 					(unsigned long long)st->off.nostack,
 					(double)st->off.nostack_ns / 1e9);
 	if (st->off.short_waits)
@@ -124,23 +136,22 @@ static void print_offcpu(const struct kp_session_stats *st)
 	/* below a storm every switch out has its stack, unless the kernel
 	 * dropped it: a ring full while kprof could not run, whose LOST
 	 * record the end of the recording can keep from being written */
-	if (st->off.unsampled && !st->storm_windows)
+	if (st->off.dropped)
 		len += (size_t)snprintf(
 			out + len, sizeof(out) - len,
 			"; %llu switches out came without their stack (the kernel "
 			"dropped it: a full ring, kprof kept off the CPU): those waits "
-			"went on earlier stacks of their thread",
-			(unsigned long long)st->off.unsampled);
+			"went on the last stack of their kind on their thread",
+			(unsigned long long)st->off.dropped);
 	if (st->storm_windows)
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"; a switch storm: stacks at --switch-freq in %llu windows "
 					"of 0.1 s, every switch elsewhere",
 					(unsigned long long)st->storm_windows);
-	if (st->rate_skipped && len < sizeof(out))
+	if (st->lost_chosen && len < sizeof(out))
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; stacks at --switch-freq: %llu switches went on their "
-					"thread's previous stack",
-					(unsigned long long)st->rate_skipped);
+					"; %llu chosen waits' times lost (the ring was full)",
+					(unsigned long long)st->lost_chosen);
 	if (st->lost_waits && len < sizeof(out))
 		len += (size_t)snprintf(out + len, sizeof(out) - len,
 					"; %llu waits (%.3f s) of exiting threads lost (the ring "
@@ -150,7 +161,7 @@ static void print_offcpu(const struct kp_session_stats *st)
 	if (st->lost_stacks && len < sizeof(out))
 		snprintf(out + len, sizeof(out) - len,
 			 "; %llu switch stacks lost (their rings filled, as at a storm's "
-			 "first instant): those waits went on earlier stacks of their thread",
+			 "first instant)",
 			 (unsigned long long)st->lost_stacks);
 	fprintf(stderr,
 		"kprof: off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "

@@ -1,7 +1,7 @@
 /* The BPF program's records (offcpu_bpf.h, offcpu_bpf_abi.h) to the
  * session (see profilerP.h): read from its ring into the time-ordered
- * queue, then, in order, a stack as a sample with the waits it carries,
- * or a thread's last waits, to the off-CPU table. */
+ * queue, then, in order, to the off-CPU table: a chosen wait's stack as a
+ * sample, its time when it ended, and the exact sums of every wait. */
 #include <linux/types.h>
 #include <stddef.h>
 #include <string.h>
@@ -42,8 +42,7 @@ _Static_assert(KP_BPF_NKINDS == KP_WAIT_NKINDS && KP_BPF_SLEEPING == KP_WAIT_SLE
 		       KP_BPF_KIND_PREEMPTED == KP_WAIT_PREEMPTED && KP_BPF_OTHER == KP_WAIT_OTHER,
 	       "offcpu.bpf.c's kinds");
 
-static void add_waits(struct kp_session *s, const struct kp_bpf_rec_head *h,
-		      const struct kp_bpf_waits *w)
+static void add_waits(struct kp_session *s, const struct kp_bpf_waits *w)
 {
 	uint64_t ns[KP_BPF_NKINDS];
 	uint32_t n[KP_BPF_NKINDS];
@@ -52,14 +51,28 @@ static void add_waits(struct kp_session *s, const struct kp_bpf_rec_head *h,
 		ns[k] = w->ns[k];
 		n[k] = w->n[k];
 	}
-	kp_offcpu_add_waits(s->offcpu, (pid_t)h->pid, (pid_t)h->tid, h->cls == KP_BPF_PREEMPTED, ns,
-			    n);
+	kp_offcpu_count_waits(s->offcpu, ns, n);
 }
 
-/* A stack the BPF program sampled where a thread left a CPU, with the
- * waits of its class since the previous one: as a sample with the
- * kernel's frames, the user registers and the stack copy (or, -g fp, the
- * user frames), unwound as any other. */
+/* A chosen wait's own time, for its stack: its time over its chance
+ * (none: chance 0). A bad one is counted. */
+static void chosen(struct kp_session *s, const struct kp_bpf_rec_head *h,
+		   const struct kp_bpf_chosen *c)
+{
+	if (!c->chance)
+		return;
+	if (c->chance > KP_BPF_P_ONE || c->kind >= KP_BPF_NKINDS || c->cls >= KP_BPF_NCLASSES) {
+		s->st.bad_records++;
+		return;
+	}
+	kp_offcpu_chosen_wait(s->offcpu, (pid_t)h->pid, (pid_t)h->tid, c->cls == KP_BPF_PREEMPTED,
+			      c->kind, c->ns, (double)KP_BPF_P_ONE / c->chance, c->has_stack != 0);
+}
+
+/* A stack the BPF program took where a thread left a CPU for a chosen
+ * wait, with the exact sums of its class since its previous record: as a
+ * sample with the kernel's frames, the user registers and the stack copy
+ * (or, -g fp, the user frames), unwound as any other. */
 static void bpf_stack(struct kp_session *s, const struct perf_event_header *hdr)
 {
 	const struct kp_bpf_stack_rec *r = (const void *)hdr;
@@ -99,10 +112,22 @@ static void bpf_stack(struct kp_session *s, const struct perf_event_header *hdr)
 	smp.ips = ips;
 	smp.nr = n;
 	smp.ip = r->nkernel ? r->ips[0] : 0;
-	add_waits(s, &r->h, &r->flushed);
+	add_waits(s, &r->flushed);
+	/* the thread's previous chosen wait, for the stack this one replaces */
+	chosen(s, &r->h, &r->carried);
 	n = kp_sample_switch_stack(s, &smp, locs, &root);
-	kp_offcpu_set_stack(s->offcpu, (pid_t)r->h.tid, r->h.cls == KP_BPF_PREEMPTED, locs, n,
-			    &root);
+	kp_offcpu_set_stack(s->offcpu, (pid_t)r->h.tid, locs, n, &root);
+}
+
+static void bpf_chosen(struct kp_session *s, const struct perf_event_header *hdr)
+{
+	const struct kp_bpf_chosen_rec *r = (const void *)hdr;
+
+	if (hdr->size < sizeof(*r) || !r->c.chance) {
+		s->st.bad_records++;
+		return;
+	}
+	chosen(s, &r->h, &r->c);
 }
 
 /* A thread's waits not yet written, at its exit or the end. */
@@ -114,7 +139,7 @@ static void bpf_waits(struct kp_session *s, const struct perf_event_header *hdr)
 		s->st.bad_records++;
 		return;
 	}
-	add_waits(s, &r->h, &r->w);
+	add_waits(s, &r->w);
 }
 
 void kp_bpf_record(struct kp_session *s, const struct perf_event_header *hdr)
@@ -123,6 +148,8 @@ void kp_bpf_record(struct kp_session *s, const struct perf_event_header *hdr)
 		return;
 	if (hdr->type == KP_BPF_REC_STACK)
 		bpf_stack(s, hdr);
+	else if (hdr->type == KP_BPF_REC_CHOSEN)
+		bpf_chosen(s, hdr);
 	else
 		bpf_waits(s, hdr);
 }
@@ -176,6 +203,7 @@ void kp_bpf_records_count(struct kp_session *s)
 	s->st.rate_skipped = bst.rate;
 	s->st.lost_waits = bst.lost_waits;
 	s->st.lost_waits_ns = bst.lost_ns;
+	s->st.lost_chosen = bst.lost_chosen;
 	s->st.off.short_waits += bst.short_waits;
 	s->st.off.open_at_end += bst.open;
 	s->st.off.unpaired += bst.unpaired;

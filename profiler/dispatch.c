@@ -24,7 +24,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A stack where a thread left the CPU: for the waits that follow. */
+/* A stack where a thread left the CPU: for the wait that begins there. */
 static void switch_sample(struct kp_session *s, const struct kp_sample *smp)
 {
 	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
@@ -71,7 +71,8 @@ static void process_record(struct kp_session *s, const struct perf_event_header 
 	struct kp_perf_record rec;
 	int err;
 
-	if (hdr->type == KP_BPF_REC_STACK || hdr->type == KP_BPF_REC_WAITS) {
+	if (hdr->type == KP_BPF_REC_STACK || hdr->type == KP_BPF_REC_WAITS ||
+	    hdr->type == KP_BPF_REC_CHOSEN) {
 		kp_bpf_record(s, hdr);
 		return;
 	}

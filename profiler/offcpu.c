@@ -17,14 +17,16 @@ struct stack {
 	bool valid;
 	bool placeholder; /* no stack sampled yet: "[no stack sampled]" */
 	bool fresh;	  /* not yet counted as a sample */
-	uint64_t acc_ns;  /* waits attributed, not yet added to the profile */
-	bool acc_fresh;	  /* and whether they count the sample */
 };
 
 struct thread {
-	struct stack staged; /* sampled, its SWITCH out record not seen yet */
-	struct stack by_class[NCLASSES];
+	struct stack staged;		 /* sampled, its SWITCH out record not seen yet */
+	struct stack by_class[NCLASSES]; /* the last sampled at a switch of each class */
+	struct stack chosen;		 /* BPF: a chosen wait's stack, its time not yet seen */
 	uint64_t out_time;
+	double open_weight; /* what the open wait's time is multiplied by (0: not charged) */
+	uint64_t skipped;   /* switches out left unsampled by the frequency mode since
+			     * the thread's last sample, which its next one stands for */
 	pid_t pid, tid;
 	bool pending; /* switched out, not yet in */
 	bool preempt;
@@ -39,6 +41,13 @@ struct kp_offcpu {
 	size_t nthreads, cap;
 	size_t *free_slots;
 	size_t nfree, free_cap;
+	/* the sampling's changes of mode not yet reached by the records */
+	struct {
+		uint64_t time;
+		bool storm;
+	} * modes;
+	size_t nmodes, modes_cap;
+	bool storm; /* the mode at the records' time */
 	uint32_t markers[KP_WAIT_NKINDS];
 	uint32_t no_stack; /* the location "[no stack sampled]" */
 };
@@ -118,22 +127,13 @@ static void stack_fill(struct stack *st, const uint32_t *locs, size_t n,
 	st->fresh = true;
 }
 
-/* st, just filled, is now its class's stack: the waits that follow are
- * its own, none summed yet (the perf path's switch and the BPF path's
- * stack record alike). */
-static void class_stack_begins(struct stack *st)
-{
-	st->placeholder = false;
-	st->acc_ns = 0;
-	st->acc_fresh = false;
-}
-
 static void stack_copy(struct stack *dst, const struct stack *src)
 {
 	stack_fill(dst, src->locs, src->n, &src->root);
 	dst->kind = src->kind;
 	dst->valid = src->valid;
 	dst->fresh = src->fresh;
+	dst->placeholder = false;
 }
 
 void kp_offcpu_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_t n,
@@ -165,26 +165,34 @@ static void wait_values(const struct kp_offcpu *o, uint64_t ns, bool fresh, kp_c
 	}
 }
 
-/* Adds what st holds to the profile: at a switch storm one stack stands
- * for thousands of waits, added once. */
-static void flush_stack(struct kp_offcpu *o, struct stack *st)
+/* Charges a wait of ns nanoseconds, multiplied by weight (what the
+ * sampling made it stand for), to st under the marker of kind. */
+static void charge(struct kp_offcpu *o, struct stack *st, unsigned kind, uint64_t ns, double weight)
 {
 	kp_count values[KP_PROFILE_MAX_VALUES];
+	double est = (double)ns * weight;
+	uint64_t v = est >= 1.8e19 ? UINT64_MAX : (uint64_t)(est + 0.5);
 
-	if (!st->valid || !st->acc_ns)
+	if (st->placeholder) {
+		o->st.nostack++;
+		o->st.nostack_ns += v;
+	}
+	o->st.charged++;
+	o->st.charged_ns += v;
+	if (!v)
 		return;
 	/* the marker after the stack, in the stack's own room */
 	kp_xgrow(&st->locs, &st->cap, st->n + 1, sizeof(*st->locs));
-	st->locs[st->n] = o->markers[st->kind < KP_WAIT_NKINDS ? st->kind : KP_WAIT_OTHER];
-	wait_values(o, st->acc_ns, st->acc_fresh, values);
+	st->locs[st->n] = o->markers[kind < KP_WAIT_NKINDS ? kind : KP_WAIT_OTHER];
+	wait_values(o, v, st->fresh, values);
 	kp_profile_add(o->opts.prof, &st->root, st->locs, st->n + 1, values);
-	st->acc_ns = 0;
-	st->acc_fresh = false;
+	st->fresh = false;
 }
 
-/* A wait before any stack of its class was sampled on t (at a switch
- * storm, or system-wide where the switch event counts every task's
- * switches): its time stays on the thread, under "[no stack sampled]". */
+/* A wait charged with no stack of its own to go on (a stack its ring
+ * lost, a switch whose sample the kernel dropped before any stack of its
+ * class was sampled on t): its time stays on the thread, under "[no stack
+ * sampled]". */
 static void placeholder_stack(struct kp_offcpu *o, const struct thread *t, struct stack *st)
 {
 	kp_xgrow(&st->locs, &st->cap, 1, sizeof(*st->locs));
@@ -199,7 +207,8 @@ static void placeholder_stack(struct kp_offcpu *o, const struct thread *t, struc
 }
 
 /* A wait of thread t ended at end (the thread came back, or the recording
- * ended): its time goes to the stack of its class. */
+ * ended): it is counted, and a sampled one charged to the stack of its
+ * class, its time multiplied by what the sample stands for. */
 static void end_wait(struct kp_offcpu *o, struct thread *t, uint64_t end)
 {
 	struct stack *st = &t->by_class[t->preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
@@ -214,29 +223,50 @@ static void end_wait(struct kp_offcpu *o, struct thread *t, uint64_t end)
 		o->st.short_waits++;
 		return;
 	}
-	if (!st->valid)
-		placeholder_stack(o, t, st);
-	if (st->placeholder) {
-		o->st.nostack++;
-		o->st.nostack_ns += ns;
-	}
-	st->acc_ns += ns;
-	st->acc_fresh |= st->fresh;
-	st->fresh = false;
 	o->st.waits++;
 	o->st.ns += ns;
+	if (!t->open_weight)
+		return;
+	if (!st->valid)
+		placeholder_stack(o, t, st);
+	charge(o, st, st->kind, ns, t->open_weight);
+}
+
+void kp_offcpu_sampling(struct kp_offcpu *o, uint64_t time, bool storm)
+{
+	kp_xgrow(&o->modes, &o->modes_cap, o->nmodes + 1, sizeof(*o->modes));
+	o->modes[o->nmodes].time = time;
+	o->modes[o->nmodes].storm = storm;
+	o->nmodes++;
+}
+
+/* The sampling's mode at time: the changes up to it applied. */
+static bool storm_at(struct kp_offcpu *o, uint64_t time)
+{
+	size_t i = 0;
+
+	while (i < o->nmodes && o->modes[i].time <= time)
+		o->storm = o->modes[i++].storm;
+	if (i) {
+		memmove(o->modes, o->modes + i, (o->nmodes - i) * sizeof(*o->modes));
+		o->nmodes -= i;
+	}
+	return o->storm;
 }
 
 void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, bool out,
 		      bool preempt)
 {
 	struct thread *t;
+	struct stack *st;
+	bool storm;
 
 	if (tid == 0)
 		return; /* the idle task */
 	t = thread_of(o, tid, out);
 	if (!t || t->dead)
 		return; /* in, never seen out: off CPU since before the recording */
+	storm = storm_at(o, time);
 	if (!out) {
 		if (t->pending)
 			end_wait(o, t, time);
@@ -248,81 +278,89 @@ void kp_offcpu_switch(struct kp_offcpu *o, pid_t pid, pid_t tid, uint64_t time, 
 	t->preempt = preempt;
 	t->out_time = time;
 	t->pid = pid;
-	/* the sample taken at this switch (just before its record) becomes
-	 * the stack of its class */
-	if (!t->staged.valid) {
-		o->st.unsampled++;
-	} else {
-		struct stack *st = &t->by_class[preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
-
+	st = &t->by_class[preempt ? CLASS_PREEMPTED : CLASS_BLOCKED];
+	if (t->staged.valid) {
+		/* the sample taken at this switch (just before its record): the
+		 * wait's own stack, its time counted for itself and for the
+		 * switches the frequency mode left out since the thread's last
+		 * sample (what the sample's period should say, and in practice
+		 * does not: docs/offcpu.md) */
 		if (t->staged.kind == KP_WAIT_NKINDS ||
 		    (t->staged.kind == KP_WAIT_PREEMPTED) != preempt)
 			t->staged.kind = preempt ? KP_WAIT_PREEMPTED : KP_WAIT_BLOCKED;
-		flush_stack(o, st);
 		stack_copy(st, &t->staged);
-		class_stack_begins(st);
 		t->staged.valid = false;
+		t->open_weight = 1 + (double)t->skipped;
+		t->skipped = 0;
+		return;
 	}
+	o->st.unsampled++;
+	if (storm) {
+		/* the frequency mode left it out: the thread's next sample
+		 * counts it */
+		t->skipped++;
+		t->open_weight = 0;
+		return;
+	}
+	/* every switch was being sampled: the kernel dropped this one (a ring
+	 * full while kprof was kept off the CPU); it goes on the last stack of
+	 * its class, or under "[no stack sampled]", counted */
+	o->st.dropped++;
+	t->open_weight = 1;
+	if (!st->valid)
+		placeholder_stack(o, t, st);
 }
 
-void kp_offcpu_add_waits(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted,
-			 const uint64_t *ns, const uint32_t *n)
+void kp_offcpu_count_waits(struct kp_offcpu *o, const uint64_t *ns, const uint32_t *n)
 {
-	struct thread *t;
-	struct stack *st;
-
-	if (tid == 0)
-		return; /* the idle task */
-	t = thread_of(o, tid, true);
-	t->pid = pid;
-	t->preempt = preempted;
-	st = &t->by_class[preempted ? CLASS_PREEMPTED : CLASS_BLOCKED];
 	for (int k = 0; k < KP_WAIT_NKINDS; k++) {
-		kp_count values[KP_PROFILE_MAX_VALUES];
-
-		if (!n[k])
-			continue;
-		if (!st->valid)
-			placeholder_stack(o, t, st);
-		if (st->placeholder) {
-			o->st.nostack += n[k];
-			o->st.nostack_ns += ns[k];
-		}
 		o->st.waits += n[k];
 		o->st.ns += ns[k];
-		if (!ns[k])
-			continue;
-		/* already summed in the kernel: added as they come, each kind
-		 * under its own marker, in the stack's own room */
-		kp_xgrow(&st->locs, &st->cap, st->n + 1, sizeof(*st->locs));
-		st->locs[st->n] = o->markers[k];
-		wait_values(o, ns[k], st->fresh, values);
-		kp_profile_add(o->opts.prof, &st->root, st->locs, st->n + 1, values);
-		st->fresh = false;
 	}
 }
 
-void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, bool preempted, const uint32_t *locs,
-			 size_t n, const struct kp_profile_root *root)
+void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_t n,
+			 const struct kp_profile_root *root)
 {
 	struct thread *t;
-	struct stack *st;
 
 	if (tid == 0)
 		return;
 	o->st.stacks++;
 	t = thread_of(o, tid, true);
-	st = &t->by_class[preempted ? CLASS_PREEMPTED : CLASS_BLOCKED];
-	stack_fill(st, locs, n, root);
-	class_stack_begins(st);
+	/* one that is still valid had its time lost (counted in the kernel) */
+	stack_fill(&t->chosen, locs, n, root);
+	t->chosen.placeholder = false;
 }
 
-/* Frees t's stacks, adding what they hold to the profile when keep. */
-static void thread_free(struct kp_offcpu *o, struct thread *t, bool keep)
+void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted, unsigned kind,
+			   uint64_t ns, double weight, bool has_stack)
 {
-	for (int c = 0; c < NCLASSES && keep; c++)
-		flush_stack(o, &t->by_class[c]);
+	struct thread *t;
+	struct stack *st;
+
+	if (tid == 0 || !(weight >= 1) || weight > KP_OFFCPU_MAX_PERIOD)
+		return; /* the idle task, or a weight no chance gives */
+	t = thread_of(o, tid, true);
+	t->pid = pid;
+	t->preempt = preempted;
+	st = &t->chosen;
+	if (!has_stack || !st->valid) {
+		/* its stack record the ring could not take */
+		st = &t->by_class[preempted ? CLASS_PREEMPTED : CLASS_BLOCKED];
+		if (!st->placeholder)
+			placeholder_stack(o, t, st);
+	}
+	charge(o, st, kind, ns, weight);
+	if (st == &t->chosen)
+		st->valid = false;
+}
+
+/* Frees t's stacks (what they were charged is in the profile already). */
+static void thread_free(struct thread *t)
+{
 	free(t->staged.locs);
+	free(t->chosen.locs);
 	for (int c = 0; c < NCLASSES; c++)
 		free(t->by_class[c].locs);
 }
@@ -344,7 +382,7 @@ void kp_offcpu_forget(struct kp_offcpu *o, pid_t tid)
 
 	if (!kp_u64map_get(&o->index, (uint64_t)tid, &slot))
 		return;
-	thread_free(o, &o->threads[slot - 1], true);
+	thread_free(&o->threads[slot - 1]);
 	memset(&o->threads[slot - 1], 0, sizeof(o->threads[slot - 1]));
 	kp_u64map_del(&o->index, (uint64_t)tid);
 	kp_xgrow(&o->free_slots, &o->free_cap, o->nfree + 1, sizeof(*o->free_slots));
@@ -361,14 +399,15 @@ void kp_offcpu_finish(struct kp_offcpu *o, uint64_t end_ns)
 	}
 }
 
-void kp_offcpu_free(struct kp_offcpu *o, bool keep)
+void kp_offcpu_free(struct kp_offcpu *o)
 {
 	if (!o)
 		return;
 	for (size_t i = 0; i < o->nthreads; i++)
-		thread_free(o, &o->threads[i], keep);
+		thread_free(&o->threads[i]);
 	kp_u64map_fini(&o->index);
 	free(o->threads);
 	free(o->free_slots);
+	free(o->modes);
 	free(o);
 }

@@ -22,8 +22,9 @@
 extern const unsigned char kp_offcpu_bpf_object[];
 extern const size_t kp_offcpu_bpf_object_size;
 
-#define RING_PER_CPU (4u << 20)
-#define RING_MAX     (64u << 20)
+#define RING_PER_CPU	   (4u << 20)
+#define RING_PER_CPU_EVERY (16u << 20) /* --switch-freq 0: a stack at every switch */
+#define RING_MAX	   (64u << 20)
 
 struct kp_offcpu_bpf {
 	struct bpf_object *obj;
@@ -47,9 +48,13 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static size_t ring_size(size_t ncpus)
+/* A stack at every switch (switch_freq 0) is some 9 KiB each: a second
+ * of fdatasync's switches kprof could not read, under load or ASan, filled
+ * 4 MiB a CPU and lost stacks and chosen waits' times. */
+static size_t ring_size(size_t ncpus, uint64_t switch_freq)
 {
-	size_t want = RING_PER_CPU * (ncpus ? ncpus : 1), size = RING_PER_CPU;
+	size_t per = switch_freq ? RING_PER_CPU : RING_PER_CPU_EVERY;
+	size_t want = per * (ncpus ? ncpus : 1), size = RING_PER_CPU;
 
 	while (size < want && size < RING_MAX)
 		size <<= 1;
@@ -86,9 +91,6 @@ static int set_rodata(struct bpf_object *obj, const struct kp_offcpu_bpf_opts *o
 		r->stack_cost_ns = 1000000000ULL / o->switch_freq;
 		if (!r->stack_cost_ns)
 			r->stack_cost_ns = 1;
-		/* a tenth of a second's stacks at once, as the perf path's
-		 * windows allow */
-		r->stack_burst_ns = r->stack_cost_ns * (o->switch_freq / 10 + 1);
 	}
 	r->wakeup_bytes = ring / 4;
 	return 0;
@@ -141,7 +143,7 @@ int kp_offcpu_bpf_open(struct kp_offcpu_bpf **out, const struct kp_offcpu_bpf_op
 		       struct kp_diag *d)
 {
 	struct kp_offcpu_bpf *b;
-	size_t ring = ring_size(o->ncpus);
+	size_t ring = ring_size(o->ncpus, o->switch_freq);
 	int err;
 
 	*out = NULL;
@@ -241,8 +243,12 @@ void kp_offcpu_bpf_exec(struct kp_offcpu_bpf *b, pid_t tgid)
 int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf_fn fn, void *arg)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(b->obj, "flush_all");
-	size_t have = 0;
-	struct kp_bpf_waits_rec rec;
+	size_t have = 0, want = sizeof(struct kp_bpf_rec_head);
+	union {
+		struct kp_bpf_rec_head h;
+		struct kp_bpf_waits_rec waits;
+		struct kp_bpf_chosen_rec chosen;
+	} rec;
 	struct bpf_link *link;
 	int fd, err = 0;
 	ssize_t n = 0;
@@ -258,20 +264,29 @@ int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf
 	__atomic_store_n(&b->live->end_ns, end_ns, __ATOMIC_RELEASE);
 	link = bpf_program__attach_iter(p, NULL);
 	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -errno;
-	/* whole records, however read() splits them */
-	while (fd >= 0 && ((n = read(fd, (char *)&rec + have, sizeof(rec) - have)) > 0 ||
+	/* whole records, however read() splits them: the head, then the rest
+	 * its size says (a size out of bounds ends the read: out of step) */
+	while (fd >= 0 && ((n = read(fd, (char *)&rec + have, want - have)) > 0 ||
 			   (n < 0 && errno == EINTR))) {
 		if (n < 0)
 			continue;
 		have += (size_t)n;
-		if (have == sizeof(rec)) {
-			fn(arg, &rec, sizeof(rec));
+		if (have == sizeof(rec.h) && want == sizeof(rec.h)) {
+			if (rec.h.size < sizeof(rec.h) || rec.h.size > sizeof(rec)) {
+				err = -EPROTO;
+				break;
+			}
+			want = rec.h.size;
+		}
+		if (have == want) {
+			fn(arg, &rec, have);
 			have = 0;
+			want = sizeof(rec.h);
 		}
 	}
 	if (fd < 0)
 		err = fd;
-	else if (n < 0)
+	else if (n < 0 && !err)
 		err = -errno;
 	if (fd >= 0)
 		close(fd);
@@ -309,6 +324,8 @@ void kp_offcpu_bpf_stats(const struct kp_offcpu_bpf *b, struct kp_offcpu_bpf_sta
 	st->lost_ns = sum[KP_BPF_ST_LOST_NS];
 	st->open = sum[KP_BPF_ST_OPEN];
 	st->unpaired = sum[KP_BPF_ST_UNPAIRED];
+	st->chosen = sum[KP_BPF_ST_CHOSEN];
+	st->lost_chosen = sum[KP_BPF_ST_LOST_CHOSEN];
 }
 
 void kp_offcpu_bpf_free(struct kp_offcpu_bpf *b)

@@ -60,8 +60,10 @@ int kp_offcpu_bpf_finish(struct kp_offcpu_bpf *b, uint64_t end_ns, kp_offcpu_bpf
 struct kp_offcpu_bpf_stats {
 	uint64_t short_waits; /* under min_wait_ns */
 	uint64_t stacks;      /* written */
-	uint64_t rate;	      /* switches out whose stack the rate left out */
-	uint64_t lost;	      /* stacks a full ring left out */
+	uint64_t rate;	      /* switches out not chosen (past --switch-freq) */
+	uint64_t chosen;      /* switches out chosen */
+	uint64_t lost;	      /* stacks of chosen waits a full ring left out */
+	uint64_t lost_chosen; /* chosen waits whose time a full ring lost */
 	uint64_t lost_waits;  /* exit records a full ring lost */
 	uint64_t lost_ns;     /* their time */
 	uint64_t open;	      /* waits open at the end */

@@ -530,7 +530,7 @@ void kp_session_free(struct kp_session *s)
 		kill(s->target.pid, SIGKILL);
 		kp_target_reap(&s->target, true);
 	}
-	kp_offcpu_free(s->offcpu, false);
+	kp_offcpu_free(s->offcpu);
 	kp_offcpu_bpf_free(s->bpf);
 	kp_evlist_fini(&s->ev);
 	if (s->epfd >= 0)
@@ -646,6 +646,9 @@ static void bound_stacks(struct kp_session *s)
 	t = elapsed(s);
 	if (!s->storm && s->window_switches > s->stack_budget) {
 		s->storm = true;
+		/* from now, a switch out without its sample is one the
+		 * frequency mode left out, which its samples' periods count */
+		kp_offcpu_sampling(s->offcpu, now_ns(), true);
 		kp_evlist_enable_extra(&s->ev, 1, true);
 		kp_evlist_enable_extra(&s->ev, 0, false);
 	}
@@ -655,6 +658,7 @@ static void bound_stacks(struct kp_session *s)
 		s->storm = false;
 		kp_evlist_enable_extra(&s->ev, 0, true);
 		kp_evlist_enable_extra(&s->ev, 1, false);
+		kp_offcpu_sampling(s->offcpu, now_ns(), false);
 	} else if (s->storm && s->window_switches > s->stack_budget) {
 		s->st.storm_windows++;
 	}
@@ -724,7 +728,7 @@ void kp_session_end(struct kp_session *s)
 		s->st.off = *kp_offcpu_stats(s->offcpu);
 		if (s->bpf)
 			kp_bpf_records_count(s);
-		kp_offcpu_free(s->offcpu, true);
+		kp_offcpu_free(s->offcpu);
 		s->offcpu = NULL;
 	}
 

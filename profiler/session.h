@@ -109,7 +109,8 @@ struct kp_session_stats {
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or
 				   * "bpf:sched_switch" (timed in the kernel) */
-	uint64_t rate_skipped;	  /* bpf: switches out whose stack --switch-freq left out */
+	uint64_t rate_skipped;	  /* bpf: switches out not chosen (past --switch-freq) */
+	uint64_t lost_chosen;	  /* bpf: chosen waits whose time the full ring lost */
 	uint64_t lost_waits;	  /* bpf: waits lost with a full ring at a thread's exit */
 	uint64_t lost_waits_ns;	  /* and their time */
 	uint64_t storm_windows;	  /* windows of 0.1 s sampled in frequency mode */

@@ -5,22 +5,25 @@
  *
  * At every switch (tp_btf/sched_switch) it times the waits of the target
  * threads and adds each to its thread's running sum for the wait's class
- * (blocked or preempted) and kind; nothing is written per switch. Where a
- * target thread leaves the CPU and the per-CPU rate allows, it writes a
- * stack record (registers, kernel frames, a copy of the user stack) that
- * carries the class's sums since its previous stack: each sampled stack
- * stands for the waits of its class that follow it, as in the perf-record
- * path (profiler/offcpu.c). A thread's exit, and the end of the recording
- * (the task iterator), write what is left. The cost per switch is two
- * array lookups (task storage where a slot is taken) and a clock read;
- * the ring sees a few thousand
+ * (blocked or preempted) and kind: the exact totals, written only with
+ * other records. Where a target thread leaves the CPU, the wait is chosen
+ * with a chance fixed before its length is known (1 while the CPU's
+ * switches come no faster than --switch-freq allows, else that rate over
+ * the CPU's recent one: draw()); a chosen wait has its stack record written then
+ * (registers, kernel frames, a copy of the user stack) and its own time
+ * when it ends, which kprof charges to that stack divided by the chance:
+ * an unbiased estimate of each stack's waiting time (docs/offcpu.md,
+ * "Which waits have a stack"). A thread's exit, and the end of the
+ * recording (the task iterator), write what is left. The cost per switch
+ * is two array lookups (task storage where a slot is taken), a clock read
+ * and, past --switch-freq, a random number; the ring sees a few thousand
  * records a second at most.
  *
  * Task fields are read by direct loads, which the verifier allows on the
- * tracepoints' BTF-typed pointers: no helper call at a switch. Only the
- * kernel fields it reads are declared, with CO-RE relocations,
- * so it builds without the kernel's headers and loads on any kernel with
- * BTF (5.15 on: bpf_task_pt_regs). */
+ * tracepoints' BTF-typed pointers: no helper call at a switch but the
+ * draw past --switch-freq. Only the kernel fields it reads are declared,
+ * with CO-RE relocations, so it builds without the kernel's headers and
+ * loads on any kernel with BTF (5.15 on: bpf_task_pt_regs). */
 #include <stdbool.h>
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -66,9 +69,12 @@ struct thread {
 	__u8 target; /* TARGET_* */
 	__u8 kind;   /* of the open wait */
 	__u8 cls;
-	__u8 pad[5];
-	__u64 out_ns; /* off CPU since (0: on CPU, or not seen leaving) */
+	__u8 has_stack; /* the open wait's stack record was written */
+	__u32 chance;	/* the open wait was chosen with this chance (0: not) */
+	__u64 out_ns;	/* off CPU since (0: on CPU, or not seen leaving) */
 	struct kp_bpf_waits w[KP_BPF_NCLASSES];
+	struct kp_bpf_chosen pend; /* a chosen wait's time the ring could not
+				    * take as it ended: for the next record */
 };
 
 /* A thread's state lives in the slot of its tid's low bits when that is
@@ -159,6 +165,8 @@ static __always_inline void thread_init(struct thread *th, __u8 target)
 {
 	th->target = target;
 	th->out_ns = 0;
+	th->chance = 0;
+	th->pend.chance = 0;
 	__builtin_memset(th->w, 0, sizeof(th->w));
 }
 
@@ -233,20 +241,50 @@ static __always_inline __u8 kind_of(struct task_struct *t, bool preempt)
 	return KP_BPF_OTHER; /* stopped, traced, idle, parked */
 }
 
-/* May this CPU write one more stack now? A token bucket of stack_cost_ns
- * a stack, refilled with time, holding stack_burst_ns. */
-static __always_inline bool stack_allowed(struct kp_bpf_cpu *b, __u64 now)
+/* The chance that the wait beginning now on this CPU has its stack, fixed
+ * before its length is known (KP_BPF_P_ONE: 1), drawn; 0: not chosen.
+ * It is the rate --switch-freq allows a CPU (one stack each
+ * stack_cost_ns) over this CPU's rate of switches out of targets, at most
+ * 1: below that rate every wait has its stack, above it the stacks stay
+ * near it. The rate is measured over windows of WINDOW_NS or
+ * WINDOW_SWITCHES, whichever ends first, and one chance holds for a whole
+ * window: all the waits of a storm have about the same chance, where a
+ * chance that swung low after each burst of short waits would leave the
+ * long ones after it with a low one (the variance of the estimate grows
+ * with 1 / chance). The rate is the mean of the last window's and the one
+ * before (a storm's start stacks some 2 x WINDOW_SWITCHES before the
+ * chance falls to its rate); no window counts slower than one stack's
+ * cost a switch. */
+#define WINDOW_NS	50000000
+#define WINDOW_SWITCHES 256
+
+static __always_inline __u32 draw(struct kp_bpf_cpu *b, __u64 now)
 {
-	if (!config.stack_cost_ns)
-		return true;
-	b->credit_ns += now - b->last_ns;
-	b->last_ns = now;
-	if (b->credit_ns > config.stack_burst_ns)
-		b->credit_ns = config.stack_burst_ns;
-	if (b->credit_ns < config.stack_cost_ns)
-		return false;
-	b->credit_ns -= config.stack_cost_ns;
-	return true;
+	__u64 cost = config.stack_cost_ns, gap, p;
+
+	if (!cost)
+		return KP_BPF_P_ONE;
+	if (!b->gap_ns) {
+		b->gap_ns = cost;
+		b->win_start = now;
+	}
+	b->win_n++;
+	if (now - b->win_start >= WINDOW_NS || b->win_n >= WINDOW_SWITCHES) {
+		gap = (now - b->win_start) / b->win_n;
+		if (gap > cost)
+			gap = cost;
+		b->gap_ns = (b->gap_ns + gap) / 2;
+		b->win_start = now;
+		b->win_n = 0;
+	}
+	p = b->gap_ns * KP_BPF_P_ONE / cost;
+	if (p < 1)
+		p = 1;
+	if (p >= KP_BPF_P_ONE)
+		return KP_BPF_P_ONE;
+	if ((bpf_get_prandom_u32() & (KP_BPF_P_ONE - 1)) >= p)
+		return 0;
+	return (__u32)p;
 }
 
 static __always_inline void head(struct kp_bpf_rec_head *h, __u32 type, __u32 size,
@@ -271,9 +309,10 @@ static __always_inline void submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-/* The stack where prev leaves the CPU, with the waits its class held
- * since the previous one. Nothing changes when the ring is full: the
- * waits stay with the previous stack. */
+/* The stack where prev leaves the CPU for a chosen wait, with the exact
+ * sums its class held since its previous record. When the ring is full
+ * the sums stay, and the wait's time is charged without its stack
+ * (counted). */
 static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct task_struct *prev,
 					struct thread *th, __u64 now, __u8 kind, __u8 cls)
 {
@@ -287,6 +326,12 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 		c->stats[KP_BPF_ST_LOST]++;
 		return;
 	}
+	th->has_stack = 1;
+	r->chance = th->chance;
+	/* the previous chosen wait's time, if it could not be written: it
+	 * comes before this stack replaces that wait's */
+	__builtin_memcpy(&r->carried, &th->pend, sizeof(r->carried));
+	th->pend.chance = 0;
 	__builtin_memcpy(&r->flushed, &th->w[cls & 1], sizeof(r->flushed));
 	__builtin_memset(&th->w[cls & 1], 0, sizeof(th->w[0]));
 	r->kind = kind;
@@ -326,6 +371,36 @@ static __always_inline void write_stack(void *ctx, struct kp_bpf_cpu *c, struct 
 	submit(r);
 }
 
+_Static_assert(sizeof(struct kp_bpf_chosen_rec) <= sizeof(struct kp_bpf_waits_rec),
+	       "the iterator builds either record in scratch");
+
+/* A chosen wait of t ended at now after ns: its time, for its stack.
+ * When the ring is full it waits in th->pend for the thread's next stack
+ * record or its exit (one at a time: a second is lost, counted). */
+static __always_inline void write_chosen(struct task_struct *t, struct thread *th, __u64 now,
+					 __u64 ns)
+{
+	struct kp_bpf_chosen_rec *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	struct kp_bpf_chosen c = {
+		.ns = ns,
+		.chance = th->chance,
+		.kind = th->kind,
+		.cls = th->cls,
+		.has_stack = th->has_stack,
+	};
+
+	if (!r) {
+		if (th->pend.chance)
+			count(KP_BPF_ST_LOST_CHOSEN, 1);
+		else
+			th->pend = c;
+		return;
+	}
+	head(&r->h, KP_BPF_REC_CHOSEN, sizeof(*r), t, now, th->cls);
+	r->c = c;
+	submit(r);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -348,10 +423,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		th->out_ns = now;
 		th->kind = kind;
 		th->cls = cls;
-		if (stack_allowed(c, now))
+		th->has_stack = 0;
+		th->chance = draw(c, now);
+		if (th->chance) {
+			c->stats[KP_BPF_ST_CHOSEN]++;
 			write_stack(ctx, c, prev, th, now, kind, cls);
-		else
+		} else {
 			c->stats[KP_BPF_ST_RATE]++;
+		}
 	}
 	th = thread_state(next, false, false);
 	if (th && th->out_ns) {
@@ -365,7 +444,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		} else if (k < KP_BPF_NKINDS) {
 			w->ns[k] += ns;
 			w->n[k]++;
+			if (th->chance)
+				write_chosen(next, th, now, ns);
 		}
+		th->chance = 0;
 	}
 	return 0;
 }
@@ -407,6 +489,18 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (!th)
 		return 0;
+	if (th->pend.chance) {
+		struct kp_bpf_chosen_rec *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+
+		if (r) {
+			head(&r->h, KP_BPF_REC_CHOSEN, sizeof(*r), p, now, th->pend.cls);
+			r->c = th->pend;
+			submit(r);
+		} else {
+			count(KP_BPF_ST_LOST_CHOSEN, 1);
+		}
+		th->pend.chance = 0;
+	}
 	for (c = 0; c < KP_BPF_NCLASSES; c++) {
 		struct kp_bpf_waits_rec *r;
 
@@ -447,15 +541,39 @@ int flush_all(struct bpf_iter__task *ctx)
 	r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!th || !r)
 		return 0;
+	if (th->pend.chance) {
+		struct kp_bpf_chosen_rec *cr = (void *)r;
+
+		/* the scratch record is big enough for either */
+		head(&cr->h, KP_BPF_REC_CHOSEN, sizeof(*cr), t, live.end_ns, th->pend.cls);
+		cr->c = th->pend;
+		bpf_seq_write(ctx->meta->seq, cr, sizeof(*cr));
+		th->pend.chance = 0;
+	}
 	if (th->out_ns && live.end_ns > th->out_ns) {
 		__u32 k = th->kind;
+		__u64 ns = live.end_ns - th->out_ns;
 
 		if (k < KP_BPF_NKINDS) {
-			th->w[th->cls & 1].ns[k] += live.end_ns - th->out_ns;
+			th->w[th->cls & 1].ns[k] += ns;
 			th->w[th->cls & 1].n[k]++;
 		}
 		th->out_ns = 0;
 		count(KP_BPF_ST_OPEN, 1);
+		if (th->chance && k < KP_BPF_NKINDS && ns >= config.min_wait_ns) {
+			struct kp_bpf_chosen_rec *cr = (void *)r;
+
+			/* the scratch record is big enough for either */
+			head(&cr->h, KP_BPF_REC_CHOSEN, sizeof(*cr), t, live.end_ns, th->cls);
+			cr->c.ns = ns;
+			cr->c.chance = th->chance;
+			cr->c.kind = (__u8)k;
+			cr->c.cls = th->cls;
+			cr->c.has_stack = th->has_stack;
+			cr->c.pad = 0;
+			bpf_seq_write(ctx->meta->seq, cr, sizeof(*cr));
+		}
+		th->chance = 0;
 	}
 	for (c = 0; c < KP_BPF_NCLASSES; c++) {
 		if (!sum_n(&th->w[c]))

@@ -9,9 +9,11 @@
 #   scheduler's;
 #   the marker of its kind: sleeping for the mutex and the pipe,
 #   uninterruptible for fdatasync (blocked without tracefs)
-# and its time is what the function measured off CPU. With the defaults
-# every switch is sampled at this rate, so each wait has the stack it
-# began at. Both ways of timing waits are checked: in the kernel (BPF,
+# and its time is what the function measured off CPU. fdatasync's loop
+# switches a few thousand times a second, past --switch-freq's default,
+# where the profile is an estimate (offcpu_shares checks it): here
+# --switch-freq 0 stacks every switch, so each wait has the stack it began
+# at and the profile holds every wait's exact time. Both ways of timing waits are checked: in the kernel (BPF,
 # the default as root) and from perf's SWITCH records.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/offcpu_lib.bash"
@@ -76,7 +78,7 @@ expect() {
 
 for src in bpf perf; do
 	f=$T/exact-$src.folded
-	"$KPROF" --off-cpu --switch-source "$src" -f folded --annotate -o "$f" -- "$OFFCPU" exact "$T" \
+	"$KPROF" --off-cpu --switch-source "$src" --switch-freq 0 -f folded --annotate -o "$f" -- "$OFFCPU" exact "$T" \
 		>"$T/out" 2>"$T/err"
 	check "$src: exit status 0" [ $? -eq 0 ]
 	cat "$T/out" "$T/err"

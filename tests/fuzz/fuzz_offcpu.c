@@ -1,15 +1,21 @@
 /* Off-CPU waits (profiler/offcpu.h) from any sequence of what the records
  * can say: stacks, switches out and in of a few threads at times that may
  * go backwards (records lost, reordered, clocks that disagree), exits and
- * the end of the recording. Whatever the sequence: what reaches the
- * profile is exactly the waits the statistics count, no thread has more
- * waiting time than the span of the times it was given (waits never
- * overlap), and nothing leaks.
+ * the end of the recording; and the BPF path's records: a chosen wait's
+ * stack, its time and chance, the exact sums. Whatever the sequence: what
+ * reaches the profile is exactly what the statistics say was charged, no
+ * thread has more waiting time than the span of the times it was given
+ * (waits never overlap), a wait is charged at most for itself and the
+ * switches before it, a chosen one exactly its time over its chance, and
+ * nothing leaks.
  *
  * Input: byte 0 (bit 0: --wall's values, bit 1: a minimum wait of 100),
  * then 4 bytes an operation: the kind (stack, out, preempted out, in,
- * exit, forget, finish), the thread (1 to 4), a time step (-32 to 223
- * after the previous time), and the stack's leaf or its prev_state. */
+ * exit, forget, finish, a chosen stack, a chosen wait, exact sums, the
+ * sampling's mode), the thread (1 to 4), a time step (-32 to 223 after
+ * the previous time), and the stack's leaf and its prev_state, the
+ * chosen wait's kind, weight and whether it has its stack, or the
+ * mode. */
 #include <stdbool.h>
 
 #include "fuzz.h"
@@ -39,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      .comm_of = comm_of,
 				      .arg = prof};
 	struct kp_offcpu *o;
-	uint64_t t = 1000, lo = UINT64_MAX, hi = 0, ns;
+	uint64_t t = 1000, lo = UINT64_MAX, hi = 0, ns, charged, chosen_ns = 0, summed = 0;
 	kp_count total = 0;
 	uint32_t leaves[4];
 	size_t off;
@@ -53,13 +59,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	o = kp_offcpu_new(&opts);
 	while (in.n >= 4) {
-		uint8_t op = fuzz_byte(&in) % 7, arg;
+		uint8_t op = fuzz_byte(&in) % 11, arg;
 		pid_t tid = (pid_t)(fuzz_byte(&in) % NTHREADS) + 1;
 		int step = (int)fuzz_byte(&in) - 32;
 
 		arg = fuzz_byte(&in);
 		t = step < 0 && t < (uint64_t)-step ? 0 : t + (uint64_t)(int64_t)step;
-		if (op != 0 && op != 4 && op != 5) {
+		if ((op >= 1 && op <= 3) || op == 6) { /* the switch records' times */
 			lo = t < lo ? t : lo;
 			hi = t > hi ? t : hi;
 		}
@@ -74,6 +80,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			kp_offcpu_stack(o, tid, locs, 2, &root, arg & 1 ? raw : NULL, sizeof(raw));
 			break;
 		}
+		case 7: {
+			uint32_t locs[2] = {leaves[0], leaves[arg % 4]};
+			struct kp_profile_root root = {.comm = comm_of(prof, 1, tid),
+						       .tid = (uint32_t)tid};
+
+			kp_offcpu_set_stack(o, tid, locs, 2, &root);
+			break;
+		}
+		case 8: {
+			/* a weight of 2^-1 to 2^30 (refused out of 1 to 2^24) */
+			double w = (double)(1u << (arg >> 3)) / 2;
+			uint64_t wait = (uint64_t)(step + 32);
+
+			kp_offcpu_chosen_wait(o, 1, tid, arg & 1, (arg >> 1) % KP_WAIT_NKINDS, wait,
+					      w, arg & 4);
+			if (w >= 1 && w <= KP_OFFCPU_MAX_PERIOD)
+				chosen_ns += wait * (uint64_t)w;
+			break;
+		}
+		case 9: {
+			uint64_t sums[KP_WAIT_NKINDS] = {0};
+			uint32_t n[KP_WAIT_NKINDS] = {0};
+
+			sums[arg % KP_WAIT_NKINDS] = (uint64_t)(step + 32);
+			n[arg % KP_WAIT_NKINDS] = 1;
+			kp_offcpu_count_waits(o, sums, n);
+			summed += (uint64_t)(step + 32);
+			break;
+		}
+		case 10:
+			kp_offcpu_sampling(o, t, arg & 1);
+			break;
 		case 1:
 		case 2:
 			kp_offcpu_switch(o, 1, tid, t, true, op == 2);
@@ -93,7 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	ns = kp_offcpu_stats(o)->ns;
-	kp_offcpu_free(o, true);
+	charged = kp_offcpu_stats(o)->charged_ns;
+	kp_offcpu_free(o);
 	for (size_t i = 0; i < kp_profile_nsamples(prof); i++) {
 		struct kp_profile_root root;
 		const kp_count *values;
@@ -105,8 +144,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(values[0] == values[off] && values[2] == 0);
 		total += values[off];
 	}
-	FUZZ_CHECK(total == ns);
-	FUZZ_CHECK(hi < lo || ns <= NTHREADS * (hi - lo));
+	FUZZ_CHECK(total == charged);
+	/* the switch records' waits: exact, never overlapping, each charged
+	 * for itself and at most the switches out before it (fewer than the
+	 * operations); the chosen waits exactly their time times their weight;
+	 * the kernel's sums counted as they are */
+	FUZZ_CHECK(ns - summed <= (hi < lo ? 0 : NTHREADS * (hi - lo)));
+	FUZZ_CHECK(charged - chosen_ns <= (ns - summed) * (size / 4 + 1));
 	kp_profile_free(prof);
 	return 0;
 }

@@ -1,6 +1,8 @@
 /* Off-CPU waits from switch records and sampled stacks (profiler/offcpu.h):
- * which stack a wait goes on, its kind, and what happens when records are
- * lost, out of order, or a thread exits. */
+ * which stack a wait goes on and what it is charged (its time times the
+ * switches its sample stands for; a chosen wait's time over its chance),
+ * its kind, and
+ * what happens when records are lost, out of order, or a thread exits. */
 #include <stdint.h>
 #include <string.h>
 
@@ -75,8 +77,9 @@ static uint64_t value_of(uint32_t leaf, const char *marker, size_t v)
 	return 0;
 }
 
-/* Each wait goes on the stack sampled at its own switch out, or the last
- * one of its class; the kind from prev_state. */
+/* Each wait goes on the stack sampled at its own switch out; one whose
+ * sample the kernel dropped while every switch was sampled (period 1) on
+ * the last of its class, counted; the kind from prev_state. */
 static void test_attribution(void)
 {
 	struct kp_offcpu *o = setup(false, 0);
@@ -84,16 +87,60 @@ static void test_attribution(void)
 	stack(o, 7, loc_b, 1); /* S */
 	kp_offcpu_switch(o, 7, 7, 100, true, false);
 	kp_offcpu_switch(o, 7, 7, 300, false, false);
-	/* not sampled: the same stack stands for it */
+	/* its sample dropped: on b */
 	kp_offcpu_switch(o, 7, 7, 400, true, false);
 	kp_offcpu_switch(o, 7, 7, 450, false, false);
 	stack(o, 7, loc_c, 2); /* D */
 	kp_offcpu_switch(o, 7, 7, 500, true, false);
 	kp_offcpu_switch(o, 7, 7, 1500, false, false);
-	kp_offcpu_free(o, true);
+	CHECK_EQ_INT(kp_offcpu_stats(o)->dropped, 1);
+	CHECK_EQ_INT(kp_offcpu_stats(o)->charged_ns, 1250);
+	kp_offcpu_free(o);
 	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 250);
 	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 1), 1); /* one stack sampled */
 	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: uninterruptible]", 0), 1000);
+}
+
+/* At a storm (the frequency mode) a switch without a sample is charged
+ * nothing, not put on the previous stack: the thread's next sample stands
+ * for it, its own wait charged its own time times 1 + the switches left
+ * out since the thread's previous sample. When every switch is sampled
+ * again, one without is a drop, on the last stack. The totals stay
+ * exact. */
+static void test_storm(void)
+{
+	struct kp_offcpu *o = setup(false, 0);
+	const struct kp_offcpu_stats *st;
+
+	kp_offcpu_sampling(o, 50, true);
+	kp_offcpu_sampling(o, 1600, false);
+	stack(o, 7, loc_b, 1);
+	kp_offcpu_switch(o, 7, 7, 100, true, false);
+	kp_offcpu_switch(o, 7, 7, 200, false, false);
+	kp_offcpu_switch(o, 7, 7, 300, true, false); /* not sampled */
+	kp_offcpu_switch(o, 7, 7, 1300, false, false);
+	kp_offcpu_switch(o, 7, 7, 1320, true, true); /* not sampled, preempted */
+	kp_offcpu_switch(o, 7, 7, 1330, false, false);
+	stack(o, 7, loc_c, 1); /* for itself and the two before */
+	kp_offcpu_switch(o, 7, 7, 1400, true, false);
+	kp_offcpu_switch(o, 7, 7, 1410, false, false);
+	stack(o, 7, loc_a, 1); /* for itself */
+	kp_offcpu_switch(o, 7, 7, 1500, true, false);
+	kp_offcpu_switch(o, 7, 7, 1502, false, false);
+	/* every switch sampled again: this one's sample was dropped */
+	kp_offcpu_switch(o, 7, 7, 1700, true, false);
+	kp_offcpu_switch(o, 7, 7, 1705, false, false);
+	st = kp_offcpu_stats(o);
+	CHECK_EQ_INT(st->waits, 6);
+	CHECK_EQ_INT(st->ns, 1127);
+	CHECK_EQ_INT(st->charged, 4);
+	CHECK_EQ_INT(st->charged_ns, 100 + 30 + 2 + 5);
+	CHECK_EQ_INT(st->unsampled, 3);
+	CHECK_EQ_INT(st->dropped, 1);
+	kp_offcpu_free(o);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 100);
+	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: sleeping]", 0), 30);
+	CHECK_EQ_INT(value_of(loc_a, "[off-cpu: sleeping]", 0), 7);
 }
 
 /* Preempted waits keep to preempted stacks; one with none yet goes under
@@ -119,7 +166,8 @@ static void test_classes(void)
 	CHECK_EQ_INT(st->nostack, 1);
 	CHECK_EQ_INT(st->nostack_ns, 30);
 	CHECK_EQ_INT(st->stacks, 2);
-	kp_offcpu_free(o, true);
+	CHECK_EQ_INT(st->dropped, 2);
+	kp_offcpu_free(o);
 	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: blocked]", 0), 120);
 	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: preempted]", 0), 10);
 	CHECK_EQ_INT(value_of(no_stack, "[off-cpu: preempted]", 0), 30);
@@ -152,18 +200,21 @@ static void test_bad_records(void)
 	CHECK_EQ_INT(st->open_at_end, 1);
 	CHECK_EQ_INT(st->waits, 3); /* 60, 0, 400 */
 	CHECK_EQ_INT(st->ns, 460);
-	kp_offcpu_free(o, true);
+	CHECK_EQ_INT(st->charged_ns, 460);
+	kp_offcpu_free(o);
 	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 60); /* wall */
 	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 2), 0);  /* cpu */
 	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 3), 60); /* off-cpu */
 	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: sleeping]", 0), 400);
 }
 
-/* Waits summed in the kernel (the BPF program's records): each kind on
- * its class's stack under its own marker, before any stack under [no
- * stack sampled], the sample counted once a stack; sums of another class
- * keep to theirs; an exited thread's last sums still land. */
-static void test_summed(void)
+/* Waits chosen in the kernel (the BPF program's records): a chosen wait
+ * is charged its own time over its chance to the stack taken for it,
+ * under its kind's marker, the sample counted once; one whose stack the
+ * ring lost, or whose stack is gone, under [no stack sampled], counted;
+ * a weight no chance gives is refused; the exact sums count in the totals
+ * only. */
+static void test_chosen(void)
 {
 	struct kp_offcpu *o = setup(true, 0);
 	uint32_t no_stack = kp_profile_named_location(prof, "[no stack sampled]", 18, 0);
@@ -173,40 +224,66 @@ static void test_summed(void)
 	uint32_t n[KP_WAIT_NKINDS] = {0};
 	const struct kp_offcpu_stats *st;
 
-	ns[KP_WAIT_SLEEPING] = 40;
-	n[KP_WAIT_SLEEPING] = 2;
-	kp_offcpu_add_waits(o, 7, 7, false, ns, n); /* before any stack */
-	kp_offcpu_set_stack(o, 7, false, locs_b, 2, &root);
-	ns[KP_WAIT_SLEEPING] = 100;
-	n[KP_WAIT_SLEEPING] = 3;
-	ns[KP_WAIT_UNINTERRUPTIBLE] = 900;
-	n[KP_WAIT_UNINTERRUPTIBLE] = 1;
-	kp_offcpu_add_waits(o, 7, 7, false, ns, n);
-	memset(ns, 0, sizeof(ns));
-	memset(n, 0, sizeof(n));
-	kp_offcpu_set_stack(o, 7, true, locs_c, 2, &root);
-	ns[KP_WAIT_PREEMPTED] = 7;
-	n[KP_WAIT_PREEMPTED] = 1;
-	kp_offcpu_add_waits(o, 7, 7, true, ns, n);
-	kp_offcpu_exit(o, 7);
-	kp_offcpu_forget(o, 7);
-	kp_offcpu_add_waits(o, 7, 7, true, ns, n); /* after its exit record */
+	ns[KP_WAIT_SLEEPING] = 1000;
+	n[KP_WAIT_SLEEPING] = 20;
+	ns[KP_WAIT_PREEMPTED] = 54;
+	n[KP_WAIT_PREEMPTED] = 3;
+	kp_offcpu_count_waits(o, ns, n);
+	kp_offcpu_set_stack(o, 7, locs_b, 2, &root);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 100, 4.0, true);
+	/* its stack is used up: a second wait has none */
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_UNINTERRUPTIBLE, 5, 2.0, true);
+	kp_offcpu_set_stack(o, 7, locs_c, 2, &root);
+	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 9, 1.0, true);
+	/* the ring lost its stack */
+	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 3, 8.0, false);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 0.5, false);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 1e12, false);
 	st = kp_offcpu_stats(o);
-	CHECK_EQ_INT(st->waits, 8);
+	CHECK_EQ_INT(st->waits, 23);
 	CHECK_EQ_INT(st->ns, 1054);
-	CHECK_EQ_INT(st->nostack, 3);
-	CHECK_EQ_INT(st->nostack_ns, 47);
+	CHECK_EQ_INT(st->charged, 4);
+	CHECK_EQ_INT(st->charged_ns, 400 + 10 + 9 + 24);
+	CHECK_EQ_INT(st->nostack, 2);
+	CHECK_EQ_INT(st->nostack_ns, 34);
 	CHECK_EQ_INT(st->stacks, 2);
-	kp_offcpu_free(o, true);
-	CHECK_EQ_INT(value_of(no_stack, "[off-cpu: sleeping]", 0), 40);
-	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 100);
-	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 3), 100); /* off-cpu */
-	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 1) +
-			     value_of(loc_b, "[off-cpu: uninterruptible]", 1),
-		     1); /* the stack counted once */
-	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: uninterruptible]", 0), 900);
-	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: preempted]", 0), 7);
-	CHECK_EQ_INT(value_of(no_stack, "[off-cpu: preempted]", 0), 7);
+	kp_offcpu_free(o);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 400);
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 3), 400); /* off-cpu */
+	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 1), 1);   /* the stack counted once */
+	CHECK_EQ_INT(value_of(no_stack, "[off-cpu: uninterruptible]", 0), 10);
+	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: preempted]", 0), 9);
+	CHECK_EQ_INT(value_of(no_stack, "[off-cpu: preempted]", 0), 24);
+}
+
+/* The estimate's expected share per stack is the true one: a thread that
+ * alternates one wait of 5000 with fifty of 100 (50.5% of its waiting in
+ * the short ones), each chosen with chance 1/16 by a fixed sequence of
+ * pseudo-random draws (so the test cannot flake), has about that share
+ * in the profile; the old rule (a stack stands for the waits after it)
+ * gave the long wait's stack almost every short wait too. */
+static void test_unbiased(void)
+{
+	struct kp_offcpu *o = setup(false, 0);
+	uint32_t locs_b[2] = {loc_a, loc_b}, locs_c[2] = {loc_a, loc_c};
+	struct kp_profile_root root = {.comm = kp_profile_intern(prof, "prog", 4)};
+	uint64_t x = 88172645463325252ULL, longw, shortw;
+	double share;
+
+	for (int cycle = 0; cycle < 4000; cycle++)
+		for (int i = 0; i < 51; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			if (x % 16)
+				continue;
+			kp_offcpu_set_stack(o, 7, i ? locs_c : locs_b, 2, &root);
+			kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, i ? 100 : 5000,
+					      16.0, true);
+		}
+	kp_offcpu_free(o);
+	longw = value_of(loc_b, "[off-cpu: sleeping]", 0);
+	shortw = value_of(loc_c, "[off-cpu: sleeping]", 0);
+	share = (double)shortw / (double)(longw + shortw);
+	CHECK(share > 0.48 && share < 0.53);
 }
 
 /* --min-wait leaves short waits out, counted. */
@@ -220,10 +297,11 @@ static void test_min_wait(void)
 	kp_offcpu_switch(o, 7, 7, 200, true, false);
 	kp_offcpu_switch(o, 7, 7, 400, false, false);
 	CHECK_EQ_INT(kp_offcpu_stats(o)->short_waits, 1);
-	kp_offcpu_free(o, true);
+	kp_offcpu_free(o);
 	CHECK_EQ_INT(value_of(loc_b, "[off-cpu: sleeping]", 0), 200);
 	kp_profile_free(prof);
 	prof = NULL;
 }
 
-KP_TEST_MAIN(test_attribution, test_classes, test_bad_records, test_summed, test_min_wait)
+KP_TEST_MAIN(test_attribution, test_storm, test_classes, test_bad_records, test_chosen,
+	     test_unbiased, test_min_wait)

@@ -13,6 +13,14 @@
  *                         holds for 0.3 s), blocked_in_pipe (0.3 s),
  *                         blocked_in_fsync (0.3 s in DIR, as above)
  *   offcpu sleep SECONDS  main -> sleep_kprof (nanosleep)
+ *   offcpu mix THREADS SECONDS LONG_US SHORT_US NSHORT
+ *                         THREADS threads, each for SECONDS alternating
+ *                         one long_wait (nanosleep LONG_US) with NSHORT
+ *                         short_wait (nanosleep SHORT_US): mix_thread ->
+ *                         long_wait | short_wait. Each wait is timed by
+ *                         its thread; "long_wait" and "short_wait" sum
+ *                         every thread's, and "share long_wait PCT" is
+ *                         long_wait's share of their time off CPU.
  * The first line is "pid PID", the last "main WALL CPU SWITCHES", main's
  * own. */
 #include <fcntl.h>
@@ -211,6 +219,83 @@ __attribute__((noinline, noclone)) static void blocked_in_fsync(int fd, double s
 	account_print("blocked_in_fsync", a);
 }
 
+/* The mix: each thread's own clock of its waits, summed at its end. */
+struct mix {
+	double seconds, long_s, short_s;
+	int nshort;
+};
+static struct account mix_long, mix_short; /* under started_lock */
+
+static void account_add(struct account *sum, struct account a)
+{
+	sum->wall += a.wall;
+	sum->cpu += a.cpu;
+	sum->switches += a.switches;
+}
+
+/* One wait of seconds, its time (wall, CPU, switches) added to *acc. */
+static void timed_sleep(struct account *acc, double seconds)
+{
+	struct account a = account_start();
+
+	sleep_for(seconds);
+	acc->wall += kp_seconds(CLOCK_MONOTONIC) - a.wall;
+	acc->cpu += kp_seconds(CLOCK_THREAD_CPUTIME_ID) - a.cpu;
+	acc->switches += switches() - a.switches;
+}
+
+/* Their bodies differ (the sink's step), or the compiler folds them into
+ * one function. */
+__attribute__((noinline, noclone)) static void long_wait(struct account *acc, double seconds)
+{
+	timed_sleep(acc, seconds);
+	sink += 1;
+}
+
+__attribute__((noinline, noclone)) static void short_wait(struct account *acc, double seconds)
+{
+	timed_sleep(acc, seconds);
+	sink += 2;
+}
+
+__attribute__((noinline, noclone)) static void *mix_thread(void *arg)
+{
+	const struct mix *m = arg;
+	struct account l = {0}, sh = {0};
+	double end = kp_seconds(CLOCK_MONOTONIC) + m->seconds;
+
+	do {
+		long_wait(&l, m->long_s);
+		for (int i = 0; i < m->nshort; i++)
+			short_wait(&sh, m->short_s);
+	} while (kp_seconds(CLOCK_MONOTONIC) < end);
+	pthread_mutex_lock(&started_lock);
+	account_add(&mix_long, l);
+	account_add(&mix_short, sh);
+	pthread_mutex_unlock(&started_lock);
+	return NULL;
+}
+
+static int mix(int nthreads, const struct mix *m)
+{
+	pthread_t t[64];
+	double off_long, off_short;
+
+	if (nthreads < 1 || nthreads > 64 || m->nshort < 0)
+		return 2;
+	for (int i = 0; i < nthreads; i++)
+		if (pthread_create(&t[i], NULL, mix_thread, (void *)m) != 0)
+			return 1;
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	off_long = mix_long.wall - mix_long.cpu;
+	off_short = mix_short.wall - mix_short.cpu;
+	printf("long_wait %.6f %.6f %ld\n", mix_long.wall, mix_long.cpu, mix_long.switches);
+	printf("short_wait %.6f %.6f %ld\n", mix_short.wall, mix_short.cpu, mix_short.switches);
+	printf("share long_wait %.3f\n", 100 * off_long / (off_long + off_short));
+	return 0;
+}
+
 __attribute__((noinline, noclone)) static void sleep_kprof(double seconds)
 {
 	struct account a = account_start();
@@ -261,11 +346,20 @@ int main(int argc, char **argv)
 		KEEP_CALL();
 		close(fd);
 		unlink(path);
+	} else if (!strcmp(mode, "mix") && argc > 6) {
+		struct mix m = {atof(argv[3]), atof(argv[4]) / 1e6, atof(argv[5]) / 1e6,
+				atoi(argv[6])};
+		int err = mix(atoi(argv[2]), &m);
+
+		if (err)
+			return err;
 	} else if (!strcmp(mode, "sleep") && argc > 2) {
 		sleep_kprof(atof(argv[2]));
 		KEEP_CALL();
 	} else {
-		fprintf(stderr, "usage: offcpu phases DIR | exact DIR | sleep SECONDS\n");
+		fprintf(stderr,
+			"usage: offcpu phases DIR | exact DIR | sleep SECONDS | mix THREADS "
+			"SECONDS LONG_US SHORT_US NSHORT\n");
 		return 2;
 	}
 	account_print("main", all);

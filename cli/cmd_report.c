@@ -13,7 +13,9 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
+#include "cli/timeline_input.h"
 #include "formats/load.h"
+#include "profile/timeline.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
@@ -25,21 +27,25 @@ enum {
 	OPT_PID,
 	OPT_TID,
 	OPT_LINES,
+	OPT_FROM,
+	OPT_TO,
 };
 
 static const struct option own_opts[] = {
-	{"format", required_argument, NULL, 'f'},  {"output", required_argument, NULL, 'o'},
-	{"top", required_argument, NULL, OPT_TOP}, {"annotate", no_argument, NULL, OPT_ANNOTATE},
-	{"strict", no_argument, NULL, OPT_STRICT}, {"value", required_argument, NULL, OPT_VALUE},
-	{"pid", no_argument, NULL, OPT_PID},	   {"tid", no_argument, NULL, OPT_TID},
-	{"lines", no_argument, NULL, OPT_LINES},   {"help", no_argument, NULL, 'h'},
+	{"format", required_argument, NULL, 'f'},    {"output", required_argument, NULL, 'o'},
+	{"top", required_argument, NULL, OPT_TOP},   {"annotate", no_argument, NULL, OPT_ANNOTATE},
+	{"strict", no_argument, NULL, OPT_STRICT},   {"value", required_argument, NULL, OPT_VALUE},
+	{"pid", no_argument, NULL, OPT_PID},	     {"tid", no_argument, NULL, OPT_TID},
+	{"lines", no_argument, NULL, OPT_LINES},     {"help", no_argument, NULL, 'h'},
+	{"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
 };
 
 static void usage(FILE *out)
 {
-	fputs("usage: kprof report [options] FILE\n"
+	fputs("usage: kprof report [options] FILE...\n"
 	      "Writes a profile in another format. FILE ('-': stdin) is a .kprof recording,\n"
-	      "folded stacks, or zstd-compressed folded stacks.\n"
+	      "folded stacks, or zstd-compressed folded stacks. Several recordings (the\n"
+	      "windows of one --every run) are read as one timeline, in time order.\n"
 	      "  -f, --format FMT    output format (default: by the -o extension, else svg;\n"
 	      "                      top on a terminal):\n",
 	      out);
@@ -57,6 +63,9 @@ static void usage(FILE *out)
 	      "      --lines         speedscope: a frame per function and source line (default:\n"
 	      "                      per function)\n"
 	      "      --strict        folded input: fail at the first malformed line\n"
+	      "      --from T, --to T  the profile of that time only: T in seconds from the\n"
+	      "                      start (of the first recording), or a UTC time\n"
+	      "                      (2026-12-06T01:02:03, 01:02:03)\n"
 	      "  -h, --help          this help\n"
 	      "Flame graph options (-f svg):\n",
 	      out);
@@ -69,6 +78,7 @@ struct report_cli {
 	struct kp_load_opts lo;	  /* --strict */
 	struct kp_args_list opaths;
 	const char *fname, *value; /* -f, --value */
+	const char *from, *to;	   /* --from, --to */
 };
 
 /* One option of ours, else an SVG one. Returns -1 when taken, else the
@@ -104,6 +114,12 @@ static int option(int c, struct report_cli *rc, char **argv)
 	case OPT_LINES:
 		rc->ctx.per_line = true;
 		return -1;
+	case OPT_FROM:
+		rc->from = optarg;
+		return -1;
+	case OPT_TO:
+		rc->to = optarg;
+		return -1;
 	case 'h':
 		usage(stdout);
 		return 0;
@@ -130,26 +146,46 @@ static int parse_args(int argc, char **argv, struct report_cli *rc)
 	while (status < 0 && (c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1)
 		status = option(c, rc, argv);
 	free(opts);
-	if (status < 0 && optind != argc - 1) {
-		kp_err("report: give one profile to read (kprof report --help)");
+	if (status < 0 && optind == argc) {
+		kp_err("report: give a profile to read (kprof report --help)");
 		status = 2;
 	}
 	return status;
 }
 
-/* Reads the profile at path into rc->ctx, with the roots and the value to
- * draw. Returns 0, or 1 after saying why. */
-static int load(const char *path, struct report_cli *rc, struct kp_profile **p)
+/* Reads the profiles at paths[0..n) (several: one timeline) into *p, the
+ * range of --from and --to. Returns 0, or 1 after saying why. */
+static int load_sliced(char *const *paths, size_t n, struct report_cli *rc, struct kp_profile **p,
+		       struct kp_load_info *info)
 {
-	struct kp_output_ctx *ctx = &rc->ctx;
-	struct kp_load_info info;
 	struct kp_diag d = {{0}};
 
-	rc->lo.countname = rc->so.countname;
-	if (kp_load_profile(path, &rc->lo, p, &info, &d) < 0) {
+	*info = (struct kp_load_info){0};
+	if (n > 1) {
+		if (kp_timeline_input_load(paths, n, &rc->lo, p))
+			return 1;
+	} else if (kp_load_profile(paths[0], &rc->lo, p, info, &d) < 0) {
 		kp_err("%s", d.msg);
 		return 1;
 	}
+	if ((rc->from || rc->to) && kp_timeline_slice_spec(p, rc->from, rc->to, &d) < 0) {
+		kp_err("report: %s: %s", n > 1 ? "the recordings" : paths[0], d.msg);
+		return 1;
+	}
+	return 0;
+}
+
+/* Reads the profiles at paths[0..n) into rc->ctx, with the roots and the
+ * value to draw. Returns 0, or 1 after saying why. */
+static int load(char *const *paths, size_t n, struct report_cli *rc, struct kp_profile **p)
+{
+	struct kp_output_ctx *ctx = &rc->ctx;
+	struct kp_load_info info;
+	const char *path = paths[0];
+
+	rc->lo.countname = rc->so.countname;
+	if (load_sliced(paths, n, rc, p, &info))
+		return 1;
 	if (info.bad_lines)
 		kp_warn("ignored %llu line%s with invalid format; the first: %s",
 			(unsigned long long)info.bad_lines, info.bad_lines == 1 ? "" : "s",
@@ -199,7 +235,7 @@ int kp_cmd_report(int argc, char **argv)
 				 "report: ");
 	if (status)
 		goto out;
-	status = load(argv[optind], &rc, &p);
+	status = load(argv + optind, (size_t)(argc - optind), &rc, &p);
 	if (status == 0)
 		status = kp_outputs_write(&outs, &rc.ctx, NULL, 0);
 out:

@@ -93,8 +93,9 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 		kp_profile_value_type(ctx->profile, ctx->fold.value);
 	const char *value = vt ? kp_profile_str(ctx->profile, vt->type, NULL) : NULL;
 	struct kp_svg_opts o;
-	static char lines[2][4200];
+	static char lines[2][4200], title[256];
 	const char *info[2] = {lines[0], lines[1]};
+	const char *range = kp_profile_meta(ctx->profile, KP_META_RANGE);
 	int err;
 
 	if (!f)
@@ -109,6 +110,16 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	if (!o.title && !o.flamechart && value && strcmp(value, KP_VALUE_WALL) == 0)
 		o.title =
 			o.inverted ? "Wall-Clock Time Icicle Graph" : "Wall-Clock Time Flame Graph";
+	/* a slice says its range (seconds from the start) */
+	if (range && !o.flamechart) {
+		snprintf(title, sizeof(title), "%s, %s s",
+			 o.title      ? o.title
+			 : o.inverted ? "Icicle Graph"
+				      : "Flame Graph",
+			 range);
+		if (!ctx->svg || !ctx->svg->title)
+			o.title = title;
+	}
 	/* time values are folded into microseconds */
 	if (!o.countname && kp_fold_micros(ctx->profile, ctx->fold.value))
 		o.countname = "us";

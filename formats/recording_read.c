@@ -40,6 +40,9 @@ struct reader {
 	/* what was read so far: the ids later chunks may use */
 	size_t nstrings, nfunctions, nlocations, nframes, nmappings, nsamples, nmeta;
 	bool value_types, samples, ended;
+	/* the time axis: events read, and the last one's ms */
+	size_t nevents;
+	uint64_t last_ms;
 	/* what the samples may unfold to (UNFOLD_PER_ITEM): what they unfold
 	 * to, and the locations, frames, samples and own stack locations sent */
 	uint64_t unfolded, sent;
@@ -500,6 +503,46 @@ static int read_metadata(struct reader *r, const Kprof__Metadata *m)
 	return 0;
 }
 
+static int read_timeline(struct reader *r, const Kprof__Timeline *m)
+{
+	size_t n = m->n_tick;
+	uint64_t ms = 0, tid = 0;
+
+	if (m->n_sample != n || m->n_tid != n)
+		return damaged(r, "columns of different lengths");
+	if (n > BATCH_EVENTS)
+		return too_many(r, n);
+	if (r->nmeta)
+		return damaged(r, "a timeline after the metadata");
+	if (!kp_profile_timed(r->p))
+		kp_profile_time_start(r->p, m->origin_ns);
+	else if (kp_profile_time_origin(r->p) != m->origin_ns)
+		return damaged(r, "a timeline of another origin");
+	kp_profile_set_events_dropped(r->p, m->dropped);
+	if (r->nevents + n > KP_PROFILE_MAX_EVENTS)
+		return damaged(r, "more than %u events", KP_PROFILE_MAX_EVENTS);
+	for (size_t i = 0; i < n; i++, r->nevents++) {
+		ms += m->tick[i];
+		tid += (uint64_t)m->tid[i];
+		if (m->tick[i] > UINT32_MAX || ms > UINT32_MAX)
+			return damaged(r, "event %zu at %llu ms, past 2^32", r->nevents,
+				       (unsigned long long)ms);
+		if (ms < r->last_ms)
+			return damaged(
+				r, "event %zu at %llu ms, before the one before it (%llu ms)",
+				r->nevents, (unsigned long long)ms, (unsigned long long)r->last_ms);
+		if (m->sample[i] >= r->nsamples)
+			return damaged(r, "event %zu names sample %u of %zu", r->nevents,
+				       m->sample[i], r->nsamples);
+		if (tid > UINT32_MAX)
+			return damaged(r, "event %zu: thread %llu", r->nevents,
+				       (unsigned long long)tid);
+		r->last_ms = ms;
+		kp_profile_add_event(r->p, m->sample[i], (uint32_t)ms, (uint32_t)tid);
+	}
+	return 0;
+}
+
 static int read_end(struct reader *r, const Kprof__End *m)
 {
 	const struct {
@@ -514,6 +557,7 @@ static int read_end(struct reader *r, const Kprof__End *m)
 		{"mappings", m->mappings, r->nmappings},
 		{"samples", m->samples, r->nsamples},
 		{"metadata entries", m->metadata, r->nmeta},
+		{"events", m->events, r->nevents},
 	};
 
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
@@ -549,6 +593,9 @@ static int read_chunk(struct reader *r, const Kprof__Chunk *c)
 	case KPROF__CHUNK__CHUNK_METADATA:
 		r->what = "metadata";
 		return read_metadata(r, c->metadata);
+	case KPROF__CHUNK__CHUNK_TIMELINE:
+		r->what = "timeline";
+		return read_timeline(r, c->timeline);
 	case KPROF__CHUNK__CHUNK_END:
 		r->what = "end";
 		return read_end(r, c->end);

@@ -65,6 +65,22 @@ check "the slice's SVG says its range in the title" grep -q '0.500-1.000 s' "$T/
 "$KPROF" report "$T/s.kprof" -f folded -o "$T/s2.folded"
 check "the slice's .kprof reads back as the slice" cmp -s "$T/s.folded" "$T/s2.folded"
 
+# kprof diff: the second phase against the first, in one recording
+{ read -r _ s1 e1; read -r _ s2 e2; } <"$T/run.phases"
+"$KPROF" diff "$T/run.kprof" "$T/run.kprof" -f json -o "$T/diff.json" \
+	--base-from "$(wall "$s1" 0.03 '%H:%M:%S.%3N')" --base-to "$(wall "$e1" -0.03 '%H:%M:%S.%3N')" \
+	--from "$(wall "$s2" 0.03 '%H:%M:%S.%3N')" --to "$(wall "$e2" -0.03 '%H:%M:%S.%3N')" 2>"$T/diff.err"
+check "diff of phase two against phase one: phase_two_kprof grew, phase_one_kprof shrank" \
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["function"]: r["total"] for r in d["functions"]}
+two, one = rows["phase_two_kprof"], rows["phase_one_kprof"]
+sys.exit(0 if two["base"] < 5 and two["new"] > 90 and one["base"] > 90 and one["new"] < 5 else 1)' "$T/diff.json"
+"$KPROF" diff "$T/run.kprof" "$T/run.kprof" --from 500 -o "$T/bad.txt" 2>"$T/diff.err"
+check "diff of an empty range: exit 1, one line, no output" \
+	[ $? -eq 1 -a "$(wc -l <"$T/diff.err")" -eq 1 -a ! -e "$T/bad.txt" ]
+
 # --every 1 windows read together as one timeline
 mkdir -p "$T/w"
 "$KPROF" -F 999 --every 1 -o "$T/w/p-%Y%m%dT%H%M%S.kprof" -- "$W" "$scale" "$T/w.phases" \

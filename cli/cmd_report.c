@@ -29,6 +29,7 @@ enum {
 	OPT_LINES,
 	OPT_FROM,
 	OPT_TO,
+	OPT_NO_TIME,
 };
 
 static const struct option own_opts[] = {
@@ -38,6 +39,7 @@ static const struct option own_opts[] = {
 	{"pid", no_argument, NULL, OPT_PID},	     {"tid", no_argument, NULL, OPT_TID},
 	{"lines", no_argument, NULL, OPT_LINES},     {"help", no_argument, NULL, 'h'},
 	{"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
+	{"no-time", no_argument, NULL, OPT_NO_TIME},
 };
 
 static void usage(FILE *out)
@@ -66,6 +68,7 @@ static void usage(FILE *out)
 	      "      --from T, --to T  the profile of that time only: T in seconds from the\n"
 	      "                      start (of the first recording), or a UTC time\n"
 	      "                      (2026-12-06T01:02:03, 01:02:03)\n"
+	      "      --no-time       write no time axis (a .kprof as kprof wrote before it)\n"
 	      "  -h, --help          this help\n"
 	      "Flame graph options (-f svg):\n",
 	      out);
@@ -79,6 +82,7 @@ struct report_cli {
 	struct kp_args_list opaths;
 	const char *fname, *value; /* -f, --value */
 	const char *from, *to;	   /* --from, --to */
+	bool no_time;		   /* --no-time */
 };
 
 /* One option of ours, else an SVG one. Returns -1 when taken, else the
@@ -119,6 +123,9 @@ static int option(int c, struct report_cli *rc, char **argv)
 		return -1;
 	case OPT_TO:
 		rc->to = optarg;
+		return -1;
+	case OPT_NO_TIME:
+		rc->no_time = true;
 		return -1;
 	case 'h':
 		usage(stdout);
@@ -172,6 +179,8 @@ static int load_sliced(char *const *paths, size_t n, struct report_cli *rc, stru
 		kp_err("report: %s: %s", n > 1 ? "the recordings" : paths[0], d.msg);
 		return 1;
 	}
+	if (rc->no_time)
+		kp_profile_time_clear(*p);
 	return 0;
 }
 

@@ -352,6 +352,14 @@ void kp_profile_time_start(struct kp_profile *p, uint64_t origin_ns)
 	p->origin_ns = origin_ns;
 }
 
+void kp_profile_time_clear(struct kp_profile *p)
+{
+	p->timed = false;
+	p->origin_ns = 0;
+	p->nevents = 0;
+	p->dropped = 0;
+}
+
 bool kp_profile_timed(const struct kp_profile *p)
 {
 	return p->timed;

@@ -194,6 +194,8 @@ uint64_t kp_profile_time_origin(const struct kp_profile *p);
 bool kp_profile_add_event(struct kp_profile *p, uint32_t sample, uint32_t ms, uint32_t tid);
 /* The events in time order (*n of them); valid until the next add. */
 const struct kp_profile_event *kp_profile_events(const struct kp_profile *p, size_t *n);
+/* Drops p's time axis: its events, and p is no longer timed. */
+void kp_profile_time_clear(struct kp_profile *p);
 /* Samples whose time was not kept (the bound), and setting it (readers). */
 uint64_t kp_profile_events_dropped(const struct kp_profile *p);
 void kp_profile_set_events_dropped(struct kp_profile *p, uint64_t n);

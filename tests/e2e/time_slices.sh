@@ -65,6 +65,25 @@ check "the slice's SVG says its range in the title" grep -q '0.500-1.000 s' "$T/
 "$KPROF" report "$T/s.kprof" -f folded -o "$T/s2.folded"
 check "the slice's .kprof reads back as the slice" cmp -s "$T/s.folded" "$T/s2.folded"
 
+# speedscope: a sample per sample taken, in time order: phase one's, two's, one's
+"$KPROF" report "$T/run.kprof" -o "$T/run.speedscope.json"
+check "speedscope: the samples in time order, weight 1 each, the phases in order" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["profiles"][0]
+names = [f["name"] for f in d["shared"]["frames"]]
+if set(p["weights"]) != {1}:
+    sys.exit(1)
+seq = []
+for st in p["samples"]:
+    ph = [names[i] for i in st if names[i].startswith("phase_") and names[i] != "phase_leaf_kprof"]
+    if ph and (not seq or seq[-1][0] != ph[0]):
+        seq.append([ph[0], 0])
+    if ph:
+        seq[-1][1] += 1
+big = [n for n, c in seq if c >= 20]
+sys.exit(0 if big == ["phase_one_kprof", "phase_two_kprof", "phase_one_kprof"] else 1)' "$T/run.speedscope.json"
+
 # kprof diff: the second phase against the first, in one recording
 { read -r _ s1 e1; read -r _ s2 e2; } <"$T/run.phases"
 "$KPROF" diff "$T/run.kprof" "$T/run.kprof" -f json -o "$T/diff.json" \

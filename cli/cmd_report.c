@@ -224,6 +224,8 @@ static int load(char *const *paths, size_t n, struct report_cli *rc, struct kp_p
 	}
 	ctx->profile = *p;
 	ctx->svg = &rc->so;
+	ctx->inputs = paths;
+	ctx->ninputs = n;
 	return 0;
 }
 

@@ -22,6 +22,10 @@ struct page {
 	struct kp_folded *names; /* frame names, made safe as folded text's */
 	struct kp_seqtab stacks; /* name-id sequences -> the page's stack id */
 	uint32_t *stack_of;	 /* by profile sample */
+	uint32_t *dense;	 /* folded frame id -> the page's name id (UINT32_MAX: none yet) */
+	size_t dense_cap;
+	uint32_t *fids; /* the page's name id -> folded frame id */
+	size_t nnames, fids_cap;
 	char *clean;
 	size_t clean_cap;
 };
@@ -46,6 +50,23 @@ static void json_str(struct page *w, const char *s, size_t len)
 	fputc('"', w->out);
 }
 
+/* The page's id of folded frame id fid: dense, in the order first used. */
+static uint32_t name_id(struct page *w, uint32_t fid)
+{
+	if (fid >= w->dense_cap) {
+		size_t old = w->dense_cap;
+
+		kp_xgrow(&w->dense, &w->dense_cap, (size_t)fid + 1, sizeof(*w->dense));
+		memset(w->dense + old, 0xff, (w->dense_cap - old) * sizeof(*w->dense));
+	}
+	if (w->dense[fid] == UINT32_MAX) {
+		kp_xgrow(&w->fids, &w->fids_cap, w->nnames + 1, sizeof(*w->fids));
+		w->fids[w->nnames] = fid;
+		w->dense[fid] = (uint32_t)w->nnames++;
+	}
+	return w->dense[fid];
+}
+
 /* Each profile sample's stack of names, interned: w->stack_of. */
 static void name_stacks(struct page *w, const struct kp_fold_opts *fo)
 {
@@ -65,7 +86,8 @@ static void name_stacks(struct page *w, const struct kp_fold_opts *fo)
 			const char *name =
 				kp_fold_root_name(w->p, &root, fo, rootbuf, sizeof(rootbuf));
 
-			st[nf++] = kp_folded_frame_id(w->names, name, strlen(name), KP_FRAME_ROOT);
+			st[nf++] = name_id(
+				w, kp_folded_frame_id(w->names, name, strlen(name), KP_FRAME_ROOT));
 		}
 		for (size_t j = 0; j < n; j++) {
 			size_t nfr;
@@ -77,7 +99,7 @@ static void name_stacks(struct page *w, const struct kp_fold_opts *fo)
 				if (unknown == UINT32_MAX)
 					unknown = kp_folded_frame_id(w->names, "[unknown]", 9,
 								     KP_FRAME_USER);
-				st[nf++] = unknown;
+				st[nf++] = name_id(w, unknown);
 				continue;
 			}
 			for (size_t k = 0; k < nfr; k++) {
@@ -86,8 +108,9 @@ static void name_stacks(struct page *w, const struct kp_fold_opts *fo)
 					w->p, kp_profile_function_at(w->p, fr[k].function)->name,
 					&len);
 
-				st[nf++] = kp_folded_frame_id(w->names, name, len,
-							      (enum kp_frame_kind)fr[k].kind);
+				st[nf++] = name_id(
+					w, kp_folded_frame_id(w->names, name, len,
+							      (enum kp_frame_kind)fr[k].kind));
 			}
 		}
 		w->stack_of[i] = (uint32_t)kp_seqtab_intern(&w->stacks, st, nf, &added);
@@ -99,20 +122,18 @@ static void name_stacks(struct page *w, const struct kp_fold_opts *fo)
  * stack's name ids, root first. */
 static void write_names(struct page *w)
 {
-	uint32_t limit = kp_folded_fid_limit(w->names);
-
 	fputs("\"names\":[", w->out);
-	for (uint32_t id = 0; id < limit; id++) {
+	for (size_t id = 0; id < w->nnames; id++) {
 		size_t len;
-		const char *name = kp_folded_frame_name(w->names, id, &len);
+		const char *name = kp_folded_frame_name(w->names, w->fids[id], &len);
 
 		if (id)
 			fputc(',', w->out);
 		json_str(w, name ? name : "", name ? len : 0);
 	}
 	fputs("],\"kinds\":[", w->out);
-	for (uint32_t id = 0; id < limit; id++)
-		fprintf(w->out, "%s%d", id ? "," : "", (int)kp_folded_frame_kind(id));
+	for (size_t id = 0; id < w->nnames; id++)
+		fprintf(w->out, "%s%d", id ? "," : "", (int)kp_folded_frame_kind(w->fids[id]));
 	fputs("],\"stacks\":[", w->out);
 	for (size_t i = 0; i < kp_seqtab_count(&w->stacks); i++) {
 		size_t n;
@@ -260,6 +281,8 @@ int kp_heatmap_write(const struct kp_profile *p, const struct kp_heatmap_opts *o
 	kp_folded_free(w.names);
 	kp_seqtab_fini(&w.stacks);
 	free(w.stack_of);
+	free(w.dense);
+	free(w.fids);
 	free(w.clean);
 	if (ferror(out))
 		return kp_diag_errno(d, errno ? -errno : -EIO, "cannot write the heatmap page");

@@ -10,38 +10,59 @@
 
 struct run {
 	const char *path;
-	struct kp_profile *p;
+	uint64_t origin, end; /* Unix ns: its start, its last event */
 };
 
 static int by_origin(const void *a, const void *b)
 {
-	uint64_t x = kp_profile_time_origin(((const struct run *)a)->p),
-		 y = kp_profile_time_origin(((const struct run *)b)->p);
+	uint64_t x = ((const struct run *)a)->origin, y = ((const struct run *)b)->origin;
 
 	return (x > y) - (x < y);
 }
 
-/* Where r's samples end, in Unix ns: its last event. */
-static uint64_t run_end(const struct run *r)
+/* Loads path; the message said when it does not load or keeps no time. */
+static struct kp_profile *load_timed(const char *path, const struct kp_load_opts *lo)
 {
-	return kp_profile_time_origin(r->p) + (uint64_t)kp_timeline_last_ms(r->p) * 1000000u;
+	struct kp_diag d = {{0}};
+	struct kp_profile *p = NULL;
+
+	if (kp_load_profile(path, lo, &p, NULL, &d) < 0) {
+		kp_err("%s", d.msg);
+		return NULL;
+	}
+	if (!kp_profile_timed(p)) {
+		kp_err("%s keeps no time (folded text, or a recording of a kprof before the time "
+		       "axis): recordings read as one timeline must each keep it",
+		       path);
+		kp_profile_free(p);
+		return NULL;
+	}
+	return p;
 }
 
-static int load_all(struct run *runs, char *const *paths, size_t n, const struct kp_load_opts *lo)
+/* Where each file's time is, one loaded at a time; then in time order,
+ * none overlapping the one before. Returns 0, or 1 after saying why. */
+static int find_order(struct run *runs, char *const *paths, size_t n, const struct kp_load_opts *lo)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct kp_diag d = {{0}};
+		struct kp_profile *p = load_timed(paths[i], lo);
 
-		runs[i].path = paths[i];
-		if (kp_load_profile(paths[i], lo, &runs[i].p, NULL, &d) < 0) {
-			kp_err("%s", d.msg);
+		if (!p)
 			return 1;
-		}
-		if (!kp_profile_timed(runs[i].p)) {
-			kp_err("%s keeps no time (folded text, or a recording of a kprof before "
-			       "the "
-			       "time axis): recordings read as one timeline must each keep it",
-			       paths[i]);
+		runs[i].path = paths[i];
+		runs[i].origin = kp_profile_time_origin(p);
+		runs[i].end = runs[i].origin + (uint64_t)kp_timeline_last_ms(p) * 1000000u;
+		kp_profile_free(p);
+	}
+	qsort(runs, n, sizeof(*runs), by_origin);
+	for (size_t i = 1; i < n; i++) {
+		/* windows abut: a window's samples end before the next starts */
+		if (runs[i].origin <= runs[i - 1].origin || runs[i].origin < runs[i - 1].end) {
+			kp_err("%s and %s overlap in time (%.3f s apart, the first's samples run "
+			       "%.3f s): give windows of one run, or runs one after the other",
+			       runs[i - 1].path, runs[i].path,
+			       (double)(runs[i].origin - runs[i - 1].origin) / 1e9,
+			       (double)(runs[i - 1].end - runs[i - 1].origin) / 1e9);
 			return 1;
 		}
 	}
@@ -53,62 +74,44 @@ int kp_timeline_input_load(char *const *paths, size_t n, const struct kp_load_op
 {
 	struct run *runs = kp_xcalloc(n, sizeof(*runs));
 	struct kp_profile *q = NULL;
-	int status = load_all(runs, paths, n, lo);
+	uint64_t samples = 0;
+	double last_duration = 0;
+	int status = find_order(runs, paths, n, lo);
 
 	*out = NULL;
-	if (status)
-		goto out;
-	qsort(runs, n, sizeof(*runs), by_origin);
-	for (size_t i = 1; i < n && !status; i++) {
-		uint64_t start = kp_profile_time_origin(runs[i].p);
-
-		/* windows abut: a window's samples end before the next starts */
-		if (start <= kp_profile_time_origin(runs[i - 1].p) ||
-		    (kp_timeline_last_ms(runs[i - 1].p) && start < run_end(&runs[i - 1]))) {
-			kp_err("%s and %s overlap in time (%.3f s apart, the first's samples run "
-			       "%.3f s): give windows of one run, or runs one after the other",
-			       runs[i - 1].path, runs[i].path,
-			       (double)(start - kp_profile_time_origin(runs[i - 1].p)) / 1e9,
-			       (double)kp_timeline_last_ms(runs[i - 1].p) / 1e3);
-			status = 1;
-		}
-	}
-	if (status)
-		goto out;
-	q = kp_timeline_new_like(runs[0].p);
+	/* then joined one at a time: memory is the joined profile and one more */
 	for (size_t i = 0; i < n && !status; i++) {
 		struct kp_diag d = {{0}};
+		struct kp_profile *p = load_timed(runs[i].path, lo);
+		const char *s = p ? kp_profile_meta(p, KP_META_SAMPLES) : NULL,
+			   *dur = p ? kp_profile_meta(p, KP_META_DURATION) : NULL;
 
-		if (kp_timeline_join(q, runs[i].p, &d) < 0) {
+		if (!p) {
+			status = 1;
+			break;
+		}
+		if (!q)
+			q = kp_timeline_new_like(p);
+		samples += s ? strtoull(s, NULL, 10) : 0;
+		last_duration = dur ? strtod(dur, NULL) : 0;
+		if (kp_timeline_join(q, p, &d) < 0) {
 			kp_err("%s: %s", runs[i].path, d.msg);
 			status = 1;
 		}
+		kp_profile_free(p);
 	}
 	if (!status) {
-		const char *last = kp_profile_meta(runs[n - 1].p, KP_META_DURATION);
-		uint64_t samples = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			const char *s = kp_profile_meta(runs[i].p, KP_META_SAMPLES);
-
-			samples += s ? strtoull(s, NULL, 10) : 0;
-		}
 		/* the span, from the first's start to the last's end */
 		kp_profile_set_meta(q, KP_META_DURATION, "%.3f",
-				    (double)(kp_profile_time_origin(runs[n - 1].p) -
-					     kp_profile_time_origin(q)) /
-						    1e9 +
-					    (last ? strtod(last, NULL) : 0));
+				    (double)(runs[n - 1].origin - runs[0].origin) / 1e9 +
+					    last_duration);
 		if (kp_profile_meta(q, KP_META_SAMPLES))
 			kp_profile_set_meta(q, KP_META_SAMPLES, "%llu",
 					    (unsigned long long)samples);
 		*out = q;
 		q = NULL;
 	}
-out:
 	kp_profile_free(q);
-	for (size_t i = 0; i < n; i++)
-		kp_profile_free(runs[i].p);
 	free(runs);
 	return status;
 }

@@ -59,7 +59,7 @@ struct kp_profile {
 	bool timed;
 	uint64_t origin_ns;
 	struct kp_profile_event *events;
-	size_t nevents, events_cap;
+	size_t nevents, events_cap, max_events; /* 0: KP_PROFILE_MAX_EVENTS */
 	uint64_t dropped;
 };
 
@@ -360,6 +360,11 @@ void kp_profile_time_clear(struct kp_profile *p)
 	p->dropped = 0;
 }
 
+void kp_profile_time_limit(struct kp_profile *p, size_t max)
+{
+	p->max_events = max;
+}
+
 bool kp_profile_timed(const struct kp_profile *p)
 {
 	return p->timed;
@@ -372,7 +377,7 @@ uint64_t kp_profile_time_origin(const struct kp_profile *p)
 
 bool kp_profile_add_event(struct kp_profile *p, uint32_t sample, uint32_t ms, uint32_t tid)
 {
-	if (!p->timed || p->nevents >= KP_PROFILE_MAX_EVENTS) {
+	if (!p->timed || p->nevents >= (p->max_events ? p->max_events : KP_PROFILE_MAX_EVENTS)) {
 		p->dropped++;
 		return false;
 	}

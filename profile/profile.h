@@ -182,9 +182,13 @@ struct kp_profile_event {
 #define KP_PROFILE_MAX_EVENTS (8u << 20)
 
 /* Starts p's time axis at Unix time origin_ns (nanoseconds); without it
- * p keeps no events. */
+ * p keeps no events. It keeps at most KP_PROFILE_MAX_EVENTS unless told
+ * otherwise by kp_profile_time_limit. */
 void kp_profile_time_start(struct kp_profile *p, uint64_t origin_ns);
 bool kp_profile_timed(const struct kp_profile *p);
+/* The most events p keeps (profiles joined from files: as many as the
+ * files hold, which bounds them). */
+void kp_profile_time_limit(struct kp_profile *p, size_t max);
 /* The origin's Unix time in nanoseconds (0 when not timed). */
 uint64_t kp_profile_time_origin(const struct kp_profile *p);
 /* Adds an event of sample (an id of p) at ms; one earlier than the last

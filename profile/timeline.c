@@ -210,6 +210,7 @@ struct kp_profile *kp_timeline_new_like(const struct kp_profile *p)
 	}
 	if (kp_profile_timed(p))
 		kp_profile_time_start(q, kp_profile_time_origin(p));
+	kp_profile_time_limit(q, SIZE_MAX);
 	for (size_t i = 0; i < kp_profile_nmeta(p); i++) {
 		const char *k, *v;
 

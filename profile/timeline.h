@@ -29,7 +29,8 @@ uint32_t kp_timeline_last_ms(const struct kp_profile *p);
 struct kp_profile *kp_timeline_slice(const struct kp_profile *p, uint64_t from_ms, uint64_t to_ms);
 
 /* A new empty profile on p's time axis (p's origin), with p's value
- * types and metadata: what kp_timeline_join adds profiles to. */
+ * types and metadata: what kp_timeline_join adds profiles to (it keeps
+ * every event they have). */
 struct kp_profile *kp_timeline_new_like(const struct kp_profile *p);
 
 /* Adds p to q: p's samples, and its events on q's axis (p's origin must

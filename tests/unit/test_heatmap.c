@@ -97,7 +97,8 @@ static void test_hostile_names(void)
 {
 	const uint32_t ms[] = {0, 1};
 	const int which[] = {0, 1};
-	struct kp_profile *p = timed("</script><script>alert(1)</script>\"\\\x01\xff;x", ms, which, 2);
+	struct kp_profile *p =
+		timed("</script><script>alert(1)</script>\"\\\x01\xff;x", ms, which, 2);
 	size_t len;
 	char *html = page(p, &len);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/args.h"
@@ -47,7 +48,8 @@ static void usage(FILE *out)
 	fputs("usage: kprof report [options] FILE...\n"
 	      "Writes a profile in another format. FILE ('-': stdin) is a .kprof recording,\n"
 	      "folded stacks, or zstd-compressed folded stacks. Several recordings (the\n"
-	      "windows of one --every run) are read as one timeline, in time order.\n"
+	      "windows of one --every run, or a directory of them) are read as one timeline,\n"
+	      "in time order.\n"
 	      "  -f, --format FMT    output format (default: by the -o extension, else svg;\n"
 	      "                      top on a terminal):\n",
 	      out);
@@ -160,6 +162,13 @@ static int parse_args(int argc, char **argv, struct report_cli *rc)
 	return status;
 }
 
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* Reads the profiles at paths[0..n) (several: one timeline) into *p, the
  * range of --from and --to. Returns 0, or 1 after saying why. */
 static int load_sliced(char *const *paths, size_t n, struct report_cli *rc, struct kp_profile **p,
@@ -168,8 +177,9 @@ static int load_sliced(char *const *paths, size_t n, struct report_cli *rc, stru
 	struct kp_diag d = {{0}};
 
 	*info = (struct kp_load_info){0};
-	if (n > 1) {
-		if (kp_timeline_input_load(paths, n, &rc->lo, p))
+	if (n > 1 || is_dir(paths[0])) {
+		if (n > 1 ? kp_timeline_input_load(paths, n, &rc->lo, p)
+			  : kp_timeline_input_dir(paths[0], &rc->lo, p))
 			return 1;
 	} else if (kp_load_profile(paths[0], &rc->lo, p, info, &d) < 0) {
 		kp_err("%s", d.msg);

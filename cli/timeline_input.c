@@ -1,8 +1,12 @@
 /* Several recordings as one timeline (timeline_input.h). */
 #include "cli/timeline_input.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/messages.h"
 #include "profile/timeline.h"
@@ -38,6 +42,18 @@ static struct kp_profile *load_timed(const char *path, const struct kp_load_opts
 		return NULL;
 	}
 	return p;
+}
+
+/* One file of a directory: read as it is, kept whether or not it is timed. */
+static int load_one(const char *path, const struct kp_load_opts *lo, struct kp_profile **out)
+{
+	struct kp_diag d = {{0}};
+
+	if (kp_load_profile(path, lo, out, NULL, &d) < 0) {
+		kp_err("%s", d.msg);
+		return 1;
+	}
+	return 0;
 }
 
 /* Where each file's time is, one loaded at a time; then in time order,
@@ -113,5 +129,52 @@ int kp_timeline_input_load(char *const *paths, size_t n, const struct kp_load_op
 	}
 	kp_profile_free(q);
 	free(runs);
+	return status;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int kp_timeline_input_dir(const char *dir, const struct kp_load_opts *lo, struct kp_profile **out)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	/* what a directory holds is read as diff reads its runs: regular
+	 * files, never through a symbolic link */
+	struct kp_load_opts dlo = *lo;
+	char **paths = NULL;
+	size_t n = 0, cap = 0;
+	int status;
+
+	dlo.regular_only = true;
+	*out = NULL;
+	if (!dp) {
+		kp_err("cannot read %s: %s", dir, strerror(errno));
+		return 1;
+	}
+	while ((e = readdir(dp))) {
+		size_t len = strlen(e->d_name);
+
+		if (len > 6 && strcmp(e->d_name + len - 6, ".kprof") == 0) {
+			kp_xgrow(&paths, &cap, n + 1, sizeof(*paths));
+			paths[n] = kp_xmalloc(strlen(dir) + len + 2);
+			snprintf(paths[n], strlen(dir) + len + 2, "%s/%s", dir, e->d_name);
+			n++;
+		}
+	}
+	closedir(dp);
+	if (!n) {
+		kp_err("%s holds no .kprof recording", dir);
+		status = 1;
+	} else {
+		qsort(paths, n, sizeof(*paths), by_name);
+		status = n == 1 ? load_one(paths[0], &dlo, out)
+				: kp_timeline_input_load(paths, n, &dlo, out);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
 	return status;
 }

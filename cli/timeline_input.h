@@ -16,4 +16,9 @@
 int kp_timeline_input_load(char *const *paths, size_t n, const struct kp_load_opts *lo,
 			   struct kp_profile **out);
 
+/* The same for the *.kprof files of directory dir (a day of `kprof
+ * --every` windows; regular files only, no symbolic link followed), or,
+ * when it holds none, 1 after saying so. */
+int kp_timeline_input_dir(const char *dir, const struct kp_load_opts *lo, struct kp_profile **out);
+
 #endif

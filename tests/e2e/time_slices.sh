@@ -112,6 +112,11 @@ mapfile -t files < <(ls "$T"/w/*.kprof | sort -r)
 "$KPROF" report "${files[@]}" -f folded -o "$T/rev.folded"
 "$KPROF" report "$T"/w/*.kprof -f folded -o "$T/fwd.folded"
 check "windows given in reverse read as the same timeline" cmp -s "$T/rev.folded" "$T/fwd.folded"
+"$KPROF" report "$T/w" -f folded -o "$T/dir.folded"
+check "the directory of windows reads as its windows" cmp -s "$T/dir.folded" "$T/fwd.folded"
+"$KPROF" report "$T/w" -o "$T/w.html"
+check "the directory's heatmap page: one timeline of its windows" \
+	grep -q '"timed":true,"origin_ms":[0-9]*,"cell_ms":20' "$T/w.html"
 
 # bad input: one line, exit 1, no output file
 bad() { # what expected-regex args...

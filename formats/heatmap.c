@@ -154,8 +154,19 @@ static int by_stack(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* "cells": for each cell with samples, its index after the previous one's
- * (the first: from 0), how many stacks, then each stack and its count. */
+/* One cell's stack (its id after the cell's previous one, from 0) and
+ * count: the difference doubled, plus 1 when a count other than 1 follows. */
+static void write_pair(struct page *w, uint64_t delta, uint64_t count)
+{
+	if (count == 1)
+		fprintf(w->out, ",%" PRIu64, delta << 1);
+	else
+		fprintf(w->out, ",%" PRIu64 ",%" PRIu64, delta << 1 | 1, count);
+}
+
+/* "cells": for each cell with samples, its index after the previous
+ * one's (the first: from 0), how many stacks, then its stacks in order
+ * (write_pair). */
 static void write_cells(struct page *w, uint32_t cell_ms)
 {
 	size_t nev, i = 0, cap = 0;
@@ -167,55 +178,55 @@ static void write_cells(struct page *w, uint32_t cell_ms)
 	fputs("\"cells\":[", w->out);
 	while (i < nev) {
 		uint64_t cell = ev[i].ms / cell_ms;
-		size_t n = 0, k;
+		size_t n = 0, distinct = 0;
+		uint32_t last = 0;
 
 		for (; i < nev && ev[i].ms / cell_ms == cell; i++) {
 			kp_xgrow(&st, &cap, n + 1, sizeof(*st));
 			st[n++] = w->stack_of[ev[i].sample];
 		}
 		qsort(st, n, sizeof(*st), by_stack);
-		fprintf(w->out, "%s%" PRIu64 ",", first ? "" : ",", cell - prev);
+		for (size_t k = 0; k < n; k++)
+			distinct += !k || st[k] != st[k - 1];
+		fprintf(w->out, "%s%" PRIu64 ",%zu", first ? "" : ",", cell - prev, distinct);
 		first = false;
 		prev = cell;
-		/* the stacks, then their counts: runs of the sorted ids */
-		{
-			size_t distinct = 0;
+		for (size_t k = 0; k < n;) {
+			size_t run = 1;
 
-			for (k = 0; k < n; k++)
-				distinct += !k || st[k] != st[k - 1];
-			fprintf(w->out, "%zu", distinct);
-			for (k = 0; k < n;) {
-				size_t run = 1;
-
-				while (k + run < n && st[k + run] == st[k])
-					run++;
-				fprintf(w->out, ",%" PRIu32 ",%zu", st[k], run);
-				k += run;
-			}
+			while (k + run < n && st[k + run] == st[k])
+				run++;
+			write_pair(w, st[k] - last, run);
+			last = st[k];
+			k += run;
 		}
 	}
 	free(st);
 	fputc(']', w->out);
 }
 
-/* An untimed profile: one cell of every sample, counting o->fold.value. */
+/* An untimed profile: one cell of every sample, counting o->fold.value
+ * (to the nearest integer past 2^53). */
 static void write_one_cell(struct page *w, size_t value)
 {
-	size_t ns = kp_profile_nsamples(w->p);
-	double *count = kp_xcalloc(kp_seqtab_count(&w->stacks) + 1, sizeof(*count));
-	size_t distinct = 0;
+	size_t ns = kp_profile_nsamples(w->p), nst = kp_seqtab_count(&w->stacks);
+	double *count = kp_xcalloc(nst + 1, sizeof(*count));
+	size_t distinct = 0, last = 0;
 
 	for (size_t i = 0; i < ns; i++) {
 		const kp_count *values;
 
 		kp_profile_sample(w->p, i, NULL, NULL, &values);
-		distinct += !count[w->stack_of[i]] && values[value];
 		count[w->stack_of[i]] += (double)values[value];
 	}
+	for (size_t s = 0; s < nst; s++)
+		distinct += count[s] >= 1;
 	fprintf(w->out, "\"cells\":[0,%zu", distinct);
-	for (size_t s = 0; s < kp_seqtab_count(&w->stacks); s++)
-		if (count[s])
-			fprintf(w->out, ",%zu,%.0f", s, count[s]);
+	for (size_t s = 0; s < nst; s++)
+		if (count[s] >= 1) {
+			write_pair(w, s - last, (uint64_t)(count[s] + 0.5));
+			last = s;
+		}
 	fputc(']', w->out);
 	free(count);
 }

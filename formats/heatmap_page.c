@@ -4,6 +4,7 @@
  * at the bottom, frames as wide as their samples, labels cut with "..");
  * click zooms, Escape or Reset unzooms, the search box colours the frames
  * a regular expression matches and says their share, each sample once.
+ * The cells are decoded as heatmap.c's write_cells writes them.
  * The selection is kept in the URL fragment, #from=S&to=S. It makes no
  * request: the page's Content-Security-Policy allows none. */
 #include "formats/heatmap.h"
@@ -37,13 +38,14 @@ const char kp_heatmap_script[] =
 	"\tvar c = D.cells, i = 0, idx = 0;\n"
 	"\twhile (i < c.length) {\n"
 	"\t\tidx += c[i++];\n"
-	"\t\tvar n = c[i++], tot = 0;\n"
+	"\t\tvar n = c[i++], tot = 0, st = 0;\n"
 	"\t\tcellIdx.push(idx);\n"
 	"\t\tcellOff.push(pairs.length);\n"
 	"\t\tfor (var k = 0; k < n; k++) {\n"
-	"\t\t\tpairs.push(c[i], c[i + 1]);\n"
-	"\t\t\ttot += c[i + 1];\n"
-	"\t\t\ti += 2;\n"
+	"\t\t\tvar x = c[i++], cnt = x % 2 ? c[i++] : 1;\n"
+	"\t\t\tst += Math.floor(x / 2);\n"
+	"\t\t\tpairs.push(st, cnt);\n"
+	"\t\t\ttot += cnt;\n"
 	"\t\t}\n"
 	"\t\tcellTot.push(tot);\n"
 	"\t}\n"

@@ -269,16 +269,25 @@ int kp_timeline_join(struct kp_profile *q, const struct kp_profile *p, struct kp
 	return 0;
 }
 
-/* "HH:MM:SS" with fractions, at *end_ns of the day; the rest is s's. */
+/* "HH:MM" or "HH:MM:SS" with fractions: *day_ns into the day; the rest
+ * is *rest. */
 static bool parse_clock(const char *s, uint64_t *day_ns, const char **rest)
 {
-	int h, m, sec, n = 0;
+	int h, m, sec = 0, n = 0;
 	uint64_t frac = 0, scale = 1000000000u;
 
-	if (sscanf(s, "%2d:%2d:%2d%n", &h, &m, &sec, &n) != 3 || !n || h > 23 || m > 59 ||
-	    sec > 60 || h < 0 || m < 0 || sec < 0)
+	/* HH:MM, or HH:MM:SS */
+	if (sscanf(s, "%2d:%2d%n", &h, &m, &n) != 2 || !n)
 		return false;
 	s += n;
+	if (*s == ':') {
+		n = 0;
+		if (sscanf(s + 1, "%2d%n", &sec, &n) != 1 || !n)
+			return false;
+		s += 1 + n;
+	}
+	if (h > 23 || m > 59 || sec > 60 || h < 0 || m < 0 || sec < 0)
+		return false;
 	if (*s == '.') {
 		for (s++; *s >= '0' && *s <= '9'; s++)
 			if (scale > 1) {

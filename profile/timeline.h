@@ -43,7 +43,7 @@ int kp_timeline_join(struct kp_profile *q, const struct kp_profile *p, struct kp
 /* s as ms on the time axis of a profile whose origin is origin_ns (Unix
  * ns): seconds from the origin ("12", "1.5"), or a UTC wall-clock time,
  * "2026-12-06T01:02:03" (a space for the T, fractions of a second and a
- * final Z allowed) or "01:02:03" (on the origin's day, or the next when
+ * final Z allowed) or "01:02:03", "01:02" (on the origin's day, or the next when
  * that is more than 12 hours before the origin). A time before the origin
  * is 0. Returns 0, or -EINVAL with d saying what is accepted. */
 int kp_timeline_parse(const char *s, uint64_t origin_ns, uint64_t *ms, struct kp_diag *d);

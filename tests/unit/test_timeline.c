@@ -100,6 +100,8 @@ static void test_slice_spec(void)
 	CHECK_EQ_INT(ms, 1500);
 	CHECK_EQ_INT(kp_timeline_parse("2026-12-06 01:00:02", ORIGIN, &ms, &d), 0);
 	CHECK_EQ_INT(ms, 2000);
+	CHECK_EQ_INT(kp_timeline_parse("01:02", ORIGIN, &ms, &d), 0);
+	CHECK_EQ_INT(ms, 120000);
 	CHECK_EQ_INT(kp_timeline_parse("01:00:00.250", ORIGIN, &ms, &d), 0);
 	CHECK_EQ_INT(ms, 250);
 	/* before the origin: 0; just past midnight of a run that started before it */
@@ -108,9 +110,10 @@ static void test_slice_spec(void)
 	CHECK_EQ_INT(kp_timeline_parse("00:00:01", ORIGIN + 22ull * 3600 * 1000000000u, &ms, &d),
 		     0);
 	CHECK_EQ_INT(ms, 3600000u + 1000u);
-	for (const char *bad[] = {"", "x", "-1", "1e", "0x10", "25:00:00", "2026-13-01T00:00:00",
-				  "2026-12-06T01:00", "01:00:00 tomorrow", "nan", "inf"},
-			*const *b = bad;
+	for (const char *
+		     bad[] = {"", "x", "-1", "1e", "0x10", "25:00:00", "2026-13-01T00:00:00",
+			      "2026-12-06T01", "01:00:00 tomorrow", "1:2:", "01:60", "nan", "inf"},
+		    *const *b = bad;
 	     b < bad + sizeof(bad) / sizeof(bad[0]); b++) {
 		CHECK_EQ_INT(kp_timeline_parse(*b, ORIGIN, &ms, &d), -EINVAL);
 		CHECK(strstr(d.msg, "is no time") != NULL);

@@ -224,8 +224,27 @@ struct kp_profile *kp_timeline_slice(const struct kp_profile *p, uint64_t from_m
 {
 	struct kp_profile *q = kp_timeline_new_like(p);
 
+	uint64_t at_ns = kp_profile_time_origin(p) + from_ms * 1000000u;
+	time_t at = (time_t)(at_ns / 1000000000u);
+	struct tm tm;
+	size_t nev;
+	const struct kp_profile_event *ev = kp_profile_events(p, &nev);
+
 	/* q's sums are at most p's: they fit */
 	copy(q, p, false, from_ms, to_ms, 0);
+	/* the run's record is the range's: its start, length and samples
+	 * (pprof's time and duration, the SVG's line), when p has them */
+	if (nev && to_ms > (uint64_t)ev[nev - 1].ms + 1)
+		to_ms = (uint64_t)ev[nev - 1].ms + 1;
+	if (kp_profile_meta(q, KP_META_START) && gmtime_r(&at, &tm))
+		kp_profile_set_meta(q, KP_META_START, "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ",
+				    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+				    tm.tm_min, tm.tm_sec, (unsigned)(at_ns % 1000000000u));
+	if (kp_profile_meta(q, KP_META_DURATION) && to_ms >= from_ms)
+		kp_profile_set_meta(q, KP_META_DURATION, "%.3f", (double)(to_ms - from_ms) / 1e3);
+	if (kp_profile_meta(q, KP_META_SAMPLES))
+		kp_profile_set_meta(q, KP_META_SAMPLES, "%zu",
+				    kp_timeline_count(p, from_ms, to_ms));
 	kp_profile_set_meta(q, KP_META_RANGE, "%llu.%03llu-%llu.%03llu",
 			    (unsigned long long)from_ms / 1000, (unsigned long long)from_ms % 1000,
 			    (unsigned long long)to_ms / 1000, (unsigned long long)to_ms % 1000);

@@ -24,8 +24,9 @@ uint32_t kp_timeline_last_ms(const struct kp_profile *p);
 /* A new profile of what p's events in [from_ms, to_ms) took: p's value
  * types, locations, names, mappings and metadata, the samples with events
  * in the range, those events (on p's origin), and the metadata "range"
- * (FROM-TO, seconds from the origin, "1.250-3.000"). p must be timed. The
- * caller frees it. */
+ * (FROM-TO, seconds from the origin, "1.250-3.000"); its start, duration
+ * and samples, when p's metadata has them, the range's (to its last
+ * event). p must be timed. The caller frees it. */
 struct kp_profile *kp_timeline_slice(const struct kp_profile *p, uint64_t from_ms, uint64_t to_ms);
 
 /* A new empty profile on p's time axis (p's origin), with p's value

@@ -503,10 +503,27 @@ static int read_metadata(struct reader *r, const Kprof__Metadata *m)
 	return 0;
 }
 
+/* An event's sample, from its difference with its thread's last (last:
+ * thread -> sample id, for the chunk). Returns 0, or the damage said. */
+static int event_sample(struct reader *r, struct kp_u64map *last, uint64_t tid, int64_t diff,
+			uint64_t *sample)
+{
+	if (!kp_u64map_get(last, tid, sample))
+		*sample = 0;
+	*sample += (uint64_t)diff;
+	if (*sample >= r->nsamples)
+		return damaged(r, "event %zu names sample %lld of %zu", r->nevents,
+			       (long long)*sample, r->nsamples);
+	kp_u64map_put(last, tid, *sample);
+	return 0;
+}
+
 static int read_timeline(struct reader *r, const Kprof__Timeline *m)
 {
 	size_t n = m->n_tick;
-	uint64_t ms = 0, tid = 0;
+	uint64_t ms = 0, tid = 0, sample = 0;
+	struct kp_u64map last; /* thread -> its last sample id in the chunk */
+	int err = 0;
 
 	if (m->n_sample != n || m->n_tid != n)
 		return damaged(r, "columns of different lengths");
@@ -522,26 +539,29 @@ static int read_timeline(struct reader *r, const Kprof__Timeline *m)
 	/* what the file holds: a few bytes of it an event, so memory stays
 	 * linear in its size (the recorder's bound is for its own memory) */
 	kp_profile_time_limit(r->p, SIZE_MAX);
-	for (size_t i = 0; i < n; i++, r->nevents++) {
+	kp_u64map_init(&last);
+	for (size_t i = 0; i < n && !err; i++, r->nevents++) {
 		ms += m->tick[i];
 		tid += (uint64_t)m->tid[i];
 		if (m->tick[i] > UINT32_MAX || ms > UINT32_MAX)
-			return damaged(r, "event %zu at %llu ms, past 2^32", r->nevents,
-				       (unsigned long long)ms);
-		if (ms < r->last_ms)
-			return damaged(
-				r, "event %zu at %llu ms, before the one before it (%llu ms)",
-				r->nevents, (unsigned long long)ms, (unsigned long long)r->last_ms);
-		if (m->sample[i] >= r->nsamples)
-			return damaged(r, "event %zu names sample %u of %zu", r->nevents,
-				       m->sample[i], r->nsamples);
-		if (tid > UINT32_MAX)
-			return damaged(r, "event %zu: thread %llu", r->nevents,
-				       (unsigned long long)tid);
+			err = damaged(r, "event %zu at %llu ms, past 2^32", r->nevents,
+				      (unsigned long long)ms);
+		else if (ms < r->last_ms)
+			err = damaged(r, "event %zu at %llu ms, before the one before it (%llu ms)",
+				      r->nevents, (unsigned long long)ms,
+				      (unsigned long long)r->last_ms);
+		else if (tid > UINT32_MAX)
+			err = damaged(r, "event %zu: thread %llu", r->nevents,
+				      (unsigned long long)tid);
+		else
+			err = event_sample(r, &last, tid, m->sample[i], &sample);
+		if (err)
+			break;
 		r->last_ms = ms;
-		kp_profile_add_event(r->p, m->sample[i], (uint32_t)ms, (uint32_t)tid);
+		kp_profile_add_event(r->p, (uint32_t)sample, (uint32_t)ms, (uint32_t)tid);
 	}
-	return 0;
+	kp_u64map_fini(&last);
+	return err;
 }
 
 static int read_end(struct reader *r, const Kprof__End *m)

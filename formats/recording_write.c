@@ -512,8 +512,8 @@ static int write_timeline(struct writer *w)
 	size_t n, i = 0;
 	const struct kp_profile_event *ev = kp_profile_events(w->p, &n);
 	uint64_t *tick;
-	uint32_t *sample;
-	int64_t *tid;
+	int64_t *sample, *tid;
+	struct kp_u64map last; /* thread -> its last sample id in the chunk */
 	int err = 0;
 
 	if (!kp_profile_timed(w->p))
@@ -521,16 +521,21 @@ static int write_timeline(struct writer *w)
 	tick = kp_xmalloc(BATCH_EVENTS * sizeof(*tick));
 	sample = kp_xmalloc(BATCH_EVENTS * sizeof(*sample));
 	tid = kp_xmalloc(BATCH_EVENTS * sizeof(*tid));
+	kp_u64map_init(&last);
 	do {
 		Kprof__Timeline m = KPROF__TIMELINE__INIT;
 		Kprof__Chunk c = KPROF__CHUNK__INIT;
 		uint32_t ms = 0, last_tid = 0;
 		size_t k = 0;
 
+		kp_u64map_fini(&last);
+		kp_u64map_init(&last);
 		for (; i < n && k < BATCH_EVENTS; i++, k++) {
 			tick[k] = ev[i].ms - ms;
 			ms = ev[i].ms;
-			sample[k] = ev[i].sample;
+			/* a thread's samples repeat: each after its own last */
+			sample[k] = (int64_t)ev[i].sample -
+				    (int64_t)last_swap(&last, ev[i].tid, ev[i].sample);
 			tid[k] = (int64_t)ev[i].tid - last_tid;
 			last_tid = ev[i].tid;
 		}
@@ -544,6 +549,7 @@ static int write_timeline(struct writer *w)
 		c.timeline = &m;
 		err = put(w, &c);
 	} while (i < n && !err);
+	kp_u64map_fini(&last);
 	free(tick);
 	free(sample);
 	free(tid);

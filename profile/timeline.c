@@ -190,6 +190,20 @@ size_t kp_timeline_count(const struct kp_profile *p, uint64_t from_ms, uint64_t 
 	return k;
 }
 
+size_t kp_timeline_untimed(const struct kp_profile *p)
+{
+	size_t n, ns = kp_profile_nsamples(p), k = 0;
+	const struct kp_profile_event *ev = kp_profile_events(p, &n);
+	bool *has = kp_xcalloc(ns + 1, sizeof(*has));
+
+	for (size_t i = 0; i < n; i++)
+		has[ev[i].sample] = true;
+	for (size_t i = 0; i < ns; i++)
+		k += !has[i];
+	free(has);
+	return k;
+}
+
 uint32_t kp_timeline_last_ms(const struct kp_profile *p)
 {
 	size_t n;
@@ -399,7 +413,9 @@ int kp_timeline_slice_spec(struct kp_profile **p, const char *from, const char *
 		char to_s[64] = "on";
 
 		if (!nev)
-			return kp_diag_set(d, -EINVAL, "no samples: the recording has none");
+			return kp_diag_set(
+				d, -EINVAL,
+				"no sample of it keeps its time (off-CPU waits keep none yet)");
 		if (t != UINT64_MAX)
 			snprintf(to_s, sizeof(to_s), "to %.3f s", (double)t / 1e3);
 		return kp_diag_set(d, -EINVAL,

@@ -18,6 +18,10 @@
 /* How many of p's events fall in [from_ms, to_ms) (ms from its origin). */
 size_t kp_timeline_count(const struct kp_profile *p, uint64_t from_ms, uint64_t to_ms);
 
+/* How many of p's samples have no event (off-CPU waits, samples past
+ * the bound): no slice holds them. */
+size_t kp_timeline_untimed(const struct kp_profile *p);
+
 /* The ms of p's last event (0 when none). */
 uint32_t kp_timeline_last_ms(const struct kp_profile *p);
 

@@ -88,11 +88,12 @@ def body(rnd, stacks, nfn, events_per_s, seconds, mix):
     for at in range(0, len(ev), 65536):
         part = ev[at:at + 65536]
         ms = last_tid = 0
-        ticks, smp, tids = [], [], []
+        ticks, smp, tids, last = [], [], [], {}
         for t, s, tid in part:
             ticks.append(t - ms)
             ms = t
-            smp.append(s)
+            smp.append(zz(s - last.get(tid, 0)))  # after the thread's last
+            last[tid] = s
             tids.append(zz(tid - last_tid))
             last_tid = tid
         out += chunk(8, uint(1, ORIGIN_MARK) + packed(2, ticks) + packed(3, smp) + packed(4, tids))

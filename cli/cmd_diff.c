@@ -30,6 +30,7 @@ enum {
 	OPT_STRICT,
 	OPT_DISPERSION,
 	OPT_GATE_INTERRUPTS,
+	OPT_FROM, /* then --to, --base-from, --base-to */
 };
 
 static const struct option own_opts[] = {
@@ -44,6 +45,10 @@ static const struct option own_opts[] = {
 	{"base-shape", no_argument, NULL, OPT_BASE_SHAPE},
 	{"strict", no_argument, NULL, OPT_STRICT},
 	{"help", no_argument, NULL, 'h'},
+	{"from", required_argument, NULL, OPT_FROM},
+	{"to", required_argument, NULL, OPT_FROM + 1},
+	{"base-from", required_argument, NULL, OPT_FROM + 2},
+	{"base-to", required_argument, NULL, OPT_FROM + 3},
 };
 
 struct diff_cli {
@@ -85,6 +90,8 @@ static void usage(FILE *out)
 	      "      --top N         functions listed per column (default 20; 0: all)\n"
 	      "      --base-shape    svg: draw BASE's shape instead of NEW's (same colours)\n"
 	      "      --strict        folded input: fail at the first malformed line\n"
+	      "      --from T, --to T  each profile of that time only (kprof report --help);\n"
+	      "      --base-from T, --base-to T  BASE's instead (BASE and NEW one recording)\n"
 	      "  -h, --help          this help\n"
 	      "Exit status: 0, 1 for errors, 2 for usage, 3 when --fail-above fails.\n"
 	      "Flame graph options (-f svg; --negate swaps the hues):\n",
@@ -147,6 +154,9 @@ static int own_option(int ch, struct diff_cli *c, char **argv)
 		return 1;
 	case OPT_STRICT:
 		c->files.load.strict = true;
+		return 1;
+	case OPT_FROM ... OPT_FROM + 3:
+		c->files.range[ch - OPT_FROM] = optarg;
 		return 1;
 	case 'h':
 		usage(stdout);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/args.h"
@@ -13,7 +14,9 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
+#include "cli/timeline_input.h"
 #include "formats/load.h"
+#include "profile/timeline.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
@@ -25,21 +28,28 @@ enum {
 	OPT_PID,
 	OPT_TID,
 	OPT_LINES,
+	OPT_FROM,
+	OPT_TO,
+	OPT_NO_TIME,
 };
 
 static const struct option own_opts[] = {
-	{"format", required_argument, NULL, 'f'},  {"output", required_argument, NULL, 'o'},
-	{"top", required_argument, NULL, OPT_TOP}, {"annotate", no_argument, NULL, OPT_ANNOTATE},
-	{"strict", no_argument, NULL, OPT_STRICT}, {"value", required_argument, NULL, OPT_VALUE},
-	{"pid", no_argument, NULL, OPT_PID},	   {"tid", no_argument, NULL, OPT_TID},
-	{"lines", no_argument, NULL, OPT_LINES},   {"help", no_argument, NULL, 'h'},
+	{"format", required_argument, NULL, 'f'},    {"output", required_argument, NULL, 'o'},
+	{"top", required_argument, NULL, OPT_TOP},   {"annotate", no_argument, NULL, OPT_ANNOTATE},
+	{"strict", no_argument, NULL, OPT_STRICT},   {"value", required_argument, NULL, OPT_VALUE},
+	{"pid", no_argument, NULL, OPT_PID},	     {"tid", no_argument, NULL, OPT_TID},
+	{"lines", no_argument, NULL, OPT_LINES},     {"help", no_argument, NULL, 'h'},
+	{"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
+	{"no-time", no_argument, NULL, OPT_NO_TIME},
 };
 
 static void usage(FILE *out)
 {
-	fputs("usage: kprof report [options] FILE\n"
+	fputs("usage: kprof report [options] FILE...\n"
 	      "Writes a profile in another format. FILE ('-': stdin) is a .kprof recording,\n"
-	      "folded stacks, or zstd-compressed folded stacks.\n"
+	      "folded stacks, or zstd-compressed folded stacks. Several recordings (the\n"
+	      "windows of one --every run, or a directory of them) are read as one timeline,\n"
+	      "in time order.\n"
 	      "  -f, --format FMT    output format (default: by the -o extension, else svg;\n"
 	      "                      top on a terminal):\n",
 	      out);
@@ -57,6 +67,10 @@ static void usage(FILE *out)
 	      "      --lines         speedscope: a frame per function and source line (default:\n"
 	      "                      per function)\n"
 	      "      --strict        folded input: fail at the first malformed line\n"
+	      "      --from T, --to T  the profile of that time only: T in seconds from the\n"
+	      "                      start (of the first recording), or a UTC time\n"
+	      "                      (2026-12-06T01:02:03, 01:02:03)\n"
+	      "      --no-time       write no time axis (a .kprof as kprof wrote before it)\n"
 	      "  -h, --help          this help\n"
 	      "Flame graph options (-f svg):\n",
 	      out);
@@ -69,6 +83,8 @@ struct report_cli {
 	struct kp_load_opts lo;	  /* --strict */
 	struct kp_args_list opaths;
 	const char *fname, *value; /* -f, --value */
+	const char *from, *to;	   /* --from, --to */
+	bool no_time;		   /* --no-time */
 };
 
 /* One option of ours, else an SVG one. Returns -1 when taken, else the
@@ -104,6 +120,15 @@ static int option(int c, struct report_cli *rc, char **argv)
 	case OPT_LINES:
 		rc->ctx.per_line = true;
 		return -1;
+	case OPT_FROM:
+		rc->from = optarg;
+		return -1;
+	case OPT_TO:
+		rc->to = optarg;
+		return -1;
+	case OPT_NO_TIME:
+		rc->no_time = true;
+		return -1;
 	case 'h':
 		usage(stdout);
 		return 0;
@@ -130,26 +155,60 @@ static int parse_args(int argc, char **argv, struct report_cli *rc)
 	while (status < 0 && (c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1)
 		status = option(c, rc, argv);
 	free(opts);
-	if (status < 0 && optind != argc - 1) {
-		kp_err("report: give one profile to read (kprof report --help)");
+	if (status < 0 && optind == argc) {
+		kp_err("report: give a profile to read (kprof report --help)");
 		status = 2;
 	}
 	return status;
 }
 
-/* Reads the profile at path into rc->ctx, with the roots and the value to
- * draw. Returns 0, or 1 after saying why. */
-static int load(const char *path, struct report_cli *rc, struct kp_profile **p)
+static bool is_dir(const char *path)
 {
-	struct kp_output_ctx *ctx = &rc->ctx;
-	struct kp_load_info info;
+	struct stat st;
+
+	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Reads the profiles at paths[0..n) (several: one timeline) into *p, the
+ * range of --from and --to. Returns 0, or 1 after saying why. */
+static int load_sliced(char *const *paths, size_t n, struct report_cli *rc, struct kp_profile **p,
+		       struct kp_load_info *info)
+{
 	struct kp_diag d = {{0}};
 
-	rc->lo.countname = rc->so.countname;
-	if (kp_load_profile(path, &rc->lo, p, &info, &d) < 0) {
+	*info = (struct kp_load_info){0};
+	if (n > 1 || is_dir(paths[0])) {
+		if (n > 1 ? kp_timeline_input_load(paths, n, &rc->lo, p)
+			  : kp_timeline_input_dir(paths[0], &rc->lo, p))
+			return 1;
+	} else if (kp_load_profile(paths[0], &rc->lo, p, info, &d) < 0) {
 		kp_err("%s", d.msg);
 		return 1;
 	}
+	if ((rc->from || rc->to) && kp_profile_timed(*p) && kp_timeline_untimed(*p))
+		kp_warn("%zu stacks keep no time (off-CPU waits, or samples past the recorder's "
+			"bound): the range leaves them out",
+			kp_timeline_untimed(*p));
+	if ((rc->from || rc->to) && kp_timeline_slice_spec(p, rc->from, rc->to, &d) < 0) {
+		kp_err("report: %s: %s", n > 1 ? "the recordings" : paths[0], d.msg);
+		return 1;
+	}
+	if (rc->no_time)
+		kp_profile_time_clear(*p);
+	return 0;
+}
+
+/* Reads the profiles at paths[0..n) into rc->ctx, with the roots and the
+ * value to draw. Returns 0, or 1 after saying why. */
+static int load(char *const *paths, size_t n, struct report_cli *rc, struct kp_profile **p)
+{
+	struct kp_output_ctx *ctx = &rc->ctx;
+	struct kp_load_info info;
+	const char *path = paths[0];
+
+	rc->lo.countname = rc->so.countname;
+	if (load_sliced(paths, n, rc, p, &info))
+		return 1;
 	if (info.bad_lines)
 		kp_warn("ignored %llu line%s with invalid format; the first: %s",
 			(unsigned long long)info.bad_lines, info.bad_lines == 1 ? "" : "s",
@@ -179,6 +238,8 @@ static int load(const char *path, struct report_cli *rc, struct kp_profile **p)
 	}
 	ctx->profile = *p;
 	ctx->svg = &rc->so;
+	ctx->inputs = paths;
+	ctx->ninputs = n;
 	return 0;
 }
 
@@ -199,7 +260,7 @@ int kp_cmd_report(int argc, char **argv)
 				 "report: ");
 	if (status)
 		goto out;
-	status = load(argv[optind], &rc, &p);
+	status = load(argv + optind, (size_t)(argc - optind), &rc, &p);
 	if (status == 0)
 		status = kp_outputs_write(&outs, &rc.ctx, NULL, 0);
 out:

@@ -8,6 +8,7 @@
 
 #include "cli/messages.h"
 #include "formats/folded_write.h"
+#include "formats/heatmap.h"
 #include "formats/top.h"
 #include "formats/pprof.h"
 #include "formats/recording.h"
@@ -93,8 +94,9 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 		kp_profile_value_type(ctx->profile, ctx->fold.value);
 	const char *value = vt ? kp_profile_str(ctx->profile, vt->type, NULL) : NULL;
 	struct kp_svg_opts o;
-	static char lines[2][4200];
+	static char lines[2][4200], title[256];
 	const char *info[2] = {lines[0], lines[1]};
+	const char *range = kp_profile_meta(ctx->profile, KP_META_RANGE);
 	int err;
 
 	if (!f)
@@ -109,6 +111,16 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	if (!o.title && !o.flamechart && value && strcmp(value, KP_VALUE_WALL) == 0)
 		o.title =
 			o.inverted ? "Wall-Clock Time Icicle Graph" : "Wall-Clock Time Flame Graph";
+	/* a slice says its range (seconds from the start) */
+	if (range && !o.flamechart) {
+		snprintf(title, sizeof(title), "%s, %s s",
+			 o.title      ? o.title
+			 : o.inverted ? "Icicle Graph"
+				      : "Flame Graph",
+			 range);
+		if (!ctx->svg || !ctx->svg->title)
+			o.title = title;
+	}
 	/* time values are folded into microseconds */
 	if (!o.countname && kp_fold_micros(ctx->profile, ctx->fold.value))
 		o.countname = "us";
@@ -171,6 +183,16 @@ static int write_speedscope(const struct kp_output_ctx *ctx, FILE *out, struct k
 	return kp_speedscope_write(ctx->profile, &o, out, d);
 }
 
+static int write_html(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag *d)
+{
+	struct kp_heatmap_opts o = {.fold = ctx->fold,
+				    .inputs = (const char *const *)ctx->inputs,
+				    .ninputs = ctx->ninputs,
+				    .title = ctx->svg ? ctx->svg->title : NULL};
+
+	return kp_heatmap_write(ctx->profile, &o, out, d);
+}
+
 static const char *const svg_exts[] = {".svg", NULL};
 /* .zst after the text formats that tools read back (kprof report reads
  * compressed folded text): written compressed (kp_outputs_write) */
@@ -179,8 +201,9 @@ static const char *const top_exts[] = {".top", NULL};
 static const char *const kprof_exts[] = {".kprof", NULL};
 static const char *const pprof_exts[] = {".pb.gz", NULL};
 static const char *const speedscope_exts[] = {".speedscope.json", ".speedscope.json.zst", NULL};
+static const char *const html_exts[] = {".html", NULL};
 
-enum { SVG, FOLDED, TOP, KPROF, PPROF, SPEEDSCOPE };
+enum { SVG, FOLDED, TOP, KPROF, PPROF, SPEEDSCOPE, HTML };
 
 static const struct kp_output_format profile_formats[] = {
 	[SVG] = {.name = "svg",
@@ -212,6 +235,10 @@ static const struct kp_output_format profile_formats[] = {
 			.lines = true,
 			.what = "speedscope JSON (speedscope.app; --lines: a frame per line)",
 			.write = write_speedscope},
+	[HTML] = {.name = "html",
+		  .exts = html_exts,
+		  .what = "the heatmap page: samples by time, the flame graph of a selection",
+		  .write = write_html},
 };
 
 const struct kp_output_table kp_output_profile = {

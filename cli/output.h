@@ -36,6 +36,10 @@ struct kp_output_ctx {
 	size_t top;			   /* top: how many functions (default 20) */
 	bool per_line;			   /* speedscope: a frame per source line */
 	bool windows; /* one of many (kprof --every): compress fast, not small */
+	/* the files the profile was read from (kprof report): the heatmap
+	 * page's command */
+	char *const *inputs;
+	size_t ninputs;
 };
 
 struct kp_output_format {

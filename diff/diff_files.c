@@ -17,8 +17,12 @@ int kp_diff_files_read(struct kp_diff_files *f, const struct kp_diff_files_opts 
 	for (int s = 0; s < 2; s++) {
 		/* the shape drawn is AFTER: NEW's, or BASE's with --base-shape */
 		bool after = (s == KP_DIFF_NEW) != o->base_shape;
+		/* BASE's own range, when given one */
+		bool base = s == KP_DIFF_BASE && (o->range[2] || o->range[3]);
 		struct kp_diff_input_opts so = {.load = o->load,
 						.value = o->value,
+						.from = o->range[base ? 2 : 0],
+						.to = o->range[base ? 3 : 1],
 						.fold = f->fold,
 						.into = after ? KP_FOLD_AFTER : KP_FOLD_BEFORE,
 						.warn = o->warn,

@@ -25,6 +25,9 @@ struct kp_diff_files_opts {
 	struct kp_diff_opts diff; /* alpha, dispersion, gate_interrupts */
 	struct kp_load_opts load; /* --strict */
 	const char *value;	  /* the value shares are of; NULL: each profile's first */
+	/* --from, --to (NEW's; BASE's too unless given its own), --base-from,
+	 * --base-to: the time of each profile compared (profile/timeline.h) */
+	const char *range[4];
 	/* Build the differential folded table (BEFORE AFTER a stack) that
 	 * the flame graph and the folded output draw; AFTER is NEW's shape,
 	 * BASE's with base_shape. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "profile/run_meta.h"
+#include "profile/timeline.h"
 #include "util/xalloc.h"
 
 /* The file names a directory of runs holds profiles under. */
@@ -213,6 +214,15 @@ static int add_run(struct kp_diff *df, enum kp_diff_side side, const char *file,
 
 	if (err < 0)
 		return err;
+	if (o->from || o->to) {
+		struct kp_diag sd = {{0}};
+
+		err = kp_timeline_slice_spec(&p, o->from, o->to, &sd);
+		if (err < 0) {
+			kp_profile_free(p);
+			return kp_diag_set(d, err, "%s: %s", file, sd.msg);
+		}
+	}
 	if (info.bad_lines)
 		warn(o, "ignored %llu line%s with invalid format; the first: %s",
 		     (unsigned long long)info.bad_lines, info.bad_lines == 1 ? "" : "s",

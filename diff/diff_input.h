@@ -20,6 +20,9 @@
 struct kp_diff_input_opts {
 	struct kp_load_opts load;
 	const char *value; /* the value shares are of (--value); NULL: the first */
+	/* --from, --to: each run's profile of that time only (NULL: from its
+	 * start, to its end; profile/timeline.h) */
+	const char *from, *to;
 	/* When set, every run's stacks are added to this differential table
 	 * as into says (KP_FOLD_BEFORE or KP_FOLD_AFTER), with the value. */
 	struct kp_folded *fold;

@@ -6,7 +6,8 @@
  *   body     one zstd frame (with its checksum) of protobuf-c messages
  *            (formats/kprof.proto): chunks of the profile's tables in
  *            order (strings, value types, functions, locations with their
- *            frames, mappings, samples, metadata), each preceded by its
+ *            frames, mappings, samples, the time axis when the profile
+ *            keeps one, metadata), each preceded by its
  *            length, and an end chunk with every table's count
  *
  * Both directions stream: the writer encodes a bounded batch of a table at
@@ -22,10 +23,11 @@
 #include "profile/profile.h"
 #include "util/diag.h"
 
-/* The format this kprof writes. A reader takes every minor version of its
- * major (what a newer minor adds, it skips) and refuses other majors. */
+/* The format this kprof writes (1.1: the time axis; a profile without one
+ * is written as 1.0). A reader takes every minor version of its major
+ * (what a newer minor adds, it skips) and refuses other majors. */
 #define KP_RECORDING_MAJOR 1
-#define KP_RECORDING_MINOR 0
+#define KP_RECORDING_MINOR 1
 
 #define KP_RECORDING_HEADER_SIZE 8
 

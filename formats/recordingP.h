@@ -16,6 +16,8 @@
 #define BATCH_BYTES  (1u << 20)
 #define BATCH_FRAMES (4 * BATCH)
 #define BATCH_LOCS   (16 * BATCH)
+/* events per timeline chunk: at most some 30 bytes each, 2 MB */
+#define BATCH_EVENTS (16 * BATCH)
 /* What the samples may unfold to, so that reading a recording (and drawing
  * it: every frame of every stack) takes memory linear in its size: after
  * each sample, the frames of all stacks so far (those of each location, one

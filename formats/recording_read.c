@@ -40,6 +40,9 @@ struct reader {
 	/* what was read so far: the ids later chunks may use */
 	size_t nstrings, nfunctions, nlocations, nframes, nmappings, nsamples, nmeta;
 	bool value_types, samples, ended;
+	/* the time axis: events read, and the last one's ms */
+	size_t nevents;
+	uint64_t last_ms;
 	/* what the samples may unfold to (UNFOLD_PER_ITEM): what they unfold
 	 * to, and the locations, frames, samples and own stack locations sent */
 	uint64_t unfolded, sent;
@@ -500,6 +503,67 @@ static int read_metadata(struct reader *r, const Kprof__Metadata *m)
 	return 0;
 }
 
+/* An event's sample, from its difference with its thread's last (last:
+ * thread -> sample id, for the chunk). Returns 0, or the damage said. */
+static int event_sample(struct reader *r, struct kp_u64map *last, uint64_t tid, int64_t diff,
+			uint64_t *sample)
+{
+	if (!kp_u64map_get(last, tid, sample))
+		*sample = 0;
+	*sample += (uint64_t)diff;
+	if (*sample >= r->nsamples)
+		return damaged(r, "event %zu names sample %lld of %zu", r->nevents,
+			       (long long)*sample, r->nsamples);
+	kp_u64map_put(last, tid, *sample);
+	return 0;
+}
+
+static int read_timeline(struct reader *r, const Kprof__Timeline *m)
+{
+	size_t n = m->n_tick;
+	uint64_t ms = 0, tid = 0, sample = 0;
+	struct kp_u64map last; /* thread -> its last sample id in the chunk */
+	int err = 0;
+
+	if (m->n_sample != n || m->n_tid != n)
+		return damaged(r, "columns of different lengths");
+	if (n > BATCH_EVENTS)
+		return too_many(r, n);
+	if (r->nmeta)
+		return damaged(r, "a timeline after the metadata");
+	if (!kp_profile_timed(r->p))
+		kp_profile_time_start(r->p, m->origin_ns);
+	else if (kp_profile_time_origin(r->p) != m->origin_ns)
+		return damaged(r, "a timeline of another origin");
+	kp_profile_set_events_dropped(r->p, m->dropped);
+	/* what the file holds: a few bytes of it an event, so memory stays
+	 * linear in its size (the recorder's bound is for its own memory) */
+	kp_profile_time_limit(r->p, SIZE_MAX);
+	kp_u64map_init(&last);
+	for (size_t i = 0; i < n && !err; i++, r->nevents++) {
+		ms += m->tick[i];
+		tid += (uint64_t)m->tid[i];
+		if (m->tick[i] > UINT32_MAX || ms > UINT32_MAX)
+			err = damaged(r, "event %zu at %llu ms, past 2^32", r->nevents,
+				      (unsigned long long)ms);
+		else if (ms < r->last_ms)
+			err = damaged(r, "event %zu at %llu ms, before the one before it (%llu ms)",
+				      r->nevents, (unsigned long long)ms,
+				      (unsigned long long)r->last_ms);
+		else if (tid > UINT32_MAX)
+			err = damaged(r, "event %zu: thread %llu", r->nevents,
+				      (unsigned long long)tid);
+		else
+			err = event_sample(r, &last, tid, m->sample[i], &sample);
+		if (err)
+			break;
+		r->last_ms = ms;
+		kp_profile_add_event(r->p, (uint32_t)sample, (uint32_t)ms, (uint32_t)tid);
+	}
+	kp_u64map_fini(&last);
+	return err;
+}
+
 static int read_end(struct reader *r, const Kprof__End *m)
 {
 	const struct {
@@ -514,6 +578,7 @@ static int read_end(struct reader *r, const Kprof__End *m)
 		{"mappings", m->mappings, r->nmappings},
 		{"samples", m->samples, r->nsamples},
 		{"metadata entries", m->metadata, r->nmeta},
+		{"events", m->events, r->nevents},
 	};
 
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
@@ -549,6 +614,9 @@ static int read_chunk(struct reader *r, const Kprof__Chunk *c)
 	case KPROF__CHUNK__CHUNK_METADATA:
 		r->what = "metadata";
 		return read_metadata(r, c->metadata);
+	case KPROF__CHUNK__CHUNK_TIMELINE:
+		r->what = "timeline";
+		return read_timeline(r, c->timeline);
 	case KPROF__CHUNK__CHUNK_END:
 		r->what = "end";
 		return read_end(r, c->end);

@@ -506,18 +506,68 @@ static int write_metadata(struct writer *w)
 	return err;
 }
 
+/* The time axis, when the profile keeps one: BATCH_EVENTS events a chunk. */
+static int write_timeline(struct writer *w)
+{
+	size_t n, i = 0;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &n);
+	uint64_t *tick;
+	int64_t *sample, *tid;
+	struct kp_u64map last; /* thread -> its last sample id in the chunk */
+	int err = 0;
+
+	if (!kp_profile_timed(w->p))
+		return 0;
+	tick = kp_xmalloc(BATCH_EVENTS * sizeof(*tick));
+	sample = kp_xmalloc(BATCH_EVENTS * sizeof(*sample));
+	tid = kp_xmalloc(BATCH_EVENTS * sizeof(*tid));
+	kp_u64map_init(&last);
+	do {
+		Kprof__Timeline m = KPROF__TIMELINE__INIT;
+		Kprof__Chunk c = KPROF__CHUNK__INIT;
+		uint32_t ms = 0, last_tid = 0;
+		size_t k = 0;
+
+		kp_u64map_fini(&last);
+		kp_u64map_init(&last);
+		for (; i < n && k < BATCH_EVENTS; i++, k++) {
+			tick[k] = ev[i].ms - ms;
+			ms = ev[i].ms;
+			/* a thread's samples repeat: each after its own last */
+			sample[k] = (int64_t)ev[i].sample -
+				    (int64_t)last_swap(&last, ev[i].tid, ev[i].sample);
+			tid[k] = (int64_t)ev[i].tid - last_tid;
+			last_tid = ev[i].tid;
+		}
+		m.origin_ns = kp_profile_time_origin(w->p);
+		m.dropped = kp_profile_events_dropped(w->p);
+		m.n_tick = m.n_sample = m.n_tid = k;
+		m.tick = tick;
+		m.sample = sample;
+		m.tid = tid;
+		c.chunk_case = KPROF__CHUNK__CHUNK_TIMELINE;
+		c.timeline = &m;
+		err = put(w, &c);
+	} while (i < n && !err);
+	kp_u64map_fini(&last);
+	free(tick);
+	free(sample);
+	free(tid);
+	return err;
+}
+
 static int write_body(struct writer *w)
 {
 	Kprof__End end = KPROF__END__INIT;
 	Kprof__Chunk c = KPROF__CHUNK__INIT;
-	size_t nframes = 0;
+	size_t nframes = 0, nevents;
 	int err;
 
 	if ((err = write_strings(w)) || (err = write_value_types(w)) ||
 	    (err = write_functions(w)) || (err = write_locations(w, &nframes)) ||
 	    (err = write_mappings(w)) ||
 	    (err = write_samples(w, kp_profile_nlocations(w->p) + nframes)) ||
-	    (err = write_metadata(w)))
+	    (err = write_timeline(w)) || (err = write_metadata(w)))
 		return err;
 	end.strings = kp_profile_nstrings(w->p);
 	end.value_types = kp_profile_nvalues(w->p);
@@ -527,6 +577,8 @@ static int write_body(struct writer *w)
 	end.mappings = kp_profile_nmappings(w->p);
 	end.samples = kp_profile_nsamples(w->p);
 	end.metadata = kp_profile_nmeta(w->p);
+	kp_profile_events(w->p, &nevents);
+	end.events = nevents;
 	c.chunk_case = KPROF__CHUNK__CHUNK_END;
 	c.end = &end;
 	return put(w, &c);
@@ -536,7 +588,7 @@ static int write_body(struct writer *w)
  * stack location, a dozen a location, the strings. */
 static size_t body_estimate(const struct kp_profile *p)
 {
-	size_t n = 0;
+	size_t n = 0, nev;
 
 	for (size_t i = 0; i < kp_profile_nsamples(p) && n < SMALL_BODY; i++) {
 		size_t len;
@@ -545,6 +597,8 @@ static size_t body_estimate(const struct kp_profile *p)
 		n += 2 * len + 4;
 	}
 	n += 12 * kp_profile_nlocations(p) + 4 * kp_profile_nfunctions(p);
+	kp_profile_events(p, &nev);
+	n += 4 * nev;
 	for (uint32_t id = 1; id <= kp_profile_nstrings(p) && n < SMALL_BODY; id++) {
 		size_t len;
 
@@ -556,8 +610,16 @@ static size_t body_estimate(const struct kp_profile *p)
 
 static int write_recording(const struct kp_profile *p, FILE *out, bool fast, struct kp_diag *d)
 {
+	/* a profile without time is a 1.0 recording, byte for byte */
 	const unsigned char header[KP_RECORDING_HEADER_SIZE] = {
-		'K', 'P', 'R', 'O', 'F', KP_RECORDING_MAJOR, KP_RECORDING_MINOR, 0};
+		'K',
+		'P',
+		'R',
+		'O',
+		'F',
+		KP_RECORDING_MAJOR,
+		kp_profile_timed(p) ? KP_RECORDING_MINOR : 0,
+		0};
 	struct writer w = {.base = {.append = writer_append}, .p = p, .d = d};
 	struct kp_zstd_writer *z;
 	struct kp_diag zd = {{0}};

@@ -37,6 +37,11 @@ struct ss {
 	struct kp_seqtab stacks; /* frame-index stacks -> sample */
 	kp_count *weights;	 /* kp_profile_nvalues per sample */
 	size_t weights_cap;
+	uint32_t *stack_of; /* by profile sample: its stack's index */
+	/* a timed profile's samples in time order: one a event (and one for
+	 * each sample with no event), nvalues weights each */
+	kp_count *seq_weights;
+	size_t nseq;
 	struct loc_at *loc_at; /* by location: its frame indices in fpool */
 	uint32_t *fpool;
 	size_t nfpool, fpool_cap;
@@ -163,6 +168,7 @@ static json_t *stacks(struct ss *w, const struct kp_fold_opts *fo)
 	uint32_t *st = NULL;
 	json_t *all = need(json_array());
 
+	w->stack_of = kp_xmalloc((kp_profile_nsamples(w->p) + 1) * sizeof(*w->stack_of));
 	for (size_t i = 0; i < kp_profile_nsamples(w->p); i++) {
 		struct kp_profile_root root;
 		const kp_count *values;
@@ -182,6 +188,7 @@ static json_t *stacks(struct ss *w, const struct kp_fold_opts *fo)
 			depth += nf;
 		}
 		at = kp_seqtab_intern(&w->stacks, st, depth, &added);
+		w->stack_of[i] = (uint32_t)at;
 		if (added) {
 			json_t *arr = need(json_array());
 
@@ -222,6 +229,49 @@ static const char *unit_of(const char *unit)
 	return "none";
 }
 
+/* A timed profile's samples in time order (docs/formats.md): an entry per
+ * event, its stack's, weighing its sample's values shared among the
+ * sample's events (exactly: the first value % n events weigh one more),
+ * then the samples with no event (off-CPU waits) whole. A new array of
+ * references to all's stacks; w->seq_weights and w->nseq are its weights. */
+static json_t *in_time_order(struct ss *w, json_t *all)
+{
+	size_t ns = kp_profile_nsamples(w->p), nev, nv = kp_profile_nvalues(w->p), k = 0;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	uint64_t *n = kp_xcalloc(ns + 1, sizeof(*n)), *seen = kp_xcalloc(ns + 1, sizeof(*seen));
+	json_t *seq = need(json_array());
+
+	for (size_t i = 0; i < nev; i++)
+		n[ev[i].sample]++;
+	w->nseq = nev;
+	for (size_t i = 0; i < ns; i++)
+		w->nseq += !n[i];
+	w->seq_weights = kp_xmalloc((w->nseq * nv + 1) * sizeof(*w->seq_weights));
+	for (size_t i = 0; i < nev; i++, k++) {
+		uint32_t s = ev[i].sample;
+		const kp_count *values;
+
+		kp_profile_sample(w->p, s, NULL, NULL, &values);
+		push_ref(seq, json_array_get(all, w->stack_of[s]));
+		for (size_t v = 0; v < nv; v++)
+			w->seq_weights[k * nv + v] =
+				values[v] / n[s] + (seen[s] < values[v] % n[s] ? 1 : 0);
+		seen[s]++;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const kp_count *values;
+
+		if (n[i])
+			continue;
+		kp_profile_sample(w->p, i, NULL, NULL, &values);
+		push_ref(seq, json_array_get(all, w->stack_of[i]));
+		memcpy(w->seq_weights + k++ * nv, values, nv * sizeof(*values));
+	}
+	free(n);
+	free(seen);
+	return seq;
+}
+
 static json_t *sampled_profile(struct ss *w, size_t v, json_t *samples)
 {
 	const struct kp_profile_value_type *vt = kp_profile_value_type(w->p, v);
@@ -235,8 +285,9 @@ static json_t *sampled_profile(struct ss *w, size_t v, json_t *samples)
 	put(prof, "startValue", need(json_integer(0)));
 	put(prof, "endValue", number(kp_profile_total(w->p, v), vt->decimals));
 	put(prof, "samples", json_incref(samples));
-	for (size_t i = 0; i < kp_seqtab_count(&w->stacks); i++)
-		push(weights, number(w->weights[i * kp_profile_nvalues(w->p) + v], vt->decimals));
+	for (size_t i = 0; i < w->nseq; i++)
+		push(weights,
+		     number(w->seq_weights[i * kp_profile_nvalues(w->p) + v], vt->decimals));
 	put(prof, "weights", weights);
 	return prof;
 }
@@ -248,7 +299,7 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 	struct ss w = {.p = p};
 	json_t *doc, *shared, *samples, *profiles;
 	const char *command = kp_profile_meta(p, KP_META_COMMAND);
-	size_t nv = kp_profile_nvalues(p);
+	size_t nv = kp_profile_nvalues(p), nev;
 	int err = 0;
 
 	if (!o)
@@ -270,6 +321,15 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 	put(doc, "activeProfileIndex",
 	    need(json_integer(o->fold.value < nv ? (json_int_t)o->fold.value : 0)));
 	samples = stacks(&w, &o->fold);
+	w.nseq = kp_seqtab_count(&w.stacks);
+	w.seq_weights = w.weights;
+	kp_profile_events(p, &nev);
+	if (nev) {
+		json_t *all = samples;
+
+		samples = in_time_order(&w, all);
+		json_decref(all);
+	}
 	shared = need(json_object());
 	put(shared, "frames", w.frames);
 	put(doc, "shared", shared);
@@ -290,7 +350,10 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 	kp_strtab_free(w.roots);
 	kp_seqtab_fini(&w.keys);
 	kp_seqtab_fini(&w.stacks);
+	if (w.seq_weights != w.weights)
+		free(w.seq_weights);
 	free(w.weights);
+	free(w.stack_of);
 	free(w.loc_at);
 	free(w.fpool);
 	return err;

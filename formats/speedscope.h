@@ -19,7 +19,10 @@
  *                 first, in the profile's order (all profiles share them),
  *                 with its value as the weight: an integer when it fits
  *                 an int64, else (decimals, or past 2^63) the nearest
- *                 double, as speedscope reads every number anyway
+ *                 double, as speedscope reads every number anyway;
+ *                 a profile with a time axis: a sample per event instead,
+ *                 in time order, each weighing its share of its sample's
+ *                 values, then the samples with no event whole
  * Strings are valid UTF-8 (invalid bytes and NULs become U+FFFD); JSON
  * escapes quotes and control characters. */
 #ifndef KP_FORMATS_SPEEDSCOPE_H

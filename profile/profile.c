@@ -55,6 +55,12 @@ struct kp_profile {
 
 	struct meta *meta;
 	size_t nmeta, meta_cap;
+
+	bool timed;
+	uint64_t origin_ns;
+	struct kp_profile_event *events;
+	size_t nevents, events_cap, max_events; /* 0: KP_PROFILE_MAX_EVENTS */
+	uint64_t dropped;
 };
 
 struct kp_profile *kp_profile_new(void)
@@ -90,6 +96,7 @@ void kp_profile_free(struct kp_profile *p)
 		free(p->meta[i].value);
 	}
 	free(p->meta);
+	free(p->events);
 	free(p);
 }
 
@@ -304,6 +311,12 @@ const struct kp_profile_mapping *kp_profile_mapping_of(const struct kp_profile *
 bool kp_profile_add(struct kp_profile *p, const struct kp_profile_root *root, const uint32_t *locs,
 		    size_t n, const kp_count *values)
 {
+	return kp_profile_add_id(p, root, locs, n, values, NULL);
+}
+
+bool kp_profile_add_id(struct kp_profile *p, const struct kp_profile_root *root,
+		       const uint32_t *locs, size_t n, const kp_count *values, uint32_t *id)
+{
 	size_t i, nv = p->ntypes;
 	bool added;
 
@@ -326,7 +339,69 @@ bool kp_profile_add(struct kp_profile *p, const struct kp_profile_root *root, co
 		p->values[i * nv + v] += values[v];
 		p->totals[v] += values[v];
 	}
+	if (id)
+		*id = (uint32_t)i;
 	return true;
+}
+
+/* ---- time ---- */
+
+void kp_profile_time_start(struct kp_profile *p, uint64_t origin_ns)
+{
+	p->timed = true;
+	p->origin_ns = origin_ns;
+}
+
+void kp_profile_time_clear(struct kp_profile *p)
+{
+	p->timed = false;
+	p->origin_ns = 0;
+	p->nevents = 0;
+	p->dropped = 0;
+}
+
+void kp_profile_time_limit(struct kp_profile *p, size_t max)
+{
+	p->max_events = max;
+}
+
+bool kp_profile_timed(const struct kp_profile *p)
+{
+	return p->timed;
+}
+
+uint64_t kp_profile_time_origin(const struct kp_profile *p)
+{
+	return p->timed ? p->origin_ns : 0;
+}
+
+bool kp_profile_add_event(struct kp_profile *p, uint32_t sample, uint32_t ms, uint32_t tid)
+{
+	if (!p->timed || p->nevents >= (p->max_events ? p->max_events : KP_PROFILE_MAX_EVENTS)) {
+		p->dropped++;
+		return false;
+	}
+	if (p->nevents && ms < p->events[p->nevents - 1].ms)
+		ms = p->events[p->nevents - 1].ms;
+	kp_xgrow(&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events));
+	p->events[p->nevents++] = (struct kp_profile_event){ms, sample, tid};
+	return true;
+}
+
+const struct kp_profile_event *kp_profile_events(const struct kp_profile *p, size_t *n)
+{
+	*n = p->nevents;
+	return p->events;
+}
+
+uint64_t kp_profile_events_dropped(const struct kp_profile *p)
+{
+	return p->dropped;
+}
+
+void kp_profile_set_events_dropped(struct kp_profile *p, uint64_t n)
+{
+	p->dropped = n;
 }
 
 size_t kp_profile_nsamples(const struct kp_profile *p)
@@ -452,6 +527,7 @@ struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p)
 	struct kp_profile_frame *frames = NULL;
 	size_t frames_cap = 0, qid_cap = 0;
 	uint32_t *qid = NULL; /* key id -> location id in q */
+	uint32_t *sid = kp_xmalloc((kp_profile_nsamples(p) + 1) * sizeof(*sid));
 
 	for (size_t v = 0; v < p->ntypes; v++)
 		kp_profile_add_value_type(q, kp_profile_str(p, p->types[v].type, NULL),
@@ -511,8 +587,14 @@ struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p)
 			stack[j] = to[locs[j]];
 		root.comm = copy_str(q, p, root.comm);
 		/* q's totals are p's: they fit */
-		kp_profile_add(q, &root, stack, n, values);
+		kp_profile_add_id(q, &root, stack, n, values, &sid[i]);
 	}
+	if (p->timed)
+		kp_profile_time_start(q, p->origin_ns);
+	for (size_t i = 0; i < p->nevents; i++)
+		kp_profile_add_event(q, sid[p->events[i].sample], p->events[i].ms,
+				     p->events[i].tid);
+	q->dropped = p->dropped;
 	for (size_t i = 0; i < p->nmeta; i++)
 		kp_profile_set_meta(q, p->meta[i].key, "%s", p->meta[i].value);
 	kp_seqtab_fini(&keys);
@@ -520,6 +602,7 @@ struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p)
 	free(stack);
 	free(frames);
 	free(qid);
+	free(sid);
 	free(to);
 	return q;
 }

@@ -155,11 +155,57 @@ void kp_profile_set_meta(struct kp_profile *p, const char *key, const char *fmt,
 /* A new profile equal to p but for its locations: those of one kind and
  * mapping whose frames are the same (function, file, line and kind of
  * each) become one, at the address of the first of them, and samples
- * whose stacks become the same are summed. Locations never named keep
- * their own. Every writer of names, files and lines gives the same output
- * for it; what goes is which instruction addresses were sampled (a .kprof
- * is kept this way: a few times smaller). The caller frees it. */
+ * whose stacks become the same are summed (the time axis stays, its
+ * events on the merged samples). Locations never named keep their own. Every writer of names, files
+ * and lines gives the same output for it; what goes is which instruction addresses were sampled (a
+ * .kprof is kept this way: a few times smaller). The caller frees it. */
 struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p);
+
+/* ---- time: when each sample was taken ----
+ *
+ * A profile may keep a time axis: an event per sample taken (the sample
+ * id its values went to, its thread, and when, in milliseconds from the
+ * axis's origin), in time order. The recorder adds one per sample as it
+ * adds the sample; a .kprof keeps them (docs/recording-format.md);
+ * profile/timeline.h slices and joins profiles by them. A profile from
+ * folded text, or a recording of a kprof before the axis, has none. */
+
+struct kp_profile_event {
+	uint32_t ms;	 /* from the origin */
+	uint32_t sample; /* the sample id */
+	uint32_t tid;	 /* the thread (0: not known) */
+};
+
+/* The most events a profile keeps: 8M, 96 MB, 11 hours of 2 CPUs at 99
+ * Hz. Past it samples are still summed, their times are not kept (counted
+ * by kp_profile_events_dropped). */
+#define KP_PROFILE_MAX_EVENTS (8u << 20)
+
+/* Starts p's time axis at Unix time origin_ns (nanoseconds); without it
+ * p keeps no events. It keeps at most KP_PROFILE_MAX_EVENTS unless told
+ * otherwise by kp_profile_time_limit. */
+void kp_profile_time_start(struct kp_profile *p, uint64_t origin_ns);
+bool kp_profile_timed(const struct kp_profile *p);
+/* The most events p keeps (profiles joined from files: as many as the
+ * files hold, which bounds them). */
+void kp_profile_time_limit(struct kp_profile *p, size_t max);
+/* The origin's Unix time in nanoseconds (0 when not timed). */
+uint64_t kp_profile_time_origin(const struct kp_profile *p);
+/* Adds an event of sample (an id of p) at ms; one earlier than the last
+ * event is taken as at the last's time, so that events stay in order.
+ * Returns false (counting it dropped) past KP_PROFILE_MAX_EVENTS or when
+ * p is not timed. */
+bool kp_profile_add_event(struct kp_profile *p, uint32_t sample, uint32_t ms, uint32_t tid);
+/* The events in time order (*n of them); valid until the next add. */
+const struct kp_profile_event *kp_profile_events(const struct kp_profile *p, size_t *n);
+/* Drops p's time axis: its events, and p is no longer timed. */
+void kp_profile_time_clear(struct kp_profile *p);
+/* Samples whose time was not kept (the bound), and setting it (readers). */
+uint64_t kp_profile_events_dropped(const struct kp_profile *p);
+void kp_profile_set_events_dropped(struct kp_profile *p, uint64_t n);
+/* kp_profile_add that also gives the sample's id (*id, may be NULL). */
+bool kp_profile_add_id(struct kp_profile *p, const struct kp_profile_root *root,
+		       const uint32_t *locs, size_t n, const kp_count *values, uint32_t *id);
 
 /* ---- reading ---- */
 
@@ -219,5 +265,6 @@ const char *kp_profile_meta(const struct kp_profile *p, const char *key);
 #define KP_META_SOURCE	   "source"	   /* what the profile was read from: "folded" */
 #define KP_META_ROOTS	   "roots"	   /* comm, comm-pid or comm-pid/tid: what the roots hold */
 #define KP_META_SCOPE	   "scope"	   /* "system": the whole machine (-a, -C); else absent */
+#define KP_META_RANGE	   "range"	   /* a slice's: seconds from the start, "1.250-3.000" */
 
 #endif

@@ -81,6 +81,8 @@ struct kp_session {
 
 	struct kp_session_stats st;
 	struct timespec t_start;
+	/* the time axis: t_start in ns, and the Unix time then (ns) */
+	uint64_t mono0_ns, unix0_ns;
 	bool stop;
 	bool ended; /* kp_session_end has run */
 	int rounds;

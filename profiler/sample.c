@@ -394,12 +394,27 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 	return n;
 }
 
+/* When smp was taken, in ms from the profile's time origin (0 before). */
+static uint32_t sample_ms(const struct kp_session *s, const struct kp_sample *smp)
+{
+	uint64_t origin = kp_profile_time_origin(s->prof), at, ms;
+
+	if (smp->time < s->mono0_ns)
+		return 0;
+	at = s->unix0_ns + (smp->time - s->mono0_ns);
+	if (at < origin)
+		return 0;
+	ms = (at - origin) / 1000000u;
+	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
+
 void kp_sample_add(struct kp_session *s, const struct kp_sample *smp)
 {
 	uint32_t locs[KP_SESSION_MAX_FRAMES + 1];
 	struct kp_profile_root root;
 	kp_count values[KP_PROFILE_MAX_VALUES] = {0};
 	size_t n;
+	uint32_t id;
 
 	s->st.samples++;
 	n = kp_sample_stack(s, smp, locs, &root);
@@ -412,5 +427,6 @@ void kp_sample_add(struct kp_session *s, const struct kp_sample *smp)
 		values[1] = smp->period;
 	}
 	/* a sum past 2^128 would need more samples than time allows */
-	kp_profile_add(s->prof, &root, locs, n, values);
+	if (kp_profile_add_id(s->prof, &root, locs, n, values, &id) && kp_profile_timed(s->prof))
+		kp_profile_add_event(s->prof, id, sample_ms(s, smp), smp->tid);
 }

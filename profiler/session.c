@@ -501,6 +501,10 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 	describe_running(s);
 	clock_gettime(CLOCK_MONOTONIC, &s->t_start);
 	s->cut_unix_ns = kp_session_unix_ns();
+	/* samples' times (CLOCK_MONOTONIC) become the profile's time axis */
+	s->mono0_ns = (uint64_t)s->t_start.tv_sec * 1000000000ULL + (uint64_t)s->t_start.tv_nsec;
+	s->unix0_ns = s->cut_unix_ns;
+	kp_profile_time_start(s->prof, s->unix0_ns);
 	s->flush_before = 0;
 	if (s->have_target) {
 		if (s->bpf && opts->command_is_target)

@@ -70,6 +70,9 @@ void kp_window_cut(struct kp_session *s, struct kp_window *w)
 	window_meta(s, (double)(until - s->cut_unix_ns) / 1e9);
 	kp_run_meta_write(&s->meta, s->prof);
 	s->prof = s->ended ? NULL : same_types(w->prof);
+	/* each window keeps its own time, from its start */
+	if (s->prof)
+		kp_profile_time_start(s->prof, until);
 	s->cut_t0 = t;
 	s->cut_unix_ns = until;
 	s->cut_samples0 = s->st.samples;

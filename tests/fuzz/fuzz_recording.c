@@ -224,6 +224,18 @@ static bool same_profile(const struct kp_profile *a, const struct kp_profile *b)
 			    fa[j].kind != fb[j].kind)
 				return false;
 	}
+	/* the time axis: the same events */
+	{
+		size_t na, nb;
+		const struct kp_profile_event *ea = kp_profile_events(a, &na),
+					      *eb = kp_profile_events(b, &nb);
+
+		if (kp_profile_timed(a) != kp_profile_timed(b) ||
+		    kp_profile_time_origin(a) != kp_profile_time_origin(b) ||
+		    kp_profile_events_dropped(a) != kp_profile_events_dropped(b) || na != nb ||
+		    (na && memcmp(ea, eb, na * sizeof(*ea))))
+			return false;
+	}
 	return true;
 }
 

@@ -120,6 +120,22 @@ static bool same_profile(const struct kp_profile *a, const struct kp_profile *b)
 		if (strcmp(ka, kb) != 0 || strcmp(va, vb) != 0)
 			return DIFF("metadata %zu", i);
 	}
+	if (kp_profile_timed(a) != kp_profile_timed(b) ||
+	    kp_profile_time_origin(a) != kp_profile_time_origin(b) ||
+	    kp_profile_events_dropped(a) != kp_profile_events_dropped(b))
+		return DIFF("time axis");
+	{
+		size_t na, nb;
+		const struct kp_profile_event *ea = kp_profile_events(a, &na),
+					      *eb = kp_profile_events(b, &nb);
+
+		if (na != nb)
+			return DIFF("events: %zu != %zu", na, nb);
+		for (size_t i = 0; i < na; i++)
+			if (ea[i].ms != eb[i].ms || ea[i].sample != eb[i].sample ||
+			    ea[i].tid != eb[i].tid)
+				return DIFF("event %zu", i);
+	}
 	return true;
 }
 
@@ -219,6 +235,14 @@ static struct kp_profile *full_profile(bool big)
 		}
 		for (uint32_t i = 0; i < 5000; i++)
 			kp_profile_set_meta(p, "many", "%u", i); /* replaced: one entry */
+		/* a time axis of 2 chunks: ticks of 0 to 2^31 ms, threads up and down */
+		kp_profile_time_start(p, 1796500000123456789ull);
+		for (uint32_t i = 0, ms = 0; i < 70000; i++) {
+			ms += i == 69999 ? 1u << 31 : i % 1000 ? i % 3 : 60000;
+			kp_profile_add_event(p, (i * 7919) % (uint32_t)kp_profile_nsamples(p), ms,
+					     i % 5 ? 1000 + i % 4 : 4000000);
+		}
+		kp_profile_set_events_dropped(p, 12);
 	}
 	kp_profile_set_meta(p, KP_META_VERSION, "0.1.0");
 	kp_profile_set_meta(p, KP_META_COMMAND, "kprof -a -F 999 -o run.kprof -- sleep 30");
@@ -261,7 +285,8 @@ static void test_round_trip(void)
 
 		CHECK(kp_recording_magic(buf, len));
 		CHECK_EQ_INT(buf[5], KP_RECORDING_MAJOR);
-		CHECK_EQ_INT(buf[6], KP_RECORDING_MINOR);
+		/* 1.1 with a time axis; without, the 1.0 of before, byte for byte */
+		CHECK_EQ_INT(buf[6], big ? KP_RECORDING_MINOR : 0);
 		q = read_buf(buf, len, &d, &err);
 		CHECK_EQ_INT(err, 0);
 		CHECK(q != NULL);
@@ -581,9 +606,33 @@ static void test_ids_checked(void)
 {
 	static const struct {
 		const char *what;
-		unsigned char body[40];
+		unsigned char body[64];
 		size_t len;
 	} cases[] = {
+		/* Timeline {origin 1, tick 5, sample 0, tid 0} with no samples */
+		{"names sample 0 of 0",
+		 {0x0a, 0x0d, 0x42, 0x0b, 0x08, 0x01, 0x12, 0x01, 0x05, 0x1a, 0x01, 0x00, 0x22,
+		  0x01, 0x00},
+		 15},
+		/* a sample with an empty stack, then timelines at 5 ms and at 3 ms */
+		{"event 1 at 3 ms, before the one before it (5 ms)",
+		 {0x0a, 0x14, 0x32, 0x12, 0x0a, 0x01, 0x00, 0x12, 0x01, 0x00, 0x1a, 0x01, 0x00,
+		  0x22, 0x01, 0x00, 0x2a, 0x01, 0x00, 0x32, 0x01, 0x00, 0x0a, 0x0d, 0x42, 0x0b,
+		  0x08, 0x01, 0x12, 0x01, 0x05, 0x1a, 0x01, 0x00, 0x22, 0x01, 0x00, 0x0a, 0x0d,
+		  0x42, 0x0b, 0x08, 0x01, 0x12, 0x01, 0x03, 0x1a, 0x01, 0x00, 0x22, 0x01, 0x00},
+		 52},
+		/* the same, the second timeline of origin 2 */
+		{"a timeline of another origin",
+		 {0x0a, 0x14, 0x32, 0x12, 0x0a, 0x01, 0x00, 0x12, 0x01, 0x00, 0x1a, 0x01, 0x00,
+		  0x22, 0x01, 0x00, 0x2a, 0x01, 0x00, 0x32, 0x01, 0x00, 0x0a, 0x0d, 0x42, 0x0b,
+		  0x08, 0x01, 0x12, 0x01, 0x05, 0x1a, 0x01, 0x00, 0x22, 0x01, 0x00, 0x0a, 0x0d,
+		  0x42, 0x0b, 0x08, 0x02, 0x12, 0x01, 0x06, 0x1a, 0x01, 0x00, 0x22, 0x01, 0x00},
+		 52},
+		/* Timeline {tick 1, 2} but one sample id: columns differ */
+		{"columns of different lengths",
+		 {0x0a, 0x0c, 0x42, 0x0a, 0x12, 0x02, 0x01, 0x02, 0x1a, 0x01, 0x00, 0x22, 0x01,
+		  0x00},
+		 14},
 		/* Samples {comm 0, pid 0, tid 0, back 0, shared 0, depth 1,
 		 * location +5 (zigzag 10)} */
 		{"names location 5 of 0",

@@ -1,0 +1,301 @@
+/* The heatmap page (heatmap.h): the data as one JSON object in a script
+ * element, the drawing in heatmap_page.c's script. */
+#include "formats/heatmap.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/folded.h"
+#include "util/seqtab.h"
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+/* Cells: 20 ms under columns of a second; past 10 minutes, a second
+ * under columns of a minute. */
+#define SHORT_SPAN_MS 600000u
+
+struct page {
+	const struct kp_profile *p;
+	FILE *out;
+	struct kp_folded *names; /* frame names, made safe as folded text's */
+	struct kp_seqtab stacks; /* name-id sequences -> the page's stack id */
+	uint32_t *stack_of;	 /* by profile sample */
+	uint32_t *dense;	 /* folded frame id -> the page's name id (UINT32_MAX: none yet) */
+	size_t dense_cap;
+	uint32_t *fids; /* the page's name id -> folded frame id */
+	size_t nnames, fids_cap;
+	char *clean;
+	size_t clean_cap;
+};
+
+/* s as a JSON string that cannot end the script element ('/' escaped). */
+static void json_str(struct page *w, const char *s, size_t len)
+{
+	size_t n;
+	const char *c = kp_utf8_clean(s, len, &w->clean, &w->clean_cap, &n);
+
+	fputc('"', w->out);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)c[i];
+
+		if (ch == '"' || ch == '\\' || ch == '/')
+			fprintf(w->out, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(w->out, "\\u%04x", ch);
+		else
+			fputc(ch, w->out);
+	}
+	fputc('"', w->out);
+}
+
+/* The page's id of folded frame id fid: dense, in the order first used. */
+static uint32_t name_id(struct page *w, uint32_t fid)
+{
+	if (fid >= w->dense_cap) {
+		size_t old = w->dense_cap;
+
+		kp_xgrow(&w->dense, &w->dense_cap, (size_t)fid + 1, sizeof(*w->dense));
+		memset(w->dense + old, 0xff, (w->dense_cap - old) * sizeof(*w->dense));
+	}
+	if (w->dense[fid] == UINT32_MAX) {
+		kp_xgrow(&w->fids, &w->fids_cap, w->nnames + 1, sizeof(*w->fids));
+		w->fids[w->nnames] = fid;
+		w->dense[fid] = (uint32_t)w->nnames++;
+	}
+	return w->dense[fid];
+}
+
+/* Each profile sample's stack of names, interned: w->stack_of. */
+static void name_stacks(struct page *w, const struct kp_fold_opts *fo)
+{
+	size_t ns = kp_profile_nsamples(w->p), cap = 0;
+	uint32_t *st = NULL, unknown = UINT32_MAX;
+	char rootbuf[160];
+
+	w->stack_of = kp_xmalloc((ns + 1) * sizeof(*w->stack_of));
+	for (size_t i = 0; i < ns; i++) {
+		struct kp_profile_root root;
+		size_t n, nf = 0;
+		const uint32_t *locs = kp_profile_sample(w->p, i, &root, &n, NULL);
+		bool added;
+
+		kp_xgrow(&st, &cap, n + 1, sizeof(*st));
+		if (root.comm || root.pid) {
+			const char *name =
+				kp_fold_root_name(w->p, &root, fo, rootbuf, sizeof(rootbuf));
+
+			st[nf++] = name_id(
+				w, kp_folded_frame_id(w->names, name, strlen(name), KP_FRAME_ROOT));
+		}
+		for (size_t j = 0; j < n; j++) {
+			size_t nfr;
+			const struct kp_profile_frame *fr =
+				kp_profile_frames(w->p, locs[j], &nfr, NULL);
+
+			kp_xgrow(&st, &cap, nf + (fr ? nfr : 1), sizeof(*st));
+			if (!fr) {
+				if (unknown == UINT32_MAX)
+					unknown = kp_folded_frame_id(w->names, "[unknown]", 9,
+								     KP_FRAME_USER);
+				st[nf++] = name_id(w, unknown);
+				continue;
+			}
+			for (size_t k = 0; k < nfr; k++) {
+				size_t len;
+				const char *name = kp_profile_str(
+					w->p, kp_profile_function_at(w->p, fr[k].function)->name,
+					&len);
+
+				st[nf++] = name_id(
+					w, kp_folded_frame_id(w->names, name, len,
+							      (enum kp_frame_kind)fr[k].kind));
+			}
+		}
+		w->stack_of[i] = (uint32_t)kp_seqtab_intern(&w->stacks, st, nf, &added);
+	}
+	free(st);
+}
+
+/* "names", "kinds" and "stacks": frame names by id, their kinds, and each
+ * stack's name ids, root first. */
+static void write_names(struct page *w)
+{
+	fputs("\"names\":[", w->out);
+	for (size_t id = 0; id < w->nnames; id++) {
+		size_t len;
+		const char *name = kp_folded_frame_name(w->names, w->fids[id], &len);
+
+		if (id)
+			fputc(',', w->out);
+		json_str(w, name ? name : "", name ? len : 0);
+	}
+	fputs("],\"kinds\":[", w->out);
+	for (size_t id = 0; id < w->nnames; id++)
+		fprintf(w->out, "%s%d", id ? "," : "", (int)kp_folded_frame_kind(w->fids[id]));
+	fputs("],\"stacks\":[", w->out);
+	for (size_t i = 0; i < kp_seqtab_count(&w->stacks); i++) {
+		size_t n;
+		const uint32_t *ids = kp_seqtab_words(&w->stacks, i, &n);
+
+		fputs(i ? ",[" : "[", w->out);
+		for (size_t k = 0; k < n; k++)
+			fprintf(w->out, "%s%" PRIu32, k ? "," : "", ids[k]);
+		fputc(']', w->out);
+	}
+	fputc(']', w->out);
+}
+
+static int by_stack(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One cell's stack (its id after the cell's previous one, from 0) and
+ * count: the difference doubled, plus 1 when a count other than 1 follows. */
+static void write_pair(struct page *w, uint64_t delta, uint64_t count)
+{
+	if (count == 1)
+		fprintf(w->out, ",%" PRIu64, delta << 1);
+	else
+		fprintf(w->out, ",%" PRIu64 ",%" PRIu64, delta << 1 | 1, count);
+}
+
+/* "cells": for each cell with samples, its index after the previous
+ * one's (the first: from 0), how many stacks, then its stacks in order
+ * (write_pair). */
+static void write_cells(struct page *w, uint32_t cell_ms)
+{
+	size_t nev, i = 0, cap = 0;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	uint32_t *st = NULL;
+	uint64_t prev = 0;
+	bool first = true;
+
+	fputs("\"cells\":[", w->out);
+	while (i < nev) {
+		uint64_t cell = ev[i].ms / cell_ms;
+		size_t n = 0, distinct = 0;
+		uint32_t last = 0;
+
+		for (; i < nev && ev[i].ms / cell_ms == cell; i++) {
+			kp_xgrow(&st, &cap, n + 1, sizeof(*st));
+			st[n++] = w->stack_of[ev[i].sample];
+		}
+		qsort(st, n, sizeof(*st), by_stack);
+		for (size_t k = 0; k < n; k++)
+			distinct += !k || st[k] != st[k - 1];
+		fprintf(w->out, "%s%" PRIu64 ",%zu", first ? "" : ",", cell - prev, distinct);
+		first = false;
+		prev = cell;
+		for (size_t k = 0; k < n;) {
+			size_t run = 1;
+
+			while (k + run < n && st[k + run] == st[k])
+				run++;
+			write_pair(w, st[k] - last, run);
+			last = st[k];
+			k += run;
+		}
+	}
+	free(st);
+	fputc(']', w->out);
+}
+
+/* An untimed profile: one cell of every sample, counting o->fold.value
+ * (to the nearest integer past 2^53). */
+static void write_one_cell(struct page *w, size_t value)
+{
+	size_t ns = kp_profile_nsamples(w->p), nst = kp_seqtab_count(&w->stacks);
+	double *count = kp_xcalloc(nst + 1, sizeof(*count));
+	size_t distinct = 0, last = 0;
+
+	for (size_t i = 0; i < ns; i++) {
+		const kp_count *values;
+
+		kp_profile_sample(w->p, i, NULL, NULL, &values);
+		count[w->stack_of[i]] += (double)values[value];
+	}
+	for (size_t s = 0; s < nst; s++)
+		distinct += count[s] >= 1;
+	fprintf(w->out, "\"cells\":[0,%zu", distinct);
+	for (size_t s = 0; s < nst; s++)
+		if (count[s] >= 1) {
+			write_pair(w, s - last, (uint64_t)(count[s] + 0.5));
+			last = s;
+		}
+	fputc(']', w->out);
+	free(count);
+}
+
+static void write_data(struct page *w, const struct kp_heatmap_opts *o)
+{
+	bool timed = kp_profile_timed(w->p);
+	uint32_t last = 0, cell_ms = 20, col_ms = 1000;
+	size_t nev;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	const char *range = kp_profile_meta(w->p, KP_META_RANGE);
+
+	if (nev)
+		last = ev[nev - 1].ms;
+	if (last >= SHORT_SPAN_MS)
+		cell_ms = 1000, col_ms = 60000;
+	fprintf(w->out,
+		"{\"timed\":%s,\"origin_ms\":%" PRIu64 ",\"cell_ms\":%" PRIu32
+		",\"col_ms\":%" PRIu32 ",\"last_ms\":%" PRIu32 ",\"title\":",
+		timed ? "true" : "false", kp_profile_time_origin(w->p) / 1000000u, cell_ms, col_ms,
+		last);
+	json_str(w, o->title ? o->title : "Heatmap", strlen(o->title ? o->title : "Heatmap"));
+	fputs(",\"range\":", w->out);
+	if (range)
+		json_str(w, range, strlen(range));
+	else
+		fputs("null", w->out);
+	fputs(",\"inputs\":[", w->out);
+	for (size_t i = 0; i < o->ninputs; i++) {
+		if (i)
+			fputc(',', w->out);
+		json_str(w, o->inputs[i], strlen(o->inputs[i]));
+	}
+	fputs("],", w->out);
+	write_names(w);
+	fputc(',', w->out);
+	if (timed)
+		write_cells(w, cell_ms);
+	else
+		write_one_cell(w, o->fold.value);
+	fputc('}', w->out);
+}
+
+int kp_heatmap_write(const struct kp_profile *p, const struct kp_heatmap_opts *o, FILE *out,
+		     struct kp_diag *d)
+{
+	struct page w = {.p = p, .out = out};
+
+	w.names = kp_folded_new();
+	kp_seqtab_init(&w.stacks);
+	name_stacks(&w, &o->fold);
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+	      "<title>kprof heatmap</title>\n<style>\n",
+	      out);
+	fputs(kp_heatmap_style, out);
+	fputs("</style></head><body>\n<script id=\"kprof-data\" type=\"application/json\">", out);
+	write_data(&w, o);
+	fputs("</script>\n<script>\n", out);
+	fputs(kp_heatmap_script, out);
+	fputs("</script>\n</body></html>\n", out);
+	kp_folded_free(w.names);
+	kp_seqtab_fini(&w.stacks);
+	free(w.stack_of);
+	free(w.dense);
+	free(w.fids);
+	free(w.clean);
+	if (ferror(out))
+		return kp_diag_errno(d, errno ? -errno : -EIO, "cannot write the heatmap page");
+	return 0;
+}

@@ -57,6 +57,20 @@ int kp_args_number(const char *cmd, const char *opt, const char *arg, double min
 	return 0;
 }
 
+int kp_args_number_or_percent(const char *cmd, const char *opt, const char *arg, double min,
+			      double max, double pmax, bool *percent, double *out)
+{
+	size_t len = strlen(arg);
+	char num[64];
+
+	*percent = len > 1 && len < sizeof(num) && arg[len - 1] == '%';
+	if (!*percent)
+		return kp_args_number(cmd, opt, arg, min, max, false, out);
+	memcpy(num, arg, len - 1); /* the number before its sign */
+	num[len - 1] = '\0';
+	return kp_args_number(cmd, opt, num, min, pmax, false, out);
+}
+
 void kp_args_unknown(const char *cmd, char **argv)
 {
 	if (optopt > 0 && optopt < 128)

@@ -29,6 +29,12 @@ int kp_args_top(const char *cmd, const char *arg, size_t min, size_t max, size_t
 int kp_args_number(const char *cmd, const char *opt, const char *arg, double min, double max,
 		   bool open_min, double *out);
 
+/* As kp_args_number, for a value that may end in a percent sign ("15%"):
+ * *percent says whether it did, and such a value is from min to pmax, a
+ * plain one from min to max. */
+int kp_args_number_or_percent(const char *cmd, const char *opt, const char *arg, double min,
+			      double max, double pmax, bool *percent, double *out);
+
 /* What getopt_long (with opterr 0) returned '?' for, said as kprof says
  * it: "CMD: option -X: unknown or missing its value" or "CMD: unknown
  * option or missing value: ARG", then "Try 'kprof CMD --help'." (getopt's

@@ -105,24 +105,6 @@ static int number(const char *opt, double min, double max, bool open_min, double
 	return kp_args_number("diff", opt, optarg, min, max, open_min, out) < 0 ? -2 : 1;
 }
 
-/* --fail-above: "15%" gates CPU time a run, in percent; "2" the share,
- * in points. */
-static int fail_above(struct diff_cli *c, char *arg)
-{
-	size_t len = strlen(arg);
-	bool time = len > 1 && arg[len - 1] == '%';
-	char *num = kp_xstrndup(arg, time ? len - 1 : len);
-	int r = kp_args_number("diff", "fail-above", num, 0, time ? 1e6 : 100, false,
-			       &c->files.fail_above) < 0
-			? -2
-			: 1;
-
-	free(num);
-	c->files.gate = c->files.diff.attribute = true;
-	c->files.measure = time ? KP_DIFF_TIME : KP_DIFF_SHARE;
-	return r;
-}
-
 /* One option of ours (not an SVG one). Returns 1 when handled, 0 when
  * not ours, or the exit status (>= 2 never: -2 for a usage error, -3 for
  * --help). */
@@ -135,8 +117,15 @@ static int own_option(int ch, struct diff_cli *c, char **argv)
 	case 'o':
 		kp_args_list_add(&c->outputs, optarg);
 		return 1;
-	case OPT_FAIL_ABOVE:
-		return fail_above(c, optarg);
+	case OPT_FAIL_ABOVE: {
+		bool time; /* "15%": CPU time a run, in percent; "2": the share, in points */
+		int r = kp_args_number_or_percent("diff", "fail-above", optarg, 0, 100, 1e6, &time,
+						  &c->files.fail_above);
+
+		c->files.gate = c->files.diff.attribute = true;
+		c->files.measure = time ? KP_DIFF_TIME : KP_DIFF_SHARE;
+		return r < 0 ? -2 : 1;
+	}
 	case OPT_ALPHA:
 		return number("alpha", 0, 0.5, true, &c->files.diff.alpha);
 	case OPT_DISPERSION:
@@ -155,7 +144,10 @@ static int own_option(int ch, struct diff_cli *c, char **argv)
 	case OPT_STRICT:
 		c->files.load.strict = true;
 		return 1;
-	case OPT_FROM ... OPT_FROM + 3:
+	case OPT_FROM:
+	case OPT_FROM + 1:
+	case OPT_FROM + 2:
+	case OPT_FROM + 3:
 		c->files.range[ch - OPT_FROM] = optarg;
 		return 1;
 	case 'h':

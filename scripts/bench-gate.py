@@ -93,8 +93,10 @@ def welch_p(base, new):
 
 def run_stats(path, fn):
     """The function's total share (% of the run's samples) and CPU seconds
-    in one recording: the samples and the CPU time of the stacks it is on."""
+    in one recording (the samples and the CPU time of the stacks it is on),
+    and the frames above it, below it and on stacks without it."""
     out = {}
+    above, below, elsewhere = set(), set(), set()
     for value in ("samples", "cpu"):
         args = [kprof, "report", "-f", "folded", path]
         if value == "cpu":
@@ -103,11 +105,18 @@ def run_stats(path, fn):
         total = on = 0
         for line in p.stdout.splitlines():
             stack, _, count = line.rpartition(" ")
+            frames = stack.split(";")
             total += int(count)
-            if fn in stack.split(";"):
+            if fn in frames:
                 on += int(count)
+                i = frames.index(fn)
+                above.update(frames[:i])
+                below.update(frames[i + 1:])
+            else:
+                elsewhere.update(frames)
         out[value] = (on, total)
-    return 100 * out["samples"][0] / out["samples"][1], out["cpu"][0] / 1e6
+    return (100 * out["samples"][0] / out["samples"][1], out["cpu"][0] / 1e6,
+            above, below, elsewhere)
 
 
 def side(dirname, pool, runs):
@@ -151,21 +160,27 @@ def replay(pool, executor):
     env = read_env(pool)
     name = os.path.basename(os.path.normpath(pool))
     fn = env["FUNCTION"]
-    # the changed function's callers in the benchmark, and the program's
-    # entry: their total share holds its growth, so naming them is no error
-    ancestors = set(env["ANCESTORS"].split()) | {
-        "main", "_start", "__libc_start_main", "__libc_start_call_main"}
     base = [f"base{i}.kprof" for i in range(1, int(env["BASE_RUNS"]) + 1)]
     slow = [f"slow{i}.kprof" for i in range(1, int(env["SLOW_RUNS"]) + 1)]
     stats = dict(zip(base + slow, executor.map(
         lambda r: run_stats(os.path.join(pool, r), fn), base + slow)))
+    # the changed function's growth is also that of its callers (the
+    # benchmark's, pool.env's ANCESTORS, and whatever was above it in the
+    # base runs: the program's entry) and of what it alone calls (below it
+    # and nowhere else: its inline frames, its own callees); naming those
+    # beside it is no error
+    above = set(env["ANCESTORS"].split()).union(*(stats[r][2] for r in base))
+    below = set().union(*(stats[r][3] for r in base))
+    elsewhere = set().union(*(stats[r][4] for r in base))
+    ancestors = above | (below - elsewhere)
     rows = []
     for k in ks:
         if 2 * k > len(base) or k > len(slow):
             continue
-        rng = random.Random(f"{name}/{k}")
+        rng = random.Random(f"{name}/{k}/same")
         same = [rng.sample(base, 2 * k) for _ in range(nsame)]
         same = [(r[:k], r[k:]) for r in same]
+        rng = random.Random(f"{name}/{k}/slow")
         slower = [(rng.sample(base, k), rng.sample(slow, k)) for _ in range(nslow)]
         results = list(executor.map(lambda ab: diff(pool, fn, *ab), same + slower))
         rsame, rslow = results[:nsame], results[nsame:]
@@ -229,7 +244,9 @@ for p in done:
             f"| {r['median_ms']:.0f} ms |")
         label = ""
 note = [f"`kprof diff {' '.join(gate)}` on {nsame} same-build and {nslow} slower draws a row, "
-        "drawn at random from each pool (seeded: a replay draws the same); the Welch "
+        "drawn at random from each pool (seeded: a replay draws the same). \"Named alone\": "
+        "the gate failed naming the changed function and nothing else but its callers and "
+        "what it alone calls (its inline frames), whose growth is its own. The Welch "
         "columns are one-sided tests at alpha 0.01 (the gate's) and, in brackets, 0.05, "
         "of the changed function's total share a run and of its CPU time a run, on the "
         "same draws; the CVs are of the base runs. Pools (40 + 40 runs unless said, "

@@ -112,7 +112,8 @@ def run_stats(path, fn):
                 i = frames.index(fn)
                 above.update(frames[:i])
                 below.update(frames[i + 1:])
-            else:
+            elif "[truncated]" not in frames:
+                # (a stack cut short may have lost the function above)
                 elsewhere.update(frames)
         out[value] = (on, total)
     return (100 * out["samples"][0] / out["samples"][1], out["cpu"][0] / 1e6,

@@ -238,6 +238,7 @@ for p in done:
         (bsh, nsh), (bs, ns), (cvsh, cvs) = p["share"], p["cpu"], p["cv"]
         table.append(
             f"| {label} | {r['k']} | {r['false_alarms']} of {nsame} "
+            f"({100 * r['false_alarms'] / nsame:.1f}%) "
             f"| {r['alone']} of {nslow} ({pct(r['alone'], nslow)}) | {r['named']} of {nslow} "
             f"| {cells[0]} | {cells[1]} "
             f"| {bsh:.1f}% -> {nsh:.1f}% ({100 * cvsh:.0f}%) "

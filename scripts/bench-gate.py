@@ -4,6 +4,7 @@ t-test (scripts/bench-gate runs it; its comment says what and why).
   bench-gate.py KPROF TMP RUNS SAME SLOW GATE JOBS DOCS_FLAG DOCS POOL...
 """
 import concurrent.futures
+import hashlib
 import json
 import math
 import os
@@ -211,9 +212,38 @@ def replay(pool, executor):
                 statistics.fmean(shares[1])))
 
 
+def cached_replay(pool, executor):
+    """replay(), kept in CACHE (a directory, when set) under a key of what
+    decides its result: kprof itself, the pool and the draws asked for."""
+    cache = os.environ.get("CACHE")
+    if not cache:
+        return replay(pool, executor)
+    h = hashlib.sha256()
+    with open(kprof, "rb") as f:
+        h.update(f.read())
+    with open(os.path.join(pool, "pool.env"), "rb") as f:
+        h.update(f.read())
+    h.update(repr((os.path.realpath(pool), ks, nsame, nslow, gate)).encode())
+    path = os.path.join(cache, h.hexdigest() + ".json")
+    if os.path.exists(path):
+        with open(path) as f:
+            p = json.load(f)
+        for r in p["rows"]:
+            r["welch"] = {(w, float(a)): tuple(v) for w, a, v in r["welch"]}
+        return p
+    p = replay(pool, executor)
+    os.makedirs(cache, exist_ok=True)
+    saved = dict(p, rows=[dict(r, welch=[(w, a, v) for (w, a), v in r["welch"].items()])
+                          for r in p["rows"]])
+    with open(path + ".tmp", "w") as f:
+        json.dump(saved, f)
+    os.replace(path + ".tmp", path)
+    return p
+
+
 start = time.monotonic()
 with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as executor:
-    done = [replay(p, executor) for p in pools]
+    done = [cached_replay(p, executor) for p in pools]
 elapsed = time.monotonic() - start
 
 table = ["| pool: benchmark, neighbour, change | runs a side | same build: gate fails "

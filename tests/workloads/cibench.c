@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "knob.h"
+
 #define NUMBERS	    (1u << 16) /* distinct numbers in the text */
 #define TABLE_BITS  22	       /* 4 Mi slots of 16 bytes: 64 MiB */
 #define BLOCK_BYTES (1u << 20) /* the checksummed and written block */
@@ -27,12 +29,11 @@
 #define WRITE_BYTES (256u << 10)
 
 enum { PARSE, HASH, CHECKSUM, SORT, NSTAGES };
-static const char *const stage_names[NSTAGES] = {"parse", "hash", "checksum", "sort"};
 /* the work of one call of each stage (bytes, keys, bytes, chunks), before a
  * slowdown; a stage's cost is linear in it, so PERCENT% more work is PERCENT%
  * more time */
-static const unsigned long base_work[NSTAGES] = {6u << 20, 1u << 17, 1600000, 80};
-static unsigned long work[NSTAGES];
+static struct kp_knob knobs[NSTAGES] = {
+	{"parse", 6u << 20, 0}, {"hash", 1u << 17, 0}, {"checksum", 1600000, 0}, {"sort", 80, 0}};
 
 struct slot {
 	uint64_t key, value;
@@ -141,10 +142,10 @@ __attribute__((noinline)) static void ci_write_kprof(void)
 
 __attribute__((noinline)) static void ci_round_kprof(void)
 {
-	ci_parse_kprof(work[PARSE]);
-	ci_hash_kprof(work[HASH]);
-	ci_checksum_kprof(work[CHECKSUM]);
-	ci_sort_kprof(work[SORT]);
+	ci_parse_kprof(knobs[PARSE].work);
+	ci_hash_kprof(knobs[HASH].work);
+	ci_checksum_kprof(knobs[CHECKSUM].work);
+	ci_sort_kprof(knobs[SORT].work);
 	ci_write_kprof();
 	__asm__ volatile("" ::: "memory"); /* keep the last call a call */
 }
@@ -183,32 +184,8 @@ int main(int argc, char **argv)
 	unsigned rounds = 40;
 	const char *dir = getenv("TMPDIR");
 
-	memcpy(work, base_work, sizeof(work));
-	for (int a = 1; a < argc; a++) {
-		const char *arg = argv[a], *eq = strchr(arg, '=');
-		int k;
-
-		if (strncmp(arg, "rounds=", 7) == 0) {
-			rounds = (unsigned)strtoul(arg + 7, NULL, 10);
-			continue;
-		}
-		if (strncmp(arg, "dir=", 4) == 0) {
-			dir = arg + 4;
-			continue;
-		}
-		for (k = 0; k < NSTAGES; k++)
-			if (eq && strlen(stage_names[k]) == (size_t)(eq - arg) &&
-			    strncmp(arg, stage_names[k], (size_t)(eq - arg)) == 0)
-				break;
-		if (k == NSTAGES) {
-			fprintf(stderr, "usage: cibench [rounds=N] [dir=PATH] "
-					"[parse|hash|checksum|sort=PERCENT]\n");
-			return 2;
-		}
-		work[k] = base_work[k] + base_work[k] * strtoul(eq + 1, NULL, 10) / 100;
-	}
-	snprintf(path, sizeof(path), "%s/cibench.%d.out", dir && *dir ? dir : "/tmp",
-		 (int)getpid());
+	kp_knob_parse(argc, argv, "cibench", knobs, NSTAGES, &rounds, &dir);
+	snprintf(path, sizeof(path), "%s/cibench.%d.out", dir, (int)getpid());
 	setup();
 	for (unsigned r = 0; r < rounds; r++)
 		ci_round_kprof();

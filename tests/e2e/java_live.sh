@@ -18,17 +18,45 @@ javac -d "$T/classes" "$KP_TESTS/workloads/java/JavaLive.java" 2>"$T/javac.err" 
 
 # live JAVA NAME INLINING: the service run by JAVA and recorded; INLINING
 # (yes/no): the JDK's inlined methods are read (docs/java.md: not JDK 25's)
-live() {
-	local java=$1 v=$2 inlining=$3 jvm out main named inlined whole workers wrun deep
-	# the service: runs until killed; its pid is its first line
-	"$java" -cp "$T/classes" JavaLive 0 12 >"$T/$v.java.out" 2>"$T/$v.java.err" &
-	jvm=$!
-	at_exit "kill $jvm 2>/dev/null"
+# A "container": the JVM in mount and pid namespaces of its own, its JDK
+# bind-mounted at a path that outside holds nothing (an empty folder), its
+# own pid 1. Starts JAVA so; prints the JVM's pid as the host sees it.
+start_contained() { # java, output file, error file
+	local home ns jvm
+	home=$(dirname "$(dirname "$(readlink -f "$(command -v "$1")")")")
+	mkdir -p "$T/jdk"
+	unshare --mount --pid --fork --mount-proc sh -c \
+		'mount --bind "$1" "$2" && mount -t tmpfs none "$1" && exec "$2/bin/java" -cp "$3" JavaLive 0 12' \
+		sh "$home" "$T/jdk" "$T/classes" >"$2" 2>"$3" &
+	ns=$!
 	for _ in $(seq 100); do
-		grep -q '^pid ' "$T/$v.java.out" && break
+		jvm=$(pgrep -P "$ns" | head -1)
+		[ -n "$jvm" ] && grep -q '^pid 1$' "$2" && break
 		sleep 0.1
 	done
-	check "$v: $v: the JVM started" grep -q "^pid $jvm\$" "$T/$v.java.out"
+	echo "$jvm"
+}
+
+live() { # java, label, inlining read (yes/no), container (optional)
+	local java=$1 v=$2 inlining=$3 jvm out main named inlined whole workers wrun deep
+	# the service: runs until killed; its pid is its first line
+	if [ "${4:-}" = container ]; then
+		jvm=$(start_contained "$java" "$T/$v.java.out" "$T/$v.java.err")
+		check "$v: the JVM started in its namespaces, as pid 1 there" grep -q '^pid 1$' "$T/$v.java.out"
+		[ -n "$jvm" ] || return
+		at_exit "kill $jvm 2>/dev/null"
+		check "$v: its libjvm.so's path names no file outside" \
+			sh -c "grep -q ' $T/jdk/lib/server/libjvm.so' /proc/$jvm/maps && [ ! -e $T/jdk/lib/server/libjvm.so ]"
+	else
+		"$java" -cp "$T/classes" JavaLive 0 12 >"$T/$v.java.out" 2>"$T/$v.java.err" &
+		jvm=$!
+		at_exit "kill $jvm 2>/dev/null"
+		for _ in $(seq 100); do
+			grep -q '^pid ' "$T/$v.java.out" && break
+			sleep 0.1
+		done
+		check "$v: $v: the JVM started" grep -q "^pid $jvm\$" "$T/$v.java.out"
+	fi
 	remove_map_of "$jvm"
 	# JIT warm-up: C2 compiles the hot loop in well under a second of its CPU
 	sleep 1.5
@@ -83,6 +111,12 @@ live() {
 # Debian's JDK (17: its inlined methods read), and Temurin's 25 where
 # installed (named and whole, its inlined methods not read)
 live java "$(java -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/jdk\1/p')" yes
+# the same JVM in a container (docs/java.md, "Containers")
+if [ "$(id -u)" -eq 0 ] && unshare --mount --pid --fork --mount-proc true 2>/dev/null; then
+	live java "$(java -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/jdk\1/p')-container" yes container
+else
+	echo "the container run needs root and unshare --mount --pid: not here"
+fi
 for j in /usr/lib/jvm/temurin-25*/bin/java; do
 	[ -x "$j" ] && live "$j" jdk25 no
 done

@@ -246,24 +246,24 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 			(unsigned long long)st->tables.objects,
 			(unsigned long long)st->tables.objects_no_table,
 			(double)st->tables.table_bytes / 1e6, st->ring_pages);
-	if (c->stats && (st->jvms || st->jvms_failed))
+	if (c->stats && (st->java.jvms || st->java.jvms_failed))
 		fprintf(stderr,
 			"kprof: java: %llu JVMs read by their VM structs (%llu could not be), "
 			"%llu Java frames named, %llu that did not check out; %llu reads of "
 			"their memory\n",
-			(unsigned long long)st->jvms, (unsigned long long)st->jvms_failed,
-			(unsigned long long)st->java_frames, (unsigned long long)st->java_bad,
-			(unsigned long long)st->jvm_reads);
-	if (c->stats && st->node_procs)
+			(unsigned long long)st->java.jvms, (unsigned long long)st->java.jvms_failed,
+			(unsigned long long)st->java.frames, (unsigned long long)st->java.bad,
+			(unsigned long long)st->java.reads);
+	if (c->stats && st->node.processes)
 		fprintf(stderr,
 			"kprof: node: %llu processes named live from V8's heap: %llu samples "
 			"(median %.2f us, p99 %.2f us, %.3f s in all), %llu JavaScript frames "
 			"(%llu from the cache, %llu unknown), %llu reads\n",
-			(unsigned long long)st->node_procs, (unsigned long long)st->node_samples,
-			(double)st->node_ns_p50 / 1000.0, (double)st->node_ns_p99 / 1000.0,
-			(double)st->node_ns_total / 1e9, (unsigned long long)st->node_frames,
-			(unsigned long long)st->node_hits, (unsigned long long)st->node_unknown,
-			(unsigned long long)st->node_reads);
+			(unsigned long long)st->node.processes,
+			(unsigned long long)st->node.samples, (double)st->node.ns_p50 / 1000.0,
+			(double)st->node.ns_p99 / 1000.0, (double)st->node.ns_total / 1e9,
+			(unsigned long long)st->node.frames, (unsigned long long)st->node.hits,
+			(unsigned long long)st->node.unknown, (unsigned long long)st->node.reads);
 	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
 		fprintf(stderr,
 			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored) "

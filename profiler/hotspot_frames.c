@@ -447,15 +447,3 @@ void kp_hsframes_stats(const struct kp_hsframes *hf, struct kp_hsframes_stats *s
 		}
 	}
 }
-
-void kp_session_java_stats(const struct kp_session *s, struct kp_session_stats *st)
-{
-	struct kp_hsframes_stats hs;
-
-	kp_hsframes_stats(s->hs, &hs);
-	st->jvms = hs.jvms;
-	st->jvms_failed = hs.jvms_failed;
-	st->java_frames = hs.frames;
-	st->java_bad = hs.bad;
-	st->jvm_reads = hs.reads;
-}

@@ -123,9 +123,6 @@ struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pi
  * time it is needed; 0 for anonymous memory and the like. sample.c */
 uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m);
 
-/* The HotSpot readers' counts into st. hotspot_frames.c */
-void kp_session_java_stats(const struct kp_session *s, struct kp_session_stats *st);
-
 /* Adds sample smp to the profile: its kernel and user stacks (unwound as
  * the call-graph mode says) as locations, under its root. sample.c */
 void kp_sample_add(struct kp_session *s, const struct kp_sample *smp);

@@ -818,22 +818,10 @@ void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 	st->unwind_ns_p50 = cost_quantile(s, 0.5);
 	st->unwind_ns_p99 = cost_quantile(s, 0.99);
 	kp_unwind_stats(s->unw, &st->tables);
-	kp_session_java_stats(s, st);
+	kp_hsframes_stats(s->hs, &st->java);
 	kp_sym_stats(s->opts.sym, &st->sym);
-	if (s->node) {
-		struct kp_node_stats ns;
-
-		kp_node_stats(s->node, &ns);
-		st->node_procs = ns.processes;
-		st->node_samples = ns.samples;
-		st->node_frames = ns.frames;
-		st->node_hits = ns.hits;
-		st->node_unknown = ns.unknown;
-		st->node_reads = ns.reads;
-		st->node_ns_p50 = ns.ns_p50;
-		st->node_ns_p99 = ns.ns_p99;
-		st->node_ns_total = ns.ns_total;
-	}
+	if (s->node)
+		kp_node_stats(s->node, &st->node);
 	st->event = s->ev.event_name;
 	st->freq = s->ev.attr.freq ? s->ev.attr.sample_freq : 0;
 	st->period = s->ev.attr.freq ? 0 : s->ev.attr.sample_period;

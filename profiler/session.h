@@ -19,6 +19,8 @@
 #include <sys/types.h>
 
 #include "profile/profile.h"
+#include "profiler/hotspot_frames.h"
+#include "profiler/node.h"
 #include "profiler/offcpu.h"
 #include "profiler/perf_event.h"
 #include "symbolize/symbolize.h"
@@ -98,14 +100,9 @@ struct kp_session_stats {
 	uint64_t unwind_ns_p50, unwind_ns_p99; /* cost of one unwind (dwarf, auto) */
 	uint64_t unwind_ns_total;	       /* of all of them */
 	struct kp_unwind_stats tables;	       /* unwind tables read */
-	/* HotSpot JVMs read (docs/java.md): readers made, JVMs that could
-	 * not be read, Java frames named, frames that did not check out,
-	 * reads of the JVMs' memory */
-	uint64_t jvms, jvms_failed, java_frames, java_bad, jvm_reads;
-	struct kp_sym_stats sym; /* the symbolizer's (jitdumps read) */
-	/* node's JavaScript frames named live (profiler/node.h) */
-	uint64_t node_procs, node_samples, node_frames, node_hits, node_unknown, node_reads;
-	uint64_t node_ns_p50, node_ns_p99, node_ns_total;
+	struct kp_hsframes_stats java;	       /* HotSpot JVMs read (docs/java.md) */
+	struct kp_sym_stats sym;	       /* the symbolizer's (jitdumps read) */
+	struct kp_node_stats node;	       /* node's JavaScript frames named live */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or
 				   * "bpf:sched_switch" (timed in the kernel) */

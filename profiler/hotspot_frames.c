@@ -32,6 +32,7 @@ struct jvm {
 	struct kp_u64map locs;	/* Method* | inlined -> profile location id */
 	struct kp_u64map blobs; /* blob name pointer -> profile location id */
 	uint64_t generation;	/* of the reader's caches, when blobs was filled */
+	uint64_t profile;	/* hf->profile when locs and blobs were filled */
 };
 
 /* Pages of a JVM's live stack read above a sample's copy, per walk. */
@@ -51,6 +52,7 @@ struct kp_hsframes {
 	size_t *touched, ntouched;
 	struct kp_hsframes_stats st;
 	bool noted;
+	uint64_t profile; /* the session's profiles so far: location ids are each one's */
 };
 
 struct kp_hsframes *kp_hsframes_new(struct kp_session *s)
@@ -113,6 +115,12 @@ void kp_hsframes_mapped(struct kp_hsframes *hf, pid_t pid, const struct kp_map *
 	kp_u64map_init(&j->locs);
 	kp_u64map_init(&j->blobs);
 	kp_u64map_put(&hf->jvms, (uint64_t)(uint32_t)pid, (uint64_t)(uintptr_t)j);
+}
+
+void kp_hsframes_new_profile(struct kp_hsframes *hf)
+{
+	if (hf)
+		hf->profile++;
 }
 
 void kp_hsframes_forget(struct kp_hsframes *hf, pid_t pid)
@@ -197,7 +205,7 @@ static struct jvm *jvm_of(struct kp_hsframes *hf, pid_t pid)
 	if (j->state != JVM_READY)
 		return NULL;
 	t = now_ns();
-	if (t - j->flushed_ns >= FLUSH_NS) {
+	if (t - j->flushed_ns >= FLUSH_NS || j->profile != hf->profile) {
 		if (j->flushed_ns)
 			kp_hotspot_flush(j->h);
 		j->generation = kp_hotspot_generation(j->h);
@@ -206,6 +214,7 @@ static struct jvm *jvm_of(struct kp_hsframes *hf, pid_t pid)
 		kp_u64map_fini(&j->blobs);
 		kp_u64map_init(&j->blobs);
 		j->flushed_ns = t;
+		j->profile = hf->profile;
 	}
 	return j;
 }

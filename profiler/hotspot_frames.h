@@ -28,6 +28,10 @@ void kp_hsframes_mapped(struct kp_hsframes *hf, pid_t pid, const struct kp_map *
 /* pid exited or exec'd: its reader goes. */
 void kp_hsframes_forget(struct kp_hsframes *hf, pid_t pid);
 
+/* The session's profile was replaced (a new window): the location ids
+ * cached for the old one are let go before the next Java frame is named. */
+void kp_hsframes_new_profile(struct kp_hsframes *hf);
+
 /* The unwinder's kp_unwind_objects.runtime (arg: the kp_hsframes). */
 enum kp_unwind_rtstep kp_hsframes_step(void *arg, const struct kp_unwind_input *in,
 				       const struct kp_unwind_rtframe *f,

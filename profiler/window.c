@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 
+#include "profiler/hotspot_frames.h"
 #include "profiler/profilerP.h"
 #include "util/xalloc.h"
 
@@ -70,6 +71,7 @@ void kp_window_cut(struct kp_session *s, struct kp_window *w)
 	window_meta(s, (double)(until - s->cut_unix_ns) / 1e9);
 	kp_run_meta_write(&s->meta, s->prof);
 	s->prof = s->ended ? NULL : same_types(w->prof);
+	kp_hsframes_new_profile(s->hs); /* its location ids were the old one's */
 	/* each window keeps its own time, from its start */
 	if (s->prof)
 		kp_profile_time_start(s->prof, until);

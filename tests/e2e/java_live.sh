@@ -105,6 +105,30 @@ live() { # java, label, inlining read (yes/no), container (optional)
 	grep 'unknown: hotspot' "$out" | cut -c1-300 | head -3
 	check "$v: no frame of the main thread left [unknown: hotspot: ...]" \
 		lacks "$out" '^java;.*unknown: hotspot'
+	# windows (--every): each window is a profile of its own, and the
+	# location ids of Java frames cached for one are not the next one's
+	# (they named other functions in the windows after the first, once
+	# another process's frames made the windows' locations in other
+	# orders: a shell loop beside the JVM here)
+	if [ "${4:-}" != container ]; then
+		local loop
+		mkdir -p "$T/$v.win"
+		bash -c 'i=0; while :; do i=$((i + 1)); x=$(printf "%d" "$i"); done' &
+		loop=$!
+		at_exit "kill $loop 2>/dev/null"
+		"$KPROF" -p "$jvm,$loop" -d 3.5 --every 1 -F 999 -o "$T/$v.win/w-%H%M%S.kprof" 2>"$T/$v.win.err"
+		check "$v: --every 1: exit status 0" [ $? -eq 0 ]
+		for w in $(ls "$T/$v.win" | sed -n '2,$p'); do
+			"$KPROF" report "$T/$v.win/$w" -f folded --annotate -o "$T/$v.win/$w.folded"
+			main=$(count_matching "$T/$v.win/$w.folded" '^java;')
+			named=$(count_matching "$T/$v.win/$w.folded" '^java;.*JavaLive\.[a-zA-Z]+\([^;]*\)_\[j\]')
+			check "$v: window $w: Java methods named in >= 90% of the main thread's $main samples ($named)" \
+				at_least_pct "$named" "$main" 90
+			check "$v: window $w: no kprof function inside the JVM's stacks" \
+				lacks "$T/$v.win/$w.folded" '^java;.*(kp_|mem_readv)'
+		done
+		kill "$loop"
+	fi
 	kill "$jvm"
 }
 

@@ -69,4 +69,25 @@ for mode in endless wild segmap blob scopes names deep; do
 	check "$mode: no control byte in the output" lacks "$out" $'[\x01-\x08\x0b-\x1f\x7f]'
 	cut -c1-200 "$out" | head -2
 done
+
+# SIGTERM while kprof reads the fakes whose tables cost it most (a code
+# cache that claims endless heaps, a stack of crafted frames): it ends
+# within a second (3 s allowed: a loaded runner), its profile written
+for mode in endless deep; do
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$dir/fakejvm" "$mode" &
+	fake=$!
+	sleep 0.2
+	"$KPROF" -p "$fake" -F 499 -f folded -o "$T/$mode.term.folded" 2>"$T/$mode.term.err" &
+	kp=$!
+	sleep 1.5
+	t0=$(date +%s%N)
+	stop_within "$kp" 30
+	ended=$?
+	echo "$mode: kprof ended $((($(date +%s%N) - t0) / 1000000)) ms after SIGTERM"
+	check "$mode: SIGTERM ends kprof (within 3 s)" [ "$ended" -eq 0 ]
+	wait "$kp"
+	check "$mode: its profile written after SIGTERM" [ -s "$T/$mode.term.folded" ]
+	kill "$fake"
+	wait "$fake" 2>/dev/null
+done
 finish

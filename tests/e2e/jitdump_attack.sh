@@ -56,13 +56,6 @@ for _ in $(seq 900); do
 done
 check "the file cut short by the cap is named, with its window" \
 	grep -q "stopped reading $u/d/jit-1.dump at offset [0-9]*: .*kprof keeps at most 64 MiB" "$T/every.err"
-stop_within() { # pid tenths: SIGTERM, then whether it ended in time (else SIGKILL)
-	local i
-	kill -TERM "$1"
-	for i in $(seq "$2"); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-	kill -KILL "$1"
-	return 1
-}
 stop_within "$kp" 200
 check "SIGTERM ends the agent (within 20 s)" [ $? -eq 0 ]
 wait "$kp"

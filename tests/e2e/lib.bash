@@ -53,6 +53,14 @@ show_top() { # file [n]
 
 # True when FILE exists, is not empty, and no line matches the extended
 # regex: a missing or empty output never passes a "never appears" check.
+stop_within() { # pid tenths: SIGTERM, then whether it ended in time (else SIGKILL)
+	local i
+	kill -TERM "$1"
+	for i in $(seq "$2"); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL "$1"
+	return 1
+}
+
 lacks() { # file regex
 	[ -s "$1" ] && ! LC_ALL=C grep -qE -- "$2" "$1"
 }

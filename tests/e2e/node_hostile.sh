@@ -47,4 +47,19 @@ check "a source of 2^28 characters: read within the bound" grep -q ';JS:\*hostil
 check "a frame chain that loops: named" grep -q ';JS:\*loopFunction /h/hostile\.js' "$T/h.folded"
 check "the name the crafted heap hides never shows" lacks "$T/h.folded" 'JS:[^;]*never'
 check "no control byte in any frame" lacks "$T/h.folded" $'[\x01-\x08\x0b-\x1f\x7f]'
+
+# SIGTERM while kprof reads the crafted heaps: it ends within a second
+# (3 s allowed: a loaded runner, and this run is the second to use the
+# fake's file, whose symbols the symbolizer indexes whole then: 0.7-1 s
+# of the time measured here), its profile written
+"$KPROF" -p "$pids" -F 499 -f folded -o "$T/term.folded" 2>"$T/term.err" &
+kp=$!
+sleep 1.5
+t0=$(date +%s%N)
+stop_within "$kp" 30
+ended=$?
+echo "kprof ended $((($(date +%s%N) - t0) / 1000000)) ms after SIGTERM"
+check "SIGTERM ends kprof (within 3 s)" [ "$ended" -eq 0 ]
+wait "$kp"
+check "its profile written after SIGTERM" [ -s "$T/term.folded" ]
 finish

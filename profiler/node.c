@@ -23,6 +23,12 @@
 #define MAX_OBJS   8  /* objects of a stack looked at a sample */
 #define NO_META	   UINT64_MAX
 #define COST_SLOTS 2001 /* the cost a sample, in 50 ns slots (the last: more) */
+/* Naming's share of kprof's time, at most: in each BUDGET_WINDOW_NS, the
+ * reads stop after BUDGET_NS (a crafted heap makes every sample cost its
+ * whole read bound, some milliseconds; a real node's few microseconds a
+ * sample stay far below it). Frames past it are named so. */
+#define BUDGET_WINDOW_NS 100000000ull
+#define BUDGET_NS	 25000000ull
 
 enum { UNDECIDED = 0, LIVE, NOT_LIVE };
 
@@ -44,6 +50,7 @@ struct kp_node {
 	struct kp_v8_stats gone; /* of the readers freed */
 	struct kp_v8 *last;	 /* the reader of the last kp_node_names */
 	uint32_t cost[COST_SLOTS];
+	uint64_t window_start_ns, window_spent_ns; /* the budget's (BUDGET_NS) */
 	bool said_missing;
 };
 
@@ -296,6 +303,30 @@ static int reg_index(uint64_t mask, int reg)
 	return __builtin_popcountll(mask & ((1ull << reg) - 1));
 }
 
+static const char budget_spent[] = "[unknown: v8: naming's time budget spent]";
+
+/* Whether naming has spent its time budget in the window now (t) is in:
+ * then the sample's JavaScript frames (code) are named so, counted
+ * unknown. */
+static bool over_budget(struct kp_node *nd, const struct timespec *t, const uint8_t *code, size_t n,
+			const char **names)
+{
+	uint64_t now = (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
+
+	if (now - nd->window_start_ns >= BUDGET_WINDOW_NS) {
+		nd->window_start_ns = now;
+		nd->window_spent_ns = 0;
+	}
+	if (nd->window_spent_ns < BUDGET_NS)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (code[i] == KP_V8_JIT) {
+			names[i] = budget_spent;
+			nd->st.unknown++;
+		}
+	return true;
+}
+
 void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint64_t *user,
 		   size_t n, const char **names)
 {
@@ -349,6 +380,8 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 			code[i] = KP_V8_BUILTIN;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (over_budget(nd, &t0, code, n, names))
+		return;
 	nd->last = p->v8;
 	kp_v8_name_frames(
 		p->v8,
@@ -365,4 +398,5 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 	nd->cost[ns / 50 < COST_SLOTS - 1 ? ns / 50 : COST_SLOTS - 1]++;
 	nd->st.samples++;
 	nd->st.ns_total += ns;
+	nd->window_spent_ns += ns;
 }

@@ -344,6 +344,9 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 		nd->last = NULL;
 	if (!nd || smp->pid <= 0 || !smp->regs || !n || n > KP_SESSION_MAX_FRAMES)
 		return;
+	/* most processes have no JIT code: no map lookup a frame for them */
+	if (!kp_proctab_has_anon(s->procs, (pid_t)smp->pid))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		struct kp_map *m = kp_proctab_find_map(s->procs, (pid_t)smp->pid, user[i]);
 

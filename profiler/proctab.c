@@ -17,6 +17,9 @@ struct proc {
 	uint32_t comm;
 	struct kp_map *maps; /* sorted by start, non-overlapping */
 	size_t nmaps, cap;
+	/* whether a map is anonymous or a memfd (JIT code may be there),
+	 * worked out again after the maps change */
+	bool anon_known, anon;
 };
 
 struct kp_proctab {
@@ -109,8 +112,10 @@ void kp_proctab_comm(struct kp_proctab *pt, pid_t pid, pid_t tid, const char *co
 
 	if (!p)
 		p = proc_new(pt, pid);
-	if (exec)
+	if (exec) {
 		p->nmaps = 0; /* the old image is gone; MMAP2s of the new one follow */
+		p->anon_known = false;
+	}
 	if (pid == tid || exec)
 		p->comm = id;
 	thread_set(pt, pid, tid, id);
@@ -222,6 +227,7 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 		return;
 	if (!p)
 		p = proc_new(pt, pid);
+	p->anon_known = false;
 	m.path = kp_strtab_intern(pt->strings, path, strlen(path));
 	m.kind = (uint8_t)classify(path);
 	if (build_id && build_id_size && build_id_size <= sizeof(m.build_id)) {
@@ -271,6 +277,21 @@ uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid)
 		return (uint32_t)v;
 	p = proc_get(pt, pid);
 	return p ? p->comm : pt->unknown_comm;
+}
+
+bool kp_proctab_has_anon(struct kp_proctab *pt, pid_t pid)
+{
+	struct proc *p = proc_get(pt, pid);
+
+	if (!p)
+		return false;
+	if (!p->anon_known) {
+		p->anon = false;
+		for (size_t i = 0; i < p->nmaps && !p->anon; i++)
+			p->anon = p->maps[i].kind == KP_MAP_ANON || p->maps[i].kind == KP_MAP_MEMFD;
+		p->anon_known = true;
+	}
+	return p->anon;
 }
 
 struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr)

@@ -74,6 +74,10 @@ size_t kp_proctab_synthesize_all(struct kp_proctab *pt);
 /* The interned comm of thread tid (of process pid): falls back to the
  * process's comm, then to "[unknown]"'s id. */
 uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid);
+/* Whether pid has an anonymous or memfd mapping, where JIT code may be
+ * (a memfd's kind may later become KP_MAP_FILE: counted anyway). Cached
+ * until its mappings change. */
+bool kp_proctab_has_anon(struct kp_proctab *pt, pid_t pid);
 /* The mapping containing addr in pid, or NULL. The pointer is valid until
  * the next call that changes the table. */
 struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr);

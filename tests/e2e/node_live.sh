@@ -25,7 +25,14 @@ shares() {
 "$node" "$js" 12 >"$T/node.out" &
 npid=$!
 for _ in $(seq 50); do grep -q '^pid ' "$T/node.out" && break; sleep 0.1; done
-sleep 1 # past V8's first tiers
+# past V8's first tiers: 1.5 s of node's own CPU (not of the clock: on a
+# loaded runner a second of the clock left it deoptimizing and compiling
+# again in 12% of the samples), 6 s of the clock at most
+hz=$(getconf CLK_TCK)
+for _ in $(seq 60); do
+	[ "$(awk '{ print $14 + $15 }' "/proc/$npid/stat" 2>/dev/null || echo 0)" -ge $((hz * 3 / 2)) ] && break
+	sleep 0.1
+done
 "$KPROF" -p "$npid" -d 4 -F 499 -f folded -o "$T/p.folded" 2>"$T/p.err"
 check "-p: exit status 0" [ $? -eq 0 ]
 check "-p: node runs on" kill -0 "$npid"

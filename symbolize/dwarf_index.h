@@ -3,9 +3,9 @@
  * disjoint pieces that each name their innermost scope (struct
  * kp_dwarf_scope). dwarf_getscopes walks a CU's DIE tree on every call;
  * with this index a lookup is a binary search and a walk up the parents.
- * It also names a scope (kp_dwarf_index_scope_name, _pick_name) and
- * flattens a whole build for the saved index (kp_dwarf_index_flatten into
- * struct kp_dwarf_flat, symidx.h). Internal to symbolize/. */
+ * It also names a scope (kp_dwarf_index_scope_name, _pick_name); a whole
+ * build flattened for the saved index is dwarf_flat.h's. Internal to
+ * symbolize/. */
 #ifndef KP_SYMBOLIZE_DWARF_INDEX_H
 #define KP_SYMBOLIZE_DWARF_INDEX_H
 
@@ -13,8 +13,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-struct kp_strtab;
 
 struct kp_dwarf_scope {
 	Dwarf_Die die;
@@ -70,47 +68,5 @@ typedef char *(*kp_dwarf_index_qualify_fn)(void *arg, const char *plain);
  * link and plain may be NULL. Returns a new heap string, or NULL. */
 char *kp_dwarf_index_pick_name(const char *link, const char *plain,
 			       kp_dwarf_index_qualify_fn qualify, void *arg, bool full_names);
-
-/* One scope of a whole flattened build (kp_dwarf_index_flatten). */
-struct kp_dwarf_flat_scope {
-	int32_t parent; /* an earlier scope, or -1 */
-	bool inlined;
-	bool qualified;	      /* plain is qualified by its namespaces and classes */
-	const char *link;     /* linkage name (libdw's string), or NULL */
-	const char *plain;    /* plain name (libdw's, or qualified_name), or NULL */
-	char *qualified_name; /* heap, when plain was qualified */
-	uint32_t call_file;   /* inlined: its call site's file (an id in files), 0 for none */
-	uint32_t call_line;   /* and line, 0 for none */
-};
-
-struct kp_dwarf_flat_piece {
-	Dwarf_Addr lo, hi;
-	uint32_t scope;
-};
-
-/* [lo, hi) is at line of file (an id in files, never 0). */
-struct kp_dwarf_flat_row {
-	Dwarf_Addr lo, hi;
-	uint32_t file, line;
-};
-
-struct kp_dwarf_flat {
-	struct kp_dwarf_flat_scope *scopes; /* parents before children */
-	size_t nscopes;
-	struct kp_dwarf_flat_piece *pieces; /* sorted, disjoint, adjacent ones merged */
-	size_t npieces;
-	/* the line tables of every unit as kp_dwarf_index_chain reads them: sorted,
-	 * disjoint, neighbours at the same file and line merged */
-	struct kp_dwarf_flat_row *rows;
-	size_t nrows;
-	struct kp_strtab *files; /* source files as absolute paths, ids from 1 */
-};
-
-/* Indexes every unit and function of dw (one x serves one dw; its lazy
- * index is not filled) and fills out with the whole build flattened: what
- * a lookup of any address would find, for the persisted index. The names
- * point into dw: use out while dw is open. Free with kp_dwarf_index_flat_fini. */
-void kp_dwarf_index_flatten(struct kp_dwarf_index *x, Dwarf *dw, struct kp_dwarf_flat *out);
-void kp_dwarf_index_flat_fini(struct kp_dwarf_flat *f);
 
 #endif

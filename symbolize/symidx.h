@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize/dwarf_index.h"
+#include "symbolize/dwarf_flat.h"
 #include "util/cachefile.h"
 
 struct kp_symidx_seg {

@@ -103,6 +103,15 @@ static void free_secrets(struct secrets *s)
 	}
 }
 
+/* push/'s messages: one line each, foreign bytes escaped by push/ already
+ * (util/textsafe.h), so written as they are; called from its sender
+ * thread too. */
+static void push_log(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "kprof: %s\n", line);
+}
+
 int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args *c,
 		       const char *command)
 {
@@ -135,6 +144,7 @@ int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args 
 				  .header_lines = sec.s[2],
 				  .spool_dir = e->spool,
 				  .timeout = p->timeout,
+				  .log = push_log,
 			  },
 			  &d);
 	free(service);

@@ -8,8 +8,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,7 +16,6 @@
 #include "push/pushP.h"
 #include "push/queue.h"
 #include "util/secret.h"
-#include "util/textsafe.h"
 #include "util/xalloc.h"
 
 #define DEFAULT_MEMORY	(64ull << 20)
@@ -27,38 +24,13 @@
 #define BACKOFF_MIN_MS	1000u
 #define BACKOFF_MAX_MS	300000u
 
-uint64_t kp_queue_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-void kp_queue_log(struct kp_push *p, const char *fmt, ...)
-{
-	char raw[1024], line[1024 * KP_TEXTSAFE_MAX_RATIO];
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	len = len < 0 ? 0 : len >= (int)sizeof(raw) ? (int)sizeof(raw) - 1 : len;
-	/* a server's words (its answer, a Location) and the labels are
-	 * printed, not obeyed: every control byte, C1 and bidi control escaped
-	 * (util/textsafe.h), so the line is one line whoever logs it */
-	kp_textsafe_copy(line, sizeof(line), raw, (size_t)len);
-	if (p->log)
-		p->log(p->log_arg, line);
-	else
-		fprintf(stderr, "kprof: %s\n", line);
-}
-
 static int take_options(struct kp_push *p, const struct kp_push_opts *o, struct kp_diag *d)
 {
 	int err;
 
+	if (!o->log)
+		return kp_diag_set(d, -EINVAL,
+				   "push: no log callback: its messages go to the caller");
 	if (o->ntargets == 0 || o->ntargets > KP_PUSH_MAX_TARGETS)
 		return kp_diag_set(d, -EINVAL, "push: 1 to %d targets (--push), not %zu",
 				   KP_PUSH_MAX_TARGETS, o->ntargets);

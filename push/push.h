@@ -51,9 +51,10 @@ struct kp_push_opts {
 	uint64_t spool_max;    /* bytes the spool may hold; 0: 1 GiB */
 	uint64_t max_memory;   /* bytes of windows held in memory; 0: 64 MiB */
 	double timeout;	       /* seconds a request may take; 0: 10 */
-	/* Where the one-line messages go (no "kprof: " prefix, no newline);
-	 * NULL: stderr as "kprof: LINE". Called from the sender thread too,
-	 * with push/'s lock held: it must not call push/. */
+	/* Where the one-line messages go (no "kprof: " prefix, no newline,
+	 * foreign bytes already escaped: util/textsafe.h); required, push/
+	 * prints nothing itself. Called from the sender thread too, with
+	 * push/'s lock held: it must not call push/. */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	/* The first retry's delay and the largest; 0: 1000 and 300000 (tests

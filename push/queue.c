@@ -4,6 +4,7 @@
  * "Messages"). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,33 @@
 #include <time.h>
 
 #include "push/queue.h"
+#include "util/textsafe.h"
 #include "util/xalloc.h"
+
+uint64_t kp_queue_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void kp_queue_log(struct kp_push *p, const char *fmt, ...)
+{
+	char raw[1024], line[1024 * KP_TEXTSAFE_MAX_RATIO];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	len = len < 0 ? 0 : len >= (int)sizeof(raw) ? (int)sizeof(raw) - 1 : len;
+	/* a server's words (its answer, a Location) and the labels are
+	 * printed, not obeyed: every control byte, C1 and bidi control escaped
+	 * (util/textsafe.h), so the line is one line whoever logs it */
+	kp_textsafe_copy(line, sizeof(line), raw, (size_t)len);
+	p->log(p->log_arg, line);
+}
 
 static void fmt_time(uint64_t ns, char *buf, size_t size)
 {

@@ -116,16 +116,22 @@ static int check_file(int fd, const struct kp_root_mapping *m)
 	return fd;
 }
 
-/* The very file mapped: /proc/PID/map_files/START-END (root only). */
-static int open_map_file(const struct kp_root_mapping *m)
+int kp_root_open_map_file(pid_t pid, uint64_t start, uint64_t end, int flags)
 {
 	char buf[96];
 
-	if (m->pid <= 0 || m->end <= m->start)
+	if (pid <= 0 || end <= start)
 		return -ENOENT;
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)m->pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	return check_file(kp_root_open(buf, O_RDONLY | O_NONBLOCK), m);
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	return kp_root_open(buf, flags);
+}
+
+/* The very file mapped, checked. */
+static int open_map_file(const struct kp_root_mapping *m)
+{
+	return check_file(kp_root_open_map_file(m->pid, m->start, m->end, O_RDONLY | O_NONBLOCK),
+			  m);
 }
 
 int kp_root_open_mapping(const struct kp_root_mapping *m, char **debug_path)

@@ -38,6 +38,11 @@ int kp_root_open_in(int rootfd, const char *path, int flags);
 int kp_root_open(const char *path, int flags);
 int kp_root_openat(int dirfd, const char *path, int flags);
 
+/* Opens /proc/PID/map_files/START-END: the very file process pid maps at
+ * [start, end), even deleted or replaced (root only); nothing about it is
+ * checked. flags get O_CLOEXEC. Returns an fd or a negative errno. */
+int kp_root_open_map_file(pid_t pid, uint64_t start, uint64_t end, int flags);
+
 /* A file mapping of a process, as its MMAP2 record or maps line gave it. */
 struct kp_root_mapping {
 	pid_t pid;	  /* <= 0: no process to reach it through */

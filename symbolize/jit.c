@@ -498,14 +498,11 @@ static bool dump_keep(void *arg, uint64_t start, uint64_t end)
 static int dump_open(struct kp_jittab *jt, const struct jit *j, const struct kp_jit_mapping *m,
 		     const char *shown)
 {
-	char buf[96];
 	struct stat st;
 	int fd;
 	bool owner = false;
 
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)j->pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = kp_root_open(buf, O_RDONLY | O_NONBLOCK);
+	fd = kp_root_open_map_file(j->pid, m->start, m->end, O_RDONLY | O_NONBLOCK);
 	if (fd < 0 && j->rootfd >= 0)
 		fd = kp_root_open_in(j->rootfd, m->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "profile/folded.h"
+#include "profile/run_meta.h"
 #include "util/seqtab.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -237,8 +238,11 @@ static void write_data(struct page *w, const struct kp_heatmap_opts *o)
 	uint32_t last = 0, cell_ms = 20, col_ms = 1000;
 	size_t nev;
 	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
-	const char *range = kp_profile_meta(w->p, KP_META_RANGE);
+	struct kp_run_meta meta;
+	const char *range;
 
+	kp_run_meta_read(w->p, &meta);
+	range = meta.range;
 	if (nev)
 		last = ev[nev - 1].ms;
 	if (last >= SHORT_SPAN_MS)

@@ -12,8 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "util/utf8.h"
 #include "profile.pb-c.h"
+#include "profile/run_meta.h"
+#include "util/utf8.h"
 #include "util/seqtab.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
@@ -39,7 +40,8 @@ struct map_seen {
 
 struct pp {
 	const struct kp_profile *p;
-	struct kp_strtab *strs; /* pprof's string table: id = index, 0 is "" */
+	struct kp_run_meta meta; /* p's metadata, read once */
+	struct kp_strtab *strs;	 /* pprof's string table: id = index, 0 is "" */
 	char *clean;
 	size_t clean_cap;
 
@@ -249,9 +251,8 @@ static size_t main_mapping(const struct pp *b)
 	size_t n = kp_profile_nmappings(b->p), ns = kp_profile_nsamples(b->p), best = n;
 	struct kp_u64map by_comm; /* comm string id -> samples */
 	kp_count best_w = 0;
-	const char *scope = kp_profile_meta(b->p, KP_META_SCOPE);
 
-	if (scope && strcmp(scope, "system") == 0)
+	if (b->meta.system_wide)
 		return n;
 	kp_u64map_init(&by_comm);
 	for (size_t i = 0; i < ns; i++) {
@@ -289,9 +290,8 @@ static void add_mappings(struct pp *b)
 {
 	size_t n = kp_profile_nmappings(b->p), nloc = kp_profile_nlocations(b->p);
 	size_t first = main_mapping(b);
-	const char *scope = kp_profile_meta(b->p, KP_META_SCOPE);
 	/* the whole machine: the kernel's mapping first, always there */
-	bool sys = scope && strcmp(scope, "system") == 0;
+	bool sys = b->meta.system_wide;
 	bool kernel = sys, other = false;
 	size_t off = sys; /* where the profile's mappings start */
 
@@ -540,64 +540,13 @@ static void add_samples(struct pp *b, pb_profile *m)
 
 /* ---- metadata ---- */
 
-/* An unsigned decimal number of metadata ("30.02", "999") in units of
- * 10^-digits, truncated; false when it is not one or does not fit. */
-static bool meta_number(const char *s, unsigned digits, int64_t *out)
-{
-	kp_count v;
-	unsigned dec;
-
-	if (!s || kp_count_parse(s, strlen(s), &v, &dec) < 0)
-		return false;
-	if (dec <= digits) {
-		if (!kp_count_shift(&v, digits - dec))
-			return false;
-	} else {
-		for (unsigned i = digits; i < dec; i++)
-			v /= 10;
-	}
-	if (v > (kp_count)INT64_MAX)
-		return false;
-	*out = (int64_t)v;
-	return true;
-}
-
-/* KP_META_START ("2026-12-01T07:42:53Z", or with a fraction of a second)
- * as nanoseconds since the epoch. */
-static bool meta_time(const char *s, int64_t *ns)
-{
-	struct tm tm = {0};
-	const char *e = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-	int64_t frac = 0;
-	int digits = 0;
-	time_t t;
-
-	if (!e)
-		return false;
-	if (*e == '.') {
-		for (e++; *e >= '0' && *e <= '9'; e++) {
-			if (digits < 9) {
-				frac = frac * 10 + (*e - '0');
-				digits++;
-			}
-		}
-	}
-	for (; digits < 9; digits++)
-		frac *= 10;
-	if (strcmp(e, "Z") != 0)
-		return false;
-	t = timegm(&tm);
-	if (t < 0 || t > INT64_MAX / 1000000000 - 1)
-		return false;
-	*ns = (int64_t)t * 1000000000 + frac;
-	return true;
-}
-
 static void add_metadata(struct pp *b, pb_profile *m)
 {
 	size_t n = kp_profile_nmeta(b->p), nv = kp_profile_nvalues(b->p);
-	const char *event = kp_profile_meta(b->p, KP_META_EVENT);
-	int64_t v;
+	const struct kp_run_meta *r = &b->meta;
+	const char *event = r->event;
+	/* a period that fits pprof's int64 */
+	bool period = r->have_period && r->period <= (uint64_t)INT64_MAX;
 
 	b->comments = kp_xcalloc(n ? n : 1, sizeof(*b->comments));
 	for (size_t i = 0; i < n; i++) {
@@ -611,10 +560,9 @@ static void add_metadata(struct pp *b, pb_profile *m)
 	}
 	m->n_comment = n;
 	m->comment = b->comments;
-	if (meta_time(kp_profile_meta(b->p, KP_META_START), &v))
-		m->time_nanos = v;
-	if (meta_number(kp_profile_meta(b->p, KP_META_DURATION), 9, &v))
-		m->duration_nanos = v;
+	if (r->start || r->start_ns)
+		m->time_nanos = (int64_t)r->start * 1000000000 + r->start_ns;
+	m->duration_nanos = (int64_t)r->duration_ns;
 
 	/* the period is in the unit of the event's value type (cpu/nanoseconds
 	 * for cpu-clock): the first that does not count samples */
@@ -627,20 +575,21 @@ static void add_metadata(struct pp *b, pb_profile *m)
 			continue;
 		b->period_type = b->types[i];
 		m->period_type = &b->period_type;
-		if (meta_number(kp_profile_meta(b->p, KP_META_PERIOD), 0, &v)) {
-			m->period = v;
-		} else if (strcmp(unit, "nanoseconds") == 0 &&
-			   meta_number(kp_profile_meta(b->p, KP_META_FREQUENCY), 0, &v) && v > 0) {
+		if (period) {
+			m->period = (int64_t)r->period;
+		} else if (strcmp(unit, "nanoseconds") == 0 && r->frequency > 0) {
+			int64_t v = (int64_t)r->frequency;
+
 			m->period = (1000000000 + v / 2) / v;
 		}
 		return;
 	}
 	/* no value type for the event: its period counts events */
-	if (event && *event && meta_number(kp_profile_meta(b->p, KP_META_PERIOD), 0, &v)) {
+	if (event && *event && period) {
 		b->period_type.type = str(b, event);
 		b->period_type.unit = str(b, "count");
 		m->period_type = &b->period_type;
-		m->period = v;
+		m->period = (int64_t)r->period;
 	}
 }
 
@@ -656,6 +605,7 @@ int kp_pprof_encode(const struct kp_profile *p, const struct kp_pprof_opts *o, u
 	size_t nstr;
 	int err;
 
+	kp_run_meta_read(p, &b.meta);
 	*buf = NULL;
 	*len = 0;
 	err = check_values(p, d);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/run_meta.h"
 #include "util/utf8.h"
 #include "util/seqtab.h"
 #include "util/strtab.h"
@@ -298,10 +299,11 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 	static const struct kp_speedscope_opts defaults = {0};
 	struct ss w = {.p = p};
 	json_t *doc, *shared, *samples, *profiles;
-	const char *command = kp_profile_meta(p, KP_META_COMMAND);
+	struct kp_run_meta meta;
 	size_t nv = kp_profile_nvalues(p), nev;
 	int err = 0;
 
+	kp_run_meta_read(p, &meta);
 	if (!o)
 		o = &defaults;
 	w.lines = o->lines;
@@ -316,8 +318,8 @@ int kp_speedscope_write(const struct kp_profile *p, const struct kp_speedscope_o
 	put(doc, "exporter",
 	    text(&w, o->exporter ? o->exporter : "kprof",
 		 strlen(o->exporter ? o->exporter : "kprof")));
-	if (command && *command)
-		put(doc, "name", text(&w, command, strlen(command)));
+	if (meta.command && *meta.command)
+		put(doc, "name", text(&w, meta.command, strlen(meta.command)));
 	put(doc, "activeProfileIndex",
 	    need(json_integer(o->fold.value < nv ? (json_int_t)o->fold.value : 0)));
 	samples = stacks(&w, &o->fold);

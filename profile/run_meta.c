@@ -110,24 +110,65 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p)
 		write_unresolved(m, p);
 }
 
-static uint64_t meta_u64(const struct kp_profile *p, const char *key)
+/* A decimal number of metadata ("30.02", "999") in units of 10^-digits,
+ * the digits past those cut; false when it is none or does not fit. */
+static bool meta_number(const char *s, unsigned digits, uint64_t *out)
 {
-	const char *v = kp_profile_meta(p, key);
+	kp_count v;
+	unsigned dec;
 
-	return v ? strtoull(v, NULL, 10) : 0;
+	if (!s || kp_count_parse(s, strlen(s), &v, &dec) < 0)
+		return false;
+	if (dec <= digits) {
+		if (!kp_count_shift(&v, digits - dec))
+			return false;
+	} else {
+		for (unsigned i = digits; i < dec; i++)
+			v /= 10;
+	}
+	if (v > (kp_count)INT64_MAX)
+		return false;
+	*out = (uint64_t)v;
+	return true;
 }
 
-/* "2026-12-01T07:42:53Z" (a fraction of a second ignored); 0 otherwise. */
-static time_t meta_start(const char *v)
+static uint64_t meta_u64(const struct kp_profile *p, const char *key)
+{
+	uint64_t v = 0;
+
+	return meta_number(kp_profile_meta(p, key), 0, &v) ? v : 0;
+}
+
+/* "2026-12-01T07:42:53Z", or with a fraction of a second, into *start and
+ * *ns; false (both left 0) otherwise. */
+static bool meta_start(const char *s, time_t *start, uint32_t *ns)
 {
 	struct tm tm = {0};
+	const char *e = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	uint32_t frac = 0;
+	int digits = 0;
+	time_t t;
 
-	if (!v || sscanf(v, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-			 &tm.tm_min, &tm.tm_sec) != 6)
-		return 0;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return timegm(&tm);
+	if (!e)
+		return false;
+	if (*e == '.') {
+		for (e++; *e >= '0' && *e <= '9'; e++) {
+			if (digits < 9) {
+				frac = frac * 10 + (uint32_t)(*e - '0');
+				digits++;
+			}
+		}
+	}
+	for (; digits < 9; digits++)
+		frac *= 10;
+	if (strcmp(e, "Z") != 0)
+		return false;
+	t = timegm(&tm);
+	if (t < 0 || t > INT64_MAX / 1000000000 - 1)
+		return false;
+	*start = t;
+	*ns = frac;
+	return true;
 }
 
 void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m)
@@ -143,10 +184,13 @@ void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m)
 	m->kernel = kp_profile_meta(p, KP_META_KERNEL);
 	m->event = kp_profile_meta(p, KP_META_EVENT);
 	m->frequency = meta_u64(p, KP_META_FREQUENCY);
-	m->period = meta_u64(p, KP_META_PERIOD);
-	m->start = meta_start(kp_profile_meta(p, KP_META_START));
+	m->have_period = meta_number(kp_profile_meta(p, KP_META_PERIOD), 0, &m->period);
+	meta_start(kp_profile_meta(p, KP_META_START), &m->start, &m->start_ns);
 	m->have_end = duration != NULL;
 	m->duration = duration ? strtod(duration, NULL) : 0;
+	if (!meta_number(duration, 9, &m->duration_ns))
+		m->duration_ns = 0;
+	m->range = kp_profile_meta(p, KP_META_RANGE);
 	m->samples = meta_u64(p, KP_META_SAMPLES);
 	m->lost = meta_u64(p, KP_META_LOST);
 	m->throttled = meta_u64(p, KP_META_THROTTLED);

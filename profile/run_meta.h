@@ -52,10 +52,18 @@ struct kp_run_meta {
 	uint64_t period;	   /* events per sample when frequency is 0 */
 	const int *cpus;	   /* the CPUs sampled, sorted (read back: NULL) */
 	size_t ncpus;
-	time_t start;	    /* when the recording started (UTC seconds) */
-	uint32_t start_ns;  /* and the nanoseconds past it: written when not 0 (a window's),
-			     * and then the duration to the nanosecond too */
-	double duration;    /* seconds recorded */
+	time_t start;	   /* when the recording started (UTC seconds) */
+	uint32_t start_ns; /* and the nanoseconds past it: written when not 0 (a window's),
+			    * and then the duration to the nanosecond too */
+	double duration;   /* seconds recorded */
+	/* read back: the duration in nanoseconds, exact as the decimal was
+	 * written (digits past the ninth cut), 0 when it is not a number */
+	uint64_t duration_ns;
+	/* read back: a period was written (a number, 0 included) */
+	bool have_period;
+	/* read back: a slice's range, seconds from the recording's start
+	 * ("1.250-3.000", profile/timeline.c), NULL for a whole recording */
+	const char *range;
 	uint64_t samples;   /* samples recorded */
 	uint64_t lost;	    /* samples the kernel dropped */
 	uint64_t throttled; /* times the kernel throttled the events (written when not 0) */
@@ -78,8 +86,10 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p);
 
 /* The record of a profile's metadata as kp_run_meta_write wrote it (or as
  * another kprof wrote it into a .kprof): strings borrowed from p, numbers
- * parsed (strtod and strtoull: a damaged value reads as what they make of
- * it; an absent one as 0). have_end says a duration was there. */
+ * parsed as decimals (a fraction cut; a value that is no such number, or
+ * is absent, reads as 0), the start as ISO 8601 UTC with its fraction of
+ * a second in start_ns (0 and 0 when it is not one). have_end says a
+ * duration was there. */
 void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m);
 
 /* The program a recording measured, from its kprof command line: what

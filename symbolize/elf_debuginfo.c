@@ -245,7 +245,7 @@ int kp_elf_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	/* load() leaves the object in the module's userdata */
+	/* elf_object.c's load() leaves the object in the module's userdata */
 	struct kp_elf_object *o = userdata ? *userdata : NULL;
 	const struct kp_elf_object_ctx *ctx = o ? o->ctx : NULL;
 	int fd;
@@ -287,7 +287,7 @@ int kp_elf_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname
 }
 
 /* The separate debug file of the module, as libdw found it for the
- * symbols (through find_debuginfo) or by the same search; checked again,
+ * symbols (through kp_elf_debuginfo_find) or by the same search; checked again,
  * since its path is opened anew. Returns its fd and *path (heap), or -1. */
 int kp_elf_debuginfo_open(struct kp_elf_object *o, char **path)
 {

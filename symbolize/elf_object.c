@@ -398,7 +398,7 @@ static Elf *report(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 	if (dwfl_report_end(o->dwfl, NULL, NULL) != 0)
 		return NULL;
 	if (dwfl_module_info(o->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
-		*userdata = o; /* for find_debuginfo */
+		*userdata = o; /* for kp_elf_debuginfo_find */
 	elf = dwfl_module_getelf(o->mod, &o->bias);
 	/* MiniDebugInfo: libdwfl inflates it (xz) without a bound (156 KB
 	 * of another user's program stated a GiB: 12 s and 1 GB of memory);
@@ -421,7 +421,7 @@ static bool load(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 		return fail(o);
 	o->file_size = (uint64_t)st.st_size;
 	/* libdw gets a duplicate; ours is kept for the DWARF, which kprof
-	 * opens itself (get_dwarf) */
+	 * opens itself (kp_elf_dwarf_get) */
 	o->file_fd = o->fd;
 	o->fd = -1;
 	o->ctx = ctx;
@@ -442,8 +442,8 @@ static bool load(struct kp_elf_object *o, struct kp_elf_object_ctx *ctx)
 	kp_elf_symtab_read(o);
 	if (o->refused_debug) {
 		/* libdwfl keeps a debug file its search validated (by build-id)
-		 * even when find_debuginfo refuses it: start again without one
-		 * (find_debuginfo now finds none) */
+		 * even when kp_elf_debuginfo_find refuses it: start again without one
+		 * (kp_elf_debuginfo_find now finds none) */
 		free(o->syms);
 		free(o->sym_names);
 		o->syms = NULL;

@@ -62,9 +62,9 @@ struct kp_elf_object {
 	/* The file is one kprof trusts (kp_elf_object_file_trusted): its build's index
 	 * may be read and written, and its debug files must be trusted too. */
 	bool trusted;
-	bool refused_debug;	       /* find_debuginfo refused a debug file: no other */
+	bool refused_debug;	       /* kp_elf_debuginfo_find refused one: no other */
 	bool asked_servers;	       /* its debuginfod lookup was made (once an object) */
-	struct kp_elf_object_ctx *ctx; /* for find_debuginfo, while loaded */
+	struct kp_elf_object_ctx *ctx; /* for kp_elf_debuginfo_find, while loaded */
 	/* Where the file's functions start, from .eh_frame: names the code no
 	 * symbol covers (fde_start.h), read on the first such address. */
 	struct kp_fde_start *fdes;

@@ -86,10 +86,10 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p);
 
 /* The record of a profile's metadata as kp_run_meta_write wrote it (or as
  * another kprof wrote it into a .kprof): strings borrowed from p, numbers
- * parsed as decimals (a fraction cut; a value that is no such number, or
- * is absent, reads as 0), the start as ISO 8601 UTC with its fraction of
- * a second in start_ns (0 and 0 when it is not one). have_end says a
- * duration was there. */
+ * parsed as decimals (a fraction cut; a value that is no such number, is
+ * past 2^63-1 or is absent reads as 0), the start as ISO 8601 UTC with
+ * its fraction of a second in start_ns (0 and 0 when it is not one).
+ * have_end says a duration was there. */
 void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m);
 
 /* The program a recording measured, from its kprof command line: what

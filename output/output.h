@@ -2,9 +2,10 @@
  * `kprof report`, `kprof diff`): chosen by -f NAME, else by the -o file's
  * extension, else the command's default; each written by one function of
  * its command's table: a profile's formats in output.c, diff's in
- * output_diff.c. */
-#ifndef KP_CLI_OUTPUT_H
-#define KP_CLI_OUTPUT_H
+ * output_diff.c. The command line only parses and prints (cli/output.h
+ * says the why of a failure); this folder prints nothing. */
+#ifndef KP_OUTPUT_OUTPUT_H
+#define KP_OUTPUT_OUTPUT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -95,25 +96,25 @@ struct kp_outputs {
 	struct kp_outfile *file;	     /* n */
 	bool *zst;			     /* n: written through zstd (name ends .zst) */
 	bool terminal_top; /* no -f, no -o, stdout a terminal: the table's on_terminal */
+	/* kp_outputs_open failed on an -o extension no format has: the
+	 * caller lists the table's formats after the message */
+	bool unknown_ext;
 };
 
 /* Chooses each output's format of t (fname given by -f, else the -o
  * path's extension, else t's fallback; as t says for a terminal and for
  * several outputs) and creates the files, before any work: a bad path or
- * format fails at once. cmd names the command in messages ("report: ",
- * "" for the recording). Returns 0, or the exit status after printing why
- * (2: usage, 1: a path). Free with kp_outputs_free in every case. */
-int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const char *fname,
-		    const char *const *paths, size_t npaths, const char *cmd);
-/* Writes ctx to every output and puts each in place under its name; on
- * failure prints why. where (may be NULL) receives "a.svg, b.folded".
- * Returns 0 or 1. */
-int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
-		     size_t wsize);
-/* Takes -o arg for a command that writes one output (cmd: "flamegraph"):
- * a second -o is refused rather than silently winning. Returns 0, or 2
- * after saying why. */
-int kp_output_once(const char **path, const char *arg, const char *cmd);
+ * format fails at once. cmd names the command in the message ("report: ",
+ * "" for the recording). Returns 0, or the exit status with why in d (2:
+ * usage, o->unknown_ext when an extension chose no format; 1: a path).
+ * Free with kp_outputs_free in every case. */
+int kp_outputs_create(struct kp_outputs *o, const struct kp_output_table *t, const char *fname,
+		      const char *const *paths, size_t npaths, const char *cmd, struct kp_diag *d);
+/* Writes ctx to every output and puts each in place under its name.
+ * where (may be NULL) receives "a.svg, b.folded". Returns 0, or 1 with
+ * why in d. */
+int kp_outputs_commit(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
+		      size_t wsize, struct kp_diag *d);
 /* Discards what was not committed and frees. Safe on a zeroed struct. */
 void kp_outputs_free(struct kp_outputs *o);
 

@@ -1,0 +1,22 @@
+/* The outputs of a command, as the command line opens and writes them:
+ * through output/ (the formats and their writers), each failure said on
+ * stderr. */
+#ifndef KP_CLI_OUTPUT_H
+#define KP_CLI_OUTPUT_H
+
+#include "output/output.h"
+
+/* kp_outputs_create, then why it failed said (with the table's formats
+ * after an unknown extension). Returns 0, or the exit status (2: usage,
+ * 1: a path). Free with kp_outputs_free in every case. */
+int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const char *fname,
+		    const char *const *paths, size_t npaths, const char *cmd);
+/* kp_outputs_commit, then why it failed said. Returns 0 or 1. */
+int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
+		     size_t wsize);
+/* Takes -o arg for a command that writes one output (cmd: "flamegraph"):
+ * a second -o is refused rather than silently winning. Returns 0, or 2
+ * after saying why. */
+int kp_output_once(const char **path, const char *arg, const char *cmd);
+
+#endif

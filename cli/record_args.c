@@ -744,7 +744,7 @@ void kp_record_args_output_ctx(struct kp_record_args *c, const struct kp_profile
 	ctx->fold.root_tid = c->sess.root_tid;
 	ctx->annotate = c->annotate;
 	/* the lines under the SVG's title come from the profile's metadata
-	 * (cli/output.c), as when `kprof report` draws its .kprof */
+	 * (output/output.c), as when `kprof report` draws its .kprof */
 	c->svg.allow_empty = true; /* a run with no samples still says so */
 	ctx->svg = &c->svg;
 	ctx->windows = windows;

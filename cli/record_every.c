@@ -1,7 +1,8 @@
 /* kprof --every: a recording cut into consecutive windows (profiler/
  * window.h), each named, written to its own files (-o PATTERN, --keep)
  * and pushed (record_push.c), until a signal or -d ends the recording;
- * the last window is finished and sent like the others. */
+ * the last window is finished and sent like the others. The loop is the
+ * profiler's (kp_window_run); this file writes and says. */
 #include "cli/record_every.h"
 
 #include <errno.h>
@@ -246,38 +247,14 @@ static void window_stats(struct every *e, const struct kp_window *w, double name
 		(double)rss_kib() / 1024.0);
 }
 
-/* The stop signals come when naming began. */
-struct naming {
-	struct kp_session *sess;
-	unsigned signals;
-};
-
-static bool naming_stopped(void *arg)
+/* One window, recorded and named (profiler/window.h): written, pushed. */
+static void finish_window(void *arg, struct kp_window *w, double named)
 {
-	struct naming *n = arg;
-
-	return kp_session_stop_signals(n->sess) > n->signals;
-}
-
-void kp_record_name(struct kp_symbolizer *sym, struct kp_session *sess, struct kp_profile *prof)
-{
-	struct naming n = {sess, kp_session_stop_signals(sess)};
-
-	kp_sym_set_stop(sym, naming_stopped, &n);
-	kp_sym_name_profile(sym, prof);
-	kp_sym_set_stop(sym, NULL, NULL);
-}
-
-/* One window, recorded: named, written, pushed, freed. */
-static void finish_window(struct every *e, struct kp_window *w)
-{
-	double t0 = now_s(), t1;
+	struct every *e = arg;
+	double t1 = now_s();
 	const char *const *notes;
 	size_t nnotes;
 
-	kp_record_name(e->sym, e->sess, w->prof);
-	kp_window_named(e->sess, w);
-	t1 = now_s();
 	/* a jitdump cut short while recording or naming this window: said
 	 * with the window, not after hours */
 	notes = kp_sym_jitdump_cut_notes(e->sym, &nnotes);
@@ -289,11 +266,9 @@ static void finish_window(struct every *e, struct kp_window *w)
 	if (e->push)
 		kp_record_push_window(e->push, w);
 	if (e->c->stats)
-		window_stats(e, w, t1 - t0, now_s() - t1);
+		window_stats(e, w, named, now_s() - t1);
 	e->windows++;
 	e->samples += w->samples;
-	kp_profile_free(w->prof);
-	w->prof = NULL;
 }
 
 /* The run's end: the jitdumps read only in part (a warning), then, unless
@@ -318,43 +293,15 @@ static void say_end(const struct every *e)
 	kp_record_summary_losses(&st);
 }
 
-/* The next cut: the next multiple of the window after now, so that a
- * window that took long to name makes the next one longer, never a gap. */
-static double next_cut(double cut, double every, double now)
-{
-	cut += every;
-	while (cut <= now)
-		cut += every;
-	return cut;
-}
-
 int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp_symbolizer *sym,
 		    struct kp_record_push *push)
 {
 	struct every e = {.c = c, .sess = sess, .sym = sym, .push = push};
-	double cut = c->every.seconds;
-	struct kp_window w;
-	bool more;
 
 	e.kept = kp_xcalloc(c->outputs.n ? c->outputs.n : 1, sizeof(*e.kept));
 	for (size_t i = 0; i < c->outputs.n; i++)
 		e.kept[i] = kp_keeplist_new(c->every.keep);
-	kp_sym_set_between(sym, kp_window_keep_reading, sess);
-	do {
-		more = kp_session_loop(sess, cut, NULL, NULL);
-		if (!more)
-			kp_session_end(sess);
-		/* stopped by a signal: the last window is named without
-		 * downloading, so that the agent ends on time */
-		if (!more && kp_session_stop_signals(sess))
-			kp_sym_no_downloads(sym);
-		kp_window_cut(sess, &w);
-		finish_window(&e, &w);
-		if (more) {
-			kp_window_trim(sess, c->every.seconds);
-			cut = next_cut(cut, c->every.seconds, kp_session_elapsed(sess));
-		}
-	} while (more);
+	kp_window_run(sess, sym, c->every.seconds, finish_window, &e);
 	say_end(&e);
 	for (size_t i = 0; i < c->outputs.n; i++)
 		kp_keeplist_free(e.kept[i]);

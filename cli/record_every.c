@@ -15,6 +15,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/record_summary.h"
+#include "procfs/status.h"
 #include "profiler/window.h"
 #include "util/keeplist.h"
 #include "util/xalloc.h"
@@ -207,21 +208,6 @@ int kp_record_every_check(struct kp_record_args *c)
 	return c->outputs.n ? check_outputs(c) : 0;
 }
 
-/* kprof's resident memory in KiB (0 when /proc does not say). */
-static unsigned long rss_kib(void)
-{
-	char line[256];
-	unsigned long kib = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %lu kB", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -235,8 +221,10 @@ static double now_s(void)
 static void window_stats(struct every *e, const struct kp_window *w, double named, double out)
 {
 	struct kp_session_stats st;
+	struct kp_status self;
 
 	kp_session_stats(e->sess, &st);
+	kp_status_read_self(&self); /* rss_kib 0 when /proc does not say */
 	fprintf(stderr,
 		"kprof: window %u: %llu samples, %llu lost, %.3f s, named in %.0f ms, written "
 		"and handed over in %.0f ms; %u objects held, unwind tables %.1f MiB, RSS %.1f "
@@ -244,7 +232,7 @@ static void window_stats(struct every *e, const struct kp_window *w, double name
 		w->index, (unsigned long long)w->samples, (unsigned long long)w->lost,
 		(double)(w->until_ns - w->from_ns) / 1e9, named * 1e3, out * 1e3,
 		st.sym.objects_held, (double)st.tables.table_bytes / 1048576.0,
-		(double)rss_kib() / 1024.0);
+		(double)self.rss_kib / 1024.0);
 }
 
 /* One window, recorded and named (profiler/window.h): written, pushed. */

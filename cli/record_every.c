@@ -15,6 +15,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/record_summary.h"
+#include "output/window_files.h"
 #include "procfs/status.h"
 #include "profiler/window.h"
 #include "util/keeplist.h"
@@ -31,82 +32,18 @@ struct every {
 	size_t notes_said; /* the jitdump notes printed so far */
 };
 
-/* Pattern p with the strftime fields of Unix time t (local time), into a
- * new string; NULL when it expands to nothing or past PATH_MAX. */
-static char *expand(const char *p, time_t t)
-{
-	struct tm tm;
-	char buf[4096];
-	size_t n;
-
-	localtime_r(&t, &tm);
-	/* the pattern is the user's own, as date(1)'s format is */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	n = strftime(buf, sizeof(buf), p, &tm);
-#pragma GCC diagnostic pop
-	return n ? kp_xstrdup(buf) : NULL;
-}
-
-/* The length of the extension that chooses path's format (".pb.gz"), 0
- * when none does: a name's suffix goes before it. */
-static size_t ext_len(const char *path)
-{
-	const struct kp_output_format *f = kp_output_by_path(&kp_output_profile, path);
-	const char *slash = strrchr(path, '/');
-	size_t len = strlen(path), base = len - (size_t)(slash ? slash + 1 - path : 0), best = 0;
-
-	for (const char *const *x = f ? f->exts : NULL; x && *x; x++) {
-		size_t n = strlen(*x);
-
-		if (n > best && n < base && strcmp(path + len - n, *x) == 0)
-			best = n;
-	}
-	return best;
-}
-
-/* path, or when something not to be replaced holds it (a directory,
- * another user's file or link: kp_outfile_in_the_way), the first free of
- * NAME.1.EXT ... NAME.99.EXT (the format's extension kept, so that it is
- * still chosen by it); what was in the way goes to what ("": nothing).
- * A new string, NULL when no name is free. */
-static char *free_name(const char *path, char *what, size_t size)
-{
-	size_t cut = strlen(path) - ext_len(path);
-	char other[128];
-
-	if (kp_outfile_in_the_way(path, what, size) == 0)
-		return kp_xstrdup(path);
-	for (unsigned n = 1; n < 100; n++) {
-		char *alt = kp_xasprintf("%.*s.%u%s", (int)cut, path, n, path + cut);
-
-		if (kp_outfile_in_the_way(alt, other, sizeof(other)) == 0)
-			return alt;
-		free(alt);
-	}
-	return NULL;
-}
-
-/* Pattern i expanded for Unix time t, moved aside from what is in its
- * way (said for window index, unless quiet). NULL when it cannot be. */
+/* Pattern i's file for window index, starting at Unix time t (a name
+ * moved aside is said, unless quiet). NULL (said) when it cannot be. */
 static char *window_path(const struct kp_record_args *c, size_t i, time_t t, unsigned index,
 			 bool quiet)
 {
-	char *path = expand(c->outputs.v[i], t), *name, what[128];
+	struct kp_diag d = {""}, moved = {""};
+	char *name = kp_window_files_path(c->outputs.v[i], t, index, &d, &moved);
 
-	if (!path) {
-		kp_err("-o '%s': the pattern expands to nothing (or past 4095 bytes)",
-		       c->outputs.v[i]);
-		return NULL;
-	}
-	name = free_name(path, what, sizeof(what));
 	if (!name)
-		kp_err("window %u: %s and the 99 names beside it are taken (%s): not written",
-		       index, path, what);
-	else if (*what && !quiet)
-		kp_warn("window %u: %s is in the way (%s, not replaced): written to %s", index,
-			path, what, name);
-	free(path);
+		kp_err("%s", d.msg);
+	else if (moved.msg[0] && !quiet)
+		kp_warn("%s", moved.msg);
 	return name;
 }
 

@@ -10,7 +10,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
-#include "push/push.h"
+#include "push/credentials.h"
 #include "util/cpulist.h"
 #include "util/xalloc.h"
 
@@ -457,39 +457,6 @@ static int output_option(struct kp_record_args *c, int opt)
 }
 
 /* --every, and where its windows go. */
-/* Where a secret starts in a --push value: the user:password of its URL
- * (up to the last '@' of the authority), *len its length; NULL: none. */
-static char *url_secret(char *arg, size_t *len)
-{
-	char *sep = strstr(arg, "://"), *at = NULL;
-	size_t end;
-
-	if (!sep)
-		return NULL;
-	end = strcspn(sep + 3, "/?#");
-	for (size_t i = 0; i < end; i++)
-		if (sep[3 + i] == '@')
-			at = sep + 3 + i;
-	/* a user alone (http://USER@HOST, its password from --password-file)
-	 * is no secret */
-	if (!at || !memchr(sep + 3, ':', (size_t)(at - (sep + 3))))
-		return NULL;
-	*len = (size_t)(at - (sep + 3));
-	return sep + 3;
-}
-
-/* The value of a --header whose name says it is a credential, or NULL. */
-static char *header_secret(char *arg, size_t *len)
-{
-	char *colon = strchr(arg, ':');
-
-	if (!colon || !kp_push_header_secret(arg))
-		return NULL;
-	colon += 1 + strspn(colon + 1, " \t");
-	*len = strlen(colon);
-	return *len ? colon : NULL;
-}
-
 /* A secret on the command line is readable by every user through
  * /proc/PID/cmdline: arg is copied (owned by e->secrets) and argv's len
  * bytes at secret become "***", the rest moved up and NUL-padded, so that
@@ -545,14 +512,14 @@ static int every_option(struct kp_record_args *c, int opt)
 		e->push_timeout = dv;
 		return 1;
 	case OPT_PUSH:
-		secret = url_secret(optarg, &len);
+		secret = kp_push_credentials_in_url(optarg, &len);
 		kp_args_list_add(&e->push, keep_secret(e, optarg, secret, len));
 		return 1;
 	case OPT_LABEL:
 		kp_args_list_add(&e->labels, optarg);
 		return 1;
 	case OPT_HEADER:
-		secret = header_secret(optarg, &len);
+		secret = kp_push_credentials_in_header(optarg, &len);
 		kp_args_list_add(&e->headers, keep_secret(e, optarg, secret, len));
 		return 1;
 	case OPT_SERVICE:

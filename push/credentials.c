@@ -63,3 +63,36 @@ void kp_push_credentials_free(struct kp_push_credentials *c)
 		free(c->cred_path[i]);
 	}
 }
+
+/* Where a secret starts in a --push value: the user:password of its URL
+ * (up to the last '@' of the authority), *len its length; NULL: none. */
+char *kp_push_credentials_in_url(char *arg, size_t *len)
+{
+	char *sep = strstr(arg, "://"), *at = NULL;
+	size_t end;
+
+	if (!sep)
+		return NULL;
+	end = strcspn(sep + 3, "/?#");
+	for (size_t i = 0; i < end; i++)
+		if (sep[3 + i] == '@')
+			at = sep + 3 + i;
+	/* a user alone (http://USER@HOST, its password from --password-file)
+	 * is no secret */
+	if (!at || !memchr(sep + 3, ':', (size_t)(at - (sep + 3))))
+		return NULL;
+	*len = (size_t)(at - (sep + 3));
+	return sep + 3;
+}
+
+/* The value of a --header whose name says it is a credential, or NULL. */
+char *kp_push_credentials_in_header(char *arg, size_t *len)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon || !kp_push_header_secret(arg))
+		return NULL;
+	colon += 1 + strspn(colon + 1, " \t");
+	*len = strlen(colon);
+	return *len ? colon : NULL;
+}

@@ -5,6 +5,8 @@
 #ifndef KP_PUSH_CREDENTIALS_H
 #define KP_PUSH_CREDENTIALS_H
 
+#include <stddef.h>
+
 #include "push/push.h"
 
 struct kp_push_credentials {
@@ -24,5 +26,14 @@ void kp_push_credentials_take(struct kp_push_credentials *c, const char *token_f
 			      const char *password_file, const char *header_file);
 /* Wipes the environment's copies and frees. */
 void kp_push_credentials_free(struct kp_push_credentials *c);
+
+/* Where a secret starts in a --push value: the user:password of its URL
+ * (up to the last '@' of the authority; a user alone is none), *len its
+ * length; NULL: none. The command line hides it (readable by every user
+ * through /proc/PID/cmdline). */
+char *kp_push_credentials_in_url(char *arg, size_t *len);
+/* The value of a --header 'Name: value' whose name says it is a
+ * credential (kp_push_header_secret), *len its length; NULL: none. */
+char *kp_push_credentials_in_header(char *arg, size_t *len);
 
 #endif

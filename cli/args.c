@@ -39,21 +39,40 @@ int kp_args_top(const char *cmd, const char *arg, size_t min, size_t max, size_t
 	return 0;
 }
 
-int kp_args_number(const char *cmd, const char *opt, const char *arg, double min, double max,
-		   bool open_min, double *out)
+int kp_args_parse_u64(const char *arg, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int kp_args_parse_double(const char *arg, double min, double max, bool open_min, double *out)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(arg, &end);
-	if (!*arg || *end || errno || !isfinite(v) || v < min || v > max ||
-	    (open_min && v == min)) {
+	if (!*arg || *end || errno || !isfinite(v) || v < min || v > max || (open_min && v == min))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int kp_args_number(const char *cmd, const char *opt, const char *arg, double min, double max,
+		   bool open_min, double *out)
+{
+	if (kp_args_parse_double(arg, min, max, open_min, out) < 0) {
 		kp_err("%s: --%s: expected a number %s %g to %g, not '%s'", cmd, opt,
 		       open_min ? "above" : "from", min, max, arg);
 		return -1;
 	}
-	*out = v;
 	return 0;
 }
 

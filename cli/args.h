@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The values of a repeatable option (-o, --debuginfo-dir), in order. The
  * strings are argv's, not copied; free v only. */
@@ -17,6 +18,13 @@ struct kp_args_list {
 
 void kp_args_list_add(struct kp_args_list *l, const char *arg);
 void kp_args_list_free(struct kp_args_list *l);
+
+/* The shared number parser: arg as a whole decimal number from min to
+ * max (no sign), or as a finite number from min (above min when open_min)
+ * to max. Returns 0, or -EINVAL saying nothing: the caller words the
+ * message (kp_args_number's, or an option's own). */
+int kp_args_parse_u64(const char *arg, uint64_t min, uint64_t max, uint64_t *out);
+int kp_args_parse_double(const char *arg, double min, double max, bool open_min, double *out);
 
 /* --top N for command cmd ("report"): a count from min (0 or 1; 0 means
  * all) to max. Returns 0, or -1 after printing "CMD: --top: expected a

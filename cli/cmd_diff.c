@@ -1,7 +1,7 @@
 /* kprof diff [options] BASE NEW: what changed between two builds' profiles
  * (each one run, or a directory of runs), whether it is more than noise,
  * and a CI gate on it. Parses, compares both sides (diff/diff_files.h),
- * writes each output (cli/output_diff.c), names the regressions.
+ * writes each output (output/output_diff.c), names the regressions.
  * Exit status: 0, 1 for errors, 2 for usage, 3 when the gate fails. */
 #include <getopt.h>
 #include <stdio.h>

@@ -15,6 +15,7 @@
 #include "cli/record_every.h"
 #include "cli/record_summary.h"
 #include "profiler/session.h"
+#include "profiler/window.h"
 #include "symbolize/symbolize.h"
 
 /* The symbolizer the outputs need, and the session sampling with it
@@ -69,7 +70,7 @@ static struct kp_profile *record(const struct kp_record_args *c, struct kp_sessi
 		fputs("\r\033[K", stderr);
 
 	prof = kp_session_profile(sess);
-	kp_record_name(sym, sess, prof);
+	kp_window_name(sym, sess, prof);
 	kp_session_stats(sess, st);
 	kp_session_count_unresolved(sess);
 	if (!st->samples && !st->off.waits)

@@ -10,7 +10,7 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
-#include "push/push.h"
+#include "push/credentials.h"
 #include "util/cpulist.h"
 #include "util/xalloc.h"
 
@@ -197,12 +197,9 @@ static int parse_pids(const char *arg, pid_t **pids, size_t *n)
 	size_t cap = 0;
 
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v;
+		uint64_t v;
 
-		errno = 0;
-		v = strtol(tok, &end, 10);
-		if (errno || *end || v <= 0 || v > INT_MAX) {
+		if (kp_args_parse_u64(tok, 1, INT_MAX, &v) < 0) {
 			free(copy);
 			return -EINVAL;
 		}
@@ -211,15 +208,6 @@ static int parse_pids(const char *arg, pid_t **pids, size_t *n)
 	}
 	free(copy);
 	return *n ? 0 : -EINVAL;
-}
-
-static int parse_u64(const char *arg, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(arg, &end, 10);
-	return errno || *end || end == arg || arg[0] == '-' ? -EINVAL : 0;
 }
 
 /* -g / --call-graph MODE: fp, dwarf[,SIZE] or auto[,SIZE]. Returns 0, -EINVAL
@@ -239,7 +227,7 @@ static int parse_callgraph(const char *arg, struct kp_attr_opts *a)
 	else
 		return -EINVAL;
 	if (comma) {
-		if (parse_u64(comma + 1, &size) < 0 || size < 64 || size > KP_STACK_DUMP_MAX)
+		if (kp_args_parse_u64(comma + 1, 64, KP_STACK_DUMP_MAX, &size) < 0)
 			return -ERANGE;
 		a->stack_dump_size = (uint32_t)((size + 7) & ~7ULL);
 		if (a->stack_dump_size > KP_STACK_DUMP_MAX)
@@ -292,10 +280,9 @@ static int target_option(struct kp_record_args *c, int opt)
 		c->sess.pids_are_tids = opt == 't';
 		return 1;
 	case 'd': {
-		char *end;
-		double dv = strtod(optarg, &end);
+		double dv;
 
-		if (*end || end == optarg || !(dv > 0) || dv > 1e7) {
+		if (kp_args_parse_double(optarg, 0, 1e7, true, &dv) < 0) {
 			kp_err("-d: invalid duration '%s'", optarg);
 			return -1;
 		}
@@ -331,7 +318,7 @@ static int sampling_option(struct kp_record_args *c, int opt, int argc, char **a
 
 	switch (opt) {
 	case 'F':
-		if (parse_u64(optarg, &v) < 0 || v == 0 || v > 1000000) {
+		if (kp_args_parse_u64(optarg, 1, 1000000, &v) < 0) {
 			kp_err("-F: invalid frequency '%s'", optarg);
 			return -1;
 		}
@@ -339,7 +326,7 @@ static int sampling_option(struct kp_record_args *c, int opt, int argc, char **a
 		c->sess.attr.period = 0;
 		return 1;
 	case 'c':
-		if (parse_u64(optarg, &v) < 0 || v == 0) {
+		if (kp_args_parse_u64(optarg, 1, UINT64_MAX, &v) < 0) {
 			kp_err("-c: invalid period '%s'", optarg);
 			return -1;
 		}
@@ -364,7 +351,7 @@ static int sampling_option(struct kp_record_args *c, int opt, int argc, char **a
 		return 1;
 	}
 	case OPT_SWITCH_FREQ:
-		if (parse_u64(optarg, &v) < 0 || v > 1000000) {
+		if (kp_args_parse_u64(optarg, 0, 1000000, &v) < 0) {
 			kp_err("--switch-freq: invalid frequency '%s'", optarg);
 			return -1;
 		}
@@ -373,14 +360,14 @@ static int sampling_option(struct kp_record_args *c, int opt, int argc, char **a
 	case OPT_SWITCH_SOURCE:
 		return switch_source_option(c, optarg);
 	case OPT_MIN_WAIT:
-		if (parse_u64(optarg, &v) < 0 || v > UINT64_MAX / 1000) {
+		if (kp_args_parse_u64(optarg, 0, UINT64_MAX / 1000, &v) < 0) {
 			kp_err("--min-wait: invalid microseconds '%s'", optarg);
 			return -1;
 		}
 		c->sess.min_wait_ns = v * 1000;
 		return 1;
 	case 'm':
-		if (parse_u64(optarg, &v) < 0 || v == 0 || (v & (v - 1)) || v > (1 << 20)) {
+		if (kp_args_parse_u64(optarg, 1, 1 << 20, &v) < 0 || (v & (v - 1))) {
 			kp_err("-m: pages must be a power of two, got '%s'", optarg);
 			return -1;
 		}
@@ -470,39 +457,6 @@ static int output_option(struct kp_record_args *c, int opt)
 }
 
 /* --every, and where its windows go. */
-/* Where a secret starts in a --push value: the user:password of its URL
- * (up to the last '@' of the authority), *len its length; NULL: none. */
-static char *url_secret(char *arg, size_t *len)
-{
-	char *sep = strstr(arg, "://"), *at = NULL;
-	size_t end;
-
-	if (!sep)
-		return NULL;
-	end = strcspn(sep + 3, "/?#");
-	for (size_t i = 0; i < end; i++)
-		if (sep[3 + i] == '@')
-			at = sep + 3 + i;
-	/* a user alone (http://USER@HOST, its password from --password-file)
-	 * is no secret */
-	if (!at || !memchr(sep + 3, ':', (size_t)(at - (sep + 3))))
-		return NULL;
-	*len = (size_t)(at - (sep + 3));
-	return sep + 3;
-}
-
-/* The value of a --header whose name says it is a credential, or NULL. */
-static char *header_secret(char *arg, size_t *len)
-{
-	char *colon = strchr(arg, ':');
-
-	if (!colon || !kp_push_header_secret(arg))
-		return NULL;
-	colon += 1 + strspn(colon + 1, " \t");
-	*len = strlen(colon);
-	return *len ? colon : NULL;
-}
-
 /* A secret on the command line is readable by every user through
  * /proc/PID/cmdline: arg is copied (owned by e->secrets) and argv's len
  * bytes at secret become "***", the rest moved up and NUL-padded, so that
@@ -530,44 +484,42 @@ static const char *keep_secret(struct kp_every_args *e, char *arg, char *secret,
 static int every_option(struct kp_record_args *c, int opt)
 {
 	struct kp_every_args *e = &c->every;
-	char *end, *secret;
+	char *secret;
 	double dv;
 	uint64_t v;
 	size_t len = 0;
 
 	switch (opt) {
 	case OPT_EVERY:
-		dv = strtod(optarg, &end);
-		if (*end || end == optarg || !(dv >= 1) || dv > 86400) {
+		if (kp_args_parse_double(optarg, 1, 86400, false, &dv) < 0) {
 			kp_err("--every: a window is 1 to 86400 seconds, got '%s'", optarg);
 			return -1;
 		}
 		e->seconds = dv;
 		return 1;
 	case OPT_KEEP:
-		if (parse_u64(optarg, &v) < 0 || v == 0 || v > 1000000) {
+		if (kp_args_parse_u64(optarg, 1, 1000000, &v) < 0) {
 			kp_err("--keep: invalid count '%s'", optarg);
 			return -1;
 		}
 		e->keep = (unsigned)v;
 		return 1;
 	case OPT_PUSH_TIMEOUT:
-		dv = strtod(optarg, &end);
-		if (*end || end == optarg || !(dv > 0) || dv > 3600) {
+		if (kp_args_parse_double(optarg, 0, 3600, true, &dv) < 0) {
 			kp_err("--push-timeout: invalid seconds '%s'", optarg);
 			return -1;
 		}
 		e->push_timeout = dv;
 		return 1;
 	case OPT_PUSH:
-		secret = url_secret(optarg, &len);
+		secret = kp_push_credentials_in_url(optarg, &len);
 		kp_args_list_add(&e->push, keep_secret(e, optarg, secret, len));
 		return 1;
 	case OPT_LABEL:
 		kp_args_list_add(&e->labels, optarg);
 		return 1;
 	case OPT_HEADER:
-		secret = header_secret(optarg, &len);
+		secret = kp_push_credentials_in_header(optarg, &len);
 		kp_args_list_add(&e->headers, keep_secret(e, optarg, secret, len));
 		return 1;
 	case OPT_SERVICE:
@@ -744,7 +696,7 @@ void kp_record_args_output_ctx(struct kp_record_args *c, const struct kp_profile
 	ctx->fold.root_tid = c->sess.root_tid;
 	ctx->annotate = c->annotate;
 	/* the lines under the SVG's title come from the profile's metadata
-	 * (cli/output.c), as when `kprof report` draws its .kprof */
+	 * (output/output.c), as when `kprof report` draws its .kprof */
 	c->svg.allow_empty = true; /* a run with no samples still says so */
 	ctx->svg = &c->svg;
 	ctx->windows = windows;

@@ -1,7 +1,8 @@
 /* kprof --every: a recording cut into consecutive windows (profiler/
  * window.h), each named, written to its own files (-o PATTERN, --keep)
  * and pushed (record_push.c), until a signal or -d ends the recording;
- * the last window is finished and sent like the others. */
+ * the last window is finished and sent like the others. The loop is the
+ * profiler's (kp_window_run); this file writes and says. */
 #include "cli/record_every.h"
 
 #include <errno.h>
@@ -14,6 +15,8 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/record_summary.h"
+#include "output/window_files.h"
+#include "procfs/status.h"
 #include "profiler/window.h"
 #include "util/keeplist.h"
 #include "util/xalloc.h"
@@ -29,82 +32,18 @@ struct every {
 	size_t notes_said; /* the jitdump notes printed so far */
 };
 
-/* Pattern p with the strftime fields of Unix time t (local time), into a
- * new string; NULL when it expands to nothing or past PATH_MAX. */
-static char *expand(const char *p, time_t t)
-{
-	struct tm tm;
-	char buf[4096];
-	size_t n;
-
-	localtime_r(&t, &tm);
-	/* the pattern is the user's own, as date(1)'s format is */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	n = strftime(buf, sizeof(buf), p, &tm);
-#pragma GCC diagnostic pop
-	return n ? kp_xstrdup(buf) : NULL;
-}
-
-/* The length of the extension that chooses path's format (".pb.gz"), 0
- * when none does: a name's suffix goes before it. */
-static size_t ext_len(const char *path)
-{
-	const struct kp_output_format *f = kp_output_by_path(&kp_output_profile, path);
-	const char *slash = strrchr(path, '/');
-	size_t len = strlen(path), base = len - (size_t)(slash ? slash + 1 - path : 0), best = 0;
-
-	for (const char *const *x = f ? f->exts : NULL; x && *x; x++) {
-		size_t n = strlen(*x);
-
-		if (n > best && n < base && strcmp(path + len - n, *x) == 0)
-			best = n;
-	}
-	return best;
-}
-
-/* path, or when something not to be replaced holds it (a directory,
- * another user's file or link: kp_outfile_in_the_way), the first free of
- * NAME.1.EXT ... NAME.99.EXT (the format's extension kept, so that it is
- * still chosen by it); what was in the way goes to what ("": nothing).
- * A new string, NULL when no name is free. */
-static char *free_name(const char *path, char *what, size_t size)
-{
-	size_t cut = strlen(path) - ext_len(path);
-	char other[128];
-
-	if (kp_outfile_in_the_way(path, what, size) == 0)
-		return kp_xstrdup(path);
-	for (unsigned n = 1; n < 100; n++) {
-		char *alt = kp_xasprintf("%.*s.%u%s", (int)cut, path, n, path + cut);
-
-		if (kp_outfile_in_the_way(alt, other, sizeof(other)) == 0)
-			return alt;
-		free(alt);
-	}
-	return NULL;
-}
-
-/* Pattern i expanded for Unix time t, moved aside from what is in its
- * way (said for window index, unless quiet). NULL when it cannot be. */
+/* Pattern i's file for window index, starting at Unix time t (a name
+ * moved aside is said, unless quiet). NULL (said) when it cannot be. */
 static char *window_path(const struct kp_record_args *c, size_t i, time_t t, unsigned index,
 			 bool quiet)
 {
-	char *path = expand(c->outputs.v[i], t), *name, what[128];
+	struct kp_diag d = {""}, moved = {""};
+	char *name = kp_window_files_path(c->outputs.v[i], t, index, &d, &moved);
 
-	if (!path) {
-		kp_err("-o '%s': the pattern expands to nothing (or past 4095 bytes)",
-		       c->outputs.v[i]);
-		return NULL;
-	}
-	name = free_name(path, what, sizeof(what));
 	if (!name)
-		kp_err("window %u: %s and the 99 names beside it are taken (%s): not written",
-		       index, path, what);
-	else if (*what && !quiet)
-		kp_warn("window %u: %s is in the way (%s, not replaced): written to %s", index,
-			path, what, name);
-	free(path);
+		kp_err("%s", d.msg);
+	else if (moved.msg[0] && !quiet)
+		kp_warn("%s", moved.msg);
 	return name;
 }
 
@@ -206,21 +145,6 @@ int kp_record_every_check(struct kp_record_args *c)
 	return c->outputs.n ? check_outputs(c) : 0;
 }
 
-/* kprof's resident memory in KiB (0 when /proc does not say). */
-static unsigned long rss_kib(void)
-{
-	char line[256];
-	unsigned long kib = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %lu kB", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -234,8 +158,10 @@ static double now_s(void)
 static void window_stats(struct every *e, const struct kp_window *w, double named, double out)
 {
 	struct kp_session_stats st;
+	struct kp_status self;
 
 	kp_session_stats(e->sess, &st);
+	kp_status_read_self(&self); /* rss_kib 0 when /proc does not say */
 	fprintf(stderr,
 		"kprof: window %u: %llu samples, %llu lost, %.3f s, named in %.0f ms, written "
 		"and handed over in %.0f ms; %u objects held, unwind tables %.1f MiB, RSS %.1f "
@@ -243,41 +169,17 @@ static void window_stats(struct every *e, const struct kp_window *w, double name
 		w->index, (unsigned long long)w->samples, (unsigned long long)w->lost,
 		(double)(w->until_ns - w->from_ns) / 1e9, named * 1e3, out * 1e3,
 		st.sym.objects_held, (double)st.tables.table_bytes / 1048576.0,
-		(double)rss_kib() / 1024.0);
+		(double)self.rss_kib / 1024.0);
 }
 
-/* The stop signals come when naming began. */
-struct naming {
-	struct kp_session *sess;
-	unsigned signals;
-};
-
-static bool naming_stopped(void *arg)
+/* One window, recorded and named (profiler/window.h): written, pushed. */
+static void finish_window(void *arg, struct kp_window *w, double named)
 {
-	struct naming *n = arg;
-
-	return kp_session_stop_signals(n->sess) > n->signals;
-}
-
-void kp_record_name(struct kp_symbolizer *sym, struct kp_session *sess, struct kp_profile *prof)
-{
-	struct naming n = {sess, kp_session_stop_signals(sess)};
-
-	kp_sym_set_stop(sym, naming_stopped, &n);
-	kp_sym_name_profile(sym, prof);
-	kp_sym_set_stop(sym, NULL, NULL);
-}
-
-/* One window, recorded: named, written, pushed, freed. */
-static void finish_window(struct every *e, struct kp_window *w)
-{
-	double t0 = now_s(), t1;
+	struct every *e = arg;
+	double t1 = now_s();
 	const char *const *notes;
 	size_t nnotes;
 
-	kp_record_name(e->sym, e->sess, w->prof);
-	kp_window_named(e->sess, w);
-	t1 = now_s();
 	/* a jitdump cut short while recording or naming this window: said
 	 * with the window, not after hours */
 	notes = kp_sym_jitdump_cut_notes(e->sym, &nnotes);
@@ -289,11 +191,9 @@ static void finish_window(struct every *e, struct kp_window *w)
 	if (e->push)
 		kp_record_push_window(e->push, w);
 	if (e->c->stats)
-		window_stats(e, w, t1 - t0, now_s() - t1);
+		window_stats(e, w, named, now_s() - t1);
 	e->windows++;
 	e->samples += w->samples;
-	kp_profile_free(w->prof);
-	w->prof = NULL;
 }
 
 /* The run's end: the jitdumps read only in part (a warning), then, unless
@@ -318,43 +218,15 @@ static void say_end(const struct every *e)
 	kp_record_summary_losses(&st);
 }
 
-/* The next cut: the next multiple of the window after now, so that a
- * window that took long to name makes the next one longer, never a gap. */
-static double next_cut(double cut, double every, double now)
-{
-	cut += every;
-	while (cut <= now)
-		cut += every;
-	return cut;
-}
-
 int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp_symbolizer *sym,
 		    struct kp_record_push *push)
 {
 	struct every e = {.c = c, .sess = sess, .sym = sym, .push = push};
-	double cut = c->every.seconds;
-	struct kp_window w;
-	bool more;
 
 	e.kept = kp_xcalloc(c->outputs.n ? c->outputs.n : 1, sizeof(*e.kept));
 	for (size_t i = 0; i < c->outputs.n; i++)
 		e.kept[i] = kp_keeplist_new(c->every.keep);
-	kp_sym_set_between(sym, kp_window_keep_reading, sess);
-	do {
-		more = kp_session_loop(sess, cut, NULL, NULL);
-		if (!more)
-			kp_session_end(sess);
-		/* stopped by a signal: the last window is named without
-		 * downloading, so that the agent ends on time */
-		if (!more && kp_session_stop_signals(sess))
-			kp_sym_no_downloads(sym);
-		kp_window_cut(sess, &w);
-		finish_window(&e, &w);
-		if (more) {
-			kp_window_trim(sess, c->every.seconds);
-			cut = next_cut(cut, c->every.seconds, kp_session_elapsed(sess));
-		}
-	} while (more);
+	kp_window_run(sess, sym, c->every.seconds, finish_window, &e);
 	say_end(&e);
 	for (size_t i = 0; i < c->outputs.n; i++)
 		kp_keeplist_free(e.kept[i]);

@@ -31,11 +31,6 @@ void kp_record_push_free(struct kp_record_push *p);
  * (c->sym.no_lines). Returns 0 or the exit status after saying why. */
 int kp_record_every_check(struct kp_record_args *c);
 
-/* Names the frames of prof (the run's, or a window's): a stop signal that
- * comes meanwhile (a second Ctrl-C, a SIGTERM) cuts a download under way
- * and leaves the rest unnamed, so that the profile is written at once. */
-void kp_record_name(struct kp_symbolizer *sym, struct kp_session *sess, struct kp_profile *prof);
-
 /* Records window after window until the recording ends, writing each to
  * the -o patterns' files and handing it to push (may be NULL). Returns 0,
  * or 1 when a window's files could not be written. */

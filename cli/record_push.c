@@ -1,15 +1,16 @@
 /* The pushes of kprof --every (record_every.h): each window encoded as
  * gzip'd pprof and handed to push/, which sends it in the background to
- * every --push server (docs/push.md). */
+ * every --push server, with the secrets push/credentials.c gathers
+ * (docs/push.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/messages.h"
 #include "cli/record_every.h"
 #include "formats/pprof.h"
+#include "push/credentials.h"
 #include "push/push.h"
 #include "util/xalloc.h"
 
@@ -38,71 +39,6 @@ static char *service_name(const struct kp_record_args *c, const char *command)
 	return kp_push_service_clean(host);
 }
 
-/* The places a secret may come from, in this order: the option's file,
- * the environment, systemd's credentials (LoadCredential=). */
-struct source {
-	const char *option, *file; /* "--token-file" and its FILE, NULL when not given */
-	const char *env;	   /* KPROF_PUSH_TOKEN */
-	const char *credential;	   /* kprof.push-token in $CREDENTIALS_DIRECTORY */
-};
-
-struct secrets {
-	struct kp_push_secret s[3];
-	char *env_value[3]; /* owned copies of the environment's, wiped at the end */
-	char *cred_path[3]; /* owned */
-};
-
-/* Fills s from the first place that has it. The environment's variables
- * are taken out of kprof's environment whichever place wins, their bytes
- * wiped: the command kprof runs does not inherit them, and
- * /proc/PID/environ (root's and kprof's user's to read) no longer holds
- * them. */
-static void take_secrets(struct secrets *s, const struct kp_every_args *e)
-{
-	const struct source src[3] = {
-		{"--token-file", e->token_file, "KPROF_PUSH_TOKEN", "kprof.push-token"},
-		{"--password-file", e->password_file, "KPROF_PUSH_PASSWORD", "kprof.push-password"},
-		{"--header-file", e->header_file, "KPROF_PUSH_HEADERS", "kprof.push-headers"},
-	};
-	const char *dir = getenv("CREDENTIALS_DIRECTORY");
-	struct stat st;
-
-	memset(s, 0, sizeof(*s));
-	for (size_t i = 0; i < 3; i++) {
-		char *v = getenv(src[i].env);
-
-		if (v && *v) { /* empty: not given (a unit's "Environment=NAME=") */
-			s->env_value[i] = kp_xstrdup(v);
-			explicit_bzero(v, strlen(v));
-		}
-		unsetenv(src[i].env);
-		if (src[i].file) {
-			s->s[i].file = src[i].file;
-			s->s[i].origin = src[i].option;
-		} else if (s->env_value[i]) {
-			s->s[i].value = s->env_value[i];
-			s->s[i].origin = src[i].env;
-		} else if (dir && dir[0] == '/') {
-			s->cred_path[i] = kp_xasprintf("%s/%s", dir, src[i].credential);
-			/* absent: not given (the unit's LoadCredential= found none) */
-			if (lstat(s->cred_path[i], &st) == 0) {
-				s->s[i].file = s->cred_path[i];
-				s->s[i].origin = "systemd credential";
-			}
-		}
-	}
-}
-
-static void free_secrets(struct secrets *s)
-{
-	for (size_t i = 0; i < 3; i++) {
-		if (s->env_value[i])
-			explicit_bzero(s->env_value[i], strlen(s->env_value[i]));
-		free(s->env_value[i]);
-		free(s->cred_path[i]);
-	}
-}
-
 /* push/'s messages: one line each, foreign bytes escaped by push/ already
  * (util/textsafe.h), so written as they are; called from its sender
  * thread too. */
@@ -115,7 +51,7 @@ static void push_log(void *arg, const char *line)
 int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args *c,
 		       const char *command)
 {
-	struct secrets sec;
+	struct kp_push_credentials sec;
 	const struct kp_every_args *e = &c->every;
 	struct kp_record_push *p;
 	struct kp_diag d = {""};
@@ -126,7 +62,7 @@ int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args 
 	if (!e->push.n)
 		return 0;
 	service = service_name(c, command);
-	take_secrets(&sec, e);
+	kp_push_credentials_take(&sec, e->token_file, e->password_file, e->header_file);
 	p = kp_xcalloc(1, sizeof(*p));
 	p->timeout = e->push_timeout > 0 ? e->push_timeout : 10;
 	p->ntargets = e->push.n;
@@ -139,16 +75,16 @@ int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args 
 				  .nlabels = e->labels.n,
 				  .headers = (const char *const *)e->headers.v,
 				  .nheaders = e->headers.n,
-				  .token = sec.s[0],
-				  .password = sec.s[1],
-				  .header_lines = sec.s[2],
+				  .token = sec.token,
+				  .password = sec.password,
+				  .header_lines = sec.header_lines,
 				  .spool_dir = e->spool,
 				  .timeout = p->timeout,
 				  .log = push_log,
 			  },
 			  &d);
 	free(service);
-	free_secrets(&sec);
+	kp_push_credentials_free(&sec);
 	if (err < 0) {
 		kp_err("%s", d.msg);
 		kp_record_push_free(p);

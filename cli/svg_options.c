@@ -1,10 +1,10 @@
 #include "cli/svg_options.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/messages.h"
 #include "util/xalloc.h"
 
@@ -82,17 +82,11 @@ static const char *name_of(int val)
 /* A number in [min, max]; the whole argument must be the number. */
 static int parse_double(int val, const char *arg, double min, double max, double *out)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = arg && *arg ? strtod(arg, &end) : (double)NAN;
-	if (!arg || !*arg || *end || errno || !isfinite(v) || v < min || v > max) {
+	if (!arg || kp_args_parse_double(arg, min, max, false, out) < 0) {
 		kp_err("--%s: expected a number from %g to %g, not \"%s\"", name_of(val), min, max,
 		       arg ? arg : "");
 		return -1;
 	}
-	*out = v;
 	return 1;
 }
 

@@ -51,18 +51,20 @@ int kp_status_parse(const char *text, struct kp_status *st)
 			st->have_uids = true;
 		}
 	}
+	p = strstr(text, "\nVmRSS:");
+	if (p)
+		st->rss_kib = strtoul(p + 7, NULL, 10);
 	return 0;
 }
 
-int kp_status_read(pid_t pid, struct kp_status *st)
+static int read_path(const char *path, struct kp_status *st)
 {
-	char path[64], buf[8192];
+	char buf[8192];
 	ssize_t n;
 	size_t len = 0;
 	int fd;
 
 	memset(st, 0, sizeof(*st));
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	fd = kp_root_open(path, O_RDONLY);
 	if (fd < 0)
 		return fd;
@@ -73,4 +75,17 @@ int kp_status_read(pid_t pid, struct kp_status *st)
 	close(fd);
 	buf[len] = '\0';
 	return kp_status_parse(buf, st);
+}
+
+int kp_status_read(pid_t pid, struct kp_status *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return read_path(path, st);
+}
+
+int kp_status_read_self(struct kp_status *st)
+{
+	return read_path("/proc/self/status", st);
 }

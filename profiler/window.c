@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "profiler/hotspot_frames.h"
 #include "profiler/profilerP.h"
@@ -125,4 +126,71 @@ void kp_window_trim(struct kp_session *s, double window_seconds)
 	/* what was freed goes back to the system, not only to malloc: an
 	 * agent's resident memory is what an operator watches */
 	malloc_trim(0);
+}
+
+/* The stop signals come when naming began. */
+struct naming {
+	struct kp_session *sess;
+	unsigned signals;
+};
+
+static bool naming_stopped(void *arg)
+{
+	struct naming *n = arg;
+
+	return kp_session_stop_signals(n->sess) > n->signals;
+}
+
+void kp_window_name(struct kp_symbolizer *sym, struct kp_session *s, struct kp_profile *prof)
+{
+	struct naming n = {s, kp_session_stop_signals(s)};
+
+	kp_sym_set_stop(sym, naming_stopped, &n);
+	kp_sym_name_profile(sym, prof);
+	kp_sym_set_stop(sym, NULL, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The next cut: the next multiple of the window after now. */
+static double next_cut(double cut, double every, double now)
+{
+	cut += every;
+	while (cut <= now)
+		cut += every;
+	return cut;
+}
+
+void kp_window_run(struct kp_session *s, struct kp_symbolizer *sym, double seconds, kp_window_fn fn,
+		   void *arg)
+{
+	double cut = seconds, t0;
+	struct kp_window w;
+	bool more;
+
+	kp_sym_set_between(sym, kp_window_keep_reading, s);
+	do {
+		more = kp_session_loop(s, cut, NULL, NULL);
+		if (!more)
+			kp_session_end(s);
+		if (!more && kp_session_stop_signals(s))
+			kp_sym_no_downloads(sym);
+		kp_window_cut(s, &w);
+		t0 = now_s();
+		kp_window_name(sym, s, w.prof);
+		kp_window_named(s, &w);
+		fn(arg, &w, now_s() - t0);
+		kp_profile_free(w.prof);
+		w.prof = NULL;
+		if (more) {
+			kp_window_trim(s, seconds);
+			cut = next_cut(cut, seconds, kp_session_elapsed(s));
+		}
+	} while (more);
 }

@@ -9,11 +9,14 @@
  * go of what no live process needs any more, so memory stays flat over
  * hours of process churn (docs/continuous.md).
  *
+ * kp_window_run is that loop, handing each window, named, to its caller:
+ *
  *   for (;;) {
  *       bool more = kp_session_loop(s, next_end, NULL, NULL);
  *       if (!more) kp_session_end(s);
- *       kp_window_cut(s, &w);           the window's profile, the caller's
- *       kp_sym_name_profile(sym, w.prof); write, push; kp_window_named ...
+ *       kp_window_cut(s, &w);           the window's profile
+ *       kp_window_name(sym, s, w.prof); kp_window_named(s, &w);
+ *       fn(arg, &w, ...);               written, pushed
  *       kp_profile_free(w.prof);
  *       if (!more) break;
  *       kp_window_trim(s, seconds);
@@ -27,6 +30,7 @@
 
 #include "profile/profile.h"
 #include "profiler/session.h"
+#include "symbolize/symbolize.h"
 
 struct kp_window {
 	struct kp_profile *prof;    /* the caller's: names it, writes it, frees it */
@@ -60,6 +64,25 @@ void kp_window_named(struct kp_session *s, struct kp_window *w);
  * them), and pids /proc could not describe may be tried again (pids are
  * reused over hours). */
 void kp_window_trim(struct kp_session *s, double window_seconds);
+
+/* Names the frames of prof (the run's, or a window's): a stop signal that
+ * comes meanwhile (a second Ctrl-C, a SIGTERM) cuts a download under way
+ * and leaves the rest unnamed, so that the profile is written at once. */
+void kp_window_name(struct kp_symbolizer *sym, struct kp_session *s, struct kp_profile *prof);
+
+/* What kp_window_run hands each window to, named: w->prof is the loop's,
+ * freed when fn returns; named_seconds, what naming it took (the rings
+ * waited meanwhile). */
+typedef void (*kp_window_fn)(void *arg, struct kp_window *w, double named_seconds);
+
+/* Records window after window of seconds each until the recording ends
+ * (a stop signal, the duration, the command's end), each cut, named and
+ * handed to fn; after a stop signal the last window is named without
+ * downloading, so that kprof ends on time. The next cut is the next
+ * multiple of seconds after now: a window that took long to name makes
+ * the next one longer, never a gap. */
+void kp_window_run(struct kp_session *s, struct kp_symbolizer *sym, double seconds, kp_window_fn fn,
+		   void *arg);
 
 /* How long an object may go unused before it is released: long enough
  * that one sampled now and then is not read again and again (reading a

@@ -175,6 +175,12 @@ static void test_status(void)
 	CHECK_EQ_INT(st.tgid, 98);
 	CHECK_EQ_INT(st.nspid, 99);
 	CHECK(!st.have_uids);
+	CHECK_EQ_INT(st.rss_kib, 0); /* no VmRSS line: a kernel thread's */
+	kp_status_parse("\nName:\tx\nVmRSS:\t  123456 kB\nRssAnon:\t7 kB\n", &st);
+	CHECK_EQ_INT(st.rss_kib, 123456);
+	CHECK_EQ_INT(kp_status_read_self(&st), 0);
+	CHECK_EQ_INT(st.tgid, getpid());
+	CHECK(st.rss_kib > 0); /* the test's own pages */
 	CHECK_EQ_INT(kp_status_read(getpid(), &st), 0);
 	CHECK_EQ_INT(st.nspid, getpid()); /* the test runs in the initial namespace */
 	CHECK_EQ_INT(st.tgid, getpid());

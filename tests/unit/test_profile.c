@@ -1,10 +1,13 @@
 /* The profile model: strings, value types, locations and their frames,
  * named locations, samples summed exactly per (root, stack), mappings and
- * metadata. */
+ * metadata; the frames by module (modules.c). */
 #include <stdint.h>
+#include <string.h>
 
 #include "kp_test.h"
+#include "profile/modules.h"
 #include "profile/profile.h"
+#include "util/xalloc.h"
 
 static void test_strings_and_value_types(void)
 {
@@ -265,6 +268,83 @@ static void test_merge_locations(void)
 	kp_profile_free(p);
 }
 
-KP_TEST_MAIN(test_many, test_merge_locations, test_strings_and_value_types,
+/* A test's module of a path: its last component (the symbolizer's drops
+ * " (deleted)" too). */
+static char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return kp_xstrdup(slash ? slash + 1 : path);
+}
+
+static uint32_t named(struct kp_profile *p, const struct kp_loc *l, const char *name, bool ok)
+{
+	uint32_t loc = kp_profile_location(p, l);
+	struct kp_profile_frame f = {
+		kp_profile_function(p, kp_profile_intern(p, name, strlen(name)), 0), 0,
+		KP_FRAME_USER};
+
+	kp_profile_set_frames(p, loc, &f, 1, ok);
+	return loc;
+}
+
+/* Each module's frames by how they were named, weighted by the value
+ * counted; the heaviest unknown one's name; a Python that ran unnamed. */
+static void test_modules(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_loc sym = {.addr = 0x10, .obj = 1, .kind = KP_LOC_USER},
+		      start = {.addr = 0x20, .obj = 1, .kind = KP_LOC_USER},
+		      unk = {.addr = 0x30, .obj = 1, .kind = KP_LOC_USER},
+		      unk2 = {.addr = 0x40, .obj = 1, .kind = KP_LOC_USER},
+		      kern = {.addr = 0xffff0000, .kind = KP_LOC_KERNEL},
+		      jit = {.addr = 0x7000, .obj = 5, .kind = KP_LOC_JIT};
+	struct kp_profile_mapping m = {.kind = KP_LOC_USER,
+				       .obj = 1,
+				       .path = kp_profile_intern(p, "/usr/bin/python3.12", 19)};
+	struct kp_profile_root r = {kp_profile_intern(p, "x", 1), 0, 0};
+	uint32_t ls = named(p, &sym, "main", true), lt = named(p, &start, "python3.12+0x20", true),
+		 lu = named(p, &unk, "[python3.12 stripped]", false),
+		 lu2 = named(p, &unk2, "[other]", false), lk = named(p, &kern, "schedule", true),
+		 lj = named(p, &jit, "[unknown]", false);
+	uint32_t s1[3] = {ls, lt, lk}, s2[2] = {ls, lu}, s3[2] = {lu2, lj};
+	kp_count one[2] = {1, 100}, three[2] = {3, 1};
+	struct kp_module *mods;
+	char py[32];
+	size_t n;
+
+	kp_profile_add_value_type(p, "samples", "count", 0);
+	kp_profile_add_value_type(p, "cpu", "nanoseconds", 0);
+	kp_profile_set_mapping(p, &m);
+	CHECK(kp_profile_add(p, &r, s1, 3, one));
+	CHECK(kp_profile_add(p, &r, s2, 2, three));
+	CHECK(kp_profile_add(p, &r, s3, 2, one));
+	mods = kp_modules_count(p, 0, base_name, &n);
+	CHECK_EQ_INT(n, 3); /* the file, the kernel, the JIT code */
+	CHECK(mods[0].kind == KP_LOC_USER && mods[0].obj == 1);
+	CHECK_EQ_STR(mods[0].start_prefix, "python3.12+0x");
+	CHECK(mods[0].frames == 9);
+	CHECK(mods[0].by[KP_MODULE_SYMBOL] == 4 && mods[0].by[KP_MODULE_START] == 1 &&
+	      mods[0].by[KP_MODULE_UNKNOWN] == 4);
+	CHECK_EQ_STR(mods[0].why, "[python3.12 stripped]"); /* 3 against 1 */
+	CHECK(mods[1].kind == KP_LOC_KERNEL && mods[1].frames == 1 && !mods[1].start_prefix);
+	kp_modules_sort_by_unnamed(mods, n);
+	CHECK(mods[0].kind == KP_LOC_USER && mods[1].kind == KP_LOC_JIT);
+	kp_modules_free(mods, n);
+	/* the other value weighs the other way: [other] 100 against 1 */
+	mods = kp_modules_count(p, 1, base_name, &n);
+	CHECK(mods[0].by[KP_MODULE_SYMBOL] == 101 && mods[0].by[KP_MODULE_START] == 100 &&
+	      mods[0].by[KP_MODULE_UNKNOWN] == 101);
+	CHECK_EQ_STR(mods[0].why, "[other]");
+	kp_modules_free(mods, n);
+	CHECK(kp_modules_python_unnamed(p, py, sizeof(py)));
+	CHECK_EQ_STR(py, "python3.12");
+	named(p, &(struct kp_loc){.addr = 0x7100, .obj = 5, .kind = KP_LOC_JIT}, "py::f:x.py",
+	      true);
+	CHECK(!kp_modules_python_unnamed(p, py, sizeof(py)));
+	kp_profile_free(p);
+}
+
+KP_TEST_MAIN(test_many, test_merge_locations, test_modules, test_strings_and_value_types,
 	     test_locations_and_frames, test_named_locations, test_samples_sum_per_root_and_stack,
 	     test_mappings_and_meta)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "kp_test.h"
+#include "push/credentials.h"
 #include "push/push.h"
 #include "push/pushP.h"
 
@@ -995,7 +996,27 @@ static void cleanup(void)
 	kp_test_sh("rm -rf %s", tmpdir);
 }
 
-KP_TEST_MAIN(setup, test_pyroscope_url, test_parca_body, test_labels, test_retry_then_deliver,
-	     test_outcomes, test_parca_and_token, test_credentials, test_memory_bound,
-	     test_spool_restart, test_spool_per_target, test_spool_refused, test_spool_full,
-	     test_recovery_said, test_spool_locked, cleanup)
+/* The secrets the command line hides: a URL's user:password, a
+ * credential header's value; a user alone and other headers are none. */
+static void test_secrets_in_args(void)
+{
+	char with_pass[] = "pyroscope=http://me:pw@host:4040/x?a@b",
+	     user[] = "parca=http://me@host", plain[] = "pyroscope=host:4040",
+	     auth[] = "Authorization:  Bearer abc", other[] = "X-Trace: on", empty[] = "X-Api-Key:";
+	size_t len = 0;
+	char *at;
+
+	at = kp_push_credentials_in_url(with_pass, &len);
+	CHECK(at == with_pass + strlen("pyroscope=http://") && len == strlen("me:pw"));
+	CHECK(kp_push_credentials_in_url(user, &len) == NULL);
+	CHECK(kp_push_credentials_in_url(plain, &len) == NULL);
+	at = kp_push_credentials_in_header(auth, &len);
+	CHECK(at != NULL && strcmp(at, "Bearer abc") == 0 && len == 10);
+	CHECK(kp_push_credentials_in_header(other, &len) == NULL);
+	CHECK(kp_push_credentials_in_header(empty, &len) == NULL);
+}
+
+KP_TEST_MAIN(setup, test_secrets_in_args, test_pyroscope_url, test_parca_body, test_labels,
+	     test_retry_then_deliver, test_outcomes, test_parca_and_token, test_credentials,
+	     test_memory_bound, test_spool_restart, test_spool_per_target, test_spool_refused,
+	     test_spool_full, test_recovery_said, test_spool_locked, cleanup)

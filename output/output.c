@@ -1,4 +1,4 @@
-#include "cli/output.h"
+#include "output/output.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/messages.h"
 #include "formats/folded_write.h"
 #include "formats/heatmap.h"
 #include "formats/top.h"
@@ -325,15 +324,15 @@ static bool ends_zst(const char *path)
 
 /* A usage error for -o path (without -f) whose extension no format of t
  * has: writing an SVG into x.png would surprise. Returns 0 or 2. */
-static int check_ext(const struct kp_output_table *t, const char *path, const char *cmd)
+static int check_ext(struct kp_outputs *o, const struct kp_output_table *t, const char *path,
+		     const char *cmd, struct kp_diag *d)
 {
 	if (!has_ext(path) || kp_output_by_path(t, path))
 		return 0;
-	kp_err("%s-o %s: unknown extension; the formats (-f NAME) and their extensions:", cmd,
-	       path);
-	kp_output_help(t, stderr);
-	kp_say("a name without an extension is written as %s; -f NAME writes any name",
-	       t->fallback->name);
+	kp_diag_set(d, -EINVAL,
+		    "%s-o %s: unknown extension; the formats (-f NAME) and their extensions:", cmd,
+		    path);
+	o->unknown_ext = true;
 	return 2;
 }
 
@@ -353,17 +352,17 @@ static const struct kp_output_format *choose(const struct kp_outputs *o,
 	return o->terminal_top ? t->on_terminal : t->fallback;
 }
 
-int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const char *fname,
-		    const char *const *paths, size_t npaths, const char *cmd)
+int kp_outputs_create(struct kp_outputs *o, const struct kp_output_table *t, const char *fname,
+		      const char *const *paths, size_t npaths, const char *cmd, struct kp_diag *d)
 {
 	const struct kp_output_format *named = NULL;
-	struct kp_diag d = {{0}};
 
 	memset(o, 0, sizeof(*o));
 	if (fname) {
 		named = kp_output_by_name(t, fname);
 		if (!named) {
-			kp_err("%sunknown format '%s' (%s)", cmd, fname, kp_output_names(t));
+			kp_diag_set(d, -EINVAL, "%sunknown format '%s' (%s)", cmd, fname,
+				    kp_output_names(t));
 			return 2;
 		}
 	}
@@ -377,29 +376,29 @@ int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const
 
 		for (size_t j = 0; t->refuse_repeated_path && j < i; j++) {
 			if (strcmp(paths[j], path) == 0) {
-				kp_err("%s-o %s is given twice", cmd, path);
+				kp_diag_set(d, -EINVAL, "%s-o %s is given twice", cmd, path);
 				return 2;
 			}
 		}
-		if (!named && check_ext(t, path, cmd))
+		if (!named && check_ext(o, t, path, cmd, d))
 			return 2;
 		o->fmt[i] = choose(o, t, named, path, npaths);
 		o->zst[i] = ends_zst(path);
 		if (o->zst[i] && o->fmt[i]->binary) {
-			kp_err("%s-o %s: -f %s is compressed already: drop the .zst", cmd, path,
-			       o->fmt[i]->name);
+			kp_diag_set(d, -EINVAL,
+				    "%s-o %s: -f %s is compressed already: drop the .zst", cmd,
+				    path, o->fmt[i]->name);
 			return 2;
 		}
 		if (o->fmt[i]->binary && (!path || strcmp(path, "-") == 0) &&
 		    isatty(STDOUT_FILENO)) {
-			kp_err("%s-f %s is binary: give -o FILE or redirect stdout", cmd,
-			       o->fmt[i]->name);
+			kp_diag_set(d, -EINVAL,
+				    "%s-f %s is binary: give -o FILE or redirect stdout", cmd,
+				    o->fmt[i]->name);
 			return 2;
 		}
-		if (kp_outfile_open(&o->file[i], path, &d) < 0) {
-			kp_err("%s", d.msg);
+		if (kp_outfile_open(&o->file[i], path, d) < 0)
 			return 1;
-		}
 	}
 	return 0;
 }
@@ -423,16 +422,15 @@ static int write_one(struct kp_outputs *o, size_t i, const struct kp_output_ctx 
 	return kp_zstd_writer_finish(z, d);
 }
 
-int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
-		     size_t wsize)
+int kp_outputs_commit(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
+		      size_t wsize, struct kp_diag *d)
 {
-	struct kp_diag d = {{0}};
-
 	if (where && wsize)
 		where[0] = '\0';
 	for (size_t i = 0; i < o->n; i++) {
-		if (write_one(o, i, ctx, &d) < 0 || kp_outfile_commit(&o->file[i], &d) < 0) {
-			kp_err("%s", d.msg[0] ? d.msg : "cannot write the output");
+		if (write_one(o, i, ctx, d) < 0 || kp_outfile_commit(&o->file[i], d) < 0) {
+			if (d && !d->msg[0])
+				kp_diag_set(d, -EIO, "cannot write the output");
 			return 1;
 		}
 		if (where && wsize) {
@@ -453,16 +451,4 @@ void kp_outputs_free(struct kp_outputs *o)
 	free(o->fmt);
 	free(o->zst);
 	memset(o, 0, sizeof(*o));
-}
-
-int kp_output_once(const char **path, const char *arg, const char *cmd)
-{
-	if (*path) {
-		kp_err("%s: -o given twice (%s, %s): it writes one output; kprof report writes "
-		       "several formats from one profile",
-		       cmd, *path, arg);
-		return 2;
-	}
-	*path = arg;
-	return 0;
 }

@@ -2,7 +2,7 @@
  * differential flame graph and the differential folded stacks. */
 #include <stdio.h>
 
-#include "cli/output.h"
+#include "output/output.h"
 #include "diff/diff_report.h"
 #include "formats/folded_write.h"
 

@@ -28,6 +28,9 @@ struct page {
 	size_t nnames, fids_cap;
 	char *clean;
 	size_t clean_cap;
+	struct cell_count *cells; /* a timed profile's, in order */
+	size_t ncells;
+	uint32_t cell_ms, col_ms;
 };
 
 /* s as a JSON string that cannot end the script element ('/' escaped). */
@@ -147,11 +150,23 @@ static void write_names(struct page *w)
 	fputc(']', w->out);
 }
 
-static int by_stack(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+/* A cell's samples of one stack (a wait: its ms in the cell). */
+struct cell_count {
+	uint32_t cell, count, stack;
+};
 
-	return (x > y) - (x < y);
+/* The most cell counts the events may give (192 MB): a wait gives one for
+ * each cell it covers, and a recording's waits last no longer than it,
+ * but a crafted one's could each last 49 days. */
+#define MAX_CELL_COUNTS (16u << 20)
+
+static int by_cell_stack(const void *a, const void *b)
+{
+	const struct cell_count *x = a, *y = b;
+
+	if (x->cell != y->cell)
+		return x->cell < y->cell ? -1 : 1;
+	return (x->stack > y->stack) - (x->stack < y->stack);
 }
 
 /* One cell's stack (its id after the cell's previous one, from 0) and
@@ -164,44 +179,88 @@ static void write_pair(struct page *w, uint64_t delta, uint64_t count)
 		fprintf(w->out, ",%" PRIu64 ",%" PRIu64, delta << 1 | 1, count);
 }
 
+/* Each event's counts by cell, in order of cell and stack: a sample taken
+ * counts 1 in its cell, a wait a unit for each of its ms in each cell it
+ * covers. Returns them (*n; the caller frees them), or NULL with d saying
+ * why when they would pass MAX_CELL_COUNTS. */
+static struct cell_count *cell_counts(const struct page *w, uint32_t cell_ms, size_t *n,
+				      struct kp_diag *d)
+{
+	size_t nev, k = 0, group = 0;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	struct cell_count *cc;
+	uint64_t total = 0;
+	bool spans = false;
+
+	for (size_t i = 0; i < nev; i++) {
+		uint64_t end = (uint64_t)ev[i].ms + 1, start = end - (ev[i].span ? ev[i].span : 1);
+
+		total += (end - 1) / cell_ms - start / cell_ms + 1;
+		spans |= start + 1 < end;
+	}
+	if (total > MAX_CELL_COUNTS) {
+		kp_diag_set(d, -E2BIG,
+			    "its waits cover %llu cells of stacks, more than a page holds (%u)",
+			    (unsigned long long)total, MAX_CELL_COUNTS);
+		return NULL;
+	}
+	cc = kp_xmalloc((total ? total : 1) * sizeof(*cc));
+	for (size_t i = 0; i < nev; i++) {
+		uint64_t end = (uint64_t)ev[i].ms + 1, start = end - (ev[i].span ? ev[i].span : 1);
+
+		for (uint64_t c = start / cell_ms; c * cell_ms < end; c++) {
+			uint64_t a = c * cell_ms > start ? c * cell_ms : start,
+				 b = (c + 1) * cell_ms < end ? (c + 1) * cell_ms : end;
+
+			cc[k++] = (struct cell_count){(uint32_t)c, (uint32_t)(b - a),
+						      w->stack_of[ev[i].sample]};
+		}
+	}
+	if (spans) {
+		/* waits reach back into earlier cells */
+		qsort(cc, k, sizeof(*cc), by_cell_stack);
+	} else {
+		for (size_t i = 1; i <= k; i++)
+			if (i == k || cc[i].cell != cc[group].cell) {
+				qsort(cc + group, i - group, sizeof(*cc), by_cell_stack);
+				group = i;
+			}
+	}
+	*n = k;
+	return cc;
+}
+
 /* "cells": for each cell with samples, its index after the previous
  * one's (the first: from 0), how many stacks, then its stacks in order
  * (write_pair). */
-static void write_cells(struct page *w, uint32_t cell_ms)
+static void write_cells(struct page *w)
 {
-	size_t nev, i = 0, cap = 0;
-	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
-	uint32_t *st = NULL;
+	size_t n = w->ncells, i = 0;
+	const struct cell_count *cc = w->cells;
 	uint64_t prev = 0;
 	bool first = true;
 
 	fputs("\"cells\":[", w->out);
-	while (i < nev) {
-		uint64_t cell = ev[i].ms / cell_ms;
-		size_t n = 0, distinct = 0;
+	while (i < n) {
+		uint64_t cell = cc[i].cell;
+		size_t end = i, distinct = 0;
 		uint32_t last = 0;
 
-		for (; i < nev && ev[i].ms / cell_ms == cell; i++) {
-			kp_xgrow(&st, &cap, n + 1, sizeof(*st));
-			st[n++] = w->stack_of[ev[i].sample];
-		}
-		qsort(st, n, sizeof(*st), by_stack);
-		for (size_t k = 0; k < n; k++)
-			distinct += !k || st[k] != st[k - 1];
+		for (; end < n && cc[end].cell == cell; end++)
+			distinct += end == i || cc[end].stack != cc[end - 1].stack;
 		fprintf(w->out, "%s%" PRIu64 ",%zu", first ? "" : ",", cell - prev, distinct);
 		first = false;
 		prev = cell;
-		for (size_t k = 0; k < n;) {
-			size_t run = 1;
+		while (i < end) {
+			uint64_t count = 0;
+			uint32_t stack = cc[i].stack;
 
-			while (k + run < n && st[k + run] == st[k])
-				run++;
-			write_pair(w, st[k] - last, run);
-			last = st[k];
-			k += run;
+			for (; i < end && cc[i].stack == stack; i++)
+				count += cc[i].count;
+			write_pair(w, stack - last, count);
+			last = stack;
 		}
 	}
-	free(st);
 	fputc(']', w->out);
 }
 
@@ -234,15 +293,13 @@ static void write_one_cell(struct page *w, size_t value)
 static void write_data(struct page *w, const struct kp_heatmap_opts *o)
 {
 	bool timed = kp_profile_timed(w->p);
-	uint32_t last = 0, cell_ms = 20, col_ms = 1000;
+	uint32_t last = 0, cell_ms = w->cell_ms, col_ms = w->col_ms;
 	size_t nev;
 	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
 	const char *range = kp_profile_meta(w->p, KP_META_RANGE);
 
 	if (nev)
 		last = ev[nev - 1].ms;
-	if (last >= SHORT_SPAN_MS)
-		cell_ms = 1000, col_ms = 60000;
 	fprintf(w->out,
 		"{\"timed\":%s,\"origin_ms\":%" PRIu64 ",\"cell_ms\":%" PRIu32
 		",\"col_ms\":%" PRIu32 ",\"last_ms\":%" PRIu32 ",\"title\":",
@@ -264,7 +321,7 @@ static void write_data(struct page *w, const struct kp_heatmap_opts *o)
 	write_names(w);
 	fputc(',', w->out);
 	if (timed)
-		write_cells(w, cell_ms);
+		write_cells(w);
 	else
 		write_one_cell(w, o->fold.value);
 	fputc('}', w->out);
@@ -273,11 +330,23 @@ static void write_data(struct page *w, const struct kp_heatmap_opts *o)
 int kp_heatmap_write(const struct kp_profile *p, const struct kp_heatmap_opts *o, FILE *out,
 		     struct kp_diag *d)
 {
-	struct page w = {.p = p, .out = out};
+	struct page w = {.p = p, .out = out, .cell_ms = 20, .col_ms = 1000};
+	size_t nev;
+	const struct kp_profile_event *ev = kp_profile_events(p, &nev);
 
+	if (nev && ev[nev - 1].ms >= SHORT_SPAN_MS)
+		w.cell_ms = 1000, w.col_ms = 60000;
 	w.names = kp_folded_new();
 	kp_seqtab_init(&w.stacks);
 	name_stacks(&w, &o->fold);
+	if (kp_profile_timed(p) && !(w.cells = cell_counts(&w, w.cell_ms, &w.ncells, d))) {
+		kp_folded_free(w.names);
+		kp_seqtab_fini(&w.stacks);
+		free(w.stack_of);
+		free(w.dense);
+		free(w.fids);
+		return -E2BIG;
+	}
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
@@ -295,6 +364,7 @@ int kp_heatmap_write(const struct kp_profile *p, const struct kp_heatmap_opts *o
 	free(w.dense);
 	free(w.fids);
 	free(w.clean);
+	free(w.cells);
 	if (ferror(out))
 		return kp_diag_errno(d, errno ? -errno : -EIO, "cannot write the heatmap page");
 	return 0;

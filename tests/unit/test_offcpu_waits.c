@@ -230,15 +230,15 @@ static void test_chosen(void)
 	n[KP_WAIT_PREEMPTED] = 3;
 	kp_offcpu_count_waits(o, ns, n);
 	kp_offcpu_set_stack(o, 7, locs_b, 2, &root);
-	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 100, 4.0, true);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 100, 4.0, true, 0);
 	/* its stack is used up: a second wait has none */
-	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_UNINTERRUPTIBLE, 5, 2.0, true);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_UNINTERRUPTIBLE, 5, 2.0, true, 0);
 	kp_offcpu_set_stack(o, 7, locs_c, 2, &root);
-	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 9, 1.0, true);
+	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 9, 1.0, true, 0);
 	/* the ring lost its stack */
-	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 3, 8.0, false);
-	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 0.5, false);
-	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 1e12, false);
+	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 3, 8.0, false, 0);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 0.5, false, 0);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 1e12, false, 0);
 	st = kp_offcpu_stats(o);
 	CHECK_EQ_INT(st->waits, 23);
 	CHECK_EQ_INT(st->ns, 1054);
@@ -277,7 +277,7 @@ static void test_unbiased(void)
 				continue;
 			kp_offcpu_set_stack(o, 7, i ? locs_c : locs_b, 2, &root);
 			kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, i ? 100 : 5000,
-					      16.0, true);
+					      16.0, true, 0);
 		}
 	kp_offcpu_free(o);
 	longw = value_of(loc_b, "[off-cpu: sleeping]", 0);

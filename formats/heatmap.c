@@ -1,9 +1,11 @@
-/* The heatmap page (heatmap.h): the data as one JSON object in a script
- * element, the drawing in heatmap_page.c's script. */
+/* The heatmap page (heatmap.h): the data as one JSON object, gzip'd and
+ * in base64 in a script element, the drawing in heatmap_page.c's script
+ * (which inflates it with the browser's own DecompressionStream). */
 #include "formats/heatmap.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,25 +329,109 @@ static void write_data(struct page *w, const struct kp_heatmap_opts *o)
 	fputc('}', w->out);
 }
 
+/* The page's data, and the stacks and cells it is made of. On failure
+ * (d set) nothing is written. */
+static int page_data(struct page *w, const struct kp_heatmap_opts *o, struct kp_diag *d)
+{
+	size_t nev;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	int err = 0;
+
+	w->cell_ms = 20, w->col_ms = 1000;
+	if (nev && ev[nev - 1].ms >= SHORT_SPAN_MS)
+		w->cell_ms = 1000, w->col_ms = 60000;
+	w->names = kp_folded_new();
+	kp_seqtab_init(&w->stacks);
+	name_stacks(w, &o->fold);
+	if (kp_profile_timed(w->p) && !(w->cells = cell_counts(w, w->cell_ms, &w->ncells, d)))
+		err = -E2BIG;
+	else
+		write_data(w, o);
+	kp_folded_free(w->names);
+	kp_seqtab_fini(&w->stacks);
+	free(w->stack_of);
+	free(w->dense);
+	free(w->fids);
+	free(w->clean);
+	free(w->cells);
+	return err;
+}
+
+int kp_heatmap_write_data(const struct kp_profile *p, const struct kp_heatmap_opts *o, FILE *out,
+			  struct kp_diag *d)
+{
+	struct page w = {.p = p, .out = out};
+	int err = page_data(&w, o, d);
+
+	if (!err && ferror(out))
+		return kp_diag_errno(d, errno ? -errno : -EIO, "cannot write the heatmap data");
+	return err;
+}
+
+/* data[0..len) in base64 (RFC 4648, with padding) to out. */
+static void base64(const uint8_t *data, size_t len, FILE *out)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char buf[4096];
+	size_t k = 0;
+
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)data[i] << 16 |
+			     (i + 1 < len ? (uint32_t)data[i + 1] << 8 : 0) |
+			     (i + 2 < len ? data[i + 2] : 0);
+
+		buf[k++] = abc[v >> 18 & 63];
+		buf[k++] = abc[v >> 12 & 63];
+		buf[k++] = i + 1 < len ? abc[v >> 6 & 63] : '=';
+		buf[k++] = i + 2 < len ? abc[v & 63] : '=';
+		if (k + 4 > sizeof(buf)) {
+			fwrite(buf, 1, k, out);
+			k = 0;
+		}
+	}
+	fwrite(buf, 1, k, out);
+}
+
+/* The data gzip'd, in base64: JSON of digits and names compresses 5-10
+ * times, so the page is smaller and the browser reads less of it. */
+static int write_packed(const char *json, size_t len, FILE *out, struct kp_diag *d)
+{
+	struct libdeflate_compressor *c = libdeflate_alloc_compressor(KP_HEATMAP_LEVEL);
+	uint8_t *gz;
+	size_t gzlen;
+
+	if (!c)
+		return kp_diag_set(d, -ENOMEM, "heatmap: cannot set up gzip");
+	gzlen = libdeflate_gzip_compress_bound(c, len);
+	gz = kp_xmalloc(gzlen);
+	gzlen = libdeflate_gzip_compress(c, json, len, gz, gzlen);
+	libdeflate_free_compressor(c);
+	if (!gzlen) {
+		free(gz);
+		return kp_diag_set(d, -EIO, "heatmap: gzip compression failed");
+	}
+	base64(gz, gzlen, out);
+	free(gz);
+	return 0;
+}
+
 int kp_heatmap_write(const struct kp_profile *p, const struct kp_heatmap_opts *o, FILE *out,
 		     struct kp_diag *d)
 {
-	struct page w = {.p = p, .out = out, .cell_ms = 20, .col_ms = 1000};
-	size_t nev;
-	const struct kp_profile_event *ev = kp_profile_events(p, &nev);
+	char *json = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&json, &len);
+	int err;
 
-	if (nev && ev[nev - 1].ms >= SHORT_SPAN_MS)
-		w.cell_ms = 1000, w.col_ms = 60000;
-	w.names = kp_folded_new();
-	kp_seqtab_init(&w.stacks);
-	name_stacks(&w, &o->fold);
-	if (kp_profile_timed(p) && !(w.cells = cell_counts(&w, w.cell_ms, &w.ncells, d))) {
-		kp_folded_free(w.names);
-		kp_seqtab_fini(&w.stacks);
-		free(w.stack_of);
-		free(w.dense);
-		free(w.fids);
-		return -E2BIG;
+	if (!mem)
+		return kp_diag_errno(d, -errno, "heatmap: cannot hold the page's data");
+	err = kp_heatmap_write_data(p, o, mem, d);
+	if (fclose(mem) && !err)
+		err = kp_diag_errno(d, -ENOMEM, "heatmap: cannot hold the page's data");
+	if (err) {
+		free(json);
+		return err;
 	}
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -353,18 +439,15 @@ int kp_heatmap_write(const struct kp_profile *p, const struct kp_heatmap_opts *o
 	      "<title>kprof heatmap</title>\n<style>\n",
 	      out);
 	fputs(kp_heatmap_style, out);
-	fputs("</style></head><body>\n<script id=\"kprof-data\" type=\"application/json\">", out);
-	write_data(&w, o);
+	fputs("</style></head><body>\n<script id=\"kprof-data\" type=\"application/gzip+base64\">",
+	      out);
+	err = write_packed(json, len, out, d);
+	free(json);
+	if (err)
+		return err;
 	fputs("</script>\n<script>\n", out);
 	fputs(kp_heatmap_script, out);
 	fputs("</script>\n</body></html>\n", out);
-	kp_folded_free(w.names);
-	kp_seqtab_fini(&w.stacks);
-	free(w.stack_of);
-	free(w.dense);
-	free(w.fids);
-	free(w.clean);
-	free(w.cells);
 	if (ferror(out))
 		return kp_diag_errno(d, errno ? -errno : -EIO, "cannot write the heatmap page");
 	return 0;

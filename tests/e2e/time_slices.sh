@@ -23,6 +23,8 @@ share_in() { # file func
 	awk -v a="$all" -v f="$fn" 'BEGIN { if (a > 0) printf "%d\n", 100 * f / a; else print 0 }'
 }
 between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+# the heatmap page's data (JSON, gzip'd in base64 in the page)
+page_data() { sed -n 's/.*<script id="kprof-data" type="application\/gzip+base64">\([^<]*\)<\/script>.*/\1/p' "$1" | base64 -d | gunzip; }
 # UTC wall-clock time of Unix seconds S (+ D): a date and time, or the time of day
 wall() { date -u -d "@$(awk -v s="$1" -v d="$2" 'BEGIN { printf "%.3f", s + d }')" +"$3"; }
 
@@ -119,7 +121,7 @@ check "windows given in reverse read as the same timeline" cmp -s "$T/rev.folded
 check "the directory of windows reads as its windows" cmp -s "$T/dir.folded" "$T/fwd.folded"
 "$KPROF" report "$T/w" -o "$T/w.html"
 check "the directory's heatmap page: one timeline of its windows" \
-	grep -q '"timed":true,"origin_ms":[0-9]*,"cell_ms":20' "$T/w.html"
+	grep -q '"timed":true,"origin_ms":[0-9]*,"cell_ms":20' <(page_data "$T/w.html")
 
 # waits keep their time: the same phases slept (one nanosleep each) under
 # --off-cpu; each phase's slice holds its wait, a slice inside a wait the
@@ -163,10 +165,10 @@ phases_pick "off-CPU waits from perf's records" "$T/sleep_perf.phases" '%H:%M:%S
 	2>"$T/sleep_wall.err" || { cat "$T/sleep_wall.err"; fail "the --wall recording"; }
 phases_pick "--wall waits" "$T/sleep_wall.phases" '%H:%M:%S.%3N' "$T/sleep_wall.kprof"
 # the heatmap: a wait fills the cells it covers (4 s of sleep: 200 of 20 ms)
+page_data "$T/sleep.html" >"$T/sleep.json"
 check "the heatmap page: the waits fill their cells" python3 -c '
-import json, re, sys
-html = open(sys.argv[1]).read()
-d = json.loads(re.search(r"<script id=\"kprof-data\" type=\"application/json\">(.*?)</script>", html, re.S).group(1))
+import json, sys
+d = json.load(open(sys.argv[1]))
 c, i, n = d["cells"], 0, 0
 while i < len(c):
     k = c[i + 1]
@@ -174,7 +176,7 @@ while i < len(c):
     for _ in range(k):
         i += 2 if c[i] & 1 else 1
     n += 1
-sys.exit(0 if d["cell_ms"] == 20 and n >= 190 else 1)' "$T/sleep.html"
+sys.exit(0 if d["cell_ms"] == 20 and n >= 190 else 1)' "$T/sleep.json"
 
 # bad input: one line, exit 1, no output file
 bad() { # what expected-regex args...

@@ -157,10 +157,17 @@ struct cell_count {
 	uint32_t cell, count, stack;
 };
 
-/* The most cell counts the events may give (192 MB): a wait gives one for
+/* The most cell counts the waits may give (192 MB): a wait gives one for
  * each cell it covers, and a recording's waits last no longer than it,
  * but a crafted one's could each last 49 days. */
 #define MAX_CELL_COUNTS (16u << 20)
+
+static int by_stack(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
 
 static int by_cell_stack(const void *a, const void *b)
 {
@@ -181,25 +188,21 @@ static void write_pair(struct page *w, uint64_t delta, uint64_t count)
 		fprintf(w->out, ",%" PRIu64 ",%" PRIu64, delta << 1 | 1, count);
 }
 
-/* Each event's counts by cell, in order of cell and stack: a sample taken
- * counts 1 in its cell, a wait a unit for each of its ms in each cell it
- * covers. Returns them (*n; the caller frees them), or NULL with d saying
- * why when they would pass MAX_CELL_COUNTS. */
-static struct cell_count *cell_counts(const struct page *w, uint32_t cell_ms, size_t *n,
-				      struct kp_diag *d)
+/* The cells the waits cover (events of more than 1 ms): a unit for each
+ * of a wait's ms in each cell, in order of cell and stack. Returns them
+ * (*n; the caller frees them), or NULL with d saying why when they would
+ * pass MAX_CELL_COUNTS. Samples taken are streamed by write_cells. */
+static struct cell_count *wait_counts(const struct page *w, size_t *n, struct kp_diag *d)
 {
-	size_t nev, k = 0, group = 0;
+	size_t nev, k = 0;
 	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	uint32_t cell_ms = w->cell_ms;
 	struct cell_count *cc;
 	uint64_t total = 0;
-	bool spans = false;
 
-	for (size_t i = 0; i < nev; i++) {
-		uint64_t end = (uint64_t)ev[i].ms + 1, start = end - (ev[i].span ? ev[i].span : 1);
-
-		total += (end - 1) / cell_ms - start / cell_ms + 1;
-		spans |= start + 1 < end;
-	}
+	for (size_t i = 0; i < nev; i++)
+		if (ev[i].span > 1)
+			total += ev[i].ms / cell_ms - (ev[i].ms + 1u - ev[i].span) / cell_ms + 1;
 	if (total > MAX_CELL_COUNTS) {
 		kp_diag_set(d, -E2BIG,
 			    "its waits cover %llu cells of stacks, more than a page holds (%u)",
@@ -208,8 +211,10 @@ static struct cell_count *cell_counts(const struct page *w, uint32_t cell_ms, si
 	}
 	cc = kp_xmalloc((total ? total : 1) * sizeof(*cc));
 	for (size_t i = 0; i < nev; i++) {
-		uint64_t end = (uint64_t)ev[i].ms + 1, start = end - (ev[i].span ? ev[i].span : 1);
+		uint64_t end = (uint64_t)ev[i].ms + 1, start = end - ev[i].span;
 
+		if (ev[i].span <= 1)
+			continue;
 		for (uint64_t c = start / cell_ms; c * cell_ms < end; c++) {
 			uint64_t a = c * cell_ms > start ? c * cell_ms : start,
 				 b = (c + 1) * cell_ms < end ? (c + 1) * cell_ms : end;
@@ -218,51 +223,90 @@ static struct cell_count *cell_counts(const struct page *w, uint32_t cell_ms, si
 						      w->stack_of[ev[i].sample]};
 		}
 	}
-	if (spans) {
-		/* waits reach back into earlier cells */
-		qsort(cc, k, sizeof(*cc), by_cell_stack);
-	} else {
-		for (size_t i = 1; i <= k; i++)
-			if (i == k || cc[i].cell != cc[group].cell) {
-				qsort(cc + group, i - group, sizeof(*cc), by_cell_stack);
-				group = i;
-			}
-	}
+	/* waits end in time order, but reach back into earlier cells */
+	qsort(cc, k, sizeof(*cc), by_cell_stack);
 	*n = k;
 	return cc;
 }
 
+/* One cell: the stacks of its samples taken (st[0..n), sorted) and of
+ * its waits (wc[0..nw), sorted), merged, each stack once with its count. */
+static void write_cell(struct page *w, const uint32_t *st, size_t n, const struct cell_count *wc,
+		       size_t nw)
+{
+	size_t i = 0, j = 0;
+	uint32_t last = 0;
+
+	while (i < n || j < nw) {
+		uint32_t stack = j == nw || (i < n && st[i] < wc[j].stack) ? st[i] : wc[j].stack;
+		uint64_t count = 0;
+
+		for (; i < n && st[i] == stack; i++)
+			count++;
+		for (; j < nw && wc[j].stack == stack; j++)
+			count += wc[j].count;
+		write_pair(w, stack - last, count);
+		last = stack;
+	}
+}
+
+/* How many distinct stacks st[0..n) and wc[0..nw) (both sorted) hold. */
+static size_t distinct_of(const uint32_t *st, size_t n, const struct cell_count *wc, size_t nw)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < n || j < nw) {
+		uint32_t stack = j == nw || (i < n && st[i] < wc[j].stack) ? st[i] : wc[j].stack;
+
+		for (; i < n && st[i] == stack; i++)
+			;
+		for (; j < nw && wc[j].stack == stack; j++)
+			;
+		k++;
+	}
+	return k;
+}
+
 /* "cells": for each cell with samples, its index after the previous
  * one's (the first: from 0), how many stacks, then its stacks in order
- * (write_pair). */
+ * (write_pair). Samples taken come in time order, a cell at a time; the
+ * waits' cells (w->cells) are merged in. */
 static void write_cells(struct page *w)
 {
-	size_t n = w->ncells, i = 0;
-	const struct cell_count *cc = w->cells;
+	size_t nev, i = 0, j = 0, cap = 0;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	uint32_t *st = NULL;
 	uint64_t prev = 0;
 	bool first = true;
 
 	fputs("\"cells\":[", w->out);
-	while (i < n) {
-		uint64_t cell = cc[i].cell;
-		size_t end = i, distinct = 0;
-		uint32_t last = 0;
+	for (;;) {
+		uint64_t cell = UINT64_MAX;
+		size_t n = 0, j0;
 
-		for (; end < n && cc[end].cell == cell; end++)
-			distinct += end == i || cc[end].stack != cc[end - 1].stack;
-		fprintf(w->out, "%s%" PRIu64 ",%zu", first ? "" : ",", cell - prev, distinct);
+		while (i < nev && ev[i].span > 1)
+			i++;
+		if (i < nev)
+			cell = ev[i].ms / w->cell_ms;
+		if (j < w->ncells && w->cells[j].cell < cell)
+			cell = w->cells[j].cell;
+		if (cell == UINT64_MAX)
+			break;
+		for (; i < nev && (ev[i].span > 1 || ev[i].ms / w->cell_ms == cell); i++)
+			if (ev[i].span <= 1) {
+				kp_xgrow(&st, &cap, n + 1, sizeof(*st));
+				st[n++] = w->stack_of[ev[i].sample];
+			}
+		qsort(st, n, sizeof(*st), by_stack);
+		for (j0 = j; j < w->ncells && w->cells[j].cell == cell; j++)
+			;
+		fprintf(w->out, "%s%" PRIu64 ",%zu", first ? "" : ",", cell - prev,
+			distinct_of(st, n, w->cells + j0, j - j0));
 		first = false;
 		prev = cell;
-		while (i < end) {
-			uint64_t count = 0;
-			uint32_t stack = cc[i].stack;
-
-			for (; i < end && cc[i].stack == stack; i++)
-				count += cc[i].count;
-			write_pair(w, stack - last, count);
-			last = stack;
-		}
+		write_cell(w, st, n, w->cells + j0, j - j0);
 	}
+	free(st);
 	fputc(']', w->out);
 }
 
@@ -343,7 +387,7 @@ static int page_data(struct page *w, const struct kp_heatmap_opts *o, struct kp_
 	w->names = kp_folded_new();
 	kp_seqtab_init(&w->stacks);
 	name_stacks(w, &o->fold);
-	if (kp_profile_timed(w->p) && !(w->cells = cell_counts(w, w->cell_ms, &w->ncells, d)))
+	if (kp_profile_timed(w->p) && !(w->cells = wait_counts(w, &w->ncells, d)))
 		err = -E2BIG;
 	else
 		write_data(w, o);

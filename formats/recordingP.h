@@ -18,10 +18,6 @@
 #define BATCH_LOCS   (16 * BATCH)
 /* events per timeline chunk: at most some 30 bytes each, 2 MB */
 #define BATCH_EVENTS (16 * BATCH)
-/* the most events an entry of a timeline chunk repeats (1.2's runs): an
- * entry takes at least 4 bytes, its 32 events 512 bytes of memory, so
- * that reading stays linear in the file's size */
-#define MAX_REPEAT 31
 /* What the samples may unfold to, so that reading a recording (and drawing
  * it: every frame of every stack) takes memory linear in its size: after
  * each sample, the frames of all stacks so far (those of each location, one

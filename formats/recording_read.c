@@ -518,82 +518,17 @@ static int event_sample(struct reader *r, struct kp_u64map *last, uint64_t tid, 
 	return 0;
 }
 
-/* A chunk's event, expanded from its entry (a run gives several). */
-struct chunk_event {
-	uint32_t ms, sample, tid, span;
-	uint32_t entry; /* the entry it came from: ties of one ms go in its order */
-};
-
-static int by_ms_entry(const void *a, const void *b)
-{
-	const struct chunk_event *x = a, *y = b;
-
-	if (x->ms != y->ms)
-		return x->ms < y->ms ? -1 : 1;
-	return (x->entry > y->entry) - (x->entry < y->entry);
-}
-
-/* Checks the columns of m against each other and the bound: *total the
- * events its entries stand for. */
-static int timeline_columns(struct reader *r, const Kprof__Timeline *m, size_t *total)
+static int read_timeline(struct reader *r, const Kprof__Timeline *m)
 {
 	size_t n = m->n_tick;
+	uint64_t ms = 0, tid = 0, sample = 0;
+	struct kp_u64map last; /* thread -> its last sample id in the chunk */
+	int err = 0;
 
-	if (m->n_sample != n || m->n_tid != n || (m->n_span && m->n_span != n) ||
-	    (m->n_repeat && m->n_repeat != n))
+	if (m->n_sample != n || m->n_tid != n || (m->n_span && m->n_span != n))
 		return damaged(r, "columns of different lengths");
 	if (n > BATCH_EVENTS)
 		return too_many(r, n);
-	*total = n;
-	for (size_t i = 0; i < m->n_repeat; i++) {
-		if (m->repeat[i] > MAX_REPEAT)
-			return damaged(r, "event %zu repeats %u times, more than %d",
-				       r->nevents + i, m->repeat[i], MAX_REPEAT);
-		if ((*total += m->repeat[i]) > BATCH_EVENTS)
-			return too_many(r, *total);
-		if (m->repeat[i] && m->n_span && m->span[i])
-			return damaged(r, "event %zu: a run of waits", r->nevents + i);
-	}
-	return 0;
-}
-
-/* Entry i of m (its first ms is ms, its thread tid, its sample *sample)
- * into ce[*k...]: its events. */
-static int timeline_entry(struct reader *r, const Kprof__Timeline *m, size_t i, uint64_t ms,
-			  uint64_t tid, uint64_t sample, struct chunk_event *ce, size_t *k)
-{
-	uint64_t span = m->n_span ? (uint64_t)m->span[i] + 1 : 1,
-		 repeat = m->n_repeat ? m->repeat[i] : 0;
-
-	if (m->tick[i] > UINT32_MAX || ms + repeat > UINT32_MAX)
-		return damaged(r, "event %zu at %llu ms, past 2^32", r->nevents + i,
-			       (unsigned long long)(ms + repeat));
-	if (ms < r->last_ms)
-		return damaged(r, "event %zu at %llu ms, before the one before it (%llu ms)",
-			       r->nevents + i, (unsigned long long)ms,
-			       (unsigned long long)r->last_ms);
-	if (span > ms + 1)
-		return damaged(r, "event %zu at %llu ms covers %llu ms, from before the origin",
-			       r->nevents + i, (unsigned long long)ms, (unsigned long long)span);
-	if (tid > UINT32_MAX)
-		return damaged(r, "event %zu: thread %llu", r->nevents + i,
-			       (unsigned long long)tid);
-	for (uint64_t j = 0; j <= repeat; j++)
-		ce[(*k)++] = (struct chunk_event){(uint32_t)(ms + j), (uint32_t)sample,
-						  (uint32_t)tid, (uint32_t)span, (uint32_t)i};
-	return 0;
-}
-
-static int read_timeline(struct reader *r, const Kprof__Timeline *m)
-{
-	size_t n = m->n_tick, total = 0, k = 0;
-	uint64_t ms = 0, tid = 0, sample = 0;
-	struct kp_u64map last; /* thread -> its last sample id in the chunk */
-	struct chunk_event *ce;
-	int err;
-
-	if ((err = timeline_columns(r, m, &total)))
-		return err;
 	if (r->nmeta)
 		return damaged(r, "a timeline after the metadata");
 	if (!kp_profile_timed(r->p))
@@ -604,26 +539,36 @@ static int read_timeline(struct reader *r, const Kprof__Timeline *m)
 	/* what the file holds: a few bytes of it an event, so memory stays
 	 * linear in its size (the recorder's bound is for its own memory) */
 	kp_profile_time_limit(r->p, SIZE_MAX);
-	ce = kp_xmalloc((total ? total : 1) * sizeof(*ce));
 	kp_u64map_init(&last);
-	for (size_t i = 0; i < n && !err; i++) {
+	for (size_t i = 0; i < n && !err; i++, r->nevents++) {
+		/* (1.2) the ms a wait covers, ending at its time */
+		uint64_t span = m->n_span ? (uint64_t)m->span[i] + 1 : 1;
+
 		ms += m->tick[i];
 		tid += (uint64_t)m->tid[i];
-		if (!(err = timeline_entry(r, m, i, ms, tid, sample, ce, &k)))
+		if (m->tick[i] > UINT32_MAX || ms > UINT32_MAX)
+			err = damaged(r, "event %zu at %llu ms, past 2^32", r->nevents,
+				      (unsigned long long)ms);
+		else if (ms < r->last_ms)
+			err = damaged(r, "event %zu at %llu ms, before the one before it (%llu ms)",
+				      r->nevents, (unsigned long long)ms,
+				      (unsigned long long)r->last_ms);
+		else if (span > ms + 1)
+			err = damaged(r,
+				      "event %zu at %llu ms covers %llu ms, from before the origin",
+				      r->nevents, (unsigned long long)ms, (unsigned long long)span);
+		else if (tid > UINT32_MAX)
+			err = damaged(r, "event %zu: thread %llu", r->nevents,
+				      (unsigned long long)tid);
+		else
 			err = event_sample(r, &last, tid, m->sample[i], &sample);
-		if (!err)
-			for (size_t j = k; j-- > 0 && ce[j].entry == i;)
-				ce[j].sample = (uint32_t)sample;
+		if (err)
+			break;
+		r->last_ms = ms;
+		kp_profile_add_span(r->p, (uint32_t)sample, (uint32_t)ms, (uint32_t)span,
+				    (uint32_t)tid);
 	}
 	kp_u64map_fini(&last);
-	/* runs interleave: the events in the order of their ms */
-	if (!err && m->n_repeat)
-		qsort(ce, k, sizeof(*ce), by_ms_entry);
-	for (size_t i = 0; i < k && !err; i++, r->nevents++) {
-		r->last_ms = ce[i].ms;
-		kp_profile_add_span(r->p, ce[i].sample, ce[i].ms, ce[i].span, ce[i].tid);
-	}
-	free(ce);
 	return err;
 }
 

@@ -506,118 +506,62 @@ static int write_metadata(struct writer *w)
 	return err;
 }
 
-/* One timeline chunk's columns: an entry an event, or a run of events. */
-struct events_out {
-	uint64_t *tick;
-	int64_t *sample, *tid;
-	uint32_t *span, *repeat;
-	uint32_t *first_ms, *sid; /* per entry: its first ms, its sample */
-	size_t n;
-	bool spans, repeats;
-};
-
-/* The entry of ev[i] extends the run r of its thread when it is the same
- * sample 1 ms after the run's last, and the reader's order (by ms, ties
- * by the entry that starts the run) stays the order of the events: no
- * event of its ms went into a later entry (after_ms: the latest entry an
- * event of this ms went into, -1 for none). */
-static bool extends_run(const struct events_out *o, const struct kp_profile_event *e, uint64_t r,
-			int64_t after_ms)
-{
-	return e->span <= 1 && o->span[r] == 0 && o->repeat[r] < MAX_REPEAT &&
-	       o->sid[r] == e->sample && (uint64_t)o->first_ms[r] + o->repeat[r] + 1 == e->ms &&
-	       (int64_t)r > after_ms;
-}
-
-/* ev[0..n) as a chunk's entries (at most n): runs of a thread's sample
- * in consecutive ms are one entry (a spin loop at 999 Hz: one every 32 ms). */
-static void events_entries(struct events_out *o, const struct kp_profile_event *ev, size_t n)
-{
-	struct kp_u64map last, run; /* thread -> its last sample id; its open entry */
-	uint32_t ms = 0, prev_first = 0, last_tid = 0;
-	int64_t after_ms = -1;
-
-	kp_u64map_init(&last);
-	kp_u64map_init(&run);
-	o->n = 0;
-	o->spans = o->repeats = false;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t r, k = o->n;
-
-		if (!i || ev[i].ms != ms)
-			after_ms = -1;
-		ms = ev[i].ms;
-		if (kp_u64map_get(&run, ev[i].tid, &r) && extends_run(o, &ev[i], r, after_ms)) {
-			o->repeat[r]++;
-			o->repeats = true;
-			after_ms = (int64_t)r;
-			continue;
-		}
-		o->tick[k] = ev[i].ms - prev_first;
-		prev_first = ev[i].ms;
-		/* a thread's samples repeat: each after its own last */
-		o->sample[k] =
-			(int64_t)ev[i].sample - (int64_t)last_swap(&last, ev[i].tid, ev[i].sample);
-		o->tid[k] = (int64_t)ev[i].tid - last_tid;
-		last_tid = ev[i].tid;
-		o->span[k] = ev[i].span > 1 ? ev[i].span - 1 : 0;
-		o->spans |= o->span[k] != 0;
-		o->repeat[k] = 0;
-		o->first_ms[k] = ev[i].ms;
-		o->sid[k] = ev[i].sample;
-		kp_u64map_put(&run, ev[i].tid, k);
-		after_ms = (int64_t)k;
-		o->n++;
-	}
-	kp_u64map_fini(&last);
-	kp_u64map_fini(&run);
-}
-
 /* The time axis, when the profile keeps one: BATCH_EVENTS events a chunk. */
 static int write_timeline(struct writer *w)
 {
 	size_t n, i = 0;
 	const struct kp_profile_event *ev = kp_profile_events(w->p, &n);
-	struct events_out o;
+	uint64_t *tick;
+	int64_t *sample, *tid;
+	uint32_t *span;
+	struct kp_u64map last; /* thread -> its last sample id in the chunk */
 	int err = 0;
 
 	if (!kp_profile_timed(w->p))
 		return 0;
-	o.tick = kp_xmalloc(BATCH_EVENTS * sizeof(*o.tick));
-	o.sample = kp_xmalloc(BATCH_EVENTS * sizeof(*o.sample));
-	o.tid = kp_xmalloc(BATCH_EVENTS * sizeof(*o.tid));
-	o.span = kp_xmalloc(BATCH_EVENTS * sizeof(*o.span));
-	o.repeat = kp_xmalloc(BATCH_EVENTS * sizeof(*o.repeat));
-	o.first_ms = kp_xmalloc(BATCH_EVENTS * sizeof(*o.first_ms));
-	o.sid = kp_xmalloc(BATCH_EVENTS * sizeof(*o.sid));
+	tick = kp_xmalloc(BATCH_EVENTS * sizeof(*tick));
+	sample = kp_xmalloc(BATCH_EVENTS * sizeof(*sample));
+	tid = kp_xmalloc(BATCH_EVENTS * sizeof(*tid));
+	span = kp_xmalloc(BATCH_EVENTS * sizeof(*span));
+	kp_u64map_init(&last);
 	do {
 		Kprof__Timeline m = KPROF__TIMELINE__INIT;
 		Kprof__Chunk c = KPROF__CHUNK__INIT;
-		size_t k = n - i < BATCH_EVENTS ? n - i : BATCH_EVENTS;
+		uint32_t ms = 0, last_tid = 0;
+		size_t k = 0;
+		bool spans = false;
 
-		events_entries(&o, ev + i, k);
-		i += k;
+		kp_u64map_fini(&last);
+		kp_u64map_init(&last);
+		for (; i < n && k < BATCH_EVENTS; i++, k++) {
+			tick[k] = ev[i].ms - ms;
+			ms = ev[i].ms;
+			/* a thread's samples repeat: each after its own last */
+			sample[k] = (int64_t)ev[i].sample -
+				    (int64_t)last_swap(&last, ev[i].tid, ev[i].sample);
+			tid[k] = (int64_t)ev[i].tid - last_tid;
+			last_tid = ev[i].tid;
+			span[k] = ev[i].span > 1 ? ev[i].span - 1 : 0;
+			spans |= span[k] != 0;
+		}
 		m.origin_ns = kp_profile_time_origin(w->p);
 		m.dropped = kp_profile_events_dropped(w->p);
-		m.n_tick = m.n_sample = m.n_tid = o.n;
-		m.tick = o.tick;
-		m.sample = o.sample;
-		m.tid = o.tid;
-		m.n_span = o.spans ? o.n : 0;
-		m.span = o.span;
-		m.n_repeat = o.repeats ? o.n : 0;
-		m.repeat = o.repeat;
+		m.n_tick = m.n_sample = m.n_tid = k;
+		m.tick = tick;
+		m.sample = sample;
+		m.tid = tid;
+		/* (1.2) only a chunk with a wait has the column */
+		m.n_span = spans ? k : 0;
+		m.span = span;
 		c.chunk_case = KPROF__CHUNK__CHUNK_TIMELINE;
 		c.timeline = &m;
 		err = put(w, &c);
 	} while (i < n && !err);
-	free(o.tick);
-	free(o.sample);
-	free(o.tid);
-	free(o.span);
-	free(o.repeat);
-	free(o.first_ms);
-	free(o.sid);
+	kp_u64map_fini(&last);
+	free(tick);
+	free(sample);
+	free(tid);
+	free(span);
 	return err;
 }
 

@@ -194,7 +194,8 @@ static void charge(struct kp_offcpu *o, const struct thread *t, struct stack *st
 	if (o->opts.ms_of) {
 		uint64_t span = (ns + 500000u) / 1000000u;
 
-		kp_profile_add_span(o->opts.prof, id, o->opts.ms_of(o->opts.arg, end),
+		/* its last ms: the one holding its last nanosecond */
+		kp_profile_add_span(o->opts.prof, id, o->opts.ms_of(o->opts.arg, end ? end - 1 : 0),
 				    span ? (span > UINT32_MAX ? UINT32_MAX : (uint32_t)span) : 1,
 				    (uint32_t)t->tid);
 	}

@@ -297,7 +297,8 @@ static void write_cells(struct page *w)
 				kp_xgrow(&st, &cap, n + 1, sizeof(*st));
 				st[n++] = w->stack_of[ev[i].sample];
 			}
-		qsort(st, n, sizeof(*st), by_stack);
+		if (n > 1)
+			qsort(st, n, sizeof(*st), by_stack);
 		for (j0 = j; j < w->ncells && w->cells[j].cell == cell; j++)
 			;
 		fprintf(w->out, "%s%" PRIu64 ",%zu", first ? "" : ",", cell - prev,

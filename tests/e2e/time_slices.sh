@@ -143,7 +143,9 @@ sum=$(($(total_count "$T/sleep_a.folded") + $(total_count "$T/sleep_b.folded")))
 whole=$(total_count "$T/sleep_all.folded")
 check "slices that split a wait sum to it ($sum us, the whole $whole us)" \
 	between "$sum" "$((whole - $(wc -l <"$T/sleep_all.folded")))" "$whole"
-"$KPROF" report "$T/sleep.kprof" -o "$T/sleep.speedscope.json" -o "$T/sleep.html"
+"$KPROF" report "$T/sleep.kprof" -o "$T/sleep.speedscope.json" -o "$T/sleep.html" 2>"$T/sleep_out.err"
+check "the off-CPU recording's speedscope and heatmap page written ($(head -c 200 "$T/sleep_out.err"))" \
+	[ $? -eq 0 -a -s "$T/sleep.html" ]
 check "speedscope: the waits in time order, the phases in order" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

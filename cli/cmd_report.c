@@ -186,8 +186,8 @@ static int load_sliced(char *const *paths, size_t n, struct report_cli *rc, stru
 		return 1;
 	}
 	if ((rc->from || rc->to) && kp_profile_timed(*p) && kp_timeline_untimed(*p))
-		kp_warn("%zu stacks keep no time (off-CPU waits, or samples past the recorder's "
-			"bound): the range leaves them out",
+		kp_warn("%zu stacks keep no time (samples past the recorder's bound, or off-CPU "
+			"waits of a kprof before waits kept it): the range leaves them out",
 			kp_timeline_untimed(*p));
 	if ((rc->from || rc->to) && kp_timeline_slice_spec(p, rc->from, rc->to, &d) < 0) {
 		kp_err("report: %s: %s", n > 1 ? "the recordings" : paths[0], d.msg);

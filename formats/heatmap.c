@@ -1,9 +1,11 @@
-/* The heatmap page (heatmap.h): the data as one JSON object in a script
- * element, the drawing in heatmap_page.c's script. */
+/* The heatmap page (heatmap.h): the data as one JSON object, gzip'd and
+ * in base64 in a script element, the drawing in heatmap_page.c's script
+ * (which inflates it with the browser's own DecompressionStream). */
 #include "formats/heatmap.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +31,9 @@ struct page {
 	size_t nnames, fids_cap;
 	char *clean;
 	size_t clean_cap;
+	struct cell_count *cells; /* a timed profile's, in order */
+	size_t ncells;
+	uint32_t cell_ms, col_ms;
 };
 
 /* s as a JSON string that cannot end the script element ('/' escaped). */
@@ -148,11 +153,30 @@ static void write_names(struct page *w)
 	fputc(']', w->out);
 }
 
+/* A cell's samples of one stack (a wait: its ms in the cell). */
+struct cell_count {
+	uint32_t cell, count, stack;
+};
+
+/* The most cell counts the waits may give (192 MB): a wait gives one for
+ * each cell it covers, and a recording's waits last no longer than it,
+ * but a crafted one's could each last 49 days. */
+#define MAX_CELL_COUNTS (16u << 20)
+
 static int by_stack(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+static int by_cell_stack(const void *a, const void *b)
+{
+	const struct cell_count *x = a, *y = b;
+
+	if (x->cell != y->cell)
+		return x->cell < y->cell ? -1 : 1;
+	return (x->stack > y->stack) - (x->stack < y->stack);
 }
 
 /* One cell's stack (its id after the cell's previous one, from 0) and
@@ -165,42 +189,124 @@ static void write_pair(struct page *w, uint64_t delta, uint64_t count)
 		fprintf(w->out, ",%" PRIu64 ",%" PRIu64, delta << 1 | 1, count);
 }
 
+/* The cells the waits cover (events of more than 1 ms): a unit for each
+ * of a wait's ms in each cell, in order of cell and stack. Returns them
+ * (*n; the caller frees them), or NULL with d saying why when they would
+ * pass MAX_CELL_COUNTS. Samples taken are streamed by write_cells. */
+static struct cell_count *wait_counts(const struct page *w, size_t *n, struct kp_diag *d)
+{
+	size_t nev, k = 0;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	uint32_t cell_ms = w->cell_ms;
+	struct cell_count *cc;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < nev; i++)
+		if (ev[i].span > 1)
+			total += ev[i].ms / cell_ms - (ev[i].ms + 1u - ev[i].span) / cell_ms + 1;
+	if (total > MAX_CELL_COUNTS) {
+		kp_diag_set(d, -E2BIG,
+			    "its waits cover %llu cells of stacks, more than a page holds (%u)",
+			    (unsigned long long)total, MAX_CELL_COUNTS);
+		return NULL;
+	}
+	cc = kp_xmalloc((total ? total : 1) * sizeof(*cc));
+	for (size_t i = 0; i < nev; i++) {
+		uint64_t end = (uint64_t)ev[i].ms + 1, start = end - ev[i].span;
+
+		if (ev[i].span <= 1)
+			continue;
+		for (uint64_t c = start / cell_ms; c * cell_ms < end; c++) {
+			uint64_t a = c * cell_ms > start ? c * cell_ms : start,
+				 b = (c + 1) * cell_ms < end ? (c + 1) * cell_ms : end;
+
+			cc[k++] = (struct cell_count){(uint32_t)c, (uint32_t)(b - a),
+						      w->stack_of[ev[i].sample]};
+		}
+	}
+	/* waits end in time order, but reach back into earlier cells */
+	qsort(cc, k, sizeof(*cc), by_cell_stack);
+	*n = k;
+	return cc;
+}
+
+/* One cell: the stacks of its samples taken (st[0..n), sorted) and of
+ * its waits (wc[0..nw), sorted), merged, each stack once with its count. */
+static void write_cell(struct page *w, const uint32_t *st, size_t n, const struct cell_count *wc,
+		       size_t nw)
+{
+	size_t i = 0, j = 0;
+	uint32_t last = 0;
+
+	while (i < n || j < nw) {
+		uint32_t stack = j == nw || (i < n && st[i] < wc[j].stack) ? st[i] : wc[j].stack;
+		uint64_t count = 0;
+
+		for (; i < n && st[i] == stack; i++)
+			count++;
+		for (; j < nw && wc[j].stack == stack; j++)
+			count += wc[j].count;
+		write_pair(w, stack - last, count);
+		last = stack;
+	}
+}
+
+/* How many distinct stacks st[0..n) and wc[0..nw) (both sorted) hold. */
+static size_t distinct_of(const uint32_t *st, size_t n, const struct cell_count *wc, size_t nw)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < n || j < nw) {
+		uint32_t stack = j == nw || (i < n && st[i] < wc[j].stack) ? st[i] : wc[j].stack;
+
+		for (; i < n && st[i] == stack; i++)
+			;
+		for (; j < nw && wc[j].stack == stack; j++)
+			;
+		k++;
+	}
+	return k;
+}
+
 /* "cells": for each cell with samples, its index after the previous
  * one's (the first: from 0), how many stacks, then its stacks in order
- * (write_pair). */
-static void write_cells(struct page *w, uint32_t cell_ms)
+ * (write_pair). Samples taken come in time order, a cell at a time; the
+ * waits' cells (w->cells) are merged in. */
+static void write_cells(struct page *w)
 {
-	size_t nev, i = 0, cap = 0;
+	size_t nev, i = 0, j = 0, cap = 0;
 	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
 	uint32_t *st = NULL;
 	uint64_t prev = 0;
 	bool first = true;
 
 	fputs("\"cells\":[", w->out);
-	while (i < nev) {
-		uint64_t cell = ev[i].ms / cell_ms;
-		size_t n = 0, distinct = 0;
-		uint32_t last = 0;
+	for (;;) {
+		uint64_t cell = UINT64_MAX;
+		size_t n = 0, j0;
 
-		for (; i < nev && ev[i].ms / cell_ms == cell; i++) {
-			kp_xgrow(&st, &cap, n + 1, sizeof(*st));
-			st[n++] = w->stack_of[ev[i].sample];
-		}
-		qsort(st, n, sizeof(*st), by_stack);
-		for (size_t k = 0; k < n; k++)
-			distinct += !k || st[k] != st[k - 1];
-		fprintf(w->out, "%s%" PRIu64 ",%zu", first ? "" : ",", cell - prev, distinct);
+		while (i < nev && ev[i].span > 1)
+			i++;
+		if (i < nev)
+			cell = ev[i].ms / w->cell_ms;
+		if (j < w->ncells && w->cells[j].cell < cell)
+			cell = w->cells[j].cell;
+		if (cell == UINT64_MAX)
+			break;
+		for (; i < nev && (ev[i].span > 1 || ev[i].ms / w->cell_ms == cell); i++)
+			if (ev[i].span <= 1) {
+				kp_xgrow(&st, &cap, n + 1, sizeof(*st));
+				st[n++] = w->stack_of[ev[i].sample];
+			}
+		if (n > 1)
+			qsort(st, n, sizeof(*st), by_stack);
+		for (j0 = j; j < w->ncells && w->cells[j].cell == cell; j++)
+			;
+		fprintf(w->out, "%s%" PRIu64 ",%zu", first ? "" : ",", cell - prev,
+			distinct_of(st, n, w->cells + j0, j - j0));
 		first = false;
 		prev = cell;
-		for (size_t k = 0; k < n;) {
-			size_t run = 1;
-
-			while (k + run < n && st[k + run] == st[k])
-				run++;
-			write_pair(w, st[k] - last, run);
-			last = st[k];
-			k += run;
-		}
+		write_cell(w, st, n, w->cells + j0, j - j0);
 	}
 	free(st);
 	fputc(']', w->out);
@@ -235,7 +341,7 @@ static void write_one_cell(struct page *w, size_t value)
 static void write_data(struct page *w, const struct kp_heatmap_opts *o)
 {
 	bool timed = kp_profile_timed(w->p);
-	uint32_t last = 0, cell_ms = 20, col_ms = 1000;
+	uint32_t last = 0, cell_ms = w->cell_ms, col_ms = w->col_ms;
 	size_t nev;
 	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
 	struct kp_run_meta meta;
@@ -245,8 +351,6 @@ static void write_data(struct page *w, const struct kp_heatmap_opts *o)
 	range = meta.range;
 	if (nev)
 		last = ev[nev - 1].ms;
-	if (last >= SHORT_SPAN_MS)
-		cell_ms = 1000, col_ms = 60000;
 	fprintf(w->out,
 		"{\"timed\":%s,\"origin_ms\":%" PRIu64 ",\"cell_ms\":%" PRIu32
 		",\"col_ms\":%" PRIu32 ",\"last_ms\":%" PRIu32 ",\"title\":",
@@ -268,37 +372,131 @@ static void write_data(struct page *w, const struct kp_heatmap_opts *o)
 	write_names(w);
 	fputc(',', w->out);
 	if (timed)
-		write_cells(w, cell_ms);
+		write_cells(w);
 	else
 		write_one_cell(w, o->fold.value);
 	fputc('}', w->out);
 }
 
+/* The page's data, and the stacks and cells it is made of. On failure
+ * (d set) nothing is written. */
+static int page_data(struct page *w, const struct kp_heatmap_opts *o, struct kp_diag *d)
+{
+	size_t nev;
+	const struct kp_profile_event *ev = kp_profile_events(w->p, &nev);
+	int err = 0;
+
+	w->cell_ms = 20, w->col_ms = 1000;
+	if (nev && ev[nev - 1].ms >= SHORT_SPAN_MS)
+		w->cell_ms = 1000, w->col_ms = 60000;
+	w->names = kp_folded_new();
+	kp_seqtab_init(&w->stacks);
+	name_stacks(w, &o->fold);
+	if (kp_profile_timed(w->p) && !(w->cells = wait_counts(w, &w->ncells, d)))
+		err = -E2BIG;
+	else
+		write_data(w, o);
+	kp_folded_free(w->names);
+	kp_seqtab_fini(&w->stacks);
+	free(w->stack_of);
+	free(w->dense);
+	free(w->fids);
+	free(w->clean);
+	free(w->cells);
+	return err;
+}
+
+int kp_heatmap_write_data(const struct kp_profile *p, const struct kp_heatmap_opts *o, FILE *out,
+			  struct kp_diag *d)
+{
+	struct page w = {.p = p, .out = out};
+	int err = page_data(&w, o, d);
+
+	if (!err && ferror(out))
+		return kp_diag_errno(d, errno ? -errno : -EIO, "cannot write the heatmap data");
+	return err;
+}
+
+/* data[0..len) in base64 (RFC 4648, with padding) to out. */
+static void base64(const uint8_t *data, size_t len, FILE *out)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char buf[4096];
+	size_t k = 0;
+
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)data[i] << 16 |
+			     (i + 1 < len ? (uint32_t)data[i + 1] << 8 : 0) |
+			     (i + 2 < len ? data[i + 2] : 0);
+
+		buf[k++] = abc[v >> 18 & 63];
+		buf[k++] = abc[v >> 12 & 63];
+		buf[k++] = i + 1 < len ? abc[v >> 6 & 63] : '=';
+		buf[k++] = i + 2 < len ? abc[v & 63] : '=';
+		if (k + 4 > sizeof(buf)) {
+			fwrite(buf, 1, k, out);
+			k = 0;
+		}
+	}
+	fwrite(buf, 1, k, out);
+}
+
+/* The data gzip'd, in base64: JSON of digits and names compresses 5-10
+ * times, so the page is smaller and the browser reads less of it. */
+static int write_packed(const char *json, size_t len, FILE *out, struct kp_diag *d)
+{
+	struct libdeflate_compressor *c = libdeflate_alloc_compressor(KP_HEATMAP_LEVEL);
+	uint8_t *gz;
+	size_t gzlen;
+
+	if (!c)
+		return kp_diag_set(d, -ENOMEM, "heatmap: cannot set up gzip");
+	gzlen = libdeflate_gzip_compress_bound(c, len);
+	gz = kp_xmalloc(gzlen);
+	gzlen = libdeflate_gzip_compress(c, json, len, gz, gzlen);
+	libdeflate_free_compressor(c);
+	if (!gzlen) {
+		free(gz);
+		return kp_diag_set(d, -EIO, "heatmap: gzip compression failed");
+	}
+	base64(gz, gzlen, out);
+	free(gz);
+	return 0;
+}
+
 int kp_heatmap_write(const struct kp_profile *p, const struct kp_heatmap_opts *o, FILE *out,
 		     struct kp_diag *d)
 {
-	struct page w = {.p = p, .out = out};
+	char *json = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&json, &len);
+	int err;
 
-	w.names = kp_folded_new();
-	kp_seqtab_init(&w.stacks);
-	name_stacks(&w, &o->fold);
+	if (!mem)
+		return kp_diag_errno(d, -errno, "heatmap: cannot hold the page's data");
+	err = kp_heatmap_write_data(p, o, mem, d);
+	if (fclose(mem) && !err)
+		err = kp_diag_errno(d, -ENOMEM, "heatmap: cannot hold the page's data");
+	if (err) {
+		free(json);
+		return err;
+	}
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
 	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
 	      "<title>kprof heatmap</title>\n<style>\n",
 	      out);
 	fputs(kp_heatmap_style, out);
-	fputs("</style></head><body>\n<script id=\"kprof-data\" type=\"application/json\">", out);
-	write_data(&w, o);
+	fputs("</style></head><body>\n<script id=\"kprof-data\" type=\"application/gzip+base64\">",
+	      out);
+	err = write_packed(json, len, out, d);
+	free(json);
+	if (err)
+		return err;
 	fputs("</script>\n<script>\n", out);
 	fputs(kp_heatmap_script, out);
 	fputs("</script>\n</body></html>\n", out);
-	kp_folded_free(w.names);
-	kp_seqtab_fini(&w.stacks);
-	free(w.stack_of);
-	free(w.dense);
-	free(w.fids);
-	free(w.clean);
 	if (ferror(out))
 		return kp_diag_errno(d, errno ? -errno : -EIO, "cannot write the heatmap page");
 	return 0;

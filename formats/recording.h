@@ -23,11 +23,11 @@
 #include "profile/profile.h"
 #include "util/diag.h"
 
-/* The format this kprof writes (1.1: the time axis; a profile without one
- * is written as 1.0). A reader takes every minor version of its major
- * (what a newer minor adds, it skips) and refuses other majors. */
+/* The format this kprof writes (1.1: the time axis; 1.2: waits on it, their
+ * length; a profile without time is written as 1.0). A reader takes every minor version of
+ * its major (what a newer minor adds, it skips) and refuses other majors. */
 #define KP_RECORDING_MAJOR 1
-#define KP_RECORDING_MINOR 1
+#define KP_RECORDING_MINOR 2
 
 #define KP_RECORDING_HEADER_SIZE 8
 

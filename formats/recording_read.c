@@ -525,7 +525,7 @@ static int read_timeline(struct reader *r, const Kprof__Timeline *m)
 	struct kp_u64map last; /* thread -> its last sample id in the chunk */
 	int err = 0;
 
-	if (m->n_sample != n || m->n_tid != n)
+	if (m->n_sample != n || m->n_tid != n || (m->n_span && m->n_span != n))
 		return damaged(r, "columns of different lengths");
 	if (n > BATCH_EVENTS)
 		return too_many(r, n);
@@ -541,6 +541,9 @@ static int read_timeline(struct reader *r, const Kprof__Timeline *m)
 	kp_profile_time_limit(r->p, SIZE_MAX);
 	kp_u64map_init(&last);
 	for (size_t i = 0; i < n && !err; i++, r->nevents++) {
+		/* (1.2) the ms a wait covers, ending at its time */
+		uint64_t span = m->n_span ? (uint64_t)m->span[i] + 1 : 1;
+
 		ms += m->tick[i];
 		tid += (uint64_t)m->tid[i];
 		if (m->tick[i] > UINT32_MAX || ms > UINT32_MAX)
@@ -550,6 +553,10 @@ static int read_timeline(struct reader *r, const Kprof__Timeline *m)
 			err = damaged(r, "event %zu at %llu ms, before the one before it (%llu ms)",
 				      r->nevents, (unsigned long long)ms,
 				      (unsigned long long)r->last_ms);
+		else if (span > ms + 1)
+			err = damaged(r,
+				      "event %zu at %llu ms covers %llu ms, from before the origin",
+				      r->nevents, (unsigned long long)ms, (unsigned long long)span);
 		else if (tid > UINT32_MAX)
 			err = damaged(r, "event %zu: thread %llu", r->nevents,
 				      (unsigned long long)tid);
@@ -558,7 +565,8 @@ static int read_timeline(struct reader *r, const Kprof__Timeline *m)
 		if (err)
 			break;
 		r->last_ms = ms;
-		kp_profile_add_event(r->p, (uint32_t)sample, (uint32_t)ms, (uint32_t)tid);
+		kp_profile_add_span(r->p, (uint32_t)sample, (uint32_t)ms, (uint32_t)span,
+				    (uint32_t)tid);
 	}
 	kp_u64map_fini(&last);
 	return err;

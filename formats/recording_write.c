@@ -513,6 +513,7 @@ static int write_timeline(struct writer *w)
 	const struct kp_profile_event *ev = kp_profile_events(w->p, &n);
 	uint64_t *tick;
 	int64_t *sample, *tid;
+	uint32_t *span;
 	struct kp_u64map last; /* thread -> its last sample id in the chunk */
 	int err = 0;
 
@@ -521,12 +522,14 @@ static int write_timeline(struct writer *w)
 	tick = kp_xmalloc(BATCH_EVENTS * sizeof(*tick));
 	sample = kp_xmalloc(BATCH_EVENTS * sizeof(*sample));
 	tid = kp_xmalloc(BATCH_EVENTS * sizeof(*tid));
+	span = kp_xmalloc(BATCH_EVENTS * sizeof(*span));
 	kp_u64map_init(&last);
 	do {
 		Kprof__Timeline m = KPROF__TIMELINE__INIT;
 		Kprof__Chunk c = KPROF__CHUNK__INIT;
 		uint32_t ms = 0, last_tid = 0;
 		size_t k = 0;
+		bool spans = false;
 
 		kp_u64map_fini(&last);
 		kp_u64map_init(&last);
@@ -538,6 +541,8 @@ static int write_timeline(struct writer *w)
 				    (int64_t)last_swap(&last, ev[i].tid, ev[i].sample);
 			tid[k] = (int64_t)ev[i].tid - last_tid;
 			last_tid = ev[i].tid;
+			span[k] = ev[i].span > 1 ? ev[i].span - 1 : 0;
+			spans |= span[k] != 0;
 		}
 		m.origin_ns = kp_profile_time_origin(w->p);
 		m.dropped = kp_profile_events_dropped(w->p);
@@ -545,6 +550,9 @@ static int write_timeline(struct writer *w)
 		m.tick = tick;
 		m.sample = sample;
 		m.tid = tid;
+		/* (1.2) only a chunk with a wait has the column */
+		m.n_span = spans ? k : 0;
+		m.span = span;
 		c.chunk_case = KPROF__CHUNK__CHUNK_TIMELINE;
 		c.timeline = &m;
 		err = put(w, &c);
@@ -553,6 +561,7 @@ static int write_timeline(struct writer *w)
 	free(tick);
 	free(sample);
 	free(tid);
+	free(span);
 	return err;
 }
 

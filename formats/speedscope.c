@@ -230,11 +230,21 @@ static const char *unit_of(const char *unit)
 	return "none";
 }
 
+/* The weight of units [a, a + k) of v shared among n units: v / n each,
+ * the remainder one to each of the first units, so the parts sum to v. */
+static kp_count share(kp_count v, uint64_t a, uint64_t k, uint64_t n)
+{
+	kp_count rest = v % n, extra = rest > a ? rest - a : 0;
+
+	return v / n * k + (extra < k ? extra : k);
+}
+
 /* A timed profile's samples in time order (docs/formats.md): an entry per
  * event, its stack's, weighing its sample's values shared among the
- * sample's events (exactly: the first value % n events weigh one more),
- * then the samples with no event (off-CPU waits) whole. A new array of
- * references to all's stacks; w->seq_weights and w->nseq are its weights. */
+ * sample's events by the ms each covers (1 a sample taken, a wait its
+ * length; exactly: the remainder one unit at a time), then the samples with no
+ * event whole. A new array of references to all's stacks; w->seq_weights
+ * and w->nseq are its weights. */
 static json_t *in_time_order(struct ss *w, json_t *all)
 {
 	size_t ns = kp_profile_nsamples(w->p), nev, nv = kp_profile_nvalues(w->p), k = 0;
@@ -243,21 +253,21 @@ static json_t *in_time_order(struct ss *w, json_t *all)
 	json_t *seq = need(json_array());
 
 	for (size_t i = 0; i < nev; i++)
-		n[ev[i].sample]++;
+		n[ev[i].sample] += ev[i].span ? ev[i].span : 1;
 	w->nseq = nev;
 	for (size_t i = 0; i < ns; i++)
 		w->nseq += !n[i];
 	w->seq_weights = kp_xmalloc((w->nseq * nv + 1) * sizeof(*w->seq_weights));
 	for (size_t i = 0; i < nev; i++, k++) {
 		uint32_t s = ev[i].sample;
+		uint64_t span = ev[i].span ? ev[i].span : 1;
 		const kp_count *values;
 
 		kp_profile_sample(w->p, s, NULL, NULL, &values);
 		push_ref(seq, json_array_get(all, w->stack_of[s]));
 		for (size_t v = 0; v < nv; v++)
-			w->seq_weights[k * nv + v] =
-				values[v] / n[s] + (seen[s] < values[v] % n[s] ? 1 : 0);
-		seen[s]++;
+			w->seq_weights[k * nv + v] = share(values[v], seen[s], span, n[s]);
+		seen[s] += span;
 	}
 	for (size_t i = 0; i < ns; i++) {
 		const kp_count *values;

@@ -375,7 +375,25 @@ uint64_t kp_profile_time_origin(const struct kp_profile *p)
 	return p->timed ? p->origin_ns : 0;
 }
 
+uint64_t kp_profile_event_overlap(const struct kp_profile_event *e, uint64_t from_ms,
+				  uint64_t to_ms)
+{
+	uint64_t end = (uint64_t)e->ms + 1, start = end - (e->span ? e->span : 1);
+
+	if (start < from_ms)
+		start = from_ms;
+	if (end > to_ms)
+		end = to_ms;
+	return end > start ? end - start : 0;
+}
+
 bool kp_profile_add_event(struct kp_profile *p, uint32_t sample, uint32_t ms, uint32_t tid)
+{
+	return kp_profile_add_span(p, sample, ms, 1, tid);
+}
+
+bool kp_profile_add_span(struct kp_profile *p, uint32_t sample, uint32_t ms, uint32_t span,
+			 uint32_t tid)
 {
 	if (!p->timed || p->nevents >= (p->max_events ? p->max_events : KP_PROFILE_MAX_EVENTS)) {
 		p->dropped++;
@@ -383,8 +401,12 @@ bool kp_profile_add_event(struct kp_profile *p, uint32_t sample, uint32_t ms, ui
 	}
 	if (p->nevents && ms < p->events[p->nevents - 1].ms)
 		ms = p->events[p->nevents - 1].ms;
+	if (!span)
+		span = 1;
+	if (span > ms + 1ull)
+		span = ms + 1;
 	kp_xgrow(&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events));
-	p->events[p->nevents++] = (struct kp_profile_event){ms, sample, tid};
+	p->events[p->nevents++] = (struct kp_profile_event){ms, sample, tid, span};
 	return true;
 }
 
@@ -592,8 +614,8 @@ struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p)
 	if (p->timed)
 		kp_profile_time_start(q, p->origin_ns);
 	for (size_t i = 0; i < p->nevents; i++)
-		kp_profile_add_event(q, sid[p->events[i].sample], p->events[i].ms,
-				     p->events[i].tid);
+		kp_profile_add_span(q, sid[p->events[i].sample], p->events[i].ms, p->events[i].span,
+				    p->events[i].tid);
 	q->dropped = p->dropped;
 	for (size_t i = 0; i < p->nmeta; i++)
 		kp_profile_set_meta(q, p->meta[i].key, "%s", p->meta[i].value);

@@ -171,12 +171,18 @@ struct kp_profile *kp_profile_merge_locations(const struct kp_profile *p);
  * folded text, or a recording of a kprof before the axis, has none. */
 
 struct kp_profile_event {
-	uint32_t ms;	 /* from the origin */
+	uint32_t ms;	 /* from the origin: its last millisecond */
 	uint32_t sample; /* the sample id */
 	uint32_t tid;	 /* the thread (0: not known) */
+	uint32_t span;	 /* the ms it covers, ending at ms: 1 for a sample taken;
+			  * a wait's length (off-CPU, wall) */
 };
 
-/* The most events a profile keeps: 8M, 96 MB, 11 hours of 2 CPUs at 99
+/* How many of e's milliseconds fall in [from_ms, to_ms). */
+uint64_t kp_profile_event_overlap(const struct kp_profile_event *e, uint64_t from_ms,
+				  uint64_t to_ms);
+
+/* The most events a profile keeps: 8M, 128 MB, 11 hours of 2 CPUs at 99
  * Hz. Past it samples are still summed, their times are not kept (counted
  * by kp_profile_events_dropped). */
 #define KP_PROFILE_MAX_EVENTS (8u << 20)
@@ -196,6 +202,11 @@ uint64_t kp_profile_time_origin(const struct kp_profile *p);
  * Returns false (counting it dropped) past KP_PROFILE_MAX_EVENTS or when
  * p is not timed. */
 bool kp_profile_add_event(struct kp_profile *p, uint32_t sample, uint32_t ms, uint32_t tid);
+/* kp_profile_add_event of an event that covers span ms (at least 1; no
+ * more than ms + 1, so that it starts at or after the origin) ending at ms:
+ * a wait. */
+bool kp_profile_add_span(struct kp_profile *p, uint32_t sample, uint32_t ms, uint32_t span,
+			 uint32_t tid);
 /* The events in time order (*n of them); valid until the next add. */
 const struct kp_profile_event *kp_profile_events(const struct kp_profile *p, size_t *n);
 /* Drops p's time axis: its events, and p is no longer timed. */

@@ -115,8 +115,9 @@ static kp_count share(kp_count v, uint64_t k, uint64_t n)
 }
 
 /* Copies p's samples into q (tables first), each sample's values times
- * the share of its events that are in [from_ms, to_ms) (all: every sample
- * whole), and those events shifted by shift_ms. Returns false when a sum
+ * the share of its events' milliseconds that are in [from_ms, to_ms) (all:
+ * every sample whole), and those events (the part in the range) shifted
+ * by shift_ms. Returns false when a sum
  * would pass 2^128. */
 static bool copy_samples(struct copy *c, bool all, uint64_t from_ms, uint64_t to_ms,
 			 uint64_t shift_ms)
@@ -129,9 +130,11 @@ static bool copy_samples(struct copy *c, bool all, uint64_t from_ms, uint64_t to
 	size_t stack_cap = 0;
 	bool ok = true;
 
+	/* a sample's share is that of its events' milliseconds: a wait
+	 * straddling the range counts the part inside */
 	for (size_t i = 0; i < nev; i++) {
-		total[ev[i].sample]++;
-		in[ev[i].sample] += ev[i].ms >= from_ms && ev[i].ms < to_ms;
+		total[ev[i].sample] += ev[i].span ? ev[i].span : 1;
+		in[ev[i].sample] += kp_profile_event_overlap(&ev[i], from_ms, to_ms);
 	}
 	for (size_t i = 0; i < ns && ok; i++) {
 		struct kp_profile_root root;
@@ -150,14 +153,20 @@ static bool copy_samples(struct copy *c, bool all, uint64_t from_ms, uint64_t to
 		root.comm = copy_str(c, root.comm);
 		ok = kp_profile_add_id(c->q, &root, stack, n, v, &to[i]);
 	}
-	for (size_t i = 0; i < nev && ok; i++)
-		if (all || (ev[i].ms >= from_ms && ev[i].ms < to_ms)) {
-			uint64_t ms = ev[i].ms + shift_ms;
+	for (size_t i = 0; i < nev && ok; i++) {
+		/* the part of the event in the range (all: the whole event) */
+		uint64_t span = all ? ev[i].span : kp_profile_event_overlap(&ev[i], from_ms, to_ms);
+		uint64_t ms = ev[i].ms;
 
-			kp_profile_add_event(c->q, to[ev[i].sample],
-					     ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms,
-					     ev[i].tid);
-		}
+		if (!span)
+			continue;
+		if (!all && ms >= to_ms)
+			ms = to_ms - 1;
+		ms += shift_ms;
+		kp_profile_add_span(c->q, to[ev[i].sample],
+				    ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms, (uint32_t)span,
+				    ev[i].tid);
+	}
 	free(total);
 	free(in);
 	free(to);
@@ -186,7 +195,7 @@ size_t kp_timeline_count(const struct kp_profile *p, uint64_t from_ms, uint64_t 
 	const struct kp_profile_event *ev = kp_profile_events(p, &n);
 
 	for (size_t i = 0; i < n; i++)
-		k += ev[i].ms >= from_ms && ev[i].ms < to_ms;
+		k += kp_profile_event_overlap(&ev[i], from_ms, to_ms) > 0;
 	return k;
 }
 
@@ -413,9 +422,7 @@ int kp_timeline_slice_spec(struct kp_profile **p, const char *from, const char *
 		char to_s[64] = "on";
 
 		if (!nev)
-			return kp_diag_set(
-				d, -EINVAL,
-				"no sample of it keeps its time (off-CPU waits keep none yet)");
+			return kp_diag_set(d, -EINVAL, "no sample of it keeps its time");
 		if (t != UINT64_MAX)
 			snprintf(to_s, sizeof(to_s), "to %.3f s", (double)t / 1e3);
 		return kp_diag_set(d, -EINVAL,

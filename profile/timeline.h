@@ -3,9 +3,11 @@
  * (or of any runs of one machine) joined on one time axis.
  *
  * A slice counts each sample's events in the range: its values are its
- * whole values times the share of its events that fall in the range (the
- * count exactly; a period summed over samples in proportion). Samples
- * with no event (off-CPU waits, samples past the bound) are in no slice. */
+ * whole values times the share of its events' milliseconds that fall in
+ * the range (a sample taken is 1 ms, a wait its length, so a wait that
+ * straddles the range counts the part inside; the count of samples taken
+ * exactly; a period summed over samples in proportion). Samples with no
+ * event (samples past the bound) are in no slice. */
 #ifndef KP_PROFILE_TIMELINE_H
 #define KP_PROFILE_TIMELINE_H
 
@@ -15,11 +17,11 @@
 #include "profile/profile.h"
 #include "util/diag.h"
 
-/* How many of p's events fall in [from_ms, to_ms) (ms from its origin). */
+/* How many of p's events have a ms in [from_ms, to_ms) (ms from its origin). */
 size_t kp_timeline_count(const struct kp_profile *p, uint64_t from_ms, uint64_t to_ms);
 
-/* How many of p's samples have no event (off-CPU waits, samples past
- * the bound): no slice holds them. */
+/* How many of p's samples have no event (samples past the bound, waits
+ * of a recording before waits kept time): no slice holds them. */
 size_t kp_timeline_untimed(const struct kp_profile *p);
 
 /* The ms of p's last event (0 when none). */

@@ -66,7 +66,8 @@ static void chosen(struct kp_session *s, const struct kp_bpf_rec_head *h,
 		return;
 	}
 	kp_offcpu_chosen_wait(s->offcpu, (pid_t)h->pid, (pid_t)h->tid, c->cls == KP_BPF_PREEMPTED,
-			      c->kind, c->ns, (double)KP_BPF_P_ONE / c->chance, c->has_stack != 0);
+			      c->kind, c->ns, (double)KP_BPF_P_ONE / c->chance, c->has_stack != 0,
+			      h->time);
 }
 
 /* A stack the BPF program took where a thread left a CPU for a chosen

@@ -165,10 +165,13 @@ static void wait_values(const struct kp_offcpu *o, uint64_t ns, bool fresh, kp_c
 	}
 }
 
-/* Charges a wait of ns nanoseconds, multiplied by weight (what the
- * sampling made it stand for), to st under the marker of kind. */
-static void charge(struct kp_offcpu *o, struct stack *st, unsigned kind, uint64_t ns, double weight)
+/* Charges a wait of ns nanoseconds that ended at end, multiplied by
+ * weight (what the sampling made it stand for), to st under the marker of
+ * kind; on the time axis, the wait itself (its ms, not its weight). */
+static void charge(struct kp_offcpu *o, const struct thread *t, struct stack *st, unsigned kind,
+		   uint64_t ns, double weight, uint64_t end)
 {
+	uint32_t id;
 	kp_count values[KP_PROFILE_MAX_VALUES];
 	double est = (double)ns * weight;
 	uint64_t v = est >= 1.8e19 ? UINT64_MAX : (uint64_t)(est + 0.5);
@@ -185,8 +188,17 @@ static void charge(struct kp_offcpu *o, struct stack *st, unsigned kind, uint64_
 	kp_xgrow(&st->locs, &st->cap, st->n + 1, sizeof(*st->locs));
 	st->locs[st->n] = o->markers[kind < KP_WAIT_NKINDS ? kind : KP_WAIT_OTHER];
 	wait_values(o, v, st->fresh, values);
-	kp_profile_add(o->opts.prof, &st->root, st->locs, st->n + 1, values);
+	if (!kp_profile_add_id(o->opts.prof, &st->root, st->locs, st->n + 1, values, &id))
+		return;
 	st->fresh = false;
+	if (o->opts.ms_of) {
+		uint64_t span = (ns + 500000u) / 1000000u;
+
+		/* its last ms: the one holding its last nanosecond */
+		kp_profile_add_span(o->opts.prof, id, o->opts.ms_of(o->opts.arg, end ? end - 1 : 0),
+				    span ? (span > UINT32_MAX ? UINT32_MAX : (uint32_t)span) : 1,
+				    (uint32_t)t->tid);
+	}
 }
 
 /* A wait charged with no stack of its own to go on (a stack its ring
@@ -229,7 +241,7 @@ static void end_wait(struct kp_offcpu *o, struct thread *t, uint64_t end)
 		return;
 	if (!st->valid)
 		placeholder_stack(o, t, st);
-	charge(o, st, st->kind, ns, t->open_weight);
+	charge(o, t, st, st->kind, ns, t->open_weight, end);
 }
 
 void kp_offcpu_sampling(struct kp_offcpu *o, uint64_t time, bool storm)
@@ -334,7 +346,7 @@ void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, s
 }
 
 void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted, unsigned kind,
-			   uint64_t ns, double weight, bool has_stack)
+			   uint64_t ns, double weight, bool has_stack, uint64_t end)
 {
 	struct thread *t;
 	struct stack *st;
@@ -351,7 +363,7 @@ void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preem
 		if (!st->placeholder)
 			placeholder_stack(o, t, st);
 	}
-	charge(o, st, kind, ns, weight);
+	charge(o, t, st, kind, ns, weight, end);
 	if (st == &t->chosen)
 		st->valid = false;
 }

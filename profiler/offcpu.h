@@ -47,6 +47,9 @@ struct kp_offcpu_opts {
 	bool root_pid, root_tid; /* what the roots of "[no stack sampled]" hold */
 	/* the comm of a thread as a string of prof, for those roots */
 	uint32_t (*comm_of)(void *arg, pid_t pid, pid_t tid);
+	/* a record's time (ns, the events' clock) as ms of the profile's time
+	 * axis: each wait charged is an event ending there (NULL: none) */
+	uint32_t (*ms_of)(void *arg, uint64_t time);
 	void *arg;
 };
 
@@ -91,12 +94,12 @@ void kp_offcpu_count_waits(struct kp_offcpu *o, const uint64_t *ns, const uint32
 void kp_offcpu_set_stack(struct kp_offcpu *o, pid_t tid, const uint32_t *locs, size_t n,
 			 const struct kp_profile_root *root);
 /* A chosen wait of thread (pid, tid), of class `preempted` and kind (enum
- * kp_wait_kind), ended after ns: charged ns * weight (1 / its chance, 1
+ * kp_wait_kind), ended after ns at end (the events' clock): charged ns * weight (1 / its chance, 1
  * to KP_OFFCPU_MAX_PERIOD; others are refused) to the stack set for it,
  * or, without one (!has_stack: the ring could not take it), under "[no
  * stack sampled]", counted. */
 void kp_offcpu_chosen_wait(struct kp_offcpu *o, pid_t pid, pid_t tid, bool preempted, unsigned kind,
-			   uint64_t ns, double weight, bool has_stack);
+			   uint64_t ns, double weight, bool has_stack, uint64_t end);
 /* From time on (ns; records come in time order, later), the switch event
  * samples in the kernel's frequency mode (storm) or every switch: a switch
  * out without its sample is then one the mode left out (charged nothing:

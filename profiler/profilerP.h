@@ -126,6 +126,9 @@ uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
 /* Adds sample smp to the profile: its kernel and user stacks (unwound as
  * the call-graph mode says) as locations, under its root. sample.c */
 void kp_sample_add(struct kp_session *s, const struct kp_sample *smp);
+/* A record's time (the events' clock, ns) in ms from the profile's time
+ * origin (0 before it). */
+uint32_t kp_sample_ms(const struct kp_session *s, uint64_t time);
 
 /* The location stack of smp, root first, into locs (room for
  * KP_SESSION_MAX_FRAMES + 1) and its root; returns its length. sample.c */

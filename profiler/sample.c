@@ -394,14 +394,14 @@ static size_t sample_stack(struct kp_session *s, const struct kp_sample *smp, ui
 	return n;
 }
 
-/* When smp was taken, in ms from the profile's time origin (0 before). */
-static uint32_t sample_ms(const struct kp_session *s, const struct kp_sample *smp)
+/* (profilerP.h) */
+uint32_t kp_sample_ms(const struct kp_session *s, uint64_t time)
 {
 	uint64_t origin = kp_profile_time_origin(s->prof), at, ms;
 
-	if (smp->time < s->mono0_ns)
+	if (time < s->mono0_ns)
 		return 0;
-	at = s->unix0_ns + (smp->time - s->mono0_ns);
+	at = s->unix0_ns + (time - s->mono0_ns);
 	if (at < origin)
 		return 0;
 	ms = (at - origin) / 1000000u;
@@ -428,5 +428,5 @@ void kp_sample_add(struct kp_session *s, const struct kp_sample *smp)
 	}
 	/* a sum past 2^128 would need more samples than time allows */
 	if (kp_profile_add_id(s->prof, &root, locs, n, values, &id) && kp_profile_timed(s->prof))
-		kp_profile_add_event(s->prof, id, sample_ms(s, smp), smp->tid);
+		kp_profile_add_event(s->prof, id, kp_sample_ms(s, smp->time), smp->tid);
 }

@@ -69,6 +69,12 @@ static uint32_t comm_of(void *arg, pid_t pid, pid_t tid)
 	return kp_profile_intern(s->prof, comm, strlen(comm));
 }
 
+/* A record's time as ms of the profile's time axis (kp_sample_ms). */
+static uint32_t ms_of(void *arg, uint64_t time)
+{
+	return kp_sample_ms(arg, time);
+}
+
 static void start_offcpu(struct kp_session *s)
 {
 	struct kp_offcpu_opts o = {
@@ -80,6 +86,7 @@ static void start_offcpu(struct kp_session *s)
 		.root_pid = s->opts.root_pid,
 		.root_tid = s->opts.root_tid,
 		.comm_of = comm_of,
+		.ms_of = ms_of,
 		.arg = s,
 	};
 

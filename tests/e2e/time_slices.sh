@@ -6,8 +6,10 @@
 # the time of day for the windows) gives at least 90% of the program's
 # samples in that phase's function; slices that cover the run sum to the
 # whole; a slice's folded text, top table, SVG (its range in the title),
-# pprof, speedscope and .kprof all hold it; bad ranges and overlapping
-# recordings exit 1 with one line and no output file.
+# pprof, speedscope and .kprof all hold it; the same phases slept under
+# --off-cpu: the waits keep their time (slices, speedscope, the heatmap);
+# bad ranges and overlapping recordings exit 1 with one line and no output
+# file.
 . "$(dirname "$0")/lib.bash"
 
 W=$KP_WORKLOADS/phases_fp
@@ -16,10 +18,13 @@ scale=0.3
 # the share of the program's samples in FUNC in folded text FILE, in %
 share_in() { # file func
 	local all fn
-	all=$(count_matching "$1" '^phases_fp;')
-	fn=$(count_matching "$1" "^phases_fp;.*;$2(;.*)?\$")
+	all=$(count_matching "$1" '^phases_fp[-0-9/]*;')
+	fn=$(count_matching "$1" "^phases_fp[-0-9/]*;.*;$2(;.*)?\$")
 	awk -v a="$all" -v f="$fn" 'BEGIN { if (a > 0) printf "%d\n", 100 * f / a; else print 0 }'
 }
+between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+# the heatmap page's data (JSON, gzip'd in base64 in the page)
+page_data() { sed -n 's/.*<script id="kprof-data" type="application\/gzip+base64">\([^<]*\)<\/script>.*/\1/p' "$1" | base64 -d | gunzip; }
 # UTC wall-clock time of Unix seconds S (+ D): a date and time, or the time of day
 wall() { date -u -d "@$(awk -v s="$1" -v d="$2" 'BEGIN { printf "%.3f", s + d }')" +"$3"; }
 
@@ -116,7 +121,64 @@ check "windows given in reverse read as the same timeline" cmp -s "$T/rev.folded
 check "the directory of windows reads as its windows" cmp -s "$T/dir.folded" "$T/fwd.folded"
 "$KPROF" report "$T/w" -o "$T/w.html"
 check "the directory's heatmap page: one timeline of its windows" \
-	grep -q '"timed":true,"origin_ms":[0-9]*,"cell_ms":20' "$T/w.html"
+	grep -q '"timed":true,"origin_ms":[0-9]*,"cell_ms":20' <(page_data "$T/w.html")
+
+# waits keep their time: the same phases slept (one nanosleep each) under
+# --off-cpu; each phase's slice holds its wait, a slice inside a wait the
+# part of its time inside, slices that split a wait sum to it
+"$KPROF" --off-cpu -o "$T/sleep.kprof" -- "$W" 1 "$T/sleep.phases" sleep 2>"$T/sleep.err" ||
+	{ cat "$T/sleep.err"; fail "the off-CPU recording"; finish; }
+check "the sleeping program wrote its three phases" [ "$(wc -l <"$T/sleep.phases")" -eq 3 ]
+phases_pick "off-CPU waits" "$T/sleep.phases" '%Y-%m-%dT%H:%M:%S.%3N' "$T/sleep.kprof"
+read -r _ s1 _ <"$T/sleep.phases"
+"$KPROF" report "$T/sleep.kprof" -f folded -o "$T/sleep_in.folded" \
+	--from "$(wall "$s1" 0.5 '%Y-%m-%dT%H:%M:%S.%3N')" --to "$(wall "$s1" 1.5 '%Y-%m-%dT%H:%M:%S.%3N')"
+us=$(count_matching "$T/sleep_in.folded" ';phase_one_kprof;')
+check "a second inside the 2 s wait holds a second of it (${us:-none} us)" \
+	between "${us:-0}" 990000 1010000
+"$KPROF" report "$T/sleep.kprof" -f folded -o "$T/sleep_all.folded"
+"$KPROF" report "$T/sleep.kprof" --to 1 -f folded -o "$T/sleep_a.folded"
+"$KPROF" report "$T/sleep.kprof" --from 1 -f folded -o "$T/sleep_b.folded"
+sum=$(($(total_count "$T/sleep_a.folded") + $(total_count "$T/sleep_b.folded")))
+whole=$(total_count "$T/sleep_all.folded")
+check "slices that split a wait sum to it ($sum us, the whole $whole us)" \
+	between "$sum" "$((whole - $(wc -l <"$T/sleep_all.folded")))" "$whole"
+"$KPROF" report "$T/sleep.kprof" -o "$T/sleep.speedscope.json" -o "$T/sleep.html" 2>"$T/sleep_out.err"
+check "the off-CPU recording's speedscope and heatmap page written ($(head -c 200 "$T/sleep_out.err"))" \
+	[ $? -eq 0 -a -s "$T/sleep.html" ]
+check "speedscope: the waits in time order, the phases in order" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["profiles"][0]
+names = [f["name"] for f in d["shared"]["frames"]]
+seq = []
+for st in p["samples"]:
+    ph = [names[i] for i in st if names[i] in ("phase_one_kprof", "phase_two_kprof")]
+    if ph and (not seq or seq[-1] != ph[0]):
+        seq.append(ph[0])
+sys.exit(0 if seq == ["phase_one_kprof", "phase_two_kprof", "phase_one_kprof"] else 1)' \
+	"$T/sleep.speedscope.json"
+# the same, the waits timed from perf's SWITCH records (as a user's kprof
+# does), and under --wall
+"$KPROF" --off-cpu --switch-source perf -o "$T/sleep_perf.kprof" -- "$W" 0.5 "$T/sleep_perf.phases" \
+	sleep 2>"$T/sleep_perf.err" || { cat "$T/sleep_perf.err"; fail "the perf-timed recording"; }
+phases_pick "off-CPU waits from perf's records" "$T/sleep_perf.phases" '%H:%M:%S.%3N' "$T/sleep_perf.kprof"
+"$KPROF" --wall -o "$T/sleep_wall.kprof" -- "$W" 0.5 "$T/sleep_wall.phases" sleep \
+	2>"$T/sleep_wall.err" || { cat "$T/sleep_wall.err"; fail "the --wall recording"; }
+phases_pick "--wall waits" "$T/sleep_wall.phases" '%H:%M:%S.%3N' "$T/sleep_wall.kprof"
+# the heatmap: a wait fills the cells it covers (4 s of sleep: 200 of 20 ms)
+page_data "$T/sleep.html" >"$T/sleep.json"
+check "the heatmap page: the waits fill their cells" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c, i, n = d["cells"], 0, 0
+while i < len(c):
+    k = c[i + 1]
+    i += 2
+    for _ in range(k):
+        i += 2 if c[i] & 1 else 1
+    n += 1
+sys.exit(0 if d["cell_ms"] == 20 and n >= 190 else 1)' "$T/sleep.json"
 
 # bad input: one line, exit 1, no output file
 bad() { # what expected-regex args...

@@ -31,6 +31,14 @@ static uint32_t comm_of(void *arg, pid_t pid, pid_t tid)
 	return kp_profile_intern(arg, "t", 1);
 }
 
+/* record times as ms of the profile: a microsecond each, so that the
+ * fuzzer's small steps make waits of many ms */
+static uint32_t ms_of(void *arg, uint64_t time)
+{
+	(void)arg;
+	return time / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(time / 1000);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = {data, size};
@@ -43,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      .state_size = 8,
 				      .root_tid = true,
 				      .comm_of = comm_of,
+				      .ms_of = ms_of,
 				      .arg = prof};
 	struct kp_offcpu *o;
 	uint64_t t = 1000, lo = UINT64_MAX, hi = 0, ns, charged, chosen_ns = 0, summed = 0;
@@ -51,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t off;
 
 	kp_wait_value_types(prof, (how & 1) != 0);
+	kp_profile_time_start(prof, 1);
 	off = (size_t)kp_profile_find_value(prof, KP_VALUE_OFFCPU);
 	for (uint32_t i = 0; i < 4; i++) {
 		struct kp_loc l = {.addr = 0x1000 * (i + 1), .kind = KP_LOC_KERNEL};
@@ -94,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t wait = (uint64_t)(step + 32);
 
 			kp_offcpu_chosen_wait(o, 1, tid, arg & 1, (arg >> 1) % KP_WAIT_NKINDS, wait,
-					      w, arg & 4);
+					      w, arg & 4, t);
 			if (w >= 1 && w <= KP_OFFCPU_MAX_PERIOD)
 				chosen_ns += wait * (uint64_t)w;
 			break;
@@ -133,6 +143,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ns = kp_offcpu_stats(o)->ns;
 	charged = kp_offcpu_stats(o)->charged_ns;
 	kp_offcpu_free(o);
+	{
+		/* each wait's event: in order, on a sample of the profile, its
+		 * length from the origin on */
+		size_t nev;
+		const struct kp_profile_event *ev = kp_profile_events(prof, &nev);
+
+		for (size_t i = 0; i < nev; i++)
+			FUZZ_CHECK(ev[i].sample < kp_profile_nsamples(prof) && ev[i].span >= 1 &&
+				   ev[i].span <= (uint64_t)ev[i].ms + 1 &&
+				   (!i || ev[i].ms >= ev[i - 1].ms));
+	}
 	for (size_t i = 0; i < kp_profile_nsamples(prof); i++) {
 		struct kp_profile_root root;
 		const kp_count *values;

@@ -1,7 +1,9 @@
-/* formats/heatmap.c: the page's data: cells of 20 ms (1 s past 10
- * minutes) holding each stack's count, stacks by folded names, names that
- * cannot end the script element or break the JSON, an untimed profile as
- * one cell. */
+/* formats/heatmap.c: the page's data (gzip'd, in base64): cells of 20 ms
+ * (1 s past 10 minutes) holding each stack's count, a wait's ms in each
+ * cell it covers, stacks by folded names, names that cannot end the script
+ * element or break the JSON, an untimed profile as one cell. */
+#include <libdeflate.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,50 @@ static char *page(const struct kp_profile *p, size_t *len)
 	return buf;
 }
 
+/* The page's data: its script element's base64, gunzip'd (libdeflate),
+ * as a string. */
+static char *data_of(const char *html)
+{
+	static const char tag[] = "<script id=\"kprof-data\" type=\"application/gzip+base64\">";
+	const char *b = strstr(html, tag), *e;
+	unsigned char *gz;
+	char *json = NULL;
+	size_t n = 0, isize, got = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+	struct libdeflate_decompressor *dc;
+
+	CHECK(b != NULL);
+	if (!b)
+		return strdup("");
+	b += sizeof(tag) - 1;
+	e = strstr(b, "</script>");
+	gz = malloc((size_t)(e - b));
+	for (const char *q = b; q < e && *q != '='; q++) {
+		const char *abc =
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		const char *at = strchr(abc, *q);
+
+		CHECK(at != NULL);
+		acc = acc << 6 | (uint32_t)(at - abc);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			gz[n++] = (unsigned char)(acc >> bits);
+		}
+	}
+	CHECK(n > 18);
+	isize = (size_t)gz[n - 4] | (size_t)gz[n - 3] << 8 | (size_t)gz[n - 2] << 16 |
+		(size_t)gz[n - 1] << 24;
+	json = calloc(isize + 1, 1);
+	dc = libdeflate_alloc_decompressor();
+	CHECK(libdeflate_gzip_decompress(dc, gz, n, json, isize, &got) == LIBDEFLATE_SUCCESS);
+	CHECK_EQ_INT(got, isize);
+	libdeflate_free_decompressor(dc);
+	free(gz);
+	return json;
+}
+
 static size_t count_of(const char *s, const char *what)
 {
 	size_t n = 0;
@@ -60,21 +106,22 @@ static void test_cells(void)
 	const int which[] = {0, 0, 1, 0};
 	struct kp_profile *p = timed("b", ms, which, 4);
 	size_t len;
-	char *html = page(p, &len);
+	char *html = page(p, &len), *json = data_of(html);
 
 	/* cell 0: stack 0 twice (0 << 1 | 1, then 2); cell 1 (+1): stack 1
 	 * once (1 << 1); cell 51 (+50): stack 0 once */
-	CHECK(strstr(html, "\"cells\":[0,1,1,2,1,1,2,50,1,0]") != NULL);
-	CHECK(strstr(html, "\"names\":[\"prog\",\"main\",\"a\",\"b\"]") != NULL);
-	CHECK(strstr(html, "\"stacks\":[[0,1,2],[0,1,3]]") != NULL);
-	CHECK(strstr(html, "\"kinds\":[4,0,0,1]") != NULL);
-	CHECK(strstr(html, "\"cell_ms\":20,\"col_ms\":1000,\"last_ms\":1030") != NULL);
-	CHECK(strstr(html, "\"origin_ms\":1796518800000") != NULL);
-	CHECK(strstr(html, "\"inputs\":[\"run.kprof\"]") != NULL);
+	CHECK(strstr(json, "\"cells\":[0,1,1,2,1,1,2,50,1,0]") != NULL);
+	CHECK(strstr(json, "\"names\":[\"prog\",\"main\",\"a\",\"b\"]") != NULL);
+	CHECK(strstr(json, "\"stacks\":[[0,1,2],[0,1,3]]") != NULL);
+	CHECK(strstr(json, "\"kinds\":[4,0,0,1]") != NULL);
+	CHECK(strstr(json, "\"cell_ms\":20,\"col_ms\":1000,\"last_ms\":1030") != NULL);
+	CHECK(strstr(json, "\"origin_ms\":1796518800000") != NULL);
+	CHECK(strstr(json, "\"inputs\":[\"run.kprof\"]") != NULL);
 	/* no request: no URL the page would fetch */
 	CHECK(strstr(html, "http://www.w3.org/2000/svg") != NULL); /* the SVG namespace, a name */
 	CHECK(count_of(html, "src=") == 0 && count_of(html, "href=") == 0);
 	CHECK(strstr(html, "default-src 'none'") != NULL);
+	free(json);
 	free(html);
 	kp_profile_free(p);
 }
@@ -85,11 +132,12 @@ static void test_long(void)
 	const int which[] = {0, 1, 1};
 	struct kp_profile *p = timed("b", ms, which, 3);
 	size_t len;
-	char *html = page(p, &len);
+	char *html = page(p, &len), *json = data_of(html);
 
 	/* seconds under minutes: cells 0, 1, 700 */
-	CHECK(strstr(html, "\"cell_ms\":1000,\"col_ms\":60000") != NULL);
-	CHECK(strstr(html, "\"cells\":[0,1,0,1,1,2,699,1,2]") != NULL);
+	CHECK(strstr(json, "\"cell_ms\":1000,\"col_ms\":60000") != NULL);
+	CHECK(strstr(json, "\"cells\":[0,1,0,1,1,2,699,1,2]") != NULL);
+	free(json);
 	free(html);
 	kp_profile_free(p);
 }
@@ -101,13 +149,16 @@ static void test_hostile_names(void)
 	struct kp_profile *p =
 		timed("</script><script>alert(1)</script>\"\\\x01\xff;x", ms, which, 2);
 	size_t len;
-	char *html = page(p, &len);
+	char *html = page(p, &len), *json = data_of(html);
 
-	/* the data's and the script's ends, and none in a name; the name as
-	 * folded text has it (a control byte '?', ';' ':'), invalid UTF-8 U+FFFD */
+	/* the data's and the script's ends, and none in a name (the data is
+	 * base64, and its JSON escapes '/' too); the name as folded text has
+	 * it (a control byte '?', ';' ':'), invalid UTF-8 U+FFFD */
 	CHECK_EQ_INT(count_of(html, "</script>"), 2);
-	CHECK(strstr(html, "<\\/script><script>alert(1)<\\/script>\\\"\\\\\?\xef\xbf\xbd:x") !=
+	CHECK_EQ_INT(count_of(json, "</script>"), 0);
+	CHECK(strstr(json, "<\\/script><script>alert(1)<\\/script>\\\"\\\\\?\xef\xbf\xbd:x") !=
 	      NULL);
+	free(json);
 	free(html);
 	kp_profile_free(p);
 }
@@ -119,15 +170,35 @@ static void test_untimed(void)
 	uint32_t l = kp_profile_named_location(p, "f", 1, KP_FRAME_USER);
 	kp_count v = 42;
 	size_t len;
-	char *html;
+	char *html, *json;
 
 	kp_profile_add_value_type(p, "samples", "count", 0);
 	kp_profile_add(p, &r, &l, 1, &v);
 	html = page(p, &len);
-	CHECK(strstr(html, "\"timed\":false") != NULL);
-	CHECK(strstr(html, "\"cells\":[0,1,1,42]") != NULL);
+	json = data_of(html);
+	CHECK(strstr(json, "\"timed\":false") != NULL);
+	CHECK(strstr(json, "\"cells\":[0,1,1,42]") != NULL);
+	free(json);
 	free(html);
 	kp_profile_free(p);
 }
 
-KP_TEST_MAIN(test_cells, test_long, test_hostile_names, test_untimed)
+static void test_waits(void)
+{
+	const uint32_t ms[] = {0, 30};
+	const int which[] = {0, 1};
+	struct kp_profile *p = timed("b", ms, which, 2);
+	size_t len;
+	char *html, *json;
+
+	/* a wait of stack 0 over 10-59 ms: 10 ms in cell 0, 20 in 1 and 2 */
+	CHECK(kp_profile_add_span(p, 0, 59, 50, 1));
+	html = page(p, &len);
+	json = data_of(html);
+	CHECK(strstr(json, "\"cells\":[0,1,1,11,1,2,1,20,2,1,1,1,20]") != NULL);
+	free(json);
+	free(html);
+	kp_profile_free(p);
+}
+
+KP_TEST_MAIN(test_cells, test_long, test_hostile_names, test_untimed, test_waits)

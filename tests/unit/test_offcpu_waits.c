@@ -1,7 +1,7 @@
 /* Off-CPU waits from switch records and sampled stacks (profiler/offcpu.h):
  * which stack a wait goes on and what it is charged (its time times the
  * switches its sample stands for; a chosen wait's time over its chance),
- * its kind, and
+ * its kind, its event on the time axis, and
  * what happens when records are lost, out of order, or a thread exits. */
 #include <stdint.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 
 static struct kp_profile *prof;
 static uint32_t loc_a, loc_b, loc_c;
+static uint32_t (*ms_fn)(void *arg, uint64_t time); /* the next setup's ms_of */
 
 static uint32_t comm_of(void *arg, pid_t pid, pid_t tid)
 {
@@ -27,7 +28,8 @@ static struct kp_offcpu *setup(bool wall, uint64_t min_wait_ns)
 				   .min_wait_ns = min_wait_ns,
 				   .state_off = 8,
 				   .state_size = 8,
-				   .comm_of = comm_of};
+				   .comm_of = comm_of,
+				   .ms_of = ms_fn};
 	struct kp_loc a = {.addr = 0x1000, .kind = KP_LOC_KERNEL};
 	struct kp_loc b = {.addr = 0x2000, .kind = KP_LOC_KERNEL};
 	struct kp_loc c = {.addr = 0x3000, .kind = KP_LOC_KERNEL};
@@ -230,15 +232,15 @@ static void test_chosen(void)
 	n[KP_WAIT_PREEMPTED] = 3;
 	kp_offcpu_count_waits(o, ns, n);
 	kp_offcpu_set_stack(o, 7, locs_b, 2, &root);
-	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 100, 4.0, true);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 100, 4.0, true, 0);
 	/* its stack is used up: a second wait has none */
-	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_UNINTERRUPTIBLE, 5, 2.0, true);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_UNINTERRUPTIBLE, 5, 2.0, true, 0);
 	kp_offcpu_set_stack(o, 7, locs_c, 2, &root);
-	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 9, 1.0, true);
+	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 9, 1.0, true, 0);
 	/* the ring lost its stack */
-	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 3, 8.0, false);
-	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 0.5, false);
-	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 1e12, false);
+	kp_offcpu_chosen_wait(o, 7, 7, true, KP_WAIT_PREEMPTED, 3, 8.0, false, 0);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 0.5, false, 0);
+	kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, 3, 1e12, false, 0);
 	st = kp_offcpu_stats(o);
 	CHECK_EQ_INT(st->waits, 23);
 	CHECK_EQ_INT(st->ns, 1054);
@@ -277,7 +279,7 @@ static void test_unbiased(void)
 				continue;
 			kp_offcpu_set_stack(o, 7, i ? locs_c : locs_b, 2, &root);
 			kp_offcpu_chosen_wait(o, 7, 7, false, KP_WAIT_SLEEPING, i ? 100 : 5000,
-					      16.0, true);
+					      16.0, true, 0);
 		}
 	kp_offcpu_free(o);
 	longw = value_of(loc_b, "[off-cpu: sleeping]", 0);
@@ -303,5 +305,53 @@ static void test_min_wait(void)
 	prof = NULL;
 }
 
+static uint32_t ms_of(void *arg, uint64_t time)
+{
+	(void)arg;
+	return (uint32_t)(time / 1000000u);
+}
+
+/* On the time axis each wait charged is an event of the ms it lasted,
+ * ending where it ended, on its thread (not its weight: a chosen wait
+ * of 5 ms charged 4 times is 5 ms long). */
+static void test_time(void)
+{
+	struct kp_offcpu *o;
+	const struct kp_profile_event *ev;
+	uint32_t locs[2];
+	struct kp_profile_root root = {0};
+	size_t n;
+
+	ms_fn = ms_of;
+	o = setup(false, 0);
+	ms_fn = NULL;
+	kp_profile_time_start(prof, 1);
+	stack(o, 7, loc_b, 1);
+	kp_offcpu_switch(o, 7, 7, 1000000000u, true, false);
+	kp_offcpu_switch(o, 7, 7, 3000000000u, false, false);
+	locs[0] = loc_a, locs[1] = loc_c;
+	root.comm = kp_profile_intern(prof, "prog", 4);
+	kp_offcpu_set_stack(o, 9, locs, 2, &root);
+	kp_offcpu_chosen_wait(o, 9, 9, false, KP_WAIT_SLEEPING, 5000000u, 4.0, true, 4000000000u);
+	/* shorter than a ms: 1 ms */
+	stack(o, 7, loc_b, 1);
+	kp_offcpu_switch(o, 7, 7, 4100000000u, true, false);
+	kp_offcpu_switch(o, 7, 7, 4100200000u, false, false);
+	kp_offcpu_free(o);
+	ev = kp_profile_events(prof, &n);
+	CHECK_EQ_INT(n, 3);
+	if (n != 3)
+		return;
+	CHECK_EQ_INT(ev[0].ms, 2999);
+	CHECK_EQ_INT(ev[0].span, 2000);
+	CHECK_EQ_INT(ev[0].tid, 7);
+	CHECK_EQ_INT(ev[1].ms, 3999);
+	CHECK_EQ_INT(ev[1].span, 5);
+	CHECK_EQ_INT(ev[1].tid, 9);
+	CHECK_EQ_INT(ev[2].ms, 4100);
+	CHECK_EQ_INT(ev[2].span, 1);
+	CHECK_EQ_INT(value_of(loc_c, "[off-cpu: sleeping]", 0), 20000000);
+}
+
 KP_TEST_MAIN(test_attribution, test_storm, test_classes, test_bad_records, test_chosen,
-	     test_unbiased, test_min_wait)
+	     test_unbiased, test_time, test_min_wait)

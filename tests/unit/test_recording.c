@@ -133,7 +133,7 @@ static bool same_profile(const struct kp_profile *a, const struct kp_profile *b)
 			return DIFF("events: %zu != %zu", na, nb);
 		for (size_t i = 0; i < na; i++)
 			if (ea[i].ms != eb[i].ms || ea[i].sample != eb[i].sample ||
-			    ea[i].tid != eb[i].tid)
+			    ea[i].tid != eb[i].tid || ea[i].span != eb[i].span)
 				return DIFF("event %zu", i);
 	}
 	return true;
@@ -241,6 +241,19 @@ static struct kp_profile *full_profile(bool big)
 			ms += i == 69999 ? 1u << 31 : i % 1000 ? i % 3 : 60000;
 			kp_profile_add_event(p, (i * 7919) % (uint32_t)kp_profile_nsamples(p), ms,
 					     i % 5 ? 1000 + i % 4 : 4000000);
+		}
+		/* (1.2) two threads spinning in one sample each, a ms at a time
+		 * (runs), the order of the two in a ms swapped now and then, a
+		 * third's waits (spans) between them */
+		for (uint32_t i = 0, ms = (1u << 31) + 200000; i < 3000; i++, ms++) {
+			bool swap = i % 97 == 5;
+
+			kp_profile_add_event(p, swap ? 4 : 3, ms, swap ? 2002 : 2001);
+			kp_profile_add_event(p, swap ? 3 : 4, ms, swap ? 2001 : 2002);
+			if (i % 250 == 7)
+				kp_profile_add_span(p, 5, ms, 1 + i % 400, 2003);
+			if (i % 500 == 9)
+				kp_profile_add_event(p, 3, ms, 2001); /* twice in a ms */
 		}
 		kp_profile_set_events_dropped(p, 12);
 	}

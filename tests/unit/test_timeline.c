@@ -1,5 +1,5 @@
 /* profile/timeline.c: slices keep each sample's share of its events (the
- * count exactly, a period in proportion), joins put profiles on the
+ * count exactly, a period in proportion; a wait the part inside), joins put profiles on the
  * first's axis and give a clashing object an id of its own, times parse
  * as seconds or UTC wall-clock times; and the recorder's events survive
  * merging locations. */
@@ -207,4 +207,55 @@ static void test_bound(void)
 	kp_profile_free(p);
 }
 
-KP_TEST_MAIN(test_slice, test_slice_spec, test_join, test_merge_keeps_time, test_bound)
+/* Waits keep their time: a wait of 2 s (1000-2999 ms) and a sample taken
+ * at 1500 ms; a slice counts the part of the wait inside it, and holds
+ * that part as its event, so a slice of the slice counts in proportion. */
+static void test_wait_slices(void)
+{
+	struct kp_profile *p = kp_profile_new(), *q, *q2;
+	struct kp_loc la = {.addr = 0x10, .obj = 1, .kind = KP_LOC_USER},
+		      lb = {.addr = 0xffffffff81000000ull, .kind = KP_LOC_KERNEL};
+	struct kp_profile_root r = {0};
+	uint32_t a, b, wid, sid;
+	kp_count vw[2] = {2000000000, 1}, vs[2] = {1000000, 1};
+	size_t n;
+	const struct kp_profile_event *ev;
+
+	kp_profile_add_value_type(p, "off-cpu", "nanoseconds", 0);
+	kp_profile_add_value_type(p, "samples", "count", 0);
+	a = kp_profile_location(p, &la);
+	b = kp_profile_location(p, &lb);
+	kp_profile_time_start(p, ORIGIN);
+	kp_profile_add_id(p, &r, &b, 1, vs, &sid);
+	CHECK(kp_profile_add_event(p, sid, 1500, 9));
+	kp_profile_add_id(p, &r, &a, 1, vw, &wid);
+	CHECK(kp_profile_add_span(p, wid, 2999, 2000, 9));
+	q = kp_timeline_slice(p, 1500, 2000);
+	CHECK(value_of(q, KP_LOC_USER, 0) == 500000000);
+	CHECK(value_of(q, KP_LOC_KERNEL, 0) == 1000000);
+	ev = kp_profile_events(q, &n);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(ev[1].ms, 1999);
+	CHECK_EQ_INT(ev[1].span, 500);
+	q2 = kp_timeline_slice(q, 1750, 1800);
+	CHECK(value_of(q2, KP_LOC_USER, 0) == 50000000);
+	CHECK(value_of(q2, KP_LOC_KERNEL, 0) == 0);
+	/* slices that split the wait sum to it */
+	kp_profile_free(q2);
+	q2 = kp_timeline_slice(p, 0, 1234);
+	kp_profile_free(q);
+	q = kp_timeline_slice(p, 1234, 5000);
+	CHECK(value_of(q, KP_LOC_USER, 0) + value_of(q2, KP_LOC_USER, 0) == 2000000000);
+	CHECK_EQ_INT(kp_timeline_count(p, 0, 1000), 0);
+	CHECK_EQ_INT(kp_timeline_count(p, 2999, 3000), 1);
+	/* a span from before the origin is cut at it */
+	CHECK(kp_profile_add_span(p, wid, 3000, 5000, 9));
+	ev = kp_profile_events(p, &n);
+	CHECK_EQ_INT(ev[n - 1].span, 3001);
+	kp_profile_free(q2);
+	kp_profile_free(q);
+	kp_profile_free(p);
+}
+
+KP_TEST_MAIN(test_slice, test_slice_spec, test_join, test_merge_keeps_time, test_bound,
+	     test_wait_slices)

@@ -2,15 +2,30 @@
  * phase_two_kprof for 1, phase_one_kprof again for 1; a unit is SCALE
  * seconds. Each phase's start and end (Unix seconds, CLOCK_REALTIME) go to
  * FILE, a line "NAME START END" each, so that a test slices by them.
+ * With "sleep", each phase sleeps its time instead (one nanosleep: a wait
+ * of the whole phase, for --off-cpu and --wall).
  * Stack: main -> phase_one_kprof | phase_two_kprof -> phase_leaf_kprof
- * Usage: phases SCALE FILE */
+ *                                                   | nanosleep (sleep)
+ * Usage: phases SCALE FILE [sleep] */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "workload.h"
 
 static volatile unsigned long sink;
+static bool sleeping;
+
+/* seconds in one sleep (again where a signal cut it short) */
+static void sleep_for(double seconds)
+{
+	struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
 
 __attribute__((noinline, noclone)) static void phase_leaf_kprof(unsigned long n)
 {
@@ -23,14 +38,20 @@ __attribute__((noinline, noclone)) static void phase_leaf_kprof(unsigned long n)
 
 __attribute__((noinline, noclone)) static void phase_one_kprof(double seconds)
 {
-	KP_SPIN_FOR(seconds, phase_leaf_kprof(20000));
+	if (sleeping)
+		sleep_for(seconds);
+	else
+		KP_SPIN_FOR(seconds, phase_leaf_kprof(20000));
 	__asm__ volatile("" ::: "memory"); /* keep the call a call */
 }
 
 /* its own loop count: GCC's -fipa-icf folds identical functions into one */
 __attribute__((noinline, noclone)) static void phase_two_kprof(double seconds)
 {
-	KP_SPIN_FOR(seconds, phase_leaf_kprof(30000));
+	if (sleeping)
+		sleep_for(seconds + 1e-9); /* not folded into phase_one_kprof */
+	else
+		KP_SPIN_FOR(seconds, phase_leaf_kprof(30000));
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -41,6 +62,7 @@ int main(int argc, char **argv)
 
 	if (!out)
 		return 1;
+	sleeping = argc > 3 && strcmp(argv[3], "sleep") == 0;
 	t = kp_seconds(CLOCK_REALTIME);
 	phase_one_kprof(2 * scale);
 	fprintf(out, "one %.6f %.6f\n", t, kp_seconds(CLOCK_REALTIME));

@@ -666,8 +666,7 @@ static void take_dispersion(struct kp_stats_prior prior, double phi, double dof,
 /* The test of a change of share between counts[side] of the sides'
  * total counts under the dispersion and degrees of freedom in ch: its
  * standard error (points) and t (z). */
-static void share_test_at(const struct sides *sd, const double count[2],
-			  struct kp_diff_change *ch)
+static void share_test_at(const struct sides *sd, const double count[2], struct kp_diff_change *ch)
 {
 	const double *n = sd->n;
 	double q = (count[0] + count[1]) / (n[0] + n[1]);
@@ -1225,8 +1224,8 @@ static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t 
  * noise is from the model's; and it uses that dependence (shares move
  * together), where Holm assumes the worst. */
 #define PERM_EXACT_MAX 2000 /* every relabelling when there are at most this many */
-#define PERM_DRAWN 1000	    /* else this many drawn at random, and the runs' own */
-#define PERM_WORK 4e8	    /* run entries times relabellings, at most */
+#define PERM_DRAWN     1000 /* else this many drawn at random, and the runs' own */
+#define PERM_WORK      4e8  /* run entries times relabellings, at most */
 
 struct perm {
 	const struct kp_diff *df;
@@ -1389,9 +1388,9 @@ static void perm_init(struct perm *pm, const struct kp_diff *df, enum kp_diff_me
 	/* the prior's functions, as finish_column's and finish_time's */
 	for (size_t i = 0; i < df->nfns; i++) {
 		const struct sums *s = &df->sums[i];
-		bool in = measure == KP_DIFF_TIME
-				  ? s->t[0] > 0 || s->t[1] > 0
-				  : s->count[KP_DIFF_TOTAL][0] > 0 || s->count[KP_DIFF_TOTAL][1] > 0;
+		bool in = measure == KP_DIFF_TIME ? s->t[0] > 0 || s->t[1] > 0
+						  : s->count[KP_DIFF_TOTAL][0] > 0 ||
+							    s->count[KP_DIFF_TOTAL][1] > 0;
 
 		pm->slot[i] = (uint32_t)pm->nprior;
 		if (in)
@@ -1537,8 +1536,8 @@ static void detectability(const struct kp_diff *df, struct kp_diff_gate *g, cons
 			dof = df->fns[i].col[KP_DIFF_TOTAL].df;
 			size = mean / 100;
 		}
-		d[nd++] = (struct detect){detectable_at(se, dof, g->level), se, dof,
-					  size, (uint32_t)i};
+		d[nd++] = (struct detect){detectable_at(se, dof, g->level), se, dof, size,
+					  (uint32_t)i};
 	}
 	if (nd) {
 		struct detect medf, *med = &medf;
@@ -1588,8 +1587,7 @@ static void detectability(const struct kp_diff *df, struct kp_diff_gate *g, cons
 					continue; /* one run a side measures nothing */
 				dof = dof - resid + (double)(2 * k - 2);
 			}
-			if (detectable_at(med->se * scale, dof, g->level) <=
-			    g->points) {
+			if (detectable_at(med->se * scale, dof, g->level) <= g->points) {
 				g->runs_needed = k;
 				break;
 			}

@@ -76,7 +76,8 @@ void kp_diff_report_format_seconds(const struct kp_diff_change *ch, char *buf, s
 void kp_diff_report_format_adjustment(const struct kp_diff_gate *g, char *buf, size_t size)
 {
 	if (g->relabellings)
-		snprintf(buf, size, "a permutation test over %zu function%s (%zu relabellings of the runs)",
+		snprintf(buf, size,
+			 "a permutation test over %zu function%s (%zu relabellings of the runs)",
 			 g->family, g->family == 1 ? "" : "s", g->relabellings);
 	else
 		snprintf(buf, size, "Holm over %zu function%s", g->family,

@@ -310,7 +310,8 @@ static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, F
 	if (g->relabellings)
 		fprintf(out,
 			"(One-sided test of growth; a permutation test (Westfall and Young's "
-			"step-down minP, %zu relabellings of the runs) over the %zu function%s that "
+			"step-down minP, %zu relabellings of the runs) over the %zu function%s "
+			"that "
 			"could hold such a growth and can be named.)\n",
 			g->relabellings, g->family, g->family == 1 ? "" : "s");
 	else

@@ -174,7 +174,7 @@ struct kp_stats_prior kp_stats_variance_prior(const double *s2, const double *df
 			c++;
 		if (c == nc && nc < DF_CACHE)
 			cache[nc++] = (struct df_terms){d[i], log(d[i] / 2) - digamma(d[i] / 2),
-							 trigamma(d[i] / 2)};
+							trigamma(d[i] / 2)};
 		if (x[i] < 1e-5 * median)
 			x[i] = 1e-5 * median;
 		mean += x[i];

@@ -1276,7 +1276,8 @@ static struct kp_profile *jittered_run(const char *const *lines, const unsigned 
 		uint32_t l[16];
 		size_t k = 0;
 		const char *s = lines[i];
-		double c = counts[i] * (i == grow ? factor : 1) * (1 + 0.04 * (2 * rng_unit(rng) - 1));
+		double c =
+			counts[i] * (i == grow ? factor : 1) * (1 + 0.04 * (2 * rng_unit(rng) - 1));
 		kp_count v[2];
 
 		while (*s && k < 16) {
@@ -1309,16 +1310,15 @@ static struct kp_diff *relabelled(struct kp_profile *const *runs, size_t n, unsi
 /* Whether function i of df is in the gate's family (docs/diff.md: shares,
  * the mean share in (points / 2, 100 - points / 2); time, a growth of points
  * percent significant alone at the Poisson noise of its samples a run). */
-static bool family_member(const struct kp_diff *df, enum kp_diff_measure m, double points,
-			  size_t i)
+static bool family_member(const struct kp_diff *df, enum kp_diff_measure m, double points, size_t i)
 {
 	const struct kp_diff_change *ch = &kp_diff_function(df, i)->col[KP_DIFF_TOTAL];
 	double mean = (ch->share[0] + ch->share[1]) / 2;
 	double kb = (double)kp_diff_runs(df, 0), kn = (double)kp_diff_runs(df, 1);
 
 	if (m == KP_DIFF_TIME)
-		return points / 100 * sqrt((ch->count[0] + ch->count[1]) / (kb + kn) /
-					   (1 / kb + 1 / kn)) >
+		return points / 100 *
+			       sqrt((ch->count[0] + ch->count[1]) / (kb + kn) / (1 / kb + 1 / kn)) >
 		       kp_stats_t_quantile(2 * kp_diff_alpha(df), HUGE_VAL);
 	return ch->tested && mean > points / 2 && mean < 100 - points / 2;
 }
@@ -1330,7 +1330,8 @@ static bool family_member(const struct kp_diff *df, enum kp_diff_measure m, doub
  * share of relabellings whose least p over the j-th smallest on is at most
  * it, made monotone. Into adj[function] (1 outside the family). */
 static void brute_minp(struct kp_profile *const *runs, const struct kp_diff_opts *o,
-		       const struct kp_diff *obs, enum kp_diff_measure m, double points, double *adj)
+		       const struct kp_diff *obs, enum kp_diff_measure m, double points,
+		       double *adj)
 {
 	size_t nf = kp_diff_nfunctions(obs), nfam = 0, nb = 0;
 	uint32_t fam[16];

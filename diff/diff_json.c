@@ -220,6 +220,7 @@ static json_t *gate_json(const struct kp_diff *df, const struct kp_diff_gate *g)
 	json_object_set_new(gate, "family", json_integer((json_int_t)g->family));
 	json_object_set_new(gate, "correction", jcstr(g->relabellings ? "westfall-young" : "holm"));
 	json_object_set_new(gate, "relabellings", json_integer((json_int_t)g->relabellings));
+	json_object_set_new(gate, "level", jreal_or_null(g->level));
 	json_object_set_new(gate, "resolution", jreal(g->resolution));
 	json_object_set_new(gate, "detectable", jreal_or_null(g->detectable));
 	json_object_set_new(gate, "detectable_max", jreal_or_null(g->detectable_max));

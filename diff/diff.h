@@ -179,8 +179,10 @@ enum kp_diff_measure { KP_DIFF_SHARE, KP_DIFF_TIME };
 /* The CI gate at points (--fail-above): the functions whose total share
  * grew by more than points (or whose CPU time a run grew by more than
  * points percent) AND whose growth is significant, one-sided (a shrink
- * never fails the gate), after Holm's correction over the gate's own
- * family, largest growth first:
+ * never fails the gate), after a correction over the gate's own family
+ * (a permutation test of the runs' labels, Westfall and Young's step-down
+ * minP, when the runs allow 2 / alpha relabellings or more; else Holm's),
+ * largest growth first:
  *   share, several runs a side: the functions whose mean share (of
  *     BASE's and NEW's) is in (points / 2, 100 - points / 2), the only
  *     ones whose share can grow by points (independent filtering: the

@@ -56,6 +56,20 @@ struct pair_sums {
 #define PAIR_MIN_SHARE 0.002
 #define PAIR_FUNCTIONS 64
 
+/* One function's count and CPU time in one run (its total column), kept
+ * for the gate's permutation test: the runs relabelled, every function's
+ * test is made again from these. */
+struct run_entry {
+	uint32_t fn, run;
+	double x, t; /* the count, the CPU nanoseconds */
+};
+
+/* One run's total count and side. */
+struct run_info {
+	double n;
+	int side;
+};
+
 struct kp_diff {
 	struct kp_strtab *names;
 	struct kp_u64map index; /* name id * KINDS + kind -> function index */
@@ -80,6 +94,10 @@ struct kp_diff {
 	size_t npairs, pairs_cap;
 	struct kp_u64map pair_index; /* a << 32 | b -> pairs index */
 	size_t ended_runs;	     /* runs whose recording says the command exited */
+	struct run_entry *entries;   /* every run's functions, run by run */
+	size_t nentries, entries_cap;
+	struct run_info *run_info; /* [run], in the order added */
+	size_t nrun_info;
 	double alpha, dispersion;
 	bool gate_interrupts, attribute, finished;
 };
@@ -402,6 +420,16 @@ static void add_samples(struct kp_diff *df, const struct kp_profile *p, const st
 		s->tsq[r->side] += t * t;
 		ss->run_cpu = 0;
 
+		if (ss->run[KP_DIFF_TOTAL] || t > 0) {
+			if (df->nentries == df->entries_cap) {
+				df->entries_cap = df->entries_cap ? 2 * df->entries_cap : 1024;
+				df->entries = kp_xrealloc(df->entries,
+							  df->entries_cap * sizeof(*df->entries));
+			}
+			df->entries[df->nentries++] = (struct run_entry){
+				(uint32_t)f, (uint32_t)df->nrun_info,
+				kp_count_double(ss->run[KP_DIFF_TOTAL], r->count_decimals), t};
+		}
 		for (int col = 0; col < 2; col++) {
 			double x = kp_count_double(ss->run[col], r->count_decimals);
 
@@ -412,6 +440,8 @@ static void add_samples(struct kp_diff *df, const struct kp_profile *p, const st
 		s->irq += kp_count_double(ss->irq, r->count_decimals);
 		ss->irq = 0;
 	}
+	df->run_info = kp_xrealloc(df->run_info, (df->nrun_info + 1) * sizeof(*df->run_info));
+	df->run_info[df->nrun_info++] = (struct run_info){n, r->side};
 }
 
 static int check_index(const struct kp_profile *p, size_t v, const char *what, struct kp_diag *d)
@@ -536,28 +566,48 @@ struct kp_stats_prior kp_diff_time_prior(const struct kp_diff *df)
 	return df->time_prior;
 }
 
+/* The sides' total counts n and runs k: the runs' own, or a relabelling's
+ * (the gate's permutation test). */
+struct sides {
+	double n[2], k[2];
+};
+
+static struct sides observed_sides(const struct kp_diff *df)
+{
+	return (struct sides){{df->count_total[0], df->count_total[1]},
+			      {(double)df->runs[0], (double)df->runs[1]}};
+}
+
 /* The quasi-binomial dispersion of one function's column measured from
  * the runs: Pearson's chi-square over the runs of both sides, each side
  * around its own pooled share, over its residual degrees of freedom
  * (*dof): the runs less one of each side where the share is neither 0 nor
  * 1 (a side where the function is in no sample, or in all, says nothing
- * of how its share varies). */
-static double measured_dispersion(const struct kp_diff *df, const double count[2],
-				  const double sq[2], double *dof)
+ * of how its share varies). Sides sd. */
+static double dispersion_at(const struct sides *sd, const double count[2], const double sq[2],
+			    double *dof)
 {
 	double chi2 = 0;
 
 	*dof = 0;
 	for (int side = 0; side < 2; side++) {
-		double x = count[side], n = df->count_total[side], pi = x / n;
+		double x = count[side], n = sd->n[side], pi = x / n;
 
 		/* sum (x_i - n_i pi)^2 / (n_i pi (1 - pi)), expanded */
 		if (pi > 0 && pi < 1) {
 			chi2 += fmax(0, sq[side] - x * x / n) / (pi * (1 - pi));
-			*dof += (double)df->runs[side] - 1;
+			*dof += sd->k[side] - 1;
 		}
 	}
 	return *dof > 0 ? chi2 / *dof : 0;
+}
+
+static double measured_dispersion(const struct kp_diff *df, const double count[2],
+				  const double sq[2], double *dof)
+{
+	struct sides sd = observed_sides(df);
+
+	return dispersion_at(&sd, count, sq, dof);
 }
 
 /* The quasi-Poisson dispersion of a function's CPU time a run: with t the
@@ -565,14 +615,14 @@ static double measured_dispersion(const struct kp_diff *df, const double count[2
  * variance of t is taken to be phi times its side's mean mu; phi is
  * sum (t - mu_side)^2 / mu_side over the runs of both sides, over the
  * runs less one of each side where mu is not 0 (*dof). */
-static double time_dispersion(const struct kp_diff *df, const double t[2], const double tsq[2],
-			      double *dof)
+static double time_dispersion_at(const struct sides *sd, const double t[2], const double tsq[2],
+				 double *dof)
 {
 	double chi2 = 0;
 
 	*dof = 0;
 	for (int side = 0; side < 2; side++) {
-		double k = (double)df->runs[side], mu = t[side] / k;
+		double k = sd->k[side], mu = t[side] / k;
 
 		if (mu > 0) {
 			chi2 += fmax(0, tsq[side] - t[side] * t[side] / k) / mu;
@@ -580,6 +630,14 @@ static double time_dispersion(const struct kp_diff *df, const double t[2], const
 		}
 	}
 	return *dof > 0 ? chi2 / *dof : 0;
+}
+
+static double time_dispersion(const struct kp_diff *df, const double t[2], const double tsq[2],
+			      double *dof)
+{
+	struct sides sd = observed_sides(df);
+
+	return time_dispersion_at(&sd, t, tsq, dof);
 }
 
 /* The dispersion a function's test takes, and its degrees of freedom:
@@ -608,15 +666,22 @@ static void take_dispersion(struct kp_stats_prior prior, double phi, double dof,
 /* The test of a change of share between counts[side] of the sides'
  * total counts under the dispersion and degrees of freedom in ch: its
  * standard error (points) and t (z). */
-static void share_test(const struct kp_diff *df, const double count[2], struct kp_diff_change *ch)
+static void share_test_at(const struct sides *sd, const double count[2], struct kp_diff_change *ch)
 {
-	const double *n = df->count_total;
+	const double *n = sd->n;
 	double q = (count[0] + count[1]) / (n[0] + n[1]);
 	double se = sqrt(ch->dispersion * q * (1 - q) * (1 / n[0] + 1 / n[1]));
 
 	ch->se = 100 * se;
 	ch->z = se > 0 ? (count[1] / n[1] - count[0] / n[0]) / se : 0;
 	ch->p = ch->z ? kp_stats_t_p(ch->z, ch->df) : 1;
+}
+
+static void share_test(const struct kp_diff *df, const double count[2], struct kp_diff_change *ch)
+{
+	struct sides sd = observed_sides(df);
+
+	share_test_at(&sd, count, ch);
 }
 
 /* The shares, seconds, tests and Holm's adjustment of one column. */
@@ -690,9 +755,9 @@ static void finish_column(struct kp_diff *df, int col)
  * difference of the sides' means against its standard error at the
  * pooled mean, sqrt(phi mu (1/k_BASE + 1/k_NEW)) (a score test: defined
  * when a side is 0), one-sided toward growth. */
-static void time_test(const struct kp_diff *df, const double t[2], struct kp_diff_time *tm)
+static void time_test_at(const struct sides *sd, const double t[2], struct kp_diff_time *tm)
 {
-	double kb = (double)df->runs[0], kn = (double)df->runs[1];
+	double kb = sd->k[0], kn = sd->k[1];
 	double pooled = (t[0] + t[1]) / (kb + kn);
 
 	tm->mean[0] = t[0] / kb;
@@ -704,6 +769,13 @@ static void time_test(const struct kp_diff *df, const double t[2], struct kp_dif
 	tm->p = tm->t ? kp_stats_t_p(tm->t, tm->df) : 1;
 	/* one-sided: the upper tail */
 	tm->p = tm->t > 0 ? tm->p / 2 : 1 - tm->p / 2;
+}
+
+static void time_test(const struct kp_diff *df, const double t[2], struct kp_diff_time *tm)
+{
+	struct sides sd = observed_sides(df);
+
+	time_test_at(&sd, t, tm);
 }
 
 /* Every function's CPU time a run tested (several runs a side, CPU
@@ -840,6 +912,8 @@ void kp_diff_free(struct kp_diff *df)
 	free(df->irq_entry);
 	free(df->pairs);
 	kp_u64map_fini(&df->pair_index);
+	free(df->entries);
+	free(df->run_info);
 	free(df->order[0]);
 	free(df->order[1]);
 	free(df);
@@ -1140,12 +1214,279 @@ static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t 
 	}
 }
 
-/* The smallest growth caught with 95% probability at the first step of
- * Holm's over m, for a test of standard error se (points, or percent of
- * the mean) on dof degrees of freedom. */
-static double detectable_at(double se, double dof, size_t m, double alpha)
+/* The gate's permutation test: Westfall and Young's step-down minP over
+ * relabellings of the runs (which are BASE's and which NEW's), the
+ * statistic of each function its one-sided p-value as the gate computes
+ * it, every dispersion and the prior fitted again for each relabelling.
+ * Under no change the runs of both sides are exchangeable, so the chance
+ * that any function of the family passes alpha is at most alpha, exactly,
+ * whatever the dependence between functions and however far the runs'
+ * noise is from the model's; and it uses that dependence (shares move
+ * together), where Holm assumes the worst. */
+#define PERM_EXACT_MAX 2000 /* every relabelling when there are at most this many */
+#define PERM_DRAWN     1000 /* else this many drawn at random, and the runs' own */
+#define PERM_WORK      4e8  /* run entries times relabellings, at most */
+
+struct perm {
+	const struct kp_diff *df;
+	enum kp_diff_measure measure;
+	const uint32_t *fam; /* the functions tested: fam[0..nfam) */
+	size_t nfam;
+	uint32_t *prior_fn; /* the functions whose dispersions the prior is fitted to */
+	uint32_t *slot;	    /* [function]: its place in prior_fn */
+	size_t nprior;
+	double *acc; /* [function][4]: x (or t) and its square term, each side */
+	double *phi, *dof;
+};
+
+/* Each family function's one-sided p-value with the runs' sides lab[run]. */
+static void relabelled_p(struct perm *pm, const uint8_t *lab, double *p)
 {
-	return (upper_quantile(alpha / (double)(m ? m : 1), dof) + upper_quantile(0.05, dof)) * se;
+	const struct kp_diff *df = pm->df;
+	bool time = pm->measure == KP_DIFF_TIME;
+	struct sides sd = {{0, 0}, {0, 0}};
+	struct kp_stats_prior prior;
+
+	for (size_t r = 0; r < df->nrun_info; r++) {
+		sd.n[lab[r]] += df->run_info[r].n;
+		sd.k[lab[r]] += 1;
+	}
+	for (size_t j = 0; j < pm->nprior; j++)
+		memset(&pm->acc[4 * (size_t)pm->prior_fn[j]], 0, 4 * sizeof(double));
+	for (size_t e = 0; e < df->nentries; e++) {
+		const struct run_entry *en = &df->entries[e];
+		double *a = &pm->acc[4 * (size_t)en->fn];
+		int s = lab[en->run];
+		double v = time ? en->t : en->x;
+
+		a[s] += v;
+		a[2 + s] += time ? v * v : v * v / df->run_info[en->run].n;
+	}
+	for (size_t j = 0; j < pm->nprior; j++) {
+		const double *a = &pm->acc[4 * (size_t)pm->prior_fn[j]];
+
+		pm->phi[j] = time ? time_dispersion_at(&sd, a, a + 2, &pm->dof[j])
+				  : dispersion_at(&sd, a, a + 2, &pm->dof[j]);
+	}
+	prior = kp_stats_variance_prior(pm->phi, pm->dof, pm->nprior);
+	for (size_t i = 0; i < pm->nfam; i++) {
+		uint32_t f = pm->fam[i], j = pm->slot[f];
+		const double *a = &pm->acc[4 * (size_t)f];
+
+		if (time) {
+			struct kp_diff_time tm = {0};
+
+			take_dispersion(prior, pm->phi[j], pm->dof[j], 0, &tm.dispersion, &tm.df);
+			time_test_at(&sd, a, &tm);
+			p[i] = tm.p;
+		} else {
+			struct kp_diff_change ch = {0};
+
+			take_dispersion(prior, pm->phi[j], pm->dof[j], df->dispersion,
+					&ch.dispersion, &ch.df);
+			share_test_at(&sd, a, &ch);
+			p[i] = upper_p(ch.z, ch.df);
+		}
+	}
+}
+
+/* A splitmix64 step: the relabellings drawn are the same every time. */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/* The b-th relabelling into lab: exact, the next combination of k NEW runs
+ * of n in c[] (b 0: the first); drawn, k runs at random (b 0: the runs'
+ * own). */
+static void relabelling(const struct kp_diff *df, bool exact, size_t b, uint32_t *c,
+			uint64_t *state, uint8_t *lab)
+{
+	size_t n = df->nrun_info, k = df->runs[1];
+
+	memset(lab, 0, n);
+	if (exact) {
+		if (b == 0) {
+			for (size_t i = 0; i < k; i++)
+				c[i] = (uint32_t)i;
+		} else {
+			size_t i = k;
+
+			while (i > 0 && c[i - 1] == n - k + i - 1)
+				i--;
+			c[i - 1]++;
+			for (size_t j = i; j < k; j++)
+				c[j] = c[j - 1] + 1;
+		}
+		for (size_t i = 0; i < k; i++)
+			lab[c[i]] = 1;
+		return;
+	}
+	if (b == 0) {
+		for (size_t r = 0; r < n; r++)
+			lab[r] = (uint8_t)df->run_info[r].side;
+		return;
+	}
+	for (size_t r = 0; r < n; r++)
+		c[r] = (uint32_t)r;
+	for (size_t i = 0; i < k; i++) {
+		size_t j = i + (size_t)(next_random(state) % (n - i));
+		uint32_t t = c[i];
+
+		c[i] = c[j];
+		c[j] = t;
+		lab[c[i]] = 1;
+	}
+}
+
+/* How many relabellings the test makes (*exact: all of them), 0 when too
+ * few can reach alpha (fewer than 2 / alpha) or the work is too much. */
+static size_t relabellings(const struct kp_diff *df, bool *exact)
+{
+	double n = (double)df->nrun_info, k = (double)df->runs[1], all = 1;
+	double work = PERM_WORK / (double)(df->nentries ? df->nentries : 1), take;
+
+	for (double i = 0; i < k; i++)
+		all = all * (n - i) / (i + 1);
+	all = round(all);
+	*exact = all <= PERM_EXACT_MAX && all <= work;
+	take = *exact ? all : fmin(PERM_DRAWN + 1, work);
+	return take * df->alpha >= 2 ? (size_t)take : 0;
+}
+
+static int by_value_asc(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+static int by_p_of(const void *pa, const void *pb, void *arg)
+{
+	const double *p = arg;
+	double a = p[*(const uint32_t *)pa], b = p[*(const uint32_t *)pb];
+
+	return (a > b) - (a < b);
+}
+
+static void perm_init(struct perm *pm, const struct kp_diff *df, enum kp_diff_measure measure)
+{
+	size_t nf = df->nfns ? df->nfns : 1;
+
+	memset(pm, 0, sizeof(*pm));
+	pm->df = df;
+	pm->measure = measure;
+	pm->prior_fn = kp_xmalloc(nf * sizeof(*pm->prior_fn));
+	pm->slot = kp_xmalloc(nf * sizeof(*pm->slot));
+	pm->acc = kp_xcalloc(4 * nf, sizeof(*pm->acc));
+	pm->phi = kp_xmalloc(nf * sizeof(*pm->phi));
+	pm->dof = kp_xmalloc(nf * sizeof(*pm->dof));
+	/* the prior's functions, as finish_column's and finish_time's */
+	for (size_t i = 0; i < df->nfns; i++) {
+		const struct sums *s = &df->sums[i];
+		bool in = measure == KP_DIFF_TIME ? s->t[0] > 0 || s->t[1] > 0
+						  : s->count[KP_DIFF_TOTAL][0] > 0 ||
+							    s->count[KP_DIFF_TOTAL][1] > 0;
+
+		pm->slot[i] = (uint32_t)pm->nprior;
+		if (in)
+			pm->prior_fn[pm->nprior++] = (uint32_t)i;
+	}
+}
+
+static void perm_fini(struct perm *pm)
+{
+	free(pm->prior_fn);
+	free(pm->slot);
+	free(pm->acc);
+	free(pm->phi);
+	free(pm->dof);
+}
+
+/* The step-down minP adjustment of the gate's family fam[0..m) (and,
+ * single-step beside the family, of the functions passed over,
+ * fam[m..nfam)) into adj[0..nfam): the share of relabellings whose least
+ * p-value over the family's functions from the j-th smallest on is at
+ * most the j-th smallest observed, made monotone. Returns the
+ * relabellings made (0: not made, too few; adj untouched) and in *level
+ * the alpha-quantile of the relabellings' least p-value (what a function
+ * alone must reach). */
+static size_t permutation_adjust(const struct kp_diff *df, enum kp_diff_measure measure,
+				 const uint32_t *fam, size_t m, size_t nfam, double *adj,
+				 double *level)
+{
+	bool exact;
+	size_t nb = relabellings(df, &exact), n = df->nrun_info, nk;
+	struct perm pm;
+	double *obs, *pb, *qmin, *count;
+	uint32_t *ord, *c;
+	uint8_t *lab;
+	uint64_t state = 0x6b70726f66u; /* "kprof" */
+
+	if (!nb || !m || !kp_diff_measured(df))
+		return 0;
+	perm_init(&pm, df, measure);
+	pm.fam = fam;
+	pm.nfam = nfam;
+	obs = kp_xmalloc(nfam * sizeof(*obs));
+	pb = kp_xmalloc(nfam * sizeof(*pb));
+	count = kp_xcalloc(nfam, sizeof(*count));
+	qmin = kp_xmalloc(nb * sizeof(*qmin));
+	ord = kp_xmalloc(m * sizeof(*ord));
+	c = kp_xmalloc((n ? n : 1) * sizeof(*c));
+	lab = kp_xmalloc(n ? n : 1);
+	for (size_t r = 0; r < n; r++)
+		lab[r] = (uint8_t)df->run_info[r].side;
+	relabelled_p(&pm, lab, obs);
+	for (size_t j = 0; j < m; j++)
+		ord[j] = (uint32_t)j;
+	qsort_r(ord, m, sizeof(*ord), by_p_of, obs);
+	for (size_t b = 0; b < nb; b++) {
+		double q = 1;
+
+		relabelling(df, exact, b, c, &state, lab);
+		relabelled_p(&pm, lab, pb);
+		for (size_t j = m; j-- > 0;) {
+			q = fmin(q, pb[ord[j]]);
+			count[ord[j]] += q <= obs[ord[j]];
+		}
+		qmin[b] = q;
+		for (size_t e = m; e < nfam; e++)
+			count[e] += fmin(q, pb[e]) <= obs[e];
+	}
+	for (size_t j = 0; j < m; j++) {
+		adj[ord[j]] = count[ord[j]] / (double)nb;
+		if (j && adj[ord[j]] < adj[ord[j - 1]])
+			adj[ord[j]] = adj[ord[j - 1]];
+	}
+	for (size_t e = m; e < nfam; e++)
+		adj[e] = count[e] / (double)nb;
+	qsort(qmin, nb, sizeof(*qmin), by_value_asc);
+	nk = (size_t)floor(df->alpha * (double)nb);
+	/* a function alone passes when its p is below the (nk + 1)-th least */
+	*level = fmin(df->alpha, fmax(qmin[nk < nb ? nk : nb - 1], df->alpha / (double)m));
+	perm_fini(&pm);
+	free(obs);
+	free(pb);
+	free(count);
+	free(qmin);
+	free(ord);
+	free(c);
+	free(lab);
+	return nb;
+}
+
+/* The smallest growth caught with 95% probability by a test of standard
+ * error se (points, or percent of the mean) on dof degrees of freedom that
+ * must reach the one-sided p-value level (the strictest step of the
+ * gate's adjustment). */
+static double detectable_at(double se, double dof, double level)
+{
+	return (upper_quantile(level, dof) + upper_quantile(0.05, dof)) * se;
 }
 
 struct detect {
@@ -1195,8 +1536,8 @@ static void detectability(const struct kp_diff *df, struct kp_diff_gate *g, cons
 			dof = df->fns[i].col[KP_DIFF_TOTAL].df;
 			size = mean / 100;
 		}
-		d[nd++] = (struct detect){detectable_at(se, dof, g->family, df->alpha), se, dof,
-					  size, (uint32_t)i};
+		d[nd++] = (struct detect){detectable_at(se, dof, g->level), se, dof, size,
+					  (uint32_t)i};
 	}
 	if (nd) {
 		struct detect medf, *med = &medf;
@@ -1226,7 +1567,7 @@ static void detectability(const struct kp_diff *df, struct kp_diff_gate *g, cons
 			medf.se = 100 * sqrt(phi * medf.size * (1 - medf.size) *
 					     (1 / df->count_total[0] + 1 / df->count_total[1]));
 		}
-		medf.d = detectable_at(medf.se, medf.dof, g->family, df->alpha);
+		medf.d = detectable_at(medf.se, medf.dof, g->level);
 		g->detectable = medf.d;
 		/* with k runs a side the variance of the change scales as
 		 * (1/k + 1/k) against (1/kb + 1/kn) now (for shares with each
@@ -1246,14 +1587,46 @@ static void detectability(const struct kp_diff *df, struct kp_diff_gate *g, cons
 					continue; /* one run a side measures nothing */
 				dof = dof - resid + (double)(2 * k - 2);
 			}
-			if (detectable_at(med->se * scale, dof, g->family, df->alpha) <=
-			    g->points) {
+			if (detectable_at(med->se * scale, dof, g->level) <= g->points) {
 				g->runs_needed = k;
 				break;
 			}
 		}
 	}
 	free(d);
+}
+
+/* The gate's adjusted p-values, in place of the raw ones in p (by family
+ * position pos[function] - 1 of m): the permutation test's, over the
+ * family's members (what is passed over adjusted beside them), when the
+ * runs allow enough relabellings (its count returned, *family the members,
+ * *level what one function must reach); else Holm's over the m (0
+ * returned). */
+static size_t gate_adjust(const struct kp_diff *df, enum kp_diff_measure measure,
+			  const uint32_t *pos, const uint8_t *member, size_t m, double *p,
+			  size_t *family, double *level)
+{
+	uint32_t *fam = kp_xmalloc((m ? m : 1) * sizeof(*fam));
+	double *adj = kp_xmalloc((m ? m : 1) * sizeof(*adj));
+	size_t nm = 0, nfam = 0, nb;
+
+	for (int part = 0; part < 2; part++)
+		for (size_t i = 0; i < df->nfns; i++)
+			if (pos[i] && member[i] == !part)
+				fam[nfam++] = (uint32_t)i;
+	for (size_t i = 0; i < df->nfns; i++)
+		nm += pos[i] && member[i];
+	nb = permutation_adjust(df, measure, fam, nm, nfam, adj, level);
+	if (nb) {
+		for (size_t k = 0; k < nfam; k++)
+			p[pos[fam[k]] - 1] = adj[k];
+		*family = nm;
+	} else {
+		kp_stats_holm(p, m, p);
+	}
+	free(fam);
+	free(adj);
+	return nb;
 }
 
 void kp_diff_gate(const struct kp_diff *df, double points, struct kp_diff_gate *g)
@@ -1292,8 +1665,9 @@ void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure
 			member[i] = !(pass_over && df->fns[i].interrupt);
 		}
 	}
-	kp_stats_holm(p, m, p);
 	g->family = m;
+	g->level = df->alpha / (double)(m ? m : 1);
+	g->relabellings = gate_adjust(df, measure, pos, member, m, p, &g->family, &g->level);
 	g->resolution = resolution(df, m);
 	/* the candidates in the total column's order (by |change|) for
 	 * shares, by growth for time */
@@ -1320,7 +1694,7 @@ void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure
 				cand_p[b] = cand_p[b - 1];
 				cand_p[b - 1] = tp;
 			}
-	attribute(df, measure, points, m, cand, nc, via);
+	attribute(df, measure, points, g->family, cand, nc, via);
 	name_holders(df, cand, nc, via, within);
 	/* named, then what is passed over (interrupt work, one run a side),
 	 * then what a descendant explains */

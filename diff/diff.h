@@ -179,8 +179,10 @@ enum kp_diff_measure { KP_DIFF_SHARE, KP_DIFF_TIME };
 /* The CI gate at points (--fail-above): the functions whose total share
  * grew by more than points (or whose CPU time a run grew by more than
  * points percent) AND whose growth is significant, one-sided (a shrink
- * never fails the gate), after Holm's correction over the gate's own
- * family, largest growth first:
+ * never fails the gate), after a correction over the gate's own family
+ * (a permutation test of the runs' labels, Westfall and Young's step-down
+ * minP, when the runs allow 2 / alpha relabellings or more; else Holm's),
+ * largest growth first:
  *   share, several runs a side: the functions whose mean share (of
  *     BASE's and NEW's) is in (points / 2, 100 - points / 2), the only
  *     ones whose share can grow by points (independent filtering: the
@@ -195,7 +197,18 @@ enum kp_diff_measure { KP_DIFF_SHARE, KP_DIFF_TIME };
 struct kp_diff_gate {
 	enum kp_diff_measure measure;
 	double points;
-	size_t family;	 /* the functions Holm's correction is over */
+	/* the functions the adjustment is over: Holm's (every function of
+	 * the family), or the permutation test's (those it can name:
+	 * interrupt work passed over is adjusted beside them) */
+	size_t family;
+	/* relabellings of the runs the permutation test made (Westfall and
+	 * Young's step-down minP); 0: Holm's correction instead (too few runs
+	 * for a p-value at alpha: fewer than 2 / alpha relabellings) */
+	size_t relabellings;
+	/* the one-sided p-value one function must reach at the adjustment's
+	 * strictest step: alpha / family for Holm; the alpha-quantile of the
+	 * relabellings' least p-value over the family */
+	double level;
 	size_t n;	 /* regressions: fn[0..n) */
 	size_t nskipped; /* interrupt work passed over: fn[n..n + nskipped) */
 	size_t nvia;	 /* explained by a descendant: fn[n + nskipped..) + nvia */

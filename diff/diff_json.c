@@ -197,7 +197,7 @@ static json_t *gate_json(const struct kp_diff *df, const struct kp_diff_gate *g)
 		json_t *f = function(df, g->fn[k], false);
 		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 
-		/* after Holm over the gate's family, not the column's */
+		/* after the gate's correction over its family, not the column's */
 		json_object_set_new(f, "p_adjusted", jreal(g->p[k]));
 		json_object_set_new(f, "time_growth",
 				    fn->time.tested ? jreal_or_null(100 * fn->time.growth)
@@ -218,6 +218,9 @@ static json_t *gate_json(const struct kp_diff *df, const struct kp_diff_gate *g)
 	json_object_set_new(gate, "skipped", skipped);
 	json_object_set_new(gate, "explained", explained);
 	json_object_set_new(gate, "family", json_integer((json_int_t)g->family));
+	json_object_set_new(gate, "correction", jcstr(g->relabellings ? "westfall-young" : "holm"));
+	json_object_set_new(gate, "relabellings", json_integer((json_int_t)g->relabellings));
+	json_object_set_new(gate, "level", jreal_or_null(g->level));
 	json_object_set_new(gate, "resolution", jreal(g->resolution));
 	json_object_set_new(gate, "detectable", jreal_or_null(g->detectable));
 	json_object_set_new(gate, "detectable_max", jreal_or_null(g->detectable_max));

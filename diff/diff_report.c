@@ -73,28 +73,40 @@ void kp_diff_report_format_seconds(const struct kp_diff_change *ch, char *buf, s
 		 rel);
 }
 
+void kp_diff_report_format_adjustment(const struct kp_diff_gate *g, char *buf, size_t size)
+{
+	if (g->relabellings)
+		snprintf(buf, size,
+			 "a permutation test over %zu function%s (%zu relabellings of the runs)",
+			 g->family, g->family == 1 ? "" : "s", g->relabellings);
+	else
+		snprintf(buf, size, "Holm over %zu function%s", g->family,
+			 g->family == 1 ? "" : "s");
+}
+
 void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g,
 				      size_t k, char *buf, size_t size)
 {
 	const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
 	const struct kp_diff_change *ch = &fn->col[KP_DIFF_TOTAL];
-	char p[32], sec[96];
+	char p[32], sec[96], adj[128];
 	size_t len;
 
+	kp_diff_report_format_adjustment(g, adj, sizeof(adj));
 	kp_diff_report_format_p(g->p[k], p, sizeof(p));
 	kp_diff_report_format_seconds(ch, sec, sizeof(sec));
 	if (g->measure == KP_DIFF_TIME)
 		snprintf(buf, size,
-			 "CPU a run %s, more than %g%%; p %s after Holm over %zu function%s, "
+			 "CPU a run %s, more than %g%%; p %s after %s, "
 			 "alpha %g, one-sided; total share %.2f%% -> %.2f%% (%+.2f points)",
-			 sec, g->points, p, g->family, g->family == 1 ? "" : "s", kp_diff_alpha(df),
-			 ch->share[0], ch->share[1], ch->change);
+			 sec, g->points, p, adj, kp_diff_alpha(df), ch->share[0], ch->share[1],
+			 ch->change);
 	else
 		snprintf(buf, size,
 			 "total share %.2f%% -> %.2f%% (%+.2f points, more than %g; p %s after "
-			 "Holm over %zu function%s, alpha %g)",
-			 ch->share[0], ch->share[1], ch->change, g->points, p, g->family,
-			 g->family == 1 ? "" : "s", kp_diff_alpha(df));
+			 "%s, alpha %g)",
+			 ch->share[0], ch->share[1], ch->change, g->points, p, adj,
+			 kp_diff_alpha(df));
 	len = strlen(buf);
 	if (g->measure != KP_DIFF_TIME && sec[0] && len < size)
 		snprintf(buf + len, size - len, "; CPU a run %s", sec);

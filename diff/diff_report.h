@@ -93,6 +93,11 @@ void kp_diff_report_format_p(double p, char *buf, size_t size);
  * (new)". Empty when the change has no seconds. */
 void kp_diff_report_format_seconds(const struct kp_diff_change *ch, char *buf, size_t size);
 
+/* How the gate's p-values were adjusted, for "p 0.004 after ...": "Holm
+ * over 14 functions" or "a permutation test over 41 functions (252
+ * relabellings of the runs)". */
+void kp_diff_report_format_adjustment(const struct kp_diff_gate *g, char *buf, size_t size);
+
 /* The line after the name of the gate's k-th function (a regression or
  * interrupt work passed over): "total share 15.81% -> 19.52% (+3.71
  * points, more than 2; p 1.2e-12 after Holm over 14 functions, alpha

@@ -307,10 +307,18 @@ static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, F
 		fprintf(out, "Not named on their own: their growth is another's, named above:\n");
 	for (size_t k = g->n + g->nskipped; k < g->n + g->nskipped + g->nvia; k++)
 		print_gated(df, g, k, out);
-	fprintf(out,
-		"(One-sided test of growth; Holm's correction over the %zu function%s that "
-		"could hold such a growth.)\n",
-		g->family, g->family == 1 ? "" : "s");
+	if (g->relabellings)
+		fprintf(out,
+			"(One-sided test of growth; a permutation test (Westfall and Young's "
+			"step-down minP, %zu relabellings of the runs) over the %zu function%s "
+			"that "
+			"could hold such a growth and can be named.)\n",
+			g->relabellings, g->family, g->family == 1 ? "" : "s");
+	else
+		fprintf(out,
+			"(One-sided test of growth; Holm's correction over the %zu function%s that "
+			"could hold such a growth.)\n",
+			g->family, g->family == 1 ? "" : "s");
 	kp_diff_gate_format_seeing(df, g, see, sizeof(see));
 	fprintf(out, "%s\n", see);
 }
@@ -476,8 +484,9 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 	if (g)
 		fprintf(out,
 			" The gate's p-values are corrected over the %zu function%s whose shares "
-			"could hold a growth of %g points.",
-			g->family, g->family == 1 ? "" : "s", g->points);
+			"could hold a growth of %g points%s.",
+			g->family, g->family == 1 ? "" : "s", g->points,
+			g->relabellings ? " (a permutation test: the runs relabelled)" : "");
 	fputs("\n\n", out);
 	if (r->command) {
 		md_span(out, r->command, strlen(r->command), false);

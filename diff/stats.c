@@ -84,15 +84,50 @@ static double trigamma_inverse(double x)
 	return y;
 }
 
-static int by_value(const void *a, const void *b)
+/* The n-th smallest of v[0..k) (n < k), v reordered so that those before
+ * it are at most it (Hoare's selection). */
+static double select_nth(double *v, size_t k, size_t n)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	size_t lo = 0, hi = k - 1;
 
-	return (x > y) - (x < y);
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (n <= j)
+			hi = j;
+		else if (n >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[n];
 }
+
+#define DF_CACHE 8
+struct df_terms {
+	double d, shift, tri; /* shift: log(d / 2) - digamma(d / 2) */
+};
 
 struct kp_stats_prior kp_stats_variance_prior(const double *s2, const double *df, size_t n)
 {
+	struct df_terms cache[DF_CACHE];
 	struct kp_stats_prior prior = {1, 0};
 	double *x = kp_xmalloc((n ? n : 1) * sizeof(*x)), *d = kp_xmalloc((n ? n : 1) * sizeof(*d));
 	double median, emean = 0, evar = 0, mean = 0, tri = 0;
@@ -113,8 +148,15 @@ struct kp_stats_prior kp_stats_variance_prior(const double *s2, const double *df
 		double *sorted = kp_xmalloc(k * sizeof(*sorted));
 
 		memcpy(sorted, x, k * sizeof(*x));
-		qsort(sorted, k, sizeof(*sorted), by_value);
-		median = k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2;
+		median = select_nth(sorted, k, k / 2);
+		if (k % 2 == 0) {
+			/* the lower middle: the largest of those below the upper */
+			double lo = sorted[0];
+
+			for (size_t i = 1; i < k / 2; i++)
+				lo = sorted[i] > lo ? sorted[i] : lo;
+			median = (lo + median) / 2;
+		}
 		free(sorted);
 	}
 	if (median == 0)
@@ -122,13 +164,28 @@ struct kp_stats_prior kp_stats_variance_prior(const double *s2, const double *df
 	/* log(s2) of a scaled chi-square on d: its mean is log(var) +
 	 * digamma(d/2) - log(d/2), its variance trigamma(d/2) plus the
 	 * prior's own, trigamma(d0/2) */
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = 0, nc = 0; i < k; i++) {
+		/* the degrees of freedom take a few values (the runs less one
+		 * of each side): each one's terms computed once (the gate's
+		 * permutation test fits a prior per relabelling) */
+		size_t c = 0;
+
+		while (c < nc && cache[c].d != d[i])
+			c++;
+		if (c == nc && nc < DF_CACHE)
+			cache[nc++] = (struct df_terms){d[i], log(d[i] / 2) - digamma(d[i] / 2),
+							trigamma(d[i] / 2)};
 		if (x[i] < 1e-5 * median)
 			x[i] = 1e-5 * median;
 		mean += x[i];
-		x[i] = log(x[i]) - digamma(d[i] / 2) + log(d[i] / 2);
+		if (c < nc) {
+			x[i] = log(x[i]) + cache[c].shift;
+			tri += cache[c].tri;
+		} else {
+			x[i] = log(x[i]) - digamma(d[i] / 2) + log(d[i] / 2);
+			tri += trigamma(d[i] / 2);
+		}
 		emean += x[i];
-		tri += trigamma(d[i] / 2);
 	}
 	mean /= (double)k;
 	emean /= (double)k;

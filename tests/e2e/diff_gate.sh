@@ -23,7 +23,9 @@
 #    about the memory of one.
 # The margins: with five runs a side the checksum's share moves about 0.8
 # points from run to run, its growth here is 5 to 7 points (t about 8 to
-# 15, where Holm's first step over the gate's family needs about 3.5); a
+# 15, where Holm's first step over the gate's family needs about 3.5, and
+# the permutation test that replaces it at alpha 0.01 needs it among the 2
+# most extreme of the 252 relabellings); a
 # same-build pair at alpha 1e-4 needs a function to move more than 2
 # points and some 5 of its standard errors.
 # kp-e2e: not-under-asan (the gate's decisions on real, noisy runs are the

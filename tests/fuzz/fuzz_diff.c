@@ -186,6 +186,46 @@ static void check_diff(const struct kp_diff *df)
 	free((void *)tested);
 }
 
+/* The gate's permutation test (enough relabellings of the runs for a
+ * p-value at alpha): its family is the functions that could hold a growth
+ * above pct less the interrupt work it passes over; every p-value it
+ * lists is at least one relabelling's share (the runs' own count) and at
+ * most 1 and alpha; what it lists grew by more than pct, in the family
+ * (what it passes over: interrupt work), largest first; the level one
+ * function must reach is in (0, alpha]. */
+static void check_permuted_gate(const struct kp_diff *df, double pct, bool pass_over,
+				const struct kp_diff_gate *g)
+{
+	size_t nf = kp_diff_nfunctions(df), m = 0;
+	double alpha = kp_diff_alpha(df), nb = (double)g->relabellings;
+
+	FUZZ_CHECK(nb * alpha >= 2 && kp_diff_measured(df));
+	for (size_t i = 0; i < nf; i++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, i);
+		const struct kp_diff_change *t = &fn->col[KP_DIFF_TOTAL];
+		double mean = (t->share[0] + t->share[1]) / 2;
+
+		m += t->tested && mean > pct / 2 && mean < 100 - pct / 2 &&
+		     !(pass_over && fn->interrupt);
+	}
+	FUZZ_CHECK(g->family == m);
+	FUZZ_CHECK(g->level > 0 && g->level <= alpha);
+	for (size_t k = 0; k < g->n + g->nskipped + g->nvia; k++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
+		const struct kp_diff_change *t = &fn->col[KP_DIFF_TOTAL];
+		double mean = (t->share[0] + t->share[1]) / 2;
+		bool skipped = k >= g->n && k < g->n + g->nskipped;
+
+		FUZZ_CHECK(t->change > pct && mean > pct / 2 && mean < 100 - pct / 2);
+		FUZZ_CHECK(g->p[k] * nb >= 1 - 1e-9 && g->p[k] <= alpha);
+		FUZZ_CHECK(skipped == (pass_over && fn->interrupt));
+		FUZZ_CHECK(k == 0 || k == g->n || k == g->n + g->nskipped ||
+			   t->change <=
+				   kp_diff_function(df, g->fn[k - 1])->col[KP_DIFF_TOTAL].change);
+		FUZZ_CHECK(k < g->n + g->nskipped || g->via[k] != g->fn[k]);
+	}
+}
+
 /* The gate at pct, worked out again: its family is every tested function
  * (with several runs a side: whose mean share is above pct / 2), its p-values Holm's over that
  * family, at most the column's; its regressions exactly the growths above
@@ -213,6 +253,10 @@ static size_t check_gate(const struct kp_diff *df, double pct, bool pass_over,
 			p[m++] = t->z > 0 ? t->p / 2 : 1 - t->p / 2;
 			member[i] = (uint32_t)m;
 		}
+	}
+	if (g->relabellings) {
+		check_permuted_gate(df, pct, pass_over, g);
+		goto out;
 	}
 	FUZZ_CHECK(g->family == m);
 	kp_stats_holm(p, m, adj);
@@ -245,6 +289,7 @@ static size_t check_gate(const struct kp_diff *df, double pct, bool pass_over,
 		/* via another regression, never itself */
 		FUZZ_CHECK(k < g->n + g->nskipped || g->via[k] != g->fn[k]);
 	}
+out:
 	FUZZ_CHECK(isfinite(g->resolution) || m == 0);
 	free(p);
 	free(adj);
@@ -358,11 +403,12 @@ static void check_other_reports(const struct kp_diff *df, const struct kp_diff_r
 	free(buf);
 }
 
-/* Each profile as two runs of its side: the dispersion is measured (it
+/* Each profile as nruns runs of its side: the dispersion is measured (it
  * is 0 for identical runs), the columns keep their invariants, the gate
- * and every report hold. */
+ * (five runs a side: its permutation test, 252 relabellings) and every
+ * report hold. */
 static void check_runs(struct kp_profile *const p[2], const struct kp_diff_opts *o,
-		       const struct kp_diff_report *r)
+		       const struct kp_diff_report *r, int nruns)
 {
 	struct kp_diff *df = kp_diff_new(o);
 	struct kp_diff_report rr = *r;
@@ -370,11 +416,11 @@ static void check_runs(struct kp_profile *const p[2], const struct kp_diff_opts 
 	struct kp_diag d;
 	size_t nreg;
 
-	for (int run = 0; run < 2; run++)
+	for (int run = 0; run < nruns; run++)
 		for (int s = 0; s < 2; s++)
 			FUZZ_CHECK(kp_diff_add_run(df, s, p[s], &samples[s], &d) == 0);
 	FUZZ_CHECK(kp_diff_finish(df, &d) == 0);
-	FUZZ_CHECK(kp_diff_measured(df) && kp_diff_runs(df, KP_DIFF_NEW) == 2);
+	FUZZ_CHECK(kp_diff_measured(df) && kp_diff_runs(df, KP_DIFF_NEW) == (size_t)nruns);
 	check_diff(df);
 	/* measured: nothing is passed over */
 	nreg = check_gate(df, r->gate->points, !o->gate_interrupts, &g);
@@ -477,7 +523,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.gate = &gate_d;
 		check_reports(dd, &r, nreg_d);
 		r.gate = &gate;
-		check_runs(p, &o, &r);
+		check_runs(p, &o, &r, 2);
+		check_runs(p, &o, &r, 5);
 	}
 	write_svg((const struct kp_profile *const *)p, opt & 16, opt & 32);
 

@@ -1229,21 +1229,24 @@ static void test_gate_detectable(void)
 
 		se = 100 * sqrt(pr.var * q * (1 - q) * (1 / n0 + 1 / n1));
 	}
-	want = (kp_stats_t_quantile(2 * 0.01 / 5, dof) + kp_stats_t_quantile(0.1, dof)) * se;
+	/* the level one function must reach: Holm's first step's, alpha / 5,
+	 * or the permutation test's, which is at least that and at most alpha */
+	CHECK(g.relabellings == 252 && g.level >= 0.01 / 5 && g.level <= 0.01);
+	want = (kp_stats_t_quantile(2 * g.level, dof) + kp_stats_t_quantile(0.1, dof)) * se;
 	CHECK(near(g.detectable, want, 1e-9));
 	CHECK(g.detectable_max >= g.detectable * 0.5 && g.detectable_fn != UINT32_MAX);
 	CHECK(g.runs_needed >= 1 && g.runs_needed <= KP_DIFF_RUNS_MAX);
 	{
 		/* at runs_needed a side the growth is seen, one fewer not */
 		size_t k = g.runs_needed;
-		double at = (kp_stats_t_quantile(0.02 / 5, 2.0 * (double)k - 2 + pr.df) +
+		double at = (kp_stats_t_quantile(2 * g.level, 2.0 * (double)k - 2 + pr.df) +
 			     kp_stats_t_quantile(0.1, 2.0 * (double)k - 2 + pr.df)) *
 			    se * sqrt(5.0 / (double)k);
 
 		CHECK(at <= 2 * (1 + 1e-9));
 		if (k > 2) {
 			k--;
-			at = (kp_stats_t_quantile(0.02 / 5, 2.0 * (double)k - 2 + pr.df) +
+			at = (kp_stats_t_quantile(2 * g.level, 2.0 * (double)k - 2 + pr.df) +
 			      kp_stats_t_quantile(0.1, 2.0 * (double)k - 2 + pr.df)) *
 			     se * sqrt(5.0 / (double)k);
 			CHECK(at > 2);
@@ -1258,9 +1261,179 @@ static void test_gate_detectable(void)
 	kp_diff_free(df);
 }
 
+/* One run of lines with counts jittered 4% (line grow times factor),
+ * samples and CPU nanoseconds (a millisecond a sample). */
+static struct kp_profile *jittered_run(const char *const *lines, const unsigned *counts, size_t n,
+				       size_t grow, double factor, uint64_t *rng)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_profile_root root = {.comm = kp_profile_intern(p, "prog", 4)};
+
+	kp_profile_add_value_type(p, "samples", "count", 0);
+	kp_profile_add_value_type(p, "cpu", "nanoseconds", 0);
+	kp_profile_set_meta(p, KP_META_END, "exit");
+	for (size_t i = 0; i < n; i++) {
+		uint32_t l[16];
+		size_t k = 0;
+		const char *s = lines[i];
+		double c =
+			counts[i] * (i == grow ? factor : 1) * (1 + 0.04 * (2 * rng_unit(rng) - 1));
+		kp_count v[2];
+
+		while (*s && k < 16) {
+			size_t len = strcspn(s, ";");
+
+			l[k++] = kp_profile_named_location(p, s, len, KP_FRAME_USER);
+			s += len + (s[len] == ';');
+		}
+		v[0] = (kp_count)llround(c);
+		v[1] = v[0] * 1000000;
+		kp_profile_add(p, &root, l, k, v);
+	}
+	return p;
+}
+
+/* The runs of mask's bits as NEW, the others as BASE, of runs[0..n). */
+static struct kp_diff *relabelled(struct kp_profile *const *runs, size_t n, unsigned mask,
+				  const struct kp_diff_opts *o)
+{
+	struct kp_diff *df = kp_diff_new(o);
+	struct kp_diag d;
+
+	for (size_t r = 0; r < n; r++)
+		CHECK(kp_diff_add_run(df, (mask >> r) & 1 ? KP_DIFF_NEW : KP_DIFF_BASE, runs[r],
+				      &with_cpu, &d) == 0);
+	CHECK(kp_diff_finish(df, &d) == 0);
+	return df;
+}
+
+/* Whether function i of df is in the gate's family (docs/diff.md: shares,
+ * the mean share in (points / 2, 100 - points / 2); time, a growth of points
+ * percent significant alone at the Poisson noise of its samples a run). */
+static bool family_member(const struct kp_diff *df, enum kp_diff_measure m, double points, size_t i)
+{
+	const struct kp_diff_change *ch = &kp_diff_function(df, i)->col[KP_DIFF_TOTAL];
+	double mean = (ch->share[0] + ch->share[1]) / 2;
+	double kb = (double)kp_diff_runs(df, 0), kn = (double)kp_diff_runs(df, 1);
+
+	if (m == KP_DIFF_TIME)
+		return points / 100 *
+			       sqrt((ch->count[0] + ch->count[1]) / (kb + kn) / (1 / kb + 1 / kn)) >
+		       kp_stats_t_quantile(2 * kp_diff_alpha(df), HUGE_VAL);
+	return ch->tested && mean > points / 2 && mean < 100 - points / 2;
+}
+
+/* Westfall and Young's step-down minP worked out by brute force: every
+ * relabelling of the ten runs a diff of its own, each family function's
+ * one-sided p-value as the gate's test gives it (kp_diff_gate_p); the
+ * adjusted p of the function whose observed p is j-th smallest is the
+ * share of relabellings whose least p over the j-th smallest on is at most
+ * it, made monotone. Into adj[function] (1 outside the family). */
+static void brute_minp(struct kp_profile *const *runs, const struct kp_diff_opts *o,
+		       const struct kp_diff *obs, enum kp_diff_measure m, double points,
+		       double *adj)
+{
+	size_t nf = kp_diff_nfunctions(obs), nfam = 0, nb = 0;
+	uint32_t fam[16];
+	double p_obs[16], count[16] = {0}, growth;
+
+	CHECK(nf <= 16);
+	for (size_t i = 0; i < nf; i++) {
+		adj[i] = 1;
+		if (family_member(obs, m, points, i))
+			fam[nfam++] = (uint32_t)i;
+	}
+	for (size_t j = 0; j < nfam; j++)
+		p_obs[j] = kp_diff_gate_p(obs, m, fam[j], &growth);
+	/* by observed p, smallest first (insertion: a handful) */
+	for (size_t a = 1; a < nfam; a++)
+		for (size_t b = a; b > 0 && p_obs[b] < p_obs[b - 1]; b--) {
+			double t = p_obs[b];
+			uint32_t f = fam[b];
+
+			p_obs[b] = p_obs[b - 1];
+			p_obs[b - 1] = t;
+			fam[b] = fam[b - 1];
+			fam[b - 1] = f;
+		}
+	for (unsigned mask = 0; mask < 1024; mask++) {
+		struct kp_diff *df;
+		double q = 1;
+
+		if (__builtin_popcount(mask) != 5)
+			continue;
+		df = relabelled(runs, 10, mask, o);
+		for (size_t j = nfam; j-- > 0;) {
+			const struct kp_diff_function *fn = kp_diff_function(obs, fam[j]);
+			const struct kp_diff_function *in =
+				kp_diff_find(df, fn->name, fn->name_len, fn->kind);
+			size_t at = (size_t)(in - kp_diff_function(df, 0));
+
+			q = fmin(q, kp_diff_gate_p(df, m, at, &growth));
+			count[j] += q <= p_obs[j] * (1 + 1e-12);
+		}
+		nb++;
+		kp_diff_free(df);
+	}
+	CHECK_EQ_INT(nb, 252);
+	for (size_t j = 0; j < nfam; j++)
+		adj[fam[j]] = fmax(j ? adj[fam[j - 1]] : 0, count[j] / (double)nb);
+}
+
+/* The gate's permutation test (5 + 5 runs: 252 relabellings, every one
+ * made) against brute_minp, for shares and for CPU time a run (20%), with a at
+ * 30% more work in NEW's runs; with 4 + 4 runs (70 relabellings: none
+ * can reach alpha 0.01 twice over) the gate is Holm's. */
+static void test_gate_permutation(void)
+{
+	static const char *const lines[] = {"main;a", "main;b",	  "main;b;c",
+					    "main;d", "main;e;f", "main;e"};
+	static const unsigned counts[] = {300, 200, 150, 250, 120, 180};
+	struct kp_diff_opts o = {.alpha = 0.2};
+	struct kp_profile *runs[10];
+	uint64_t rng = 2929;
+	static const enum kp_diff_measure measures[2] = {KP_DIFF_SHARE, KP_DIFF_TIME};
+	static const double points[2] = {0.01, 20};
+
+	for (size_t r = 0; r < 10; r++)
+		runs[r] = jittered_run(lines, counts, 6, 0, r >= 5 ? 1.3 : 1, &rng);
+	for (int mi = 0; mi < 2; mi++) {
+		struct kp_diff *df = relabelled(runs, 10, 0x3e0, &o);
+		struct kp_diff_gate g;
+		double adj[16];
+		bool a_listed = false;
+
+		kp_diff_gate_measure(df, measures[mi], points[mi], &g);
+		CHECK_EQ_INT(g.relabellings, 252);
+		brute_minp(runs, &o, df, measures[mi], points[mi], adj);
+		for (size_t k = 0; k < g.n + g.nskipped + g.nvia; k++) {
+			CHECK(near(g.p[k], adj[g.fn[k]], 1e-9));
+			a_listed |= strcmp(gate_fn(df, &g, k)->name, "a") == 0;
+		}
+		/* a grew in every run: no other relabelling reaches its p */
+		CHECK(a_listed);
+		CHECK(near(adj[find(df, "a") - kp_diff_function(df, 0)], 1.0 / 252, 1e-12));
+		kp_diff_gate_fini(&g);
+		kp_diff_free(df);
+	}
+	{
+		struct kp_diff_opts strict = {0};
+		struct kp_diff *df = relabelled(runs, 8, 0xf0, &strict);
+		struct kp_diff_gate g;
+
+		kp_diff_gate(df, 1, &g);
+		CHECK_EQ_INT(g.relabellings, 0);
+		CHECK(near(g.level, 0.01 / (double)g.family, 1e-12));
+		kp_diff_gate_fini(&g);
+		kp_diff_free(df);
+	}
+	for (size_t r = 0; r < 10; r++)
+		kp_profile_free(runs[r]);
+}
+
 KP_TEST_MAIN(test_two_proportions, test_normal_p, test_holm, test_noise_raises_no_alarm,
 	     test_real_shift_raises_its_alarm, test_counts_not_weights, test_self_total_kinds,
 	     test_share_of_everything_is_100, test_t_distribution, test_variance_prior,
 	     test_runs_measured, test_runs_noise_and_slowdown, test_interrupts, test_resolution,
 	     test_report_escaping, test_gate_one_sided, test_gate_attribution, test_gate_time,
-	     test_gate_detectable)
+	     test_gate_detectable, test_gate_permutation)

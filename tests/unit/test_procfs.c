@@ -56,6 +56,9 @@ static void test_maps_fixture(void)
 	CHECK_EQ_STR(c.paths[1], ""); /* anonymous rwx: JIT */
 	CHECK_EQ_STR(c.paths[3], "/opt/app/lib with space.so (deleted)");
 	CHECK_EQ_STR(c.paths[4], "[vdso]");
+	CHECK(c.e[0].kind == KP_MAPPING_FILE && c.e[1].kind == KP_MAPPING_ANON &&
+	      c.e[3].kind == KP_MAPPING_FILE && c.e[4].kind == KP_MAPPING_VDSO);
+	CHECK(c.e[0].pid == 0 && c.e[0].build_id_size == 0 && c.e[0].obj == 0);
 
 	/* a program run from a memfd whose name holds " (deleted)" */
 	{
@@ -66,6 +69,7 @@ static void test_maps_fixture(void)
 		CHECK_EQ_INT(kp_maps_parse_line(line, &e), 0);
 		CHECK(e.exec && e.maj == 0 && e.min == 1 && e.ino == 1470 && e.pgoff == 0x1000);
 		CHECK_EQ_STR(e.path, "/memfd:kprof memfd (deleted) (deleted)");
+		CHECK(e.kind == KP_MAPPING_MEMFD);
 	}
 }
 
@@ -94,6 +98,9 @@ static void test_proctab(void)
 	kp_proctab_mmap(pt, 100, 0x10000, 0x1000, 0, 0, 0, 0, "//anon", NULL, 0);
 	m = kp_proctab_find_map(pt, 100, 0x2500);
 	CHECK(m && m->start == 0x1000 && m->kind == KP_MAPPING_FILE);
+	/* the one mapping type: what the symbolizer takes as it is */
+	CHECK(m && m->pid == 100 && m->exec && m->maj == 8 && m->min == 1 && !m->obj);
+	CHECK_EQ_STR(m ? m->path : "", "/bin/server");
 	CHECK(kp_proctab_find_map(pt, 100, 0x4000) == NULL);
 	m = kp_proctab_find_map(pt, 100, 0x10010);
 	CHECK(m && m->kind == KP_MAPPING_ANON);
@@ -126,7 +133,10 @@ static void test_proctab(void)
 	CHECK_EQ_STR(kp_strtab_str(st, kp_proctab_comm_of(pt, 100, 100)), "server");
 	kp_proctab_fork(pt, 200, 100, 200, 100);
 	CHECK_EQ_STR(kp_strtab_str(st, kp_proctab_comm_of(pt, 200, 200)), "server");
-	CHECK(kp_proctab_find_map(pt, 200, 0x2500) != NULL);
+	m = kp_proctab_find_map(pt, 200, 0x2500);
+	CHECK(m && m->pid == 200 && m->ino == 6); /* the copy is the child's */
+	m = kp_proctab_find_map(pt, 100, 0x2500);
+	CHECK(m && m->pid == 100);
 
 	/* exec drops the old image */
 	kp_proctab_comm(pt, 200, 200, "sh", true);
@@ -154,7 +164,7 @@ static void test_synthesize_self(void)
 
 	CHECK_EQ_INT(kp_proctab_synthesize(pt, getpid()), 0);
 	m = kp_proctab_find_map(pt, getpid(), (uint64_t)(uintptr_t)&test_synthesize_self);
-	CHECK(m && m->kind == KP_MAPPING_FILE);
+	CHECK(m && m->kind == KP_MAPPING_FILE && m->pid == getpid());
 	CHECK_EQ_STR(kp_strtab_str(st, kp_proctab_comm_of(pt, getpid(), getpid())), "test_procfs");
 	CHECK(kp_proctab_synthesize(pt, 0x7ffffff0) < 0);
 	kp_proctab_free(pt);

@@ -233,7 +233,7 @@ static void write_frames(const struct symbolize_cli *c, struct kp_symbolizer *sy
 int kp_cmd_symbolize(int argc, char **argv)
 {
 	struct symbolize_cli c = {0};
-	struct kp_sym_mapping m = {0};
+	struct kp_mapping m = {0};
 	struct kp_outfile out = {0};
 	struct kp_diag d = {{0}};
 	struct addrs a = {0};

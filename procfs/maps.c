@@ -23,7 +23,7 @@ static int parse_hex(const char **pp, uint64_t *v)
 	return 0;
 }
 
-int kp_maps_parse_line(char *line, struct kp_maps_entry *e)
+int kp_maps_parse_line(char *line, struct kp_mapping *e)
 {
 	const char *p = line;
 	uint64_t maj, min;
@@ -55,22 +55,25 @@ int kp_maps_parse_line(char *line, struct kp_maps_entry *e)
 	while (*p == ' ')
 		p++;
 	e->path = p;
+	e->kind = (uint8_t)kp_mapping_kind_of(p);
 	return 0;
 }
 
-size_t kp_maps_read(FILE *f, void (*fn)(void *arg, const struct kp_maps_entry *e), void *arg)
+static size_t read_maps(FILE *f, pid_t pid, void (*fn)(void *arg, const struct kp_mapping *m),
+			void *arg)
 {
 	char *line = NULL;
 	size_t cap = 0, bad = 0;
 	ssize_t n;
 
 	while ((n = getline(&line, &cap, f)) > 0) {
-		struct kp_maps_entry e;
+		struct kp_mapping e;
 
 		if (kp_maps_parse_line(line, &e) < 0) {
 			bad++;
 			continue;
 		}
+		e.pid = pid;
 		if (e.exec)
 			fn(arg, &e);
 	}
@@ -78,7 +81,12 @@ size_t kp_maps_read(FILE *f, void (*fn)(void *arg, const struct kp_maps_entry *e
 	return bad;
 }
 
-int kp_maps_read_pid(pid_t pid, void (*fn)(void *arg, const struct kp_maps_entry *e), void *arg)
+size_t kp_maps_read(FILE *f, void (*fn)(void *arg, const struct kp_mapping *m), void *arg)
+{
+	return read_maps(f, 0, fn, arg);
+}
+
+int kp_maps_read_pid(pid_t pid, void (*fn)(void *arg, const struct kp_mapping *m), void *arg)
 {
 	char path[64];
 	FILE *f;
@@ -87,7 +95,7 @@ int kp_maps_read_pid(pid_t pid, void (*fn)(void *arg, const struct kp_maps_entry
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	kp_maps_read(f, fn, arg);
+	read_maps(f, pid, fn, arg);
 	fclose(f);
 	return 0;
 }
@@ -102,7 +110,7 @@ int kp_maps_find_self(const char *name, uint64_t *start, uint64_t *end)
 	if (!f)
 		return -errno;
 	while (err && getline(&line, &cap, f) > 0) {
-		struct kp_maps_entry e;
+		struct kp_mapping e;
 
 		if (kp_maps_parse_line(line, &e) == 0 && strcmp(e.path, name) == 0) {
 			*start = e.start;

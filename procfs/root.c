@@ -98,7 +98,7 @@ int kp_root_open_in(int rootfd, const char *path, int flags)
 }
 
 /* Opens a regular file and checks its identity. */
-static int check_file(int fd, const struct kp_root_mapping *m)
+static int check_file(int fd, const struct kp_mapping *m)
 {
 	struct stat st;
 
@@ -128,13 +128,13 @@ int kp_root_open_map_file(pid_t pid, uint64_t start, uint64_t end, int flags)
 }
 
 /* The very file mapped, checked. */
-static int open_map_file(const struct kp_root_mapping *m)
+static int open_map_file(const struct kp_mapping *m)
 {
 	return check_file(kp_root_open_map_file(m->pid, m->start, m->end, O_RDONLY | O_NONBLOCK),
 			  m);
 }
 
-int kp_root_open_mapping(const struct kp_root_mapping *m, char **debug_path)
+int kp_root_open_mapping(const struct kp_mapping *m, char **debug_path)
 {
 	static const char deleted[] = " (deleted)";
 	char *path;
@@ -145,7 +145,7 @@ int kp_root_open_mapping(const struct kp_root_mapping *m, char **debug_path)
 	*debug_path = NULL;
 	if (!m->path || m->path[0] != '/')
 		return -ENOENT;
-	if (m->memfd) {
+	if (kp_mapping_path_is_memfd(m->path)) {
 		/* no path leads to a memfd (a file at "/memfd:NAME" would be
 		 * another file), and it has no directory to look for a
 		 * debuglink in: only the mapping itself */

@@ -1,8 +1,7 @@
 /* Reaching a process's files the way it sees them: /proc/PID/map_files for
  * mappings (deleted or replaced files, as root), /proc/PID/root for its
  * mount namespace (containers); and opening files at all without running
- * out of descriptors (RLIMIT_NOFILE raised once). symbolize/procfs.h
- * wraps kp_root_open_mapping for the symbolizer's mappings. */
+ * out of descriptors (RLIMIT_NOFILE raised once). */
 #ifndef KP_PROCFS_ROOT_H
 #define KP_PROCFS_ROOT_H
 
@@ -10,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "procfs/mapping.h"
 
 /* Returns an O_PATH descriptor of the process's root directory (valid after
  * the process exits), or a negative errno. Caller closes. */
@@ -43,23 +44,14 @@ int kp_root_openat(int dirfd, const char *path, int flags);
  * checked. flags get O_CLOEXEC. Returns an fd or a negative errno. */
 int kp_root_open_map_file(pid_t pid, uint64_t start, uint64_t end, int flags);
 
-/* A file mapping of a process, as its MMAP2 record or maps line gave it. */
-struct kp_root_mapping {
-	pid_t pid;	  /* <= 0: no process to reach it through */
-	const char *path; /* as the process sees it, maybe with " (deleted)" */
-	uint64_t start, end;
-	uint64_t ino; /* 0: unknown, not checked */
-	uint32_t maj, min;
-	bool memfd; /* a memfd: only map_files reaches it */
-};
-
 /* Opens the regular file behind a mapping: /proc/PID/map_files/START-END,
  * then /proc/PID/root/PATH, then PATH (a " (deleted)" suffix dropped); a
- * memfd through map_files alone, with no *debug_path. When the mapping
+ * memfd (its path says so, whatever its kind became) through map_files
+ * alone, with no *debug_path. When the mapping
  * gives an inode, the file opened must have it. Returns an fd (caller
  * closes) or a negative errno. *debug_path receives a new heap string
  * (caller frees) naming the file in our own mount namespace, for
  * debuglink lookups, or NULL. */
-int kp_root_open_mapping(const struct kp_root_mapping *m, char **debug_path);
+int kp_root_open_mapping(const struct kp_mapping *m, char **debug_path);
 
 #endif

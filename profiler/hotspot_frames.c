@@ -92,9 +92,10 @@ void kp_hsframes_free(struct kp_hsframes *hf)
 	free(hf);
 }
 
-void kp_hsframes_mapped(struct kp_hsframes *hf, pid_t pid, const struct kp_map *m, const char *path)
+void kp_hsframes_mapped(struct kp_hsframes *hf, const struct kp_mapping *m)
 {
-	const char *base = strrchr(path, '/');
+	const char *path = m->path, *base = strrchr(path, '/');
+	pid_t pid = m->pid;
 	struct jvm *j;
 	uint64_t v;
 
@@ -153,14 +154,14 @@ static ssize_t read_jvm(void *arg, uint64_t addr, void *buf, size_t len)
 static void jvm_open(struct kp_hsframes *hf, struct jvm *j)
 {
 	struct kp_session *s = hf->s;
-	struct kp_map *m = kp_proctab_find_map(s->procs, j->pid, j->lib_start);
+	struct kp_mapping *m = kp_proctab_find_map(s->procs, j->pid, j->lib_start);
 	struct kp_hotspot_syms syms;
 	struct kp_diag d = {{0}};
 	uint32_t obj;
 	int fd;
 
 	j->state = JVM_FAILED;
-	obj = m ? kp_sample_map_object(s, j->pid, m) : 0;
+	obj = m ? kp_sample_map_object(s, m) : 0;
 	fd = obj ? kp_sym_object_fd(s->opts.sym, obj) : -1;
 	if (fd < 0)
 		snprintf(d.msg, sizeof(d.msg), "libjvm.so could not be opened");
@@ -317,9 +318,9 @@ ssize_t kp_hsframes_more(void *arg, uint64_t addr, void *buf, size_t len)
 
 static bool is_code(struct kp_hsframes *hf, pid_t pid, uint64_t addr)
 {
-	struct kp_map *m = kp_proctab_find_map(hf->s->procs, pid, addr);
+	struct kp_mapping *m = kp_proctab_find_map(hf->s->procs, pid, addr);
 
-	return m && m->kind != KP_MAP_OTHER;
+	return m && m->kind != KP_MAPPING_OTHER;
 }
 
 /* A frame of size bytes (return address at sp + size - 8, the caller's

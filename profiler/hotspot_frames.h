@@ -17,14 +17,13 @@
 
 struct kp_session;
 struct kp_hsframes;
-struct kp_map;
+struct kp_mapping;
 
 struct kp_hsframes *kp_hsframes_new(struct kp_session *s);
 void kp_hsframes_free(struct kp_hsframes *hf);
 
 /* A mapping of pid was seen (proctab's on_map): libjvm.so marks a JVM. */
-void kp_hsframes_mapped(struct kp_hsframes *hf, pid_t pid, const struct kp_map *m,
-			const char *path);
+void kp_hsframes_mapped(struct kp_hsframes *hf, const struct kp_mapping *m);
 /* pid exited or exec'd: its reader goes. */
 void kp_hsframes_forget(struct kp_hsframes *hf, pid_t pid);
 

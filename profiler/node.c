@@ -253,19 +253,19 @@ static void decide(struct kp_session *s, struct kp_node *nd, struct proc *p, con
 		return;
 	}
 	for (size_t i = 0; i < n && nseen < MAX_OBJS; i++) {
-		struct kp_map *m = kp_proctab_find_map(s->procs, p->pid, user[i]);
+		struct kp_mapping *m = kp_proctab_find_map(s->procs, p->pid, user[i]);
 		const struct kp_v8meta *meta;
 		uint32_t obj;
 		bool dup = false;
 
-		if (!m || m->kind != KP_MAP_FILE || !(obj = kp_sample_map_object(s, p->pid, m)))
+		if (!m || m->kind != KP_MAPPING_FILE || !(obj = kp_sample_map_object(s, m)))
 			continue;
 		for (size_t j = 0; j < nseen; j++)
 			dup |= seen[j] == obj;
 		if (dup)
 			continue;
 		seen[nseen++] = obj;
-		meta = object_meta(s, nd, obj, kp_strtab_str(s->strings, m->path));
+		meta = object_meta(s, nd, obj, m->path);
 		if (!meta)
 			continue;
 		if (kp_u64map_get(&nd->jitdumps, (uint64_t)p->pid, &(uint64_t){0}) ||
@@ -348,10 +348,10 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 	if (!kp_proctab_has_anon(s->procs, (pid_t)smp->pid))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		struct kp_map *m = kp_proctab_find_map(s->procs, (pid_t)smp->pid, user[i]);
+		struct kp_mapping *m = kp_proctab_find_map(s->procs, (pid_t)smp->pid, user[i]);
 
 		code[i] = KP_V8_NOT_JS;
-		if (m && m->kind == KP_MAP_ANON) {
+		if (m && m->kind == KP_MAPPING_ANON) {
 			code[i] = KP_V8_JIT;
 			jit = true;
 		}
@@ -369,13 +369,13 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 		return;
 	/* the embedded builtins: the interpreter's frames among them */
 	for (size_t i = 0; i < n; i++) {
-		struct kp_map *m;
+		struct kp_mapping *m;
 		uint64_t off;
 
 		if (code[i] != KP_V8_NOT_JS)
 			continue;
 		m = kp_proctab_find_map(s->procs, p->pid, user[i]);
-		if (!m || m->kind != KP_MAP_FILE || m->obj != p->obj)
+		if (!m || m->kind != KP_MAPPING_FILE || m->obj != p->obj)
 			continue;
 		off = user[i] - m->start + m->pgoff;
 		if (!p->meta->builtins_hi ||

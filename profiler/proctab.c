@@ -7,7 +7,6 @@
 
 #include "procfs/maps.h"
 #include "procfs/tasks.h"
-#include "symbolize/symbolize.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
 #include "util/search.h"
@@ -15,7 +14,7 @@
 struct proc {
 	pid_t pid;
 	uint32_t comm;
-	struct kp_map *maps; /* sorted by start, non-overlapping */
+	struct kp_mapping *maps; /* sorted by start, non-overlapping */
 	size_t nmaps, cap;
 	/* whether a map is anonymous or a memfd (JIT code may be there),
 	 * worked out again after the maps change */
@@ -141,6 +140,8 @@ void kp_proctab_fork(struct kp_proctab *pt, pid_t pid, pid_t ppid, pid_t tid, pi
 		p->maps = kp_xmalloc(parent->nmaps * sizeof(*p->maps));
 		memcpy(p->maps, parent->maps, parent->nmaps * sizeof(*p->maps));
 		p->nmaps = p->cap = parent->nmaps;
+		for (size_t i = 0; i < p->nmaps; i++)
+			p->maps[i].pid = pid;
 	}
 	thread_set(pt, pid, tid, comm);
 }
@@ -179,30 +180,13 @@ void kp_proctab_forget_objects(struct kp_proctab *pt, const uint32_t *objs, size
 	}
 }
 
-static enum kp_map_kind classify(const char *path)
-{
-	if (strcmp(path, "//anon") == 0)
-		return KP_MAP_ANON;
-	if (kp_sym_path_is_memfd(path))
-		return KP_MAP_MEMFD;
-	if (path[0] == '/')
-		return strncmp(path, "/dev/zero", 9) == 0 || strncmp(path, "/SYSV", 5) == 0
-			       ? KP_MAP_ANON
-			       : KP_MAP_FILE;
-	if (strcmp(path, "[vdso]") == 0)
-		return KP_MAP_VDSO;
-	if (path[0] == '\0' || strncmp(path, "[anon", 5) == 0 || strcmp(path, "[heap]") == 0)
-		return KP_MAP_ANON;
-	return KP_MAP_OTHER;
-}
-
 /* Index of the first mapping that ends after addr. */
 static size_t first_ending_after(const struct proc *p, uint64_t addr)
 {
 	return KP_FIRST_ABOVE(p->maps, p->nmaps, end, addr);
 }
 
-static void insert_at(struct proc *p, size_t i, const struct kp_map *m)
+static void insert_at(struct proc *p, size_t i, const struct kp_mapping *m)
 {
 	kp_xgrow(&p->maps, &p->cap, p->nmaps + 1, sizeof(*p->maps));
 	memmove(p->maps + i + 1, p->maps + i, (p->nmaps - i) * sizeof(*p->maps));
@@ -215,12 +199,14 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 		     const uint8_t *build_id, size_t build_id_size)
 {
 	struct proc *p = proc_get(pt, pid);
-	struct kp_map m = {.start = start,
-			   .end = start + len,
-			   .pgoff = pgoff,
-			   .ino = ino,
-			   .maj = maj,
-			   .min = min};
+	struct kp_mapping m = {.start = start,
+			       .end = start + len,
+			       .pgoff = pgoff,
+			       .ino = ino,
+			       .maj = maj,
+			       .min = min,
+			       .pid = pid,
+			       .exec = true};
 	size_t i;
 
 	if (!len || m.end < start)
@@ -228,8 +214,8 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 	if (!p)
 		p = proc_new(pt, pid);
 	p->anon_known = false;
-	m.path = kp_strtab_intern(pt->strings, path, strlen(path));
-	m.kind = (uint8_t)classify(path);
+	m.path = kp_strtab_str(pt->strings, kp_strtab_intern(pt->strings, path, strlen(path)));
+	m.kind = (uint8_t)kp_mapping_kind_of(path);
 	if (build_id && build_id_size && build_id_size <= sizeof(m.build_id)) {
 		memcpy(m.build_id, build_id, build_id_size);
 		m.build_id_size = (uint8_t)build_id_size;
@@ -238,18 +224,18 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 	 * parts of old mappings outside it stay. */
 	i = first_ending_after(p, m.start);
 	while (i < p->nmaps && p->maps[i].start < m.end) {
-		struct kp_map old = p->maps[i];
+		struct kp_mapping old = p->maps[i];
 
 		memmove(p->maps + i, p->maps + i + 1, (p->nmaps - i - 1) * sizeof(*p->maps));
 		p->nmaps--;
 		if (old.start < m.start) {
-			struct kp_map left = old;
+			struct kp_mapping left = old;
 
 			left.end = m.start;
 			insert_at(p, i++, &left);
 		}
 		if (old.end > m.end) {
-			struct kp_map right = old;
+			struct kp_mapping right = old;
 
 			right.pgoff += m.end - old.start;
 			right.start = m.end;
@@ -259,7 +245,7 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 	}
 	insert_at(p, first_ending_after(p, m.start), &m);
 	if (pt->on_map)
-		pt->on_map(pt->on_map_arg, pid, &m, path);
+		pt->on_map(pt->on_map_arg, &m);
 }
 
 void kp_proctab_on_map(struct kp_proctab *pt, kp_proctab_map_fn fn, void *arg)
@@ -288,13 +274,14 @@ bool kp_proctab_has_anon(struct kp_proctab *pt, pid_t pid)
 	if (!p->anon_known) {
 		p->anon = false;
 		for (size_t i = 0; i < p->nmaps && !p->anon; i++)
-			p->anon = p->maps[i].kind == KP_MAP_ANON || p->maps[i].kind == KP_MAP_MEMFD;
+			p->anon = p->maps[i].kind == KP_MAPPING_ANON ||
+				  p->maps[i].kind == KP_MAPPING_MEMFD;
 		p->anon_known = true;
 	}
 	return p->anon;
 }
 
-struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr)
+struct kp_mapping *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr)
 {
 	struct proc *p = proc_get(pt, pid);
 	size_t i;
@@ -313,7 +300,7 @@ bool kp_proctab_overlaps_file(struct kp_proctab *pt, pid_t pid, uint64_t start, 
 
 	for (size_t i = p ? first_ending_after(p, start) : 0;
 	     p && i < p->nmaps && p->maps[i].start < end; i++)
-		if (p->maps[i].kind == KP_MAP_FILE || p->maps[i].kind == KP_MAP_VDSO)
+		if (p->maps[i].kind == KP_MAPPING_FILE || p->maps[i].kind == KP_MAPPING_VDSO)
 			return true;
 	return false;
 }
@@ -328,7 +315,7 @@ struct synth_ctx {
 	pid_t pid;
 };
 
-static void synth_map(void *arg, const struct kp_maps_entry *e)
+static void synth_map(void *arg, const struct kp_mapping *e)
 {
 	struct synth_ctx *c = arg;
 

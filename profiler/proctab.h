@@ -1,9 +1,10 @@
 /* profiler/ is sampling (profile/ is the model it fills).
  *
  * kp_proctab: the process table built from side-band records: which thread
- * has which comm, and which code is mapped where in each process. Mappings
- * are described here; the symbolizer object behind a file mapping is
- * registered lazily, the first time a sample lands in it. */
+ * has which comm, and which code is mapped where in each process (struct
+ * kp_mapping, procfs/mapping.h: its path interned in the table's strings,
+ * its pid the process's). The symbolizer object behind a file mapping is
+ * registered lazily, the first time a sample lands in it (its obj). */
 #ifndef KP_PROFILER_PROCTAB_H
 #define KP_PROFILER_PROCTAB_H
 
@@ -12,30 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procfs/mapping.h"
 #include "util/strtab.h"
-
-enum kp_map_kind {
-	KP_MAP_FILE = 0, /* a file: symbolized from its ELF */
-	KP_MAP_VDSO,	 /* [vdso] */
-	KP_MAP_ANON,	 /* anonymous executable memory: JIT code */
-	KP_MAP_OTHER,	 /* [vsyscall], [stack] ...: nothing to name it by */
-	/* "/memfd:NAME (deleted)": a program run from memory when the memfd
-	 * holds ELF, else code a JIT wrote into it; the recorder decides at
-	 * the first sample in it (kp_sym_memfd_get) and makes it KP_MAP_FILE
-	 * or KP_MAP_ANON */
-	KP_MAP_MEMFD,
-};
-
-struct kp_map {
-	uint64_t start, end, pgoff;
-	uint64_t ino;
-	uint32_t maj, min;
-	uint32_t path; /* interned in the proctab's string table */
-	uint32_t obj;  /* symbolizer object id, 0 until first needed */
-	uint8_t kind;  /* enum kp_map_kind */
-	uint8_t build_id_size;
-	uint8_t build_id[20];
-};
 
 struct kp_proctab;
 
@@ -58,8 +37,8 @@ void kp_proctab_mmap(struct kp_proctab *pt, pid_t pid, uint64_t start, uint64_t 
 		     const uint8_t *build_id, size_t build_id_size);
 
 /* Called with every mapping the table takes, from an MMAP2 record or
- * from /proc alike, once it is in (path as given). */
-typedef void (*kp_proctab_map_fn)(void *arg, pid_t pid, const struct kp_map *m, const char *path);
+ * from /proc alike, once it is in. */
+typedef void (*kp_proctab_map_fn)(void *arg, const struct kp_mapping *m);
 void kp_proctab_on_map(struct kp_proctab *pt, kp_proctab_map_fn fn, void *arg);
 
 /* Is anything known of pid? */
@@ -75,12 +54,12 @@ size_t kp_proctab_synthesize_all(struct kp_proctab *pt);
  * process's comm, then to "[unknown]"'s id. */
 uint32_t kp_proctab_comm_of(struct kp_proctab *pt, pid_t pid, pid_t tid);
 /* Whether pid has an anonymous or memfd mapping, where JIT code may be
- * (a memfd's kind may later become KP_MAP_FILE: counted anyway). Cached
+ * (a memfd's kind may later become KP_MAPPING_FILE: counted anyway). Cached
  * until its mappings change. */
 bool kp_proctab_has_anon(struct kp_proctab *pt, pid_t pid);
 /* The mapping containing addr in pid, or NULL. The pointer is valid until
  * the next call that changes the table. */
-struct kp_map *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr);
+struct kp_mapping *kp_proctab_find_map(struct kp_proctab *pt, pid_t pid, uint64_t addr);
 
 /* Does a file (or vDSO) mapping of pid overlap [start, end)? A new mapping
  * over one can change the code at addresses whose unwind rules are cached;

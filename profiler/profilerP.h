@@ -115,13 +115,10 @@ void kp_bpf_record(struct kp_session *s, const struct perf_event_header *hdr);
 void kp_bpf_records_finish(struct kp_session *s, uint64_t end);
 void kp_bpf_records_count(struct kp_session *s);
 
-/* What the symbolizer needs to know of mapping m of pid (its path from the
- * session's strings; pointers into m and the strings). sample.c */
-struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pid,
-					    const struct kp_map *m);
-/* The symbolizer object behind mapping m of pid, registered the first
- * time it is needed; 0 for anonymous memory and the like. sample.c */
-uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m);
+/* The symbolizer object behind mapping m (of the process table), registered
+ * the first time it is needed; 0 for anonymous memory and the like.
+ * sample.c */
+uint32_t kp_sample_map_object(struct kp_session *s, struct kp_mapping *m);
 
 /* Adds sample smp to the profile: its kernel and user stacks (unwound as
  * the call-graph mode says) as locations, under its root. sample.c */

@@ -27,40 +27,20 @@ static void know_pid(struct kp_session *s, pid_t pid)
 		kp_u64map_put(&s->synth_failed, (uint64_t)pid, 1);
 }
 
-struct kp_sym_mapping kp_sample_sym_mapping(const struct kp_session *s, pid_t pid,
-					    const struct kp_map *m)
+/* The symbolizer object behind mapping m (a file or the vDSO), registered
+ * the first time it is needed; 0 for anything else. A memfd is decided
+ * then, while the process still lives to reach it: a program run from
+ * memory when it holds ELF (m becomes KP_MAPPING_FILE), else JIT code
+ * (KP_MAPPING_ANON). */
+uint32_t kp_sample_map_object(struct kp_session *s, struct kp_mapping *m)
 {
-	return (struct kp_sym_mapping){
-		.pid = pid,
-		.path = kp_strtab_str(s->strings, m->path),
-		.start = m->start,
-		.end = m->end,
-		.pgoff = m->pgoff,
-		.maj = m->maj,
-		.min = m->min,
-		.ino = m->ino,
-		.build_id = m->build_id_size ? m->build_id : NULL,
-		.build_id_len = m->build_id_size,
-	};
-}
-
-/* The symbolizer object behind mapping m of pid (a file or the vDSO),
- * registered the first time it is needed; 0 for anything else. A memfd
- * is decided then, while the process still lives to reach it: a program
- * run from memory when it holds ELF (m becomes KP_MAP_FILE), else JIT
- * code (KP_MAP_ANON). */
-uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
-{
-	struct kp_sym_mapping sm;
-
-	if (m->obj || m->kind == KP_MAP_ANON || m->kind == KP_MAP_OTHER)
+	if (m->obj || m->kind == KP_MAPPING_ANON || m->kind == KP_MAPPING_OTHER)
 		return m->obj;
-	sm = kp_sample_sym_mapping(s, pid, m);
-	if (m->kind == KP_MAP_MEMFD) {
-		m->obj = kp_sym_memfd_get(s->opts.sym, &sm);
-		m->kind = m->obj ? KP_MAP_FILE : KP_MAP_ANON;
+	if (m->kind == KP_MAPPING_MEMFD) {
+		m->obj = kp_sym_memfd_get(s->opts.sym, m);
+		m->kind = m->obj ? KP_MAPPING_FILE : KP_MAPPING_ANON;
 	} else {
-		m->obj = kp_sym_object_get(s->opts.sym, &sm);
+		m->obj = kp_sym_object_get(s->opts.sym, m);
 	}
 	return m->obj;
 }
@@ -68,15 +48,15 @@ uint32_t kp_sample_map_object(struct kp_session *s, pid_t pid, struct kp_map *m)
 static struct kp_loc user_loc(struct kp_session *s, pid_t pid, uint64_t addr)
 {
 	struct kp_loc loc = {.addr = addr, .kind = KP_LOC_UNKNOWN};
-	struct kp_map *m = kp_proctab_find_map(s->procs, pid, addr);
+	struct kp_mapping *m = kp_proctab_find_map(s->procs, pid, addr);
 
 	/* No mapping: a stale or garbage frame pointer (the outermost frames
 	 * of code built without them) more often than not. JIT code is always
 	 * in a mapping: mmap and mprotect(PROT_EXEC) both report it. */
-	if (!m || m->kind == KP_MAP_OTHER)
+	if (!m || m->kind == KP_MAPPING_OTHER)
 		return loc;
-	loc.obj = kp_sample_map_object(s, pid, m);
-	if (m->kind == KP_MAP_ANON) {
+	loc.obj = kp_sample_map_object(s, m);
+	if (m->kind == KP_MAPPING_ANON) {
 		loc.kind = KP_LOC_JIT;
 		loc.obj = kp_sym_jit_get(s->opts.sym, pid);
 		return loc;
@@ -92,26 +72,24 @@ struct map_arg {
 	pid_t pid;
 };
 
-static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
+static bool find_map(void *arg, uint64_t addr, struct kp_mapping *out)
 {
 	struct map_arg *a = arg;
-	struct kp_map *m = kp_proctab_find_map(a->s->procs, a->pid, addr);
+	struct kp_mapping *m = kp_proctab_find_map(a->s->procs, a->pid, addr);
 
-	if (!m || m->kind == KP_MAP_OTHER)
+	if (!m || m->kind == KP_MAPPING_OTHER)
 		return false;
-	out->start = m->start;
-	out->end = m->end;
-	out->pgoff = m->pgoff;
-	out->obj = m->kind == KP_MAP_ANON ? 0 : kp_sample_map_object(a->s, a->pid, m);
+	kp_sample_map_object(a->s, m); /* its obj: 0 for anonymous code */
+	*out = *m;
 	return true;
 }
 
 /* Is addr code of pid (a mapping that is not [vsyscall]-like)? */
 static bool is_code(struct kp_session *s, pid_t pid, uint64_t addr)
 {
-	struct kp_map *m = kp_proctab_find_map(s->procs, pid, addr);
+	struct kp_mapping *m = kp_proctab_find_map(s->procs, pid, addr);
 
-	return m && m->kind != KP_MAP_OTHER;
+	return m && m->kind != KP_MAPPING_OTHER;
 }
 
 /* A frame-pointer chain from the kernel, leaf first, is cut at the first

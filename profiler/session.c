@@ -219,29 +219,26 @@ static ssize_t process_code(void *arg, pid_t pid, uint64_t addr, void *buf, size
 static bool jit_code(void *arg, pid_t pid, uint64_t start, uint64_t end)
 {
 	struct kp_session *s = arg;
-	const struct kp_map *m = kp_proctab_find_map(s->procs, pid, start);
+	const struct kp_mapping *m = kp_proctab_find_map(s->procs, pid, start);
 
 	(void)end;
-	return !m || (m->kind != KP_MAP_FILE && m->kind != KP_MAP_VDSO);
+	return !m || (m->kind != KP_MAPPING_FILE && m->kind != KP_MAPPING_VDSO);
 }
 
 /* A JIT maps its jitdump for perf to find it (an MMAP2 record, or a line
  * of /proc/PID/maps for a process already running): the file is opened
  * now, while the process lives, and read as it grows (kp_sym_jit_poll,
  * each round). */
-static void jitdump_mapped(void *arg, pid_t pid, const struct kp_map *m, const char *path)
+static void jitdump_mapped(void *arg, const struct kp_mapping *m)
 {
 	struct kp_session *s = arg;
-	struct kp_sym_mapping sm;
 
 	/* and a JVM maps libjvm.so, whose VM structs name its Java frames */
-	kp_hsframes_mapped(s->hs, pid, m, path);
-	if (!kp_sym_path_is_jitdump(path))
+	kp_hsframes_mapped(s->hs, m);
+	if (!kp_sym_path_is_jitdump(m->path))
 		return;
-	sm = kp_sample_sym_mapping(s, pid, m);
-	sm.path = path;
-	kp_sym_jitdump_mapped(s->opts.sym, &sm);
-	kp_node_jitdump(s->node, pid);
+	kp_sym_jitdump_mapped(s->opts.sym, m);
+	kp_node_jitdump(s->node, m->pid);
 }
 
 /* Signals arrive through the epoll loop, not as interruptions: every one

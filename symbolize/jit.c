@@ -495,7 +495,7 @@ static bool dump_keep(void *arg, uint64_t start, uint64_t end)
  * regular file (O_NONBLOCK: a FIFO does not hang us), the inode mapped
  * when the record gave one, and owned by the process's user. Returns an
  * fd or -1 (a note says why). */
-static int dump_open(struct kp_jittab *jt, const struct jit *j, const struct kp_jit_mapping *m,
+static int dump_open(struct kp_jittab *jt, const struct jit *j, const struct kp_mapping *m,
 		     const char *shown)
 {
 	struct stat st;
@@ -550,7 +550,7 @@ static struct dump *dump_find(struct kp_jittab *jt, dev_t dev, ino_t ino)
 	return NULL;
 }
 
-void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m)
+void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_mapping *m)
 {
 	uint32_t id = kp_jit_get(jt, m->pid);
 	struct jit *j = &jt->jits[id - 1];

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procfs/mapping.h"
 #include "util/notes.h"
 
 struct kp_jittab;
@@ -52,18 +53,11 @@ void kp_jit_set_code_check(struct kp_jittab *jt, kp_jit_code_fn fn, void *arg);
 
 /* Whether path names a jitdump file ("jit-N.dump"). */
 bool kp_jit_is_dump_path(const char *path);
-/* A mapping of a jitdump, as its MMAP2 record gave it. */
-struct kp_jit_mapping {
-	pid_t pid;
-	const char *path;
-	uint64_t start, end, ino;
-	uint32_t maj, min;
-};
 /* Process m->pid mapped a jitdump: it is opened and checked now, kept
  * open, read by kp_jit_poll while the process lives, to its end at its
  * exit (kp_jit_exit) or at the first lookup. Its loads name their code
  * before the process's perf map does. */
-void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_jit_mapping *m);
+void kp_jit_dump_mapped(struct kp_jittab *jt, const struct kp_mapping *m);
 /* Reads what the jitdumps gained (8 MiB of file in all at most a call). */
 void kp_jit_poll(struct kp_jittab *jt);
 /* The unwinding info of the JIT code at addr of live process pid, from

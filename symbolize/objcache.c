@@ -11,11 +11,10 @@
 #include <unistd.h>
 
 #include "procfs/maps.h"
+#include "procfs/root.h"
 #include "procfs/tasks.h"
 #include "symbolize/elf_object.h"
 #include "symbolize/idmap.h"
-#include "symbolize/procfs.h"
-#include "symbolize/symbolize.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
 
@@ -185,7 +184,7 @@ static int memfd_with(const void *data, size_t len)
 /* The vDSO is the same image in every process of the same ABI: use ours
  * when the sizes agree (no need for the target to be alive), else read the
  * target's through /proc/PID/mem (a 32-bit process, say). */
-static int vdso_fd(const struct kp_sym_mapping *m)
+static int vdso_fd(const struct kp_mapping *m)
 {
 	uint64_t s, e, len = m->end - m->start;
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
@@ -227,14 +226,14 @@ static void note_failure(struct kp_objcache *oc, const char *path, int err)
 
 /* Opens the file behind m; fills *debug_path (heap or NULL). Returns an fd
  * or a negative errno. */
-static int open_mapping(const struct kp_sym_mapping *m, bool vdso, char **debug_path)
+static int open_mapping(const struct kp_mapping *m, bool vdso, char **debug_path)
 {
 	*debug_path = NULL;
 	if (vdso)
 		return vdso_fd(m);
 	if (!m->path || m->path[0] != '/')
 		return -ENOENT; /* "[heap]", "//anon", "anon_inode:...": no file */
-	return kp_sym_proc_open_mapping(m, debug_path);
+	return kp_root_open_mapping(m, debug_path);
 }
 
 /* Gives an object that has no file yet the one behind m, if m's file has
@@ -242,8 +241,7 @@ static int open_mapping(const struct kp_sym_mapping *m, bool vdso, char **debug_
  * would give the build's other mappings its names). Until then only its
  * saved index, if any, names it (the process gone, the file deleted, the
  * container stopped). */
-static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_sym_mapping *m,
-		       bool vdso)
+static void retry_open(struct kp_objcache *oc, uint32_t id, const struct kp_mapping *m, bool vdso)
 {
 	struct object *o = &oc->objs[id - 1];
 	uint8_t bid[KP_BUILD_ID_MAX];
@@ -335,7 +333,7 @@ static uint32_t add_object(struct kp_objcache *oc, const struct filekey *k, cons
 /* kp_objcache_get, and kp_objcache_get_memfd when want_elf: then a file
  * that is not ELF (or, out of reach, has no build-id from the record) gets
  * no object and 0 comes back. */
-static uint32_t find_or_add(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool want_elf)
+static uint32_t find_or_add(struct kp_objcache *oc, const struct kp_mapping *m, bool want_elf)
 {
 	bool vdso = m->path && strcmp(m->path, "[vdso]") == 0;
 	struct filekey k = {.ino = m->ino,
@@ -351,8 +349,8 @@ static uint32_t find_or_add(struct kp_objcache *oc, const struct kp_sym_mapping 
 
 	if (vdso)
 		k.ino = m->end - m->start; /* one vDSO per image size (ABI) */
-	if (m->build_id && m->build_id_len && m->build_id_len <= KP_BUILD_ID_MAX) {
-		bid_len = m->build_id_len;
+	if (m->build_id_size && m->build_id_size <= KP_MAPPING_BUILD_ID_MAX) {
+		bid_len = m->build_id_size;
 		memcpy(bid, m->build_id, bid_len);
 		/* Another user's program may claim the build-id of root's. The
 		 * build's trusted object answers for every mapping claiming it
@@ -408,7 +406,7 @@ opened:
  * opened anew from m, and taken only when it is still the object's build
  * and as trusted as the file it had; else the object is named from its
  * build's index alone, as one out of reach. */
-static void revive(struct kp_objcache *oc, uint32_t id, const struct kp_sym_mapping *m)
+static void revive(struct kp_objcache *oc, uint32_t id, const struct kp_mapping *m)
 {
 	struct object *o = &oc->objs[id - 1];
 	bool vdso = m->path && strcmp(m->path, "[vdso]") == 0;
@@ -430,7 +428,7 @@ static void revive(struct kp_objcache *oc, uint32_t id, const struct kp_sym_mapp
 	free(dpath);
 }
 
-static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool want_elf)
+static uint32_t get(struct kp_objcache *oc, const struct kp_mapping *m, bool want_elf)
 {
 	uint32_t id = find_or_add(oc, m, want_elf);
 
@@ -441,12 +439,12 @@ static uint32_t get(struct kp_objcache *oc, const struct kp_sym_mapping *m, bool
 	return id;
 }
 
-uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_mapping *m)
 {
 	return get(oc, m, false);
 }
 
-uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_sym_mapping *m)
+uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_mapping *m)
 {
 	return get(oc, m, true);
 }

@@ -8,22 +8,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "procfs/mapping.h"
 #include "util/notes.h"
 
 struct kp_objcache;
 struct kp_elf_object;
-struct kp_sym_mapping;
 
 struct kp_objcache *kp_objcache_new(struct kp_notes *notes);
 void kp_objcache_free(struct kp_objcache *oc);
 
 /* Returns the object id (>= 1) for the mapping, registering the file on
  * first sight. */
-uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_sym_mapping *m);
+uint32_t kp_objcache_get(struct kp_objcache *oc, const struct kp_mapping *m);
 /* For a memfd's mapping (kp_sym_memfd_get): the object id when the file
  * behind it is ELF (or out of reach with a build-id), else 0 and nothing
  * registered. */
-uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_sym_mapping *m);
+uint32_t kp_objcache_get_memfd(struct kp_objcache *oc, const struct kp_mapping *m);
 /* The ELF object of id, with its file, or without one when it could not
  * be opened (then only the build's saved index can name it); NULL when
  * id is not an object or was released. Owned by the cache. */

@@ -68,7 +68,7 @@ static void cache_note(void *arg, const char *msg)
 }
 
 /* A file kprof maps to run code: its own (kp_sym_options.quiet_own). */
-static void own_file(void *arg, const struct kp_maps_entry *e)
+static void own_file(void *arg, const struct kp_mapping *e)
 {
 	struct kp_elf_object_ctx *ctx = arg;
 
@@ -136,23 +136,12 @@ void kp_sym_set_kallsyms_path(struct kp_symbolizer *sym, const char *path)
 	sym->kallsyms_tried = false;
 }
 
-uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m)
+uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_mapping *m)
 {
 	return kp_objcache_get(sym->objs, m);
 }
 
-bool kp_sym_path_is_memfd(const char *path)
-{
-	static const char prefix[] = "/memfd:", suffix[] = " (deleted)";
-	size_t len = path ? strlen(path) : 0;
-
-	/* a memfd is born unlinked, so the kernel always adds the suffix */
-	return len >= sizeof(prefix) - 1 + sizeof(suffix) - 1 &&
-	       memcmp(path, prefix, sizeof(prefix) - 1) == 0 &&
-	       memcmp(path + len - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1) == 0;
-}
-
-uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m)
+uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_mapping *m)
 {
 	return kp_objcache_get_memfd(sym->objs, m);
 }
@@ -817,12 +806,9 @@ bool kp_sym_path_is_jitdump(const char *path)
 	return kp_jit_is_dump_path(path);
 }
 
-void kp_sym_jitdump_mapped(struct kp_symbolizer *sym, const struct kp_sym_mapping *m)
+void kp_sym_jitdump_mapped(struct kp_symbolizer *sym, const struct kp_mapping *m)
 {
-	const struct kp_jit_mapping jm = {m->pid, m->path, m->start, m->end,
-					  m->ino, m->maj,  m->min};
-
-	kp_jit_dump_mapped(sym->jits, &jm);
+	kp_jit_dump_mapped(sym->jits, m);
 }
 
 void kp_sym_jit_poll(struct kp_symbolizer *sym)

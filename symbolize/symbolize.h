@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procfs/mapping.h"
 #include "profile/profile.h"
 #include "util/diag.h"
 #include "util/frame.h"
@@ -58,42 +59,27 @@ struct kp_sym_options {
 struct kp_symbolizer *kp_sym_new(const struct kp_sym_options *opts);
 void kp_sym_free(struct kp_symbolizer *sym);
 
-/* Where a mapped file came from, as the MMAP2 record (or /proc/PID/maps)
- * describes it. */
-struct kp_sym_mapping {
-	pid_t pid;	  /* process that maps it (for /proc/PID/root, map_files) */
-	const char *path; /* as the process sees it; "[vdso]" for the vDSO */
-	uint64_t start, end, pgoff;
-	uint32_t maj, min; /* device, 0 if unknown */
-	uint64_t ino;
-	const uint8_t *build_id; /* from MMAP2 when the kernel gave one, else NULL */
-	size_t build_id_len;
-};
-
 /* Reads kernel symbols from path instead of /proc/kallsyms (tests, or a
  * saved copy); takes effect at the next kernel lookup. */
 void kp_sym_set_kallsyms_path(struct kp_symbolizer *sym, const char *path);
 
-/* Registers the file behind a mapping and returns its object id (>= 1).
+/* Registers the file behind a mapping (procfs/mapping.h, as the process
+ * table keeps it: its pid reaches the file through /proc/PID/root and
+ * map_files, its build-id is the MMAP2 record's; kind and obj are not
+ * read) and returns its object id (>= 1).
  * The same file (by build-id, else by device+inode+path) always gets the
  * same id, whatever the process. The file is opened or referenced now, so
  * it can be read after the process exits or the file is deleted. Never
  * fails: a file that cannot be opened still gets an id and resolves to
  * [unknown] later (counted). */
-uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
+uint32_t kp_sym_object_get(struct kp_symbolizer *sym, const struct kp_mapping *m);
 /* The file descriptor object obj holds open while its file has not been
  * read for symbols yet (during the recording), or -1: for a reader of the
  * same file's other bytes (the unwinder's tables, which profiler/ hands
  * it through this). Owned by the symbolizer; do not close. */
 int kp_sym_object_fd(struct kp_symbolizer *sym, uint32_t obj);
 
-/* Whether path names a memfd the way the kernel prints one in
- * /proc/PID/maps and MMAP2 records: "/memfd:NAME (deleted)", where NAME
- * may hold anything (spaces, another " (deleted)"). No path leads to a
- * memfd: only /proc/PID/map_files reaches it, while the process lives. */
-bool kp_sym_path_is_memfd(const char *path);
-
-/* For a mapping of a memfd (kp_sym_path_is_memfd), which holds either a
+/* For a mapping of a memfd (kp_mapping_path_is_memfd), which holds either a
  * program run from memory (fexecve: container runtimes, programs that
  * re-execute themselves) or code a JIT wrote into it: when the file behind
  * the mapping is ELF, registers it as kp_sym_object_get does and returns
@@ -102,7 +88,7 @@ bool kp_sym_path_is_memfd(const char *path);
  * cannot be reached any more (the process gone, or map_files not ours to
  * read) counts as ELF only when the mapping carries a build-id, which the
  * kernel reads from ELF notes alone. */
-uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
+uint32_t kp_sym_memfd_get(struct kp_symbolizer *sym, const struct kp_mapping *m);
 
 /* Returns the JIT map id (>= 1) for process pid, whose perf map is
  * /tmp/perf-NSPID.map under /proc/PID/root. Call when a sample lands in
@@ -119,7 +105,7 @@ bool kp_sym_path_is_jitdump(const char *path);
  * (kp_sym_jit_poll), also after the process's exit, and on at the first
  * lookup of a window (at most 256 MiB more); its loads name the process's
  * JIT code, with source lines, before its perf map does. */
-void kp_sym_jitdump_mapped(struct kp_symbolizer *sym, const struct kp_sym_mapping *m);
+void kp_sym_jitdump_mapped(struct kp_symbolizer *sym, const struct kp_mapping *m);
 /* Reads what the jitdumps gained since the last call (8 MiB of file in
  * all at most, each in turn): call once a round while recording. */
 void kp_sym_jit_poll(struct kp_symbolizer *sym);

@@ -116,7 +116,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 			  int need_unwind_info, void *arg)
 {
 	struct uctx *c = arg;
-	struct kp_unwind_map m;
+	struct kp_mapping m;
 	struct utab *t;
 	unw_dyn_info_t di;
 	uint64_t bias;

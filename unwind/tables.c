@@ -246,7 +246,7 @@ void kp_tables_drop(struct kp_tables *tb, uint32_t obj)
 	kp_u64map_del(&tb->tabs, obj);
 }
 
-bool kp_tables_bias(const struct utab *t, const struct kp_unwind_map *m, uint64_t *bias)
+bool kp_tables_bias(const struct utab *t, const struct kp_mapping *m, uint64_t *bias)
 {
 	for (size_t i = 0; i < t->nsegs; i++) {
 		const struct load_seg *s = &t->segs[i];

@@ -21,9 +21,11 @@
  * that loop or point outside the snapshot, a process that is gone) ends
  * it early, with the frames found so far and the reason.
  *
- * unwind/ knows nothing of the symbolizer or of /proc: objects are the
- * caller's ids, their bytes come through kp_unwind_objects and their
- * mappings through kp_unwind_map_fn (profiler/ answers both). Its files:
+ * unwind/ knows nothing of the symbolizer and reads nothing of /proc:
+ * objects are the caller's ids, their bytes come through
+ * kp_unwind_objects and their mappings (procfs/mapping.h's, as the
+ * process table keeps them) through kp_unwind_map_fn (profiler/ answers
+ * both). Its files:
  * unwind.c these entry points, tables.c the unwind tables, cfi.c kprof's
  * own rows of them (the rules of a step, cached by object and address),
  * jitcfi.c JIT code's unwinding info as libdw's CFI,
@@ -38,18 +40,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procfs/mapping.h"
 #include "unwind/regs.h"
 
 struct kp_unwinder;
 
-/* What the caller knows of the mapping that holds an address. */
-struct kp_unwind_map {
-	uint64_t start, end, pgoff;
-	uint32_t obj; /* the caller's object id (kp_unwind_objects), 0: no file (JIT, anonymous) */
-};
-/* Finds the executable mapping holding addr in the sampled process; false
- * when none does (then addr is not code). */
-typedef bool (*kp_unwind_map_fn)(void *arg, uint64_t addr, struct kp_unwind_map *out);
+/* Finds the executable mapping holding addr in the sampled process and
+ * copies it to *out (procfs/mapping.h; the unwinder reads its start, end,
+ * pgoff and obj: the caller's object id of kp_unwind_objects, 0 for no
+ * file, JIT or anonymous code); false when none does (then addr is not
+ * code). */
+typedef bool (*kp_unwind_map_fn)(void *arg, uint64_t addr, struct kp_mapping *out);
 
 struct kp_unwind_input {
 	pid_t pid;	      /* whose address space (libunwind's caches are per process) */

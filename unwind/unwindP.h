@@ -104,7 +104,7 @@ struct utab *kp_tables_get(struct kp_tables *tb, uint32_t obj);
 /* Frees object obj's tables (kp_unwind_drop_objects). */
 void kp_tables_drop(struct kp_tables *tb, uint32_t obj);
 /* The load bias of the object mapped as m (address = vaddr + bias). */
-bool kp_tables_bias(const struct utab *t, const struct kp_unwind_map *m, uint64_t *bias);
+bool kp_tables_bias(const struct utab *t, const struct kp_mapping *m, uint64_t *bias);
 /* Reads up to 8 bytes at vaddr va of range r of t into *valp (zeros past
  * its end): 1 done, 0 not in r, -1 unreadable. */
 int kp_tables_word(struct kp_tables *tb, struct utab *t, struct trange *r, uint64_t va,
@@ -222,7 +222,7 @@ struct uctx {
 	bool beyond;	      /* a read fell above the snapshot (it was too small) */
 	/* the mapping the last lookup found, its object's tables (NULL: none)
 	 * and load bias (biased: known): a walk stays in a few mappings */
-	struct kp_unwind_map map;
+	struct kp_mapping map;
 	struct utab *map_t;
 	uint64_t map_bias;
 	bool mapped, biased;

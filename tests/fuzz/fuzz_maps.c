@@ -14,7 +14,7 @@ struct seen {
 	size_t exec;
 };
 
-static void on_entry(void *arg, const struct kp_maps_entry *e)
+static void on_entry(void *arg, const struct kp_mapping *e)
 {
 	struct seen *s = arg;
 
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
 		char *line = fuzz_strndup(p, len);
-		struct kp_maps_entry e;
+		struct kp_mapping e;
 		int err = kp_maps_parse_line(line, &e);
 
 		FUZZ_CHECK(err == 0 || err == -EINVAL);

@@ -103,8 +103,8 @@ static void consume(struct ctx *c, const struct kp_perf_record *r)
 	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
 		for (uint64_t i = 0; i < r->sample.nr && i < 128; i++) {
-			const struct kp_map *m = kp_proctab_find_map(c->procs, (pid_t)r->sample.pid,
-								     r->sample.ips[i]);
+			const struct kp_mapping *m = kp_proctab_find_map(
+				c->procs, (pid_t)r->sample.pid, r->sample.ips[i]);
 
 			if (m)
 				c->sum += m->start;

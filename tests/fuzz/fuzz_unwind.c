@@ -116,7 +116,7 @@ struct view {
 /* The view each long-lived address space last unwound with. */
 static struct view views[8];
 
-static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
+static bool find_map(void *arg, uint64_t addr, struct kp_mapping *out)
 {
 	const struct view *v = arg;
 
@@ -303,7 +303,7 @@ static void check_same(const struct walk *a, const struct walk *b, const char *w
 
 static bool is_code(const struct view *v, uint64_t addr)
 {
-	struct kp_unwind_map m;
+	struct kp_mapping m;
 
 	return find_map((void *)v, addr, &m);
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The layering is enforced: in a copy of the tree, includes planted in the
 # wrong direction make scripts/check-layers fail naming each FILE:LINE and
-# edge, and make the compiler refuse the one the include paths can see
-# (a "../" include compiles: that one only the check catches); a call into
+# edge (and one closing a circle between two modules of a folder: the loop
+# and its includes), and make the compiler refuse the one the include paths
+# can see (a "../" include compiles: that one only the check catches); a call into
 # profiler/ declared by hand in a copy of kp_flamegraph's library makes
 # check-layers --libraries fail naming the object and the symbol.
 #   planted.sh FOLDER=LIB.a...    the built libraries, as CMake passes them
@@ -40,6 +41,9 @@ jit=$(plant symbolize/jit.c '#include <flamegraph/svg.h>')
 hash=$(plant util/hash.c '#include "symbolize/symbolize.h"')
 # above it in layers.txt, but not among what its line names
 session=$(plant profiler/session.c '#include "formats/folded_write.h"')
+# the circle issue 34 broke: the object cache using the symbolizer's
+# header, whose .c uses the object cache
+circle=$(plant symbolize/objcache.c '#include "symbolize/symbolize.h"')
 python3 "${check[@]}" >"$tmp/planted.out" 2>&1
 st=$?
 cat "$tmp/planted.out"
@@ -53,6 +57,13 @@ for want in \
 	grep -qF -- "$want" "$tmp/planted.out" || fail "not reported: $want"
 done
 [ "$(grep -c 'forbidden edge' "$tmp/planted.out")" -eq 5 ] || fail "expected exactly the 5 planted includes"
+for want in \
+	"include circle: symbolize/objcache -> symbolize/symbolize -> symbolize/objcache" \
+	"  symbolize/objcache.c:$circle: #include \"symbolize/symbolize.h\"" \
+	"  symbolize/symbolize.c:" \
+	"check-layers: 1 include circle(s) between modules"; do
+	grep -qF -- "$want" "$tmp/planted.out" || fail "not reported: $want"
+done
 
 # the compiler, with kp_formats' own flags, refuses the planted
 # top.c and names it (and compiles the file as it was)

@@ -72,14 +72,14 @@ static inline size_t kp_test_read_maps(struct kp_symbolizer *sym, struct kp_test
 			continue;
 		maps[n] = (struct kp_test_map){s, e, off, 0};
 		if (path[0] == '/' || strcmp(path, "[vdso]") == 0) {
-			struct kp_sym_mapping m = {.pid = getpid(),
-						   .path = path,
-						   .start = s,
-						   .end = e,
-						   .pgoff = off,
-						   .maj = maj,
-						   .min = min,
-						   .ino = ino};
+			struct kp_mapping m = {.pid = getpid(),
+					       .path = path,
+					       .start = s,
+					       .end = e,
+					       .pgoff = off,
+					       .maj = maj,
+					       .min = min,
+					       .ino = ino};
 
 			maps[n].obj = kp_sym_object_get(sym, &m);
 		}

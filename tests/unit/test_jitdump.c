@@ -452,7 +452,7 @@ static const char *sym_name(const struct buf *b, int owner, uint64_t addr, char 
 	if (at == MAP_FAILED) /* a noexec /tmp */
 		at = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
 	CHECK(at != MAP_FAILED);
-	kp_sym_jitdump_mapped(sym, &(struct kp_sym_mapping){
+	kp_sym_jitdump_mapped(sym, &(struct kp_mapping){
 					   .pid = getpid(),
 					   .path = path,
 					   .start = (uint64_t)(uintptr_t)at,
@@ -695,7 +695,7 @@ static void test_mappers(void)
 	}
 	close(pipefd[0]);
 	for (int i = 0; i < NCHILD; i++)
-		kp_sym_jitdump_mapped(sym, &(struct kp_sym_mapping){
+		kp_sym_jitdump_mapped(sym, &(struct kp_mapping){
 						   .pid = kids[i],
 						   .path = path,
 						   .start = (uint64_t)(uintptr_t)at,

@@ -14,12 +14,12 @@
 #include "util/strtab.h"
 
 struct collected {
-	struct kp_maps_entry e[16];
+	struct kp_mapping e[16];
 	char paths[16][128];
 	size_t n;
 };
 
-static void collect(void *arg, const struct kp_maps_entry *e)
+static void collect(void *arg, const struct kp_mapping *e)
 {
 	struct collected *c = arg;
 
@@ -56,16 +56,20 @@ static void test_maps_fixture(void)
 	CHECK_EQ_STR(c.paths[1], ""); /* anonymous rwx: JIT */
 	CHECK_EQ_STR(c.paths[3], "/opt/app/lib with space.so (deleted)");
 	CHECK_EQ_STR(c.paths[4], "[vdso]");
+	CHECK(c.e[0].kind == KP_MAPPING_FILE && c.e[1].kind == KP_MAPPING_ANON &&
+	      c.e[3].kind == KP_MAPPING_FILE && c.e[4].kind == KP_MAPPING_VDSO);
+	CHECK(c.e[0].pid == 0 && c.e[0].build_id_size == 0 && c.e[0].obj == 0);
 
 	/* a program run from a memfd whose name holds " (deleted)" */
 	{
 		char line[] = "5601f74da000-5601f74db000 r-xp 00001000 00:01 1470                  "
 			      "     /memfd:kprof memfd (deleted) (deleted)\n";
-		struct kp_maps_entry e;
+		struct kp_mapping e;
 
 		CHECK_EQ_INT(kp_maps_parse_line(line, &e), 0);
 		CHECK(e.exec && e.maj == 0 && e.min == 1 && e.ino == 1470 && e.pgoff == 0x1000);
 		CHECK_EQ_STR(e.path, "/memfd:kprof memfd (deleted) (deleted)");
+		CHECK(e.kind == KP_MAPPING_MEMFD);
 	}
 }
 
@@ -87,16 +91,19 @@ static void test_proctab(void)
 {
 	struct kp_strtab *st = kp_strtab_new();
 	struct kp_proctab *pt = kp_proctab_new(st);
-	struct kp_map *m;
+	struct kp_mapping *m;
 
 	kp_proctab_comm(pt, 100, 100, "server", true);
 	kp_proctab_mmap(pt, 100, 0x1000, 0x3000, 0, 8, 1, 5, "/bin/server", NULL, 0);
 	kp_proctab_mmap(pt, 100, 0x10000, 0x1000, 0, 0, 0, 0, "//anon", NULL, 0);
 	m = kp_proctab_find_map(pt, 100, 0x2500);
-	CHECK(m && m->start == 0x1000 && m->kind == KP_MAP_FILE);
+	CHECK(m && m->start == 0x1000 && m->kind == KP_MAPPING_FILE);
+	/* the one mapping type: what the symbolizer takes as it is */
+	CHECK(m && m->pid == 100 && m->exec && m->maj == 8 && m->min == 1 && !m->obj);
+	CHECK_EQ_STR(m ? m->path : "", "/bin/server");
 	CHECK(kp_proctab_find_map(pt, 100, 0x4000) == NULL);
 	m = kp_proctab_find_map(pt, 100, 0x10010);
-	CHECK(m && m->kind == KP_MAP_ANON);
+	CHECK(m && m->kind == KP_MAPPING_ANON);
 	/* a memfd is decided at its first sample (ELF or JIT code); a file
 	 * merely named like one is a file, /dev/zero anonymous memory */
 	kp_proctab_mmap(pt, 100, 0x20000, 0x1000, 0, 0, 1, 7, "/memfd:a b (deleted) (deleted)",
@@ -104,11 +111,11 @@ static void test_proctab(void)
 	kp_proctab_mmap(pt, 100, 0x21000, 0x1000, 0, 8, 1, 8, "/memfd:plain", NULL, 0);
 	kp_proctab_mmap(pt, 100, 0x22000, 0x1000, 0, 0, 1, 9, "/dev/zero (deleted)", NULL, 0);
 	m = kp_proctab_find_map(pt, 100, 0x20000);
-	CHECK(m && m->kind == KP_MAP_MEMFD && m->ino == 7);
+	CHECK(m && m->kind == KP_MAPPING_MEMFD && m->ino == 7);
 	m = kp_proctab_find_map(pt, 100, 0x21000);
-	CHECK(m && m->kind == KP_MAP_FILE);
+	CHECK(m && m->kind == KP_MAPPING_FILE);
 	m = kp_proctab_find_map(pt, 100, 0x22000);
-	CHECK(m && m->kind == KP_MAP_ANON);
+	CHECK(m && m->kind == KP_MAPPING_ANON);
 
 	/* a mapping in the middle splits the old one; offsets stay right */
 	kp_proctab_mmap(pt, 100, 0x2000, 0x1000, 0, 8, 1, 6, "/lib/other.so", NULL, 0);
@@ -126,7 +133,10 @@ static void test_proctab(void)
 	CHECK_EQ_STR(kp_strtab_str(st, kp_proctab_comm_of(pt, 100, 100)), "server");
 	kp_proctab_fork(pt, 200, 100, 200, 100);
 	CHECK_EQ_STR(kp_strtab_str(st, kp_proctab_comm_of(pt, 200, 200)), "server");
-	CHECK(kp_proctab_find_map(pt, 200, 0x2500) != NULL);
+	m = kp_proctab_find_map(pt, 200, 0x2500);
+	CHECK(m && m->pid == 200 && m->ino == 6); /* the copy is the child's */
+	m = kp_proctab_find_map(pt, 100, 0x2500);
+	CHECK(m && m->pid == 100);
 
 	/* exec drops the old image */
 	kp_proctab_comm(pt, 200, 200, "sh", true);
@@ -150,11 +160,11 @@ static void test_synthesize_self(void)
 {
 	struct kp_strtab *st = kp_strtab_new();
 	struct kp_proctab *pt = kp_proctab_new(st);
-	struct kp_map *m;
+	struct kp_mapping *m;
 
 	CHECK_EQ_INT(kp_proctab_synthesize(pt, getpid()), 0);
 	m = kp_proctab_find_map(pt, getpid(), (uint64_t)(uintptr_t)&test_synthesize_self);
-	CHECK(m && m->kind == KP_MAP_FILE);
+	CHECK(m && m->kind == KP_MAPPING_FILE && m->pid == getpid());
 	CHECK_EQ_STR(kp_strtab_str(st, kp_proctab_comm_of(pt, getpid(), getpid())), "test_procfs");
 	CHECK(kp_proctab_synthesize(pt, 0x7ffffff0) < 0);
 	kp_proctab_free(pt);

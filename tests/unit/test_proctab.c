@@ -15,7 +15,7 @@ static void test_reserved_pids(void)
 	struct kp_strtab *strings = kp_strtab_new();
 	struct kp_proctab *pt = kp_proctab_new(strings);
 	const pid_t odd[] = {-1, -2};
-	struct kp_map *m;
+	struct kp_mapping *m;
 
 	CHECK(!kp_proctab_has(pt, -1));
 	CHECK(kp_proctab_find_map(pt, -1, 0x400000) == NULL);

@@ -27,10 +27,18 @@
 static char tmp[64];
 static char src[1024];
 
+/* A mapping's build-id, as an MMAP2 record gives it. */
+static void set_build_id(struct kp_mapping *m, const uint8_t *id, size_t len)
+{
+	CHECK(len <= sizeof(m->build_id));
+	m->build_id_size = (uint8_t)(len < sizeof(m->build_id) ? len : sizeof(m->build_id));
+	memcpy(m->build_id, id, m->build_id_size);
+}
+
 struct mark {
 	char name[32];
 	uint64_t off;
-	struct kp_sym_mapping m;
+	struct kp_mapping m;
 	char path[512];
 };
 
@@ -54,13 +62,13 @@ static bool parse_maps(const char *line, struct mark *mk)
 		return false;
 	snprintf(mk->path, sizeof(mk->path), "%s", line + pos);
 	mk->path[strcspn(mk->path, "\n")] = '\0';
-	mk->m = (struct kp_sym_mapping){.start = s,
-					.end = e,
-					.pgoff = off,
-					.maj = maj,
-					.min = min,
-					.ino = ino,
-					.path = mk->path};
+	mk->m = (struct kp_mapping){.start = s,
+				    .end = e,
+				    .pgoff = off,
+				    .maj = maj,
+				    .min = min,
+				    .ino = ino,
+				    .path = mk->path};
 	return true;
 }
 
@@ -231,7 +239,7 @@ static const char *src_at(const char *name, const char *file, const char *needle
 /* An object registered by path only, as for a process already gone. */
 static uint32_t obj_by_path(struct kp_symbolizer *sym, const char *path)
 {
-	struct kp_sym_mapping m = {.path = path};
+	struct kp_mapping m = {.path = path};
 
 	return kp_sym_object_get(sym, &m);
 }
@@ -709,7 +717,7 @@ static void test_demangle(void)
 static void test_vdso(void)
 {
 	struct kp_symbolizer *sym = kp_sym_new(NULL);
-	struct kp_sym_mapping m = {.pid = getpid(), .path = "[vdso]"};
+	struct kp_mapping m = {.pid = getpid(), .path = "[vdso]"};
 	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	void *fn = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
 	char line[512];
@@ -747,7 +755,7 @@ static void test_bad_files(void)
 	char path[256];
 	struct kp_sym_stats st;
 	size_t nnotes;
-	struct kp_sym_mapping anon = {.path = "//anon"};
+	struct kp_mapping anon = {.path = "//anon"};
 
 	/* not ELF, truncated ELF, empty, a directory, missing */
 	snprintf(path, sizeof(path), "%s/garbage", tmp);
@@ -812,7 +820,7 @@ static void test_index_without_file(void)
 	char bin[256], cache[256], gone[256];
 	uint8_t id[KP_BUILD_ID_MAX];
 	struct kp_sym_options opts = {0};
-	struct kp_sym_mapping m = {0};
+	struct kp_mapping m = {0};
 	struct proc p;
 	const struct mark *leaf;
 	size_t idlen;
@@ -836,8 +844,7 @@ static void test_index_without_file(void)
 		return;
 	}
 	m.path = gone; /* as the MMAP2 record said, but not there any more */
-	m.build_id = id;
-	m.build_id_len = idlen;
+	set_build_id(&m, id, idlen);
 	opts.cache_dir = cache;
 	for (int run = 0; run < 4; run++) {
 		struct kp_symbolizer *sym = kp_sym_new(&opts);
@@ -879,7 +886,7 @@ static void test_path_reused(void)
 	struct kp_symbolizer *sym = kp_sym_new(NULL);
 	char path[256], a[256], b[256];
 	uint8_t id_a[KP_BUILD_ID_MAX], id_b[KP_BUILD_ID_MAX];
-	struct kp_sym_mapping m = {0};
+	struct kp_mapping m = {0};
 	uint32_t obj_a, obj_b;
 	size_t len_a, len_b;
 	int fd;
@@ -902,20 +909,17 @@ static void test_path_reused(void)
 	CHECK(len_a && (len_a != len_b || memcmp(id_a, id_b, len_a) != 0));
 	m.path = path;
 	kp_test_sh("cp %s %s", a, path);
-	m.build_id = id_a;
-	m.build_id_len = len_a;
+	set_build_id(&m, id_a, len_a);
 	obj_a = kp_sym_object_get(sym, &m);
 	kp_test_sh("rm -f %s && cp %s %s", path, b, path);
-	m.build_id = id_b;
-	m.build_id_len = len_b;
+	set_build_id(&m, id_b, len_b);
 	obj_b = kp_sym_object_get(sym, &m);
 	CHECK(obj_a >= 1 && obj_b >= 1 && obj_a != obj_b);
 	CHECK_EQ_INT(obj_by_path(sym, a), obj_a);
 	CHECK_EQ_INT(obj_by_path(sym, b), obj_b);
 	/* each build again, by its build-id */
 	CHECK_EQ_INT(kp_sym_object_get(sym, &m), obj_b);
-	m.build_id = id_a;
-	m.build_id_len = len_a;
+	set_build_id(&m, id_a, len_a);
 	CHECK_EQ_INT(kp_sym_object_get(sym, &m), obj_a);
 out:
 	kp_sym_free(sym);
@@ -962,7 +966,7 @@ static void test_memfd(void)
 		{"", false},
 	};
 	struct kp_symbolizer *sym = kp_sym_new(NULL), *late = kp_sym_new(NULL);
-	struct kp_sym_mapping other, gone;
+	struct kp_mapping other, gone;
 	uint8_t id[KP_BUILD_ID_MAX];
 	char bin[256];
 	struct mark jit;
@@ -974,8 +978,8 @@ static void test_memfd(void)
 	int fd;
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		CHECK_EQ_INT(kp_sym_path_is_memfd(paths[i].path), paths[i].memfd);
-	CHECK(!kp_sym_path_is_memfd(NULL));
+		CHECK_EQ_INT(kp_mapping_path_is_memfd(paths[i].path), paths[i].memfd);
+	CHECK(!kp_mapping_path_is_memfd(NULL));
 
 	snprintf(bin, sizeof(bin), "%s/inl-memfd", tmp);
 	if (!build_c("inl-memfd", 1) || !start_exec(bin, "kp unit (deleted)", &p) ||
@@ -1015,8 +1019,7 @@ static void test_memfd(void)
 	if (fd >= 0)
 		close(fd);
 	CHECK(idlen > 0);
-	gone.build_id = id;
-	gone.build_id_len = idlen;
+	set_build_id(&gone, id, idlen);
 	obj = kp_sym_memfd_get(late, &gone);
 	CHECK(obj >= 1);
 	CHECK_EQ_STR(names(late, obj, leaf->off), "[unknown: memfd:kp unit (deleted) unreadable]");
@@ -1099,7 +1102,7 @@ static void test_windows(void)
 	CHECK(kp_sym_object_fd(sym, obj) < 0);
 	stop(&p);
 	{
-		struct kp_sym_mapping m = plain->m;
+		struct kp_mapping m = plain->m;
 
 		kp_sym_object_get(sym, &m);
 		CHECK(kp_sym_object_fd(sym, obj) < 0);

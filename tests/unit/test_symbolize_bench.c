@@ -301,7 +301,7 @@ static void compare_with_addr2line(const struct kp_sym_options *opts, const char
 				   const struct quirks *q, struct agreement *ag,
 				   struct kp_sym_stats *st)
 {
-	struct kp_sym_mapping m = {.path = bin};
+	struct kp_mapping m = {.path = bin};
 	struct kp_symbolizer *sym = kp_sym_new(opts);
 	uint32_t obj = kp_sym_object_get(sym, &m);
 	struct kp_sym_frames f = {0};
@@ -499,7 +499,7 @@ static void check_index_equivalence(const char *bin, const char *dbg)
 	/* the build's first run marks it, the second indexes it */
 	for (int run = 0; run < 2 && nfns; run++) {
 		struct kp_sym_options opts = {.cache_dir = cache};
-		struct kp_sym_mapping m = {.path = bin};
+		struct kp_mapping m = {.path = bin};
 		struct kp_symbolizer *sym = kp_sym_new(&opts);
 		uint32_t obj = kp_sym_object_get(sym, &m);
 		struct kp_sym_stats st;
@@ -519,7 +519,7 @@ static void check_index_equivalence(const char *bin, const char *dbg)
 						   .no_inline = variant == 2};
 		struct kp_sym_options idx_opts = {
 			.full_names = variant == 1, .no_inline = variant == 2, .cache_dir = cache};
-		struct kp_sym_mapping m = {.path = bin};
+		struct kp_mapping m = {.path = bin};
 		struct kp_symbolizer *lazy = kp_sym_new(&lazy_opts), *idx = kp_sym_new(&idx_opts);
 		uint32_t lobj = kp_sym_object_get(lazy, &m), iobj = kp_sym_object_get(idx, &m);
 		struct kp_sym_stats st;

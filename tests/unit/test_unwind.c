@@ -38,7 +38,7 @@ static void read_maps(void)
 	nmaps = kp_test_read_maps(sym, maps, 256);
 }
 
-static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
+static bool find_map(void *arg, uint64_t addr, struct kp_mapping *out)
 {
 	(void)arg;
 	for (size_t i = 0; i < nmaps; i++) {

@@ -66,12 +66,12 @@ static bool jit_info(void *arg, pid_t pid, uint64_t addr, struct kp_unwind_jit *
 }
 
 /* One anonymous mapping holds both functions. */
-static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
+static bool find_map(void *arg, uint64_t addr, struct kp_mapping *out)
 {
 	(void)arg;
 	if (addr < CODE - 0x10000 || addr >= CODE + 0x100000)
 		return false;
-	*out = (struct kp_unwind_map){CODE - 0x10000, CODE + 0x100000, 0, 0};
+	*out = (struct kp_mapping){.start = CODE - 0x10000, .end = CODE + 0x100000};
 	return true;
 }
 

@@ -44,12 +44,12 @@ static ssize_t code(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (ssize_t)len;
 }
 
-static bool find_map(void *arg, uint64_t addr, struct kp_unwind_map *out)
+static bool find_map(void *arg, uint64_t addr, struct kp_mapping *out)
 {
 	(void)arg;
 	if (addr < BASE || addr >= BASE + sizeof(mem))
 		return false;
-	*out = (struct kp_unwind_map){BASE, BASE + sizeof(mem), 0, 0};
+	*out = (struct kp_mapping){.start = BASE, .end = BASE + sizeof(mem)};
 	return true;
 }
 

@@ -72,6 +72,7 @@ static void proc_free(struct kp_node *nd, struct proc *p)
 		kp_v8_stats(p->v8, &vs);
 		nd->gone.frames += vs.frames;
 		nd->gone.hits += vs.hits;
+		nd->gone.shared += vs.shared;
 		nd->gone.unknown += vs.unknown;
 		nd->gone.reads += vs.reads;
 		kp_v8_free(p->v8);
@@ -141,6 +142,7 @@ void kp_node_stats(const struct kp_node *nd, struct kp_node_stats *st)
 	}
 	st->frames += nd->gone.frames;
 	st->hits += nd->gone.hits;
+	st->shared += nd->gone.shared;
 	st->unknown += nd->gone.unknown;
 	st->reads += nd->gone.reads;
 	while (kp_u64map_next(&nd->procs, &pos, &k, &v)) {
@@ -152,6 +154,7 @@ void kp_node_stats(const struct kp_node *nd, struct kp_node_stats *st)
 		kp_v8_stats(p->v8, &vs);
 		st->frames += vs.frames;
 		st->hits += vs.hits;
+		st->shared += vs.shared;
 		st->unknown += vs.unknown;
 		st->reads += vs.reads;
 	}
@@ -394,7 +397,11 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 				      .stack_len = smp->stack ? (size_t)smp->stack_dyn_size : 0,
 				      .ips = user,
 				      .code = code,
-				      .n = n},
+				      .n = n,
+				      /* both CLOCK_MONOTONIC (perf_event.c's clockid) */
+				      .time = smp->time,
+				      .now = (uint64_t)t0.tv_sec * 1000000000ull +
+					     (uint64_t)t0.tv_nsec},
 		names);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));

@@ -32,7 +32,7 @@ for _ in $(seq 60); do
 	[ "$(awk '{ print $14 + $15 }' "/proc/$npid/stat" 2>/dev/null || echo 0)" -ge $((hz * 3 / 2)) ] && break
 	sleep 0.1
 done
-"$KPROF" -p "$npid" -d 4 -F 499 --stats -f folded -o "$T/p.folded" 2>"$T/p.err"
+"$KPROF" -p "$npid" -d 4 -F 999 --stats -f folded -o "$T/p.folded" 2>"$T/p.err"
 check "exit status 0" [ $? -eq 0 ]
 check "node runs on" kill -0 "$npid"
 kill "$npid" 2>/dev/null
@@ -52,7 +52,9 @@ show_top "$T/p.folded" 3
 grep 'node:' "$T/p.err"
 check "named live, from libnode's metadata" grep -q "node: 1 processes named live" "$T/p.err"
 check "no note of missing metadata" lacks "$T/p.err" "no usable V8 metadata"
-check "at least 200 samples ($total)" [ "$total" -ge 200 ]
+# node gets a tenth of a core beside a loaded runner's other tests: 4 s
+# at 999 Hz then gives it 200-400 samples
+check "at least 150 samples ($total)" [ "$total" -ge 150 ]
 check "the hot function named in >= 85%" at_least_pct "$hot" "$total" 85
 check "under its caller in >= 80%" at_least_pct "$under" "$total" 80
 check "[unknown: v8] in under 2%" [ "$((unk * 50))" -lt "$total" ]

@@ -49,6 +49,9 @@ read -r total hot under unk <<<"$(awk '{ n = $NF; line = $0; sub(/ [0-9]+$/, "",
 } END { print t + 0, h + 0, u + 0, k + 0 }' "$T/p.folded")"
 echo "main thread $total samples; scoreRequestKprof named in $hot, under its caller in $under; [unknown: v8] in $unk"
 show_top "$T/p.folded" 3
+# why frames were not named, if any were not
+awk '{ n = $NF; while (match($0, /\[unknown: v8[^]]*\]/)) { c[substr($0, RSTART, RLENGTH)] += n
+	$0 = substr($0, RSTART + RLENGTH) } } END { for (k in c) print c[k], k }' "$T/p.folded"
 grep 'node:' "$T/p.err"
 check "named live, from libnode's metadata" grep -q "node: 1 processes named live" "$T/p.err"
 check "no note of missing metadata" lacks "$T/p.err" "no usable V8 metadata"

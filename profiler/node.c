@@ -26,11 +26,7 @@
 /* Naming's share of kprof's time, at most: in each BUDGET_WINDOW_NS, the
  * reads stop after BUDGET_NS (a crafted heap makes every sample cost its
  * whole read bound, some milliseconds; a real node's few microseconds a
- * sample stay far below it). Frames past it are named so. The time is
- * the clock's, which counts the time kprof was not running while it named
- * a sample: on a loaded machine one sample could spend the budget, so
- * past it the thread's CPU time in the window, which bounds naming's,
- * must be past it too. */
+ * sample stay far below it). Frames past it are named so. */
 #define BUDGET_WINDOW_NS 100000000ull
 #define BUDGET_NS	 25000000ull
 
@@ -55,8 +51,6 @@ struct kp_node {
 	struct kp_v8 *last;	 /* the reader of the last kp_node_names */
 	uint32_t cost[COST_SLOTS];
 	uint64_t window_start_ns, window_spent_ns; /* the budget's (BUDGET_NS) */
-	uint64_t window_cpu_ns;			   /* the thread's CPU time at its start */
-	bool window_over;			   /* the budget spent, by the CPU time too */
 	bool said_missing;
 };
 
@@ -314,15 +308,6 @@ static int reg_index(uint64_t mask, int reg)
 
 static const char budget_spent[] = "[unknown: v8: naming's time budget spent]";
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec t;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) < 0)
-		return UINT64_MAX; /* not known: the clock's time stands */
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Whether naming has spent its time budget in the window now (t) is in:
  * then the sample's JavaScript frames (code) are named so, counted
  * unknown. */
@@ -334,19 +319,9 @@ static bool over_budget(struct kp_node *nd, const struct timespec *t, const uint
 	if (now - nd->window_start_ns >= BUDGET_WINDOW_NS) {
 		nd->window_start_ns = now;
 		nd->window_spent_ns = 0;
-		nd->window_cpu_ns = thread_cpu_ns();
-		nd->window_over = false;
 	}
 	if (nd->window_spent_ns < BUDGET_NS)
 		return false;
-	if (!nd->window_over) {
-		uint64_t cpu = thread_cpu_ns();
-
-		if (cpu >= nd->window_cpu_ns && nd->window_cpu_ns != UINT64_MAX &&
-		    cpu - nd->window_cpu_ns < BUDGET_NS)
-			return false; /* the clock's time was others' */
-		nd->window_over = true;
-	}
 	for (size_t i = 0; i < n; i++)
 		if (code[i] == KP_V8_JIT) {
 			names[i] = budget_spent;

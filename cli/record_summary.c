@@ -258,12 +258,14 @@ void kp_record_summary_print(const struct kp_record_args *c, const struct kp_ses
 		fprintf(stderr,
 			"kprof: node: %llu processes named live from V8's heap: %llu samples "
 			"(median %.2f us, p99 %.2f us, %.3f s in all), %llu JavaScript frames "
-			"(%llu from the cache, %llu unknown), %llu reads\n",
+			"(%llu from the cache, %llu of those checked by an earlier sample's "
+			"read, %llu unknown), %llu reads\n",
 			(unsigned long long)st->node.processes,
 			(unsigned long long)st->node.samples, (double)st->node.ns_p50 / 1000.0,
 			(double)st->node.ns_p99 / 1000.0, (double)st->node.ns_total / 1e9,
 			(unsigned long long)st->node.frames, (unsigned long long)st->node.hits,
-			(unsigned long long)st->node.unknown, (unsigned long long)st->node.reads);
+			(unsigned long long)st->node.shared, (unsigned long long)st->node.unknown,
+			(unsigned long long)st->node.reads);
 	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
 		fprintf(stderr,
 			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored) "

@@ -29,6 +29,13 @@
  * sample stay far below it). Frames past it are named so. */
 #define BUDGET_WINDOW_NS 100000000ull
 #define BUDGET_NS	 25000000ull
+/* A sample is charged its time, but at most this much a read of the
+ * process and one more: the clock's time also counts the time kprof was
+ * not running while it named the sample, and on a loaded machine one
+ * sample of a real node (a read or two) could otherwise spend the whole
+ * budget; a crafted heap's samples, each its hundreds of reads, still
+ * are charged all they cost (a read takes 0.5-3 us). */
+#define READ_CHARGE_NS 50000ull
 
 enum { UNDECIDED = 0, LIVE, NOT_LIVE };
 
@@ -72,6 +79,7 @@ static void proc_free(struct kp_node *nd, struct proc *p)
 		kp_v8_stats(p->v8, &vs);
 		nd->gone.frames += vs.frames;
 		nd->gone.hits += vs.hits;
+		nd->gone.shared += vs.shared;
 		nd->gone.unknown += vs.unknown;
 		nd->gone.reads += vs.reads;
 		kp_v8_free(p->v8);
@@ -141,6 +149,7 @@ void kp_node_stats(const struct kp_node *nd, struct kp_node_stats *st)
 	}
 	st->frames += nd->gone.frames;
 	st->hits += nd->gone.hits;
+	st->shared += nd->gone.shared;
 	st->unknown += nd->gone.unknown;
 	st->reads += nd->gone.reads;
 	while (kp_u64map_next(&nd->procs, &pos, &k, &v)) {
@@ -152,6 +161,7 @@ void kp_node_stats(const struct kp_node *nd, struct kp_node_stats *st)
 		kp_v8_stats(p->v8, &vs);
 		st->frames += vs.frames;
 		st->hits += vs.hits;
+		st->shared += vs.shared;
 		st->unknown += vs.unknown;
 		st->reads += vs.reads;
 	}
@@ -336,7 +346,8 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 	struct proc *p;
 	int ibp, isp;
 	struct timespec t0, t1;
-	uint64_t ns;
+	struct kp_v8_stats before, after;
+	uint64_t ns, reads;
 
 	for (size_t i = 0; i < n; i++)
 		names[i] = NULL;
@@ -386,6 +397,7 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 	if (over_budget(nd, &t0, code, n, names))
 		return;
 	nd->last = p->v8;
+	kp_v8_stats(p->v8, &before);
 	kp_v8_name_frames(
 		p->v8,
 		&(struct kp_v8_stack){.sp = smp->regs[isp],
@@ -394,12 +406,19 @@ void kp_node_names(struct kp_session *s, const struct kp_sample *smp, const uint
 				      .stack_len = smp->stack ? (size_t)smp->stack_dyn_size : 0,
 				      .ips = user,
 				      .code = code,
-				      .n = n},
+				      .n = n,
+				      /* both CLOCK_MONOTONIC (perf_event.c's clockid) */
+				      .time = smp->time,
+				      .now = (uint64_t)t0.tv_sec * 1000000000ull +
+					     (uint64_t)t0.tv_nsec},
 		names);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 	nd->cost[ns / 50 < COST_SLOTS - 1 ? ns / 50 : COST_SLOTS - 1]++;
 	nd->st.samples++;
 	nd->st.ns_total += ns;
-	nd->window_spent_ns += ns;
+	kp_v8_stats(p->v8, &after);
+	reads = after.reads - before.reads;
+	nd->window_spent_ns +=
+		ns < (reads + 1) * READ_CHARGE_NS ? ns : (reads + 1) * READ_CHARGE_NS;
 }

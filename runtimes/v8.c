@@ -27,6 +27,12 @@
 #define KIND_MAGLEV   12	 /* V8 11's CodeKind */
 #define KIND_TURBOFAN 13
 
+/* A read made for one sample checks another only when it was made this
+ * long after the other was taken: the sample's time and the reader's
+ * are two readings of CLOCK_MONOTONIC (the kernel's NMI-safe one and
+ * clock_gettime), which may differ by far less. */
+#define CHECK_MARGIN_NS 1000000
+
 /* Optimized code (V8 11's Code: the layout past the metadata's fields is
  * V8 11's; every value is checked): its instructions, its source position
  * table decoded, and what each of its positions names, made when first
@@ -44,9 +50,12 @@ struct code {
 /* A function named: by its address while its map and shared info stay. */
 struct entry {
 	uint64_t fn, map, sfi, context, bytecode, script;
-	uint64_t nos;	/* the shared info's name or scope info, as read */
-	char *base;	/* "name script:line" */
-	char *named[3]; /* "JS:~base", "JS:^base", "JS:*base", made when asked */
+	uint64_t checked;     /* when last found unchanged: a read made after it */
+	uint64_t code;	      /* the function's code, as then read */
+	uint64_t sfi_checked; /* when its shared info was last found with its name */
+	uint64_t nos;	      /* the shared info's name or scope info, as read */
+	char *base;	      /* "name script:line" */
+	char *named[3];	      /* "JS:~base", "JS:^base", "JS:*base", made when asked */
 	bool has_script;
 	bool not_function; /* the slot's object is none: kept by its map */
 };
@@ -54,9 +63,15 @@ struct entry {
 struct kp_v8 {
 	struct kp_v8meta m;
 	struct kp_v8_mem mem;
-	struct kp_u64map index;	  /* function address -> entry index + 1 */
-	struct kp_u64map by_sfi;  /* shared info address -> entry index + 1 */
-	struct kp_u64map fn_maps; /* maps of functions named so far */
+	struct kp_u64map index;	      /* function address -> entry index + 1 */
+	struct kp_u64map by_sfi;      /* shared info address -> entry index + 1 */
+	struct kp_u64map fn_maps;     /* maps of functions named so far */
+	struct kp_u64map block_index; /* block context -> blocks index + 1 */
+	struct block {
+		uint64_t outer;	  /* the function's context it was found inside */
+		uint64_t checked; /* when: a read made after it */
+	} * blocks;
+	size_t nblocks, blocks_cap;
 	struct entry *e;
 	size_t n, cap;
 	unsigned budget;     /* reads left this sample */
@@ -88,6 +103,7 @@ struct kp_v8 *kp_v8_new(const struct kp_v8meta *m, const struct kp_v8_mem *mem)
 	kp_u64map_init(&v->index);
 	kp_u64map_init(&v->by_sfi);
 	kp_u64map_init(&v->fn_maps);
+	kp_u64map_init(&v->block_index);
 	kp_u64map_init(&v->code_index);
 	kp_u64map_init(&v->line_index);
 	return v;
@@ -107,6 +123,9 @@ static void cache_clear(struct kp_v8 *v)
 	kp_u64map_init(&v->by_sfi);
 	kp_u64map_fini(&v->fn_maps);
 	kp_u64map_init(&v->fn_maps);
+	v->nblocks = 0;
+	kp_u64map_fini(&v->block_index);
+	kp_u64map_init(&v->block_index);
 }
 
 static void codes_clear(struct kp_v8 *v)
@@ -145,6 +164,8 @@ void kp_v8_free(struct kp_v8 *v)
 	kp_u64map_fini(&v->index);
 	kp_u64map_fini(&v->by_sfi);
 	kp_u64map_fini(&v->fn_maps);
+	kp_u64map_fini(&v->block_index);
+	free(v->blocks);
 	free(v->e);
 	free(v);
 }
@@ -153,6 +174,20 @@ void kp_v8_stats(const struct kp_v8 *v, struct kp_v8_stats *st)
 {
 	*st = v->st;
 	st->cached = v->n;
+}
+
+/* Whether what was found at time checked (a read made after it) holds
+ * for sample st: the read was made after st was taken, as a read made
+ * for st itself would be. */
+static bool checked_for(const struct kp_v8_stack *st, uint64_t checked)
+{
+	return st->time && checked > CHECK_MARGIN_NS && st->time <= checked - CHECK_MARGIN_NS;
+}
+
+/* The word of a function's first words that holds its code; 0: none. */
+static size_t code_word(const struct kp_v8 *v)
+{
+	return v->m.fn_proto > 8 && v->m.fn_proto <= 64 ? (size_t)(v->m.fn_proto - 8) / 8 : 0;
 }
 
 /* ---- bounded reads ---- */
@@ -920,14 +955,22 @@ static bool stack_word(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t a
  * (which a leaf in its prologue would leave). */
 static bool leaf_owns(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t fp)
 {
-	uint64_t fn, w[8], dummy;
-	size_t at = (size_t)(v->m.fn_proto - 8) / 8;
+	uint64_t fn, w[8], i, dummy;
+	size_t at = code_word(v);
 	struct code *cd;
 
-	/* one read: a map known as a function's, and its code */
-	if (!v->m.fn_proto || at >= 8 || !stack_word(v, st, fp + (uint64_t)v->m.fp_function, &fn) ||
-	    !is_obj(v, fn) || !rd(v, fn - 1, w, (at + 1) * 8) ||
-	    !kp_u64map_get(&v->fn_maps, w[0], &dummy) || !is_obj(v, w[at]) ||
+	if (!at || !stack_word(v, st, fp + (uint64_t)v->m.fp_function, &fn) || !is_obj(v, fn))
+		return false;
+	/* a function cached and checked after this sample: its code as then
+	 * read; else one read: a map known as a function's, and its code */
+	if (kp_u64map_get(&v->index, fn, &i) && !v->e[i - 1].not_function &&
+	    checked_for(st, v->e[i - 1].checked)) {
+		w[0] = v->e[i - 1].map;
+		w[at] = v->e[i - 1].code;
+	} else if (!rd(v, fn - 1, w, (at + 1) * 8)) {
+		return false;
+	}
+	if (!kp_u64map_get(&v->fn_maps, w[0], &dummy) || !is_obj(v, w[at]) ||
 	    !(cd = code_get(v, w[at])))
 		return false;
 	return st->ips[0] >= cd->istart && st->ips[0] - cd->istart < cd->isize;
@@ -1009,9 +1052,12 @@ static const char *unknown_name(const char *why)
 	return "[unknown: v8]";
 }
 
-/* The cached entry of function fn, checked against the words read of it
- * (its map and shared info): NULL when not cached or changed. */
-static struct entry *cached(struct kp_v8 *v, uint64_t fn, const uint64_t *words)
+/* The cached entry of function fn, checked against the words of it
+ * (its map, shared info and context): read after now, or, when !read,
+ * the entry's own (checked by an earlier read). NULL when not cached or
+ * changed. */
+static struct entry *cached(struct kp_v8 *v, uint64_t fn, const uint64_t *words, bool read,
+			    uint64_t now)
 {
 	uint64_t i;
 	struct entry *e;
@@ -1025,6 +1071,13 @@ static struct entry *cached(struct kp_v8 *v, uint64_t fn, const uint64_t *words)
 		kp_u64map_del(&v->index, fn);
 		return NULL;
 	}
+	if (read) {
+		/* the latest check serves the most samples (0: a read at a
+		 * time not known, which leaves the last known one) */
+		if (now > e->checked)
+			e->checked = now;
+		e->code = code_word(v) ? words[code_word(v)] : 0;
+	}
 	return e;
 }
 
@@ -1032,11 +1085,32 @@ static struct entry *cached(struct kp_v8 *v, uint64_t fn, const uint64_t *words)
  * (a few links of previous contexts up): else the function slot's
  * address holds another function than the frame's (V8 moved the frame's
  * since the sample, and put this one there). */
-static bool context_of(struct kp_v8 *v, uint64_t ctx, const struct entry *e)
+static bool context_of(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t ctx,
+		       const struct entry *e)
 {
+	uint64_t block = ctx, k;
+
+	if (ctx == e->context)
+		return true;
+	/* a block found inside it by a read made after this sample */
+	if (kp_u64map_get(&v->block_index, block, &k) && v->blocks[k - 1].outer == e->context &&
+	    checked_for(st, v->blocks[k - 1].checked))
+		return true;
 	for (int i = 0; i < 4 && is_obj(v, ctx); i++) {
-		if (ctx == e->context)
+		if (ctx == e->context) {
+			if (!st->now || v->nblocks >= MAX_CACHE)
+				return true;
+			if (!kp_u64map_get(&v->block_index, block, &k)) {
+				if (v->nblocks == v->blocks_cap) {
+					v->blocks_cap = v->blocks_cap ? 2 * v->blocks_cap : 64;
+					v->blocks = kp_xrealloc(v->blocks,
+								v->blocks_cap * sizeof(*v->blocks));
+				}
+				kp_u64map_put(&v->block_index, block, k = ++v->nblocks);
+			}
+			v->blocks[k - 1] = (struct block){e->context, st->now};
 			return true;
+		}
 		if (!field(v, ctx, v->m.array_data + v->m.context_prev * 8, &ctx))
 			return false;
 	}
@@ -1048,17 +1122,25 @@ static bool context_of(struct kp_v8 *v, uint64_t ctx, const struct entry *e)
  * before and the shared info still has the name it had (one read, where
  * reading the function anew takes a dozen: a closure made at each call,
  * an async function's resolve closures). false when not so. */
-static bool from_shared(struct kp_v8 *v, uint64_t fn, const uint64_t *words, struct entry *out)
+static bool from_shared(struct kp_v8 *v, const struct kp_v8_stack *st, uint64_t fn,
+			const uint64_t *words, struct entry *out)
 {
 	uint64_t i, nos, dummy;
-	const struct entry *s;
+	struct entry *s;
 
 	if (!kp_u64map_get(&v->fn_maps, words[0], &dummy) ||
 	    !kp_u64map_get(&v->by_sfi, words[v->m.fn_shared / 8], &i))
 		return false;
 	s = &v->e[i - 1];
-	if (s->not_function || !field(v, s->sfi, v->m.sfi_name_or_scope, &nos) || nos != s->nos)
+	if (s->not_function)
 		return false;
+	/* the name word read after the sample: now, or for an earlier one */
+	if (!checked_for(st, s->sfi_checked)) {
+		if (!field(v, s->sfi, v->m.sfi_name_or_scope, &nos) || nos != s->nos)
+			return false;
+		if (st->now > s->sfi_checked)
+			s->sfi_checked = st->now;
+	}
 	*out = *s;
 	out->fn = fn;
 	out->map = words[0];
@@ -1112,9 +1194,9 @@ static const char *marked(struct entry *e, char mk)
  * slots hold function fn and context ctx, w the function's first words
  * as read this sample: NULL where the frame keeps its name. */
 static const char *frame_name(struct kp_v8 *v, const struct kp_v8_stack *st, size_t i, uint64_t fp,
-			      uint8_t code, uint64_t fn, uint64_t ctx, const uint64_t *w)
+			      uint8_t code, uint64_t fn, uint64_t ctx, const uint64_t *w, bool read)
 {
-	struct entry *e = cached(v, fn, w), tmp;
+	struct entry *e = cached(v, fn, w, read, st->now), tmp;
 	uint64_t bc = 0;
 	bool has_bc;
 
@@ -1123,19 +1205,24 @@ static const char *frame_name(struct kp_v8 *v, const struct kp_v8_stack *st, siz
 		return NULL;
 	if (e) {
 		v->st.hits++;
-	} else if (from_shared(v, fn, w, &tmp)) {
+	} else if (from_shared(v, st, fn, w, &tmp)) {
 		v->st.hits++;
+		tmp.checked = read ? st->now : 0;
+		tmp.code = read && code_word(v) ? w[code_word(v)] : 0;
 		e = cache_add(v, &tmp);
 	} else {
 		const char *why = function_read(v, fn, &tmp);
 
+		tmp.checked = tmp.sfi_checked = st->now; /* function_read's reads are after it */
+		tmp.code = read && code_word(v) ? w[code_word(v)] : 0;
+
 		if (why == not_readable || why == not_function) {
+			/* a frame kept as it is, by its map (0: not readable, a
+			 * slot that held a young object's address, freed since) */
 			free(tmp.base);
-			if (why == not_function) { /* a frame kept as it is, by its map */
-				tmp.base = NULL;
-				tmp.not_function = true;
-				cache_add(v, &tmp);
-			}
+			tmp.base = NULL;
+			tmp.not_function = true;
+			cache_add(v, &tmp);
 			return NULL;
 		}
 		if (why) {
@@ -1151,7 +1238,7 @@ static const char *frame_name(struct kp_v8 *v, const struct kp_v8_stack *st, siz
 		return NULL;
 	has_bc = e->bytecode && stack_word(v, st, fp + (uint64_t)v->m.fp_bytecode_array, &bc) &&
 		 bc == e->bytecode;
-	if (!context_of(v, ctx, e) || (code == KP_V8_BUILTIN && !has_bc)) {
+	if (!context_of(v, st, ctx, e) || (code == KP_V8_BUILTIN && !has_bc)) {
 		/* not the frame's function, or a builtin's frame of another
 		 * shape than the interpreter's: the builtin keeps its name */
 		if (code != KP_V8_JIT)
@@ -1162,8 +1249,7 @@ static const char *frame_name(struct kp_v8 *v, const struct kp_v8_stack *st, siz
 	if (code == KP_V8_JIT && !has_bc && v->m.fn_proto) {
 		/* optimized code: the sampled line, and what it inlined */
 		size_t n;
-		char *const *on =
-			optimized_names(v, e, w[(v->m.fn_proto - 8) / 8], st->ips[i], i > 0, &n);
+		char *const *on = optimized_names(v, e, e->code, st->ips[i], i > 0, &n);
 
 		if (on) {
 			v->inl[i] = (const char *const *)on + 1;
@@ -1179,8 +1265,9 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 	const struct kp_v8meta *m = &v->m;
 	size_t n = st->n < MAX_FRAMES ? st->n : MAX_FRAMES;
 	uint64_t fps[MAX_FRAMES], fns[MAX_FRAMES], ctxs[MAX_FRAMES], addrs[MAX_FRAMES];
-	uint64_t words[MAX_FRAMES * 8];
-	size_t idx[MAX_FRAMES], nfn = 0, got;
+	uint64_t words[MAX_FRAMES * 8], got_words[MAX_FRAMES * 8];
+	size_t idx[MAX_FRAMES], toread[MAX_FRAMES], nfn = 0, nread = 0, got;
+	bool read[MAX_FRAMES];
 	int64_t last = m->fn_shared > m->fn_context ? m->fn_shared : m->fn_context;
 	size_t wlen;
 	bool any = false, suspect;
@@ -1215,27 +1302,52 @@ void kp_v8_name_frames(struct kp_v8 *v, const struct kp_v8_stack *st, const char
 			continue;
 		fns[nfn] = fn;
 		ctxs[nfn] = ctx;
-		addrs[nfn] = fn - 1;
 		idx[nfn++] = i;
 	}
 	if (!nfn || wlen > 8 * sizeof(words[0]))
 		return;
-	/* the functions' first words, at once: the cache's check */
+	/* the cache's check: each function's first words as read after the
+	 * sample was taken, all at once; or, for a function found unchanged
+	 * by a read made for an earlier sample but after this one was taken
+	 * (a round's samples are named after the round), as then found */
+	memset(words, 0, nfn * 8 * sizeof(words[0]));
+	for (size_t f = 0; f < nfn; f++) {
+		uint64_t k;
+		const struct entry *e;
+
+		read[f] = true;
+		if (kp_u64map_get(&v->index, fns[f], &k) &&
+		    checked_for(st, (e = &v->e[k - 1])->checked)) {
+			uint64_t *w = words + f * 8;
+
+			read[f] = false;
+			v->st.shared++;
+			w[0] = e->map;
+			if (!e->not_function) {
+				w[m->fn_shared / 8] = e->sfi;
+				w[m->fn_context / 8] = e->context;
+				if (code_word(v))
+					w[code_word(v)] = e->code;
+			}
+			continue;
+		}
+		addrs[nread] = fns[f] - 1;
+		toread[nread++] = f;
+	}
 	got = 0;
-	if (v->mem.readv && v->budget) {
+	if (nread && v->mem.readv && v->budget) {
 		v->budget--;
 		v->st.reads++;
-		got = v->mem.readv(v->mem.arg, addrs, wlen, words, nfn);
+		got = v->mem.readv(v->mem.arg, addrs, wlen, got_words, nread);
 	}
-	for (size_t f = got; f < nfn; f++)
-		if (!rd(v, addrs[f], (char *)words + f * wlen, wlen))
-			memset((char *)words + f * wlen, 0, wlen);
+	for (size_t r = 0; r < nread; r++)
+		if (r < got || rd(v, addrs[r], (char *)got_words + r * wlen, wlen))
+			memcpy(words + toread[r] * 8, (char *)got_words + r * wlen, wlen);
 	for (size_t f = 0; f < nfn; f++) {
 		size_t i = idx[f];
-		uint64_t w[8];
 
-		memcpy(w, (char *)words + f * wlen, wlen);
-		names[i] = frame_name(v, st, i, fps[i], st->code[i], fns[f], ctxs[f], w);
+		names[i] = frame_name(v, st, i, fps[i], st->code[i], fns[f], ctxs[f], words + f * 8,
+				      read[f]);
 		if (i == 0 && suspect && names[0] && strncmp(names[0], "JS:", 3) == 0)
 			names[1] = kp_v8_drop; /* the leaf's frame is set up: no caller between */
 	}

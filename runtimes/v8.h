@@ -15,9 +15,10 @@
  * "[unknown: v8: REASON]", never another function. The heap moves while
  * V8 collects garbage, so a cached name is kept by the function's
  * address and taken again only while that function still has the same
- * map, SharedFunctionInfo and context (one read of a few words a sample,
- * all frames at once), and only for a frame whose context is the
- * function's (or a block's inside it).
+ * map, SharedFunctionInfo and context, as read after the sample was taken
+ * (one read of a few words for all frames of a sample, or none when an
+ * earlier sample's read was made after this one was taken), and only for
+ * a frame whose context is the function's (or a block's inside it).
  *
  * Reads go through the caller's callbacks (process_vm_readv on a live
  * process, bytes captured from one in the tests), each bounded in length
@@ -54,7 +55,9 @@ enum kp_v8_code {
 /* One sample's user stack: the sampled frame pointer and stack pointer,
  * the copy of the stack from sp (may be NULL), and the frames, leaf
  * first (ips[0] the sampled ip, the others return addresses) with what
- * code each runs. */
+ * code each runs. time is when the sample was taken and now when naming
+ * it starts (every read of it is made after now), in ns of one clock
+ * (CLOCK_MONOTONIC); 0 when not known: then every check is read anew. */
 struct kp_v8_stack {
 	uint64_t sp, fp;
 	const unsigned char *stack;
@@ -62,6 +65,7 @@ struct kp_v8_stack {
 	const uint64_t *ips;
 	const uint8_t *code; /* enum kp_v8_code, one a frame */
 	size_t n;
+	uint64_t time, now;
 };
 
 struct kp_v8;
@@ -92,6 +96,8 @@ extern const char kp_v8_drop[];
 struct kp_v8_stats {
 	uint64_t frames;     /* JavaScript frames named (or told unknown) */
 	uint64_t hits;	     /* of those, named from the cache */
+	uint64_t shared;     /* of those, checked by a read made for an earlier
+			      * sample but after this one was taken: no read */
 	uint64_t unknown;    /* told unknown */
 	uint64_t reads;	     /* reads of the process's memory */
 	uint64_t read_fails; /* reads that failed */

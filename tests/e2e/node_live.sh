@@ -22,7 +22,11 @@ shares() {
 	} END { print t + 0, h + 0, u + 0, k + 0, d + 0 }' "$1"
 }
 
-"$node" "$js" 12 >"$T/node.out" &
+# 20 s: it is killed once profiled (with 12, at a load of 26, it ended
+# before the 4 s of -p did); 999 Hz, as node may get an eighth of a core
+# beside a loaded runner's other tests (499 Hz left the command 257-266
+# samples there)
+"$node" "$js" 20 >"$T/node.out" &
 npid=$!
 for _ in $(seq 50); do grep -q '^pid ' "$T/node.out" && break; sleep 0.1; done
 # past V8's first tiers: 1.5 s of node's own CPU (not of the clock: on a
@@ -33,7 +37,7 @@ for _ in $(seq 60); do
 	[ "$(awk '{ print $14 + $15 }' "/proc/$npid/stat" 2>/dev/null || echo 0)" -ge $((hz * 3 / 2)) ] && break
 	sleep 0.1
 done
-"$KPROF" -p "$npid" -d 4 -F 499 -f folded -o "$T/p.folded" 2>"$T/p.err"
+"$KPROF" -p "$npid" -d 4 -F 999 -f folded -o "$T/p.folded" 2>"$T/p.err"
 check "-p: exit status 0" [ $? -eq 0 ]
 check "-p: node runs on" kill -0 "$npid"
 kill "$npid" 2>/dev/null
@@ -50,7 +54,7 @@ check "-p: under handleRequestKprof, inlined, in >= 50%" at_least_pct "$direct" 
 check "-p: [unknown: v8] in under 2%" [ "$((unk * 50))" -lt "$total" ]
 check "-p: no perf map was asked for" lacks "$T/p.err" "a perf map or jitdump would name them"
 
-"$KPROF" -F 499 -f folded -o "$T/c.folded" -- "$node" "$js" 4 >"$T/c.out" 2>"$T/c.err"
+"$KPROF" -F 999 -f folded -o "$T/c.folded" -- "$node" "$js" 4 >"$T/c.out" 2>"$T/c.err"
 check "command: exit status 0" [ $? -eq 0 ]
 read -r total hot under unk direct <<<"$(shares "$T/c.folded")"
 echo "command: main thread $total samples; scoreRequestKprof named in $hot, under its caller in $under; [unknown: v8] in $unk"

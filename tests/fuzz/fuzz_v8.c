@@ -84,7 +84,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fp = sp + (fp % size & ~7ull);
 		kp_v8_name_frames(v,
 				  &(struct kp_v8_stack){sp, fp, data, size < 4096 ? size : 4096,
-							ips, code, NFRAMES},
+							ips, code, NFRAMES,
+							/* the second round checked by the
+							 * first's reads, or read anew */
+							round && data[1] & 2 ? 3000000000ull : 1,
+							(round + 1) * 2000000000ull},
 				  names);
 		for (size_t i = 0; i < NFRAMES; i++) {
 			if (!names[i] || names[i] == kp_v8_drop)

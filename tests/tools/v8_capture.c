@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 			kp_v8_name_frames(v,
 					  &(struct kp_v8_stack){regs.rsp, regs.rbp, stack,
 								got > 0 ? (size_t)got : 0, ips,
-								code, n},
+								code, n, 0, 0},
 					  names);
 			for (size_t i = 0; i < n; i++)
 				named += names[i] && strncmp(names[i], "JS:", 3) == 0;

@@ -139,10 +139,17 @@ static size_t replayv(void *arg, const uint64_t *addrs, size_t len, void *bufs, 
 	return i;
 }
 
+/* Named as a sample taken at time, named at now (0, 0: no times). */
+static void name_at(struct kp_v8 *v, const char **names, uint64_t time, uint64_t now)
+{
+	kp_v8_name_frames(
+		v, &(struct kp_v8_stack){sp, fp, stack, stack_len, ips, code, nframes, time, now},
+		names);
+}
+
 static void name_all(struct kp_v8 *v, const char **names)
 {
-	kp_v8_name_frames(v, &(struct kp_v8_stack){sp, fp, stack, stack_len, ips, code, nframes},
-			  names);
+	name_at(v, names, 0, 0);
 }
 
 static void check_as_captured(bool batched)
@@ -248,6 +255,99 @@ static void check_crafted(void)
 	CHECK(nos != 0);
 }
 
+/* Word off of object obj set to val in every capture of it; the old
+ * values into saved (restored by words_restore). */
+static size_t words_set(uint64_t obj, int64_t off, uint64_t val, uint64_t *saved)
+{
+	uint64_t addr = obj - 1 + (uint64_t)off;
+	size_t n = 0;
+
+	for (size_t i = 0; i < nrecs && n < 64; i++)
+		if (addr >= recs[i].addr && addr - recs[i].addr + 8 <= recs[i].len) {
+			memcpy(&saved[n++], recs[i].bytes + (addr - recs[i].addr), 8);
+			memcpy(recs[i].bytes + (addr - recs[i].addr), &val, 8);
+		}
+	return n;
+}
+
+static void words_restore(uint64_t obj, int64_t off, const uint64_t *saved)
+{
+	uint64_t addr = obj - 1 + (uint64_t)off;
+	size_t n = 0;
+
+	for (size_t i = 0; i < nrecs && n < 64; i++)
+		if (addr >= recs[i].addr && addr - recs[i].addr + 8 <= recs[i].len)
+			memcpy(recs[i].bytes + (addr - recs[i].addr), &saved[n++], 8);
+}
+
+/* Whether names are the captured ones (frame 0's excepted when !leaf). */
+static bool as_captured(const char *const *names, bool leaf)
+{
+	for (size_t i = leaf ? 0 : 1; i < nframes; i++)
+		if (expect[i] ? !names[i] || strcmp(names[i], expect[i]) : names[i] != NULL)
+			return false;
+	return true;
+}
+
+#define S 1000000000ull /* a second, in ns */
+
+/* A read made for one sample checks the samples taken before it (a
+ * round's samples are named after the round): those are named with no
+ * read; a sample taken after it is read anew, and a function changed
+ * since is then not named from the cache, while a sample taken before
+ * the change keeps the name the read then confirmed. */
+static void check_shared_checks(void)
+{
+	struct kp_v8 *v = kp_v8_new(&meta, &(struct kp_v8_mem){replay, replayv, NULL});
+	const char *names[MAX_FR];
+	struct kp_v8_stats st0, st;
+	uint64_t saved[64], fn = leaf_function();
+	size_t n;
+
+	name_at(v, names, 1 * S, 2 * S); /* named, and checked, at 2 s */
+	CHECK(as_captured(names, true));
+	kp_v8_stats(v, &st0);
+	CHECK(st0.shared == 0);
+	/* taken at 1.5 s, before the check: no read at all */
+	name_at(v, names, 3 * S / 2, 3 * S);
+	CHECK(as_captured(names, true));
+	kp_v8_stats(v, &st);
+	CHECK_EQ_INT(st.reads, st0.reads);
+	CHECK(st.shared > 0 && st.hits > st0.hits);
+	/* taken within the clocks' margin of the check: read */
+	name_at(v, names, 2 * S - 1000, 3 * S);
+	kp_v8_stats(v, &st0);
+	CHECK(st0.reads > st.reads);
+	CHECK(as_captured(names, true));
+	/* taken at 4 s, after the check at 3 s: one read, the batch */
+	name_at(v, names, 4 * S, 5 * S);
+	kp_v8_stats(v, &st);
+	CHECK_EQ_INT(st.reads, st0.reads + 1);
+	CHECK(as_captured(names, true));
+	/* no time: read, whatever was checked */
+	name_at(v, names, 0, 0);
+	kp_v8_stats(v, &st0);
+	CHECK_EQ_INT(st0.reads, st.reads + 1);
+	/* the leaf's function changed (another context) after the check at
+	 * 5 s: a sample taken before it keeps the confirmed name, one taken
+	 * after is read and told moved */
+	n = words_set(fn, meta.fn_context, leaf_function() ^ 0x100, saved);
+	CHECK(n > 0);
+	name_at(v, names, 4 * S, 6 * S);
+	CHECK(as_captured(names, true));
+	name_at(v, names, 7 * S, 8 * S);
+	CHECK_EQ_STR(names[0], "[unknown: v8: function moved]");
+	CHECK(as_captured(names, false));
+	/* and that read was a check too: a sample before it is not named
+	 * from what the cache held before */
+	name_at(v, names, 7 * S, 9 * S);
+	CHECK_EQ_STR(names[0], "[unknown: v8: function moved]");
+	words_restore(fn, meta.fn_context, saved);
+	name_at(v, names, 10 * S, 11 * S);
+	CHECK(as_captured(names, true));
+	kp_v8_free(v);
+}
+
 /* Every word of every capture swapped with another tagged word of the
  * capture (V8 moved an object, or the process crafted one): no crash,
  * and every name unknown, left out, or a name of valid text. */
@@ -314,6 +414,7 @@ int main(void)
 	check_as_captured(false);
 	check_as_captured(true);
 	check_crafted();
+	check_shared_checks();
 	check_swaps();
 	check_random_heap();
 	for (size_t i = 0; i < nrecs; i++)

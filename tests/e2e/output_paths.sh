@@ -5,8 +5,6 @@
 # waited on; what root names itself (/dev/null, /dev/stdout, /dev/fd/N, a
 # FIFO of its own) is written in place. docs/security.md.
 # kp-e2e: kernel-guards
-# kp-e2e: not-under-asan (12 s there; util/outfile.c's every path goes
-# through ASan in unit/test_outfile)
 . "$(dirname "$0")/lib.bash"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then

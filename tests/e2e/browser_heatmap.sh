@@ -6,8 +6,9 @@
 # restores a selection, search and zoom, no script error, no request.
 # Missing chromium or playwright-core is a failure: tests/browser/setup
 # installs them.
-# kp-e2e: not-under-asan (the page is the same in every build; its writer
-# goes through ASan in unit/test_heatmap)
+# kp-e2e: not-under-asan (Chromium runs the page's script, the same in every
+# build; its writer goes through ASan in unit/test_heatmap, kprof report
+# --from --to in e2e/time_slices)
 . "$(dirname "$0")/lib.bash"
 
 if ! command -v node >/dev/null; then

@@ -2,7 +2,8 @@
 # by playwright-core (tests/browser/svg.test.js): search, zoom, reset, URL
 # parameters, hostile names, a recorded profile. Missing chromium or
 # playwright-core is a failure: tests/browser/setup installs them.
-# kp-e2e: not-under-asan (the SVG is the same in every build)
+# kp-e2e: not-under-asan (Chromium runs the SVG's script, the same in every
+# build; kprof flamegraph goes through ASan in golden/svg_*)
 . "$(dirname "$0")/lib.bash"
 
 if ! command -v node >/dev/null; then

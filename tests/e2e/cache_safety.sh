@@ -10,8 +10,6 @@
 # a source line: every address is named (--lines) as with --no-cache, the
 # run says so once, and the index is rebuilt (the same bytes as before the
 # damage).
-# kp-e2e: not-under-asan (19 s there; the cache's rules go through ASan in
-# unit/test_cachefile, damaged indexes in unit/test_symidx and fuzz/symidx)
 . "$(dirname "$0")/lib.bash"
 
 bin=$KP_WORKLOADS/inline_fp

@@ -8,8 +8,6 @@
 # server that is up all along gets every window (the recording and the
 # other pushes go on).
 #
-# kp-e2e: not-under-asan (the HTTP client's paths go through ASan in its
-# unit tests; these checks are the servers' view, the same in every build)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/continuous_lib.bash"
 

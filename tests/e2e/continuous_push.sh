@@ -14,8 +14,6 @@
 #
 # kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
 # runs beside it; tests/CMakeLists.txt)
-# kp-e2e: not-under-asan (the push and spool paths go through ASan in their
-# unit tests; these checks are the servers' view, the same in every build)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/continuous_lib.bash"
 
@@ -79,8 +77,15 @@ check "pyroscope: from and until in the query are the profile's in whole seconds
 span=$(awk 'NR == 1 { f = $3 } { u = $4 } END { printf "%.2f", (u - f) / 1e9 }' "$T/up.pyroscope")
 # at least the 4.5 s: the windows are back to back (above); the run ends
 # past its -d by as long as a loaded machine delays its last round (6.3 s
-# seen with the other core's tests busy), so the upper bound is a hang's
-check "the windows cover the 4.5 s recorded ($span s)" awk -v s="$span" 'BEGIN { exit !(s >= 4.45 && s <= 9) }'
+# seen with the other core's tests busy), so the upper bound is a hang's.
+# Under ASan kprof needs several times the CPU to name every process's
+# objects, and what a loaded machine leaves it stretches a window: 9.85 s
+# in all at load 17, 47.7 s at load 25 (56,148 records lost); the normal
+# build keeps the tight bound, the ASan build one that only a window
+# that never ends fails
+hang=9
+grep -q __asan_init "$KPROF" && hang=90
+check "the windows cover the 4.5 s recorded ($span s)" awk -v s="$span" -v h=$hang 'BEGIN { exit !(s >= 4.45 && s <= h) }'
 
 # the outage: refused requests, then every window once; stderr says it once
 refused=$(requests outage | grep -c '"status": 503')

@@ -8,8 +8,6 @@
 # that fills up (a tiny tmpfs) is said so in one message, the recording
 # goes on and every window is delivered once the server is back.
 #
-# kp-e2e: not-under-asan (the spool's code goes through ASan in its unit
-# tests; these checks are the servers' view, the same in every build)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/continuous_lib.bash"
 

@@ -7,8 +7,6 @@
 # delivered by a run whose server never failed, which says nothing of
 # "delivered again" (that line is for an outage of that run).
 #
-# kp-e2e: not-under-asan (the lock goes through ASan in unit/test_push;
-# this is the agents' view, the same in every build)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/continuous_lib.bash"
 

@@ -28,10 +28,6 @@
 # most extreme of the 252 relabellings); a
 # same-build pair at alpha 1e-4 needs a function to move more than 2
 # points and some 5 of its standard errors.
-# kp-e2e: not-under-asan (the gate's decisions on real, noisy runs are the
-# same in every build; kprof diff's code runs under ASan in unit/test_diff,
-# fuzz/diff, e2e/report_kprof and golden/svg_differential; 34 s there, the
-# ASan suite's longest)
 source "$(dirname "$0")/lib.bash"
 W=$KP_WORKLOADS/cibench_fp
 

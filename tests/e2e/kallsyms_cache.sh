@@ -10,8 +10,6 @@
 #
 # kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
 # runs beside it; tests/CMakeLists.txt)
-# kp-e2e: not-under-asan (11 s there with the suite stopped beside it; the
-# copy's reader and writer go through ASan in unit/test_ksymcache)
 . "$(dirname "$0")/lib.bash"
 
 command -v xxhsum >/dev/null || { echo "SKIP: xxhsum is not installed (Debian package xxhash)"; exit 77; }

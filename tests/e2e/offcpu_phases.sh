@@ -20,7 +20,6 @@
 # scripts/bench-offcpu's).
 # Bounds hold on a loaded machine: waits are timed exactly, and whatever
 # the load takes away from spin is preempted time in spin.
-# kp-e2e: not-under-asan (accuracy, the same in every build; 10 s there)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/offcpu_lib.bash"
 

@@ -21,7 +21,6 @@
 # spread is far too wide for a bound that would fail the old rule (30
 # runs: A 7.4 points at one sigma, B 20, worst -76): those runs check the
 # whole stacks and the summary only (scripts/bench-offcpu-shares).
-# kp-e2e: not-under-asan (accuracy, the same in every build; the paths run under ASan in offcpu_exact)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/offcpu_lib.bash"
 

@@ -9,9 +9,6 @@
 # The non-shell steps are done by the test: the GitHub checkouts (the repo
 # and base/), "build ./bench here and in base/" (a script running spin)
 # before the first step that runs ./bench.
-# kp-e2e: not-under-asan (recording and kprof diff go through ASan in
-# e2e/record_command's neighbours, unit/test_diff and e2e/report_kprof;
-# this checks the README's text, the same in every build)
 source "$(dirname "$0")/lib.bash"
 
 command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null ||

@@ -1,7 +1,5 @@
 # Sampling a command: its exact stack carries most samples, with and
 # without threads, in folded and SVG output.
-# kp-e2e: not-under-asan (11 s there; e2e/lifecycle, messages and the
-# offcpu tests record commands under ASan)
 . "$(dirname "$0")/lib.bash"
 
 out=$T/spin.folded

@@ -8,9 +8,6 @@
 #
 # kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
 # runs beside it; tests/CMakeLists.txt)
-# kp-e2e: not-under-asan (14 s there, run alone; system-wide recording goes
-# through ASan in e2e/messages and e2e/symbols_trust, the .kprof round trip
-# in unit/test_recording and golden/)
 . "$(dirname "$0")/lib.bash"
 
 "$KP_WORKLOADS/spin_fp" 4 &

@@ -7,9 +7,6 @@
 # format; stdin works; damaged recordings (truncated, another major
 # version, a flipped bit, random bytes) exit 1 with one line naming the
 # file and leave no output file.
-# kp-e2e: not-under-asan (19 s there; its bytes are the same in every
-# build, and kprof report's readers and writers go through ASan in the
-# golden tests, unit/test_recording and fuzz/recording, fuzz/profile_load)
 . "$(dirname "$0")/lib.bash"
 : "${KP_TESTS:?}"
 

@@ -7,9 +7,6 @@
 #
 # kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
 # runs beside it; tests/CMakeLists.txt)
-# kp-e2e: not-under-asan (13 s there, run alone; the /proc/PID/root opening
-# and perf-map reading go through ASan in unit/test_symbolize, test_perfmap
-# and fuzz/)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 

@@ -8,9 +8,6 @@
 # (elfutils' debuginfod on 127.0.0.1) when DEBUGINFOD_URLS names it;
 # without it, libdebuginfod is not even loaded.
 #
-# kp-e2e: not-under-asan (14 s there; the separate debuginfo's paths,
-# debuglink and build-id, go through ASan in unit/test_symbolize, and
-# libdw's debuginfod client is libdw's)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 

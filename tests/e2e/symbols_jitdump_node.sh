@@ -7,9 +7,6 @@
 # and its caller are named with script and line, the hot function under
 # its caller in >= 95% of its samples; with a perf map as well
 # (--perf-basic-prof), the jitdump's names win.
-# kp-e2e: not-under-asan (the reader's paths are unit/test_jitdump's and
-# fuzz/jitdump's, under ASan there, the unwinder's unit/test_unwind_jit's;
-# an ASan kprof passed this test in 6 s and reported nothing)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 

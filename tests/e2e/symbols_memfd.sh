@@ -8,8 +8,6 @@
 #
 # kp-e2e: whole-machine (it samples every CPU: no other end-to-end test
 # runs beside it; tests/CMakeLists.txt)
-# kp-e2e: not-under-asan (20 s there with the suite stopped beside it; the
-# memfd paths of the symbolizer go through ASan in unit/test_symbolize)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 

@@ -11,9 +11,6 @@
 #
 # kp-e2e: whole-machine (the bash loop is recorded with -a: no other
 # end-to-end test runs beside it; tests/CMakeLists.txt)
-# kp-e2e: not-under-asan (the naming runs under ASan in
-# unit/test_fde_start and fuzz/fdestart; this checks shapes and shares of
-# real runs, the same in every build)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 

@@ -4,8 +4,6 @@
 # levels of deep_kprof to deep_leaf_kprof; an 8 KiB copy (-g auto,8192)
 # cuts it, which shows the test measures the copy (docs/unwinding.md,
 # "The copy's size").
-# kp-e2e: not-under-asan (the unwinder goes through ASan in unit/test_unwind
-# and fuzz/unwind; the copy's size is the same in every build)
 . "$(dirname "$0")/lib.bash"
 
 w=$KP_WORKLOADS/deepstack_nofp

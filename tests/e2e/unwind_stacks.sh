@@ -6,9 +6,6 @@
 #             -> ... -> cmp_kprof
 #   jitcopy:  main -> run_jit_kprof -> kprof_jit_hot_spin (code copied into
 #             anonymous memory: no unwind table, a frame pointer)
-# kp-e2e: not-under-asan (23 s there, the ASan suite's longest; the
-# unwinder goes through ASan in unit/test_unwind, on some 24,000 real
-# samples checked against libunwind's own walks, and fuzz/unwind)
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/symbols_lib.bash"
 

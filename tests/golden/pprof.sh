@@ -8,8 +8,6 @@
 # counts are refused with exit 1, one line naming the reason, no file.
 #
 # go (golang-go) is needed: skipped without it, a failure when CI=true.
-# kp-e2e: not-under-asan (the same answer in every build, 17 s under ASan;
-# the pprof writer runs under ASan in unit/test_pprof and e2e/report_kprof)
 set -u
 : "${KPROF:?}" "${KP_TESTS:?}" "${KP_TMP:?}"
 tmp=$KP_TMP/pprof-golden

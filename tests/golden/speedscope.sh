@@ -9,9 +9,6 @@
 # still validates. -o X.speedscope.json chooses the format.
 #
 # python3-jsonschema is needed: skipped without it, a failure when CI=true.
-# kp-e2e: not-under-asan (the same answer in every build, 11 s under ASan,
-# mostly the schema check's python; the speedscope writer runs under ASan
-# in unit/test_speedscope and e2e/export_formats)
 set -u
 : "${KPROF:?}" "${KP_TESTS:?}" "${KP_TMP:?}"
 check=$KP_TESTS/tools/speedscope-check

@@ -1,6 +1,4 @@
 #!/usr/bin/env bash
-# kp-e2e: not-under-asan (14 s there; the differential drawing goes through
-# ASan in unit/test_svg's differential case and fuzz/diff)
 # kprof flamegraph draws difffolded.pl's two-count lines ("stack BEFORE
 # AFTER") as flamegraph.pl draws them:
 #  1. geometry: each of the 54 collapsed files of tests/golden/data, made

@@ -139,10 +139,14 @@ check "a second inside the 2 s wait holds a second of it (${us:-none} us)" \
 "$KPROF" report "$T/sleep.kprof" -f folded -o "$T/sleep_all.folded"
 "$KPROF" report "$T/sleep.kprof" --to 1 -f folded -o "$T/sleep_a.folded"
 "$KPROF" report "$T/sleep.kprof" --from 1 -f folded -o "$T/sleep_b.folded"
+# each folded line is its nanoseconds rounded to the microsecond, so a
+# stack split in two may gain or lose one in the sum (4000248 us against
+# 4000247 seen): within one a line either way
 sum=$(($(total_count "$T/sleep_a.folded") + $(total_count "$T/sleep_b.folded")))
 whole=$(total_count "$T/sleep_all.folded")
+lines=$(wc -l <"$T/sleep_all.folded")
 check "slices that split a wait sum to it ($sum us, the whole $whole us)" \
-	between "$sum" "$((whole - $(wc -l <"$T/sleep_all.folded")))" "$whole"
+	between "$sum" "$((whole - lines))" "$((whole + lines))"
 "$KPROF" report "$T/sleep.kprof" -o "$T/sleep.speedscope.json" -o "$T/sleep.html" 2>"$T/sleep_out.err"
 check "the off-CPU recording's speedscope and heatmap page written ($(head -c 200 "$T/sleep_out.err"))" \
 	[ $? -eq 0 -a -s "$T/sleep.html" ]

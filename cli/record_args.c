@@ -410,7 +410,8 @@ struct record_opt {
 	const char *alias;
 };
 
-#define FIELD(f) .off = offsetof(struct kp_record_args, f), .size = sizeof(((struct kp_record_args *)0)->f)
+#define FIELD(f) \
+	.off = offsetof(struct kp_record_args, f), .size = sizeof(((struct kp_record_args *)0)->f)
 
 /* clang-format off */
 static const struct record_opt record_opts[] = {

@@ -200,11 +200,45 @@ static const char *keep_secret(struct kp_every_args *e, char *arg, char *secret,
 	return copy;
 }
 
+struct parse_state;
+
+/* What an option does with its value. */
+enum opt_kind {
+	OPT_FLAG,    /* sets a bool */
+	OPT_COUNT,   /* a whole number from min to max into an unsigned field */
+	OPT_SECONDS, /* a number from min (above it: open_min) to max into a double */
+	OPT_STRING,  /* keeps argv's string */
+	OPT_LIST,    /* adds argv's string to a kp_args_list */
+	OPT_CALL,    /* set() takes the value */
+	OPT_ACTION,  /* set() takes no value */
+	OPT_VERSION,
+	OPT_HELP,
+};
+
+/* One option of `kprof [record]`: its long name and letter, what it sets
+ * (a field of struct kp_record_args, or set()), a number's bounds and what
+ * a bad value is called (said before 'VALUE'). The table's order is
+ * getopt's, which names ambiguous abbreviations in it; --help says the
+ * options grouped (help()). An alias row takes the option of the row
+ * named alias (getopt then counts them one). */
+struct record_opt {
+	const char *name; /* --NAME, or NULL: a letter alone */
+	char letter;	  /* -X, or 0: a long name alone */
+	enum opt_kind kind;
+	size_t off, size; /* the field, in struct kp_record_args */
+	uint64_t min, max;
+	bool open_min;
+	const char *bad;
+	int (*set)(struct parse_state *s, char *arg);
+	const char *alias;
+};
+
 /* The options that are more than a number, a flag or a string: each returns
  * 0, -EINVAL for a bad value (the loop says its row's message), or -1 after
  * saying why itself. */
 struct parse_state {
 	struct kp_record_args *c;
+	const struct record_opt *row; /* the option's */
 	int argc;
 	char **argv;
 };
@@ -221,22 +255,13 @@ static int set_cpus(struct parse_state *s, char *arg)
 	return 0;
 }
 
-static int set_ids(struct parse_state *s, char *arg, bool tids)
+/* -p, -t: the row's letter says which */
+static int set_ids(struct parse_state *s, char *arg)
 {
 	if (parse_pids(arg, &s->c->pids, &s->c->npids) < 0)
 		return -EINVAL;
-	s->c->sess.pids_are_tids = tids;
+	s->c->sess.pids_are_tids = s->row->letter == 't';
 	return 0;
-}
-
-static int set_pids(struct parse_state *s, char *arg)
-{
-	return set_ids(s, arg, false);
-}
-
-static int set_tids(struct parse_state *s, char *arg)
-{
-	return set_ids(s, arg, true);
 }
 
 static int set_freq(struct parse_state *s, char *arg)
@@ -260,26 +285,18 @@ static int set_event(struct parse_state *s, char *arg)
 	return 0;
 }
 
-static int set_mode_to(struct kp_record_args *c, enum kp_session_mode m)
+/* --off-cpu, --wall: the row's min is the mode */
+static int set_mode_opt(struct parse_state *s, char *arg)
 {
-	if (c->sess.mode != KP_SESSION_CPU && c->sess.mode != m) {
+	enum kp_session_mode m = (enum kp_session_mode)s->row->min;
+
+	(void)arg;
+	if (s->c->sess.mode != KP_SESSION_CPU && s->c->sess.mode != m) {
 		kp_err("--off-cpu and --wall cannot be combined (--wall holds both)");
 		return -1;
 	}
-	c->sess.mode = m;
+	s->c->sess.mode = m;
 	return 0;
-}
-
-static int set_off_cpu(struct parse_state *s, char *arg)
-{
-	(void)arg;
-	return set_mode_to(s->c, KP_SESSION_OFFCPU);
-}
-
-static int set_wall(struct parse_state *s, char *arg)
-{
-	(void)arg;
-	return set_mode_to(s->c, KP_SESSION_WALL);
 }
 
 /* --switch-source: what times the waits (profiler/session.h). */
@@ -379,37 +396,6 @@ static int set_header(struct parse_state *s, char *arg)
 	return 0;
 }
 
-/* What an option does with its value. */
-enum opt_kind {
-	OPT_FLAG,    /* sets a bool */
-	OPT_COUNT,   /* a whole number from min to max into an unsigned field */
-	OPT_SECONDS, /* a number from min (above it: open_min) to max into a double */
-	OPT_STRING,  /* keeps argv's string */
-	OPT_LIST,    /* adds argv's string to a kp_args_list */
-	OPT_CALL,    /* set() takes the value */
-	OPT_ACTION,  /* set() takes no value */
-	OPT_VERSION,
-	OPT_HELP,
-};
-
-/* One option of `kprof [record]`: its long name and letter, what it sets
- * (a field of struct kp_record_args, or set()), a number's bounds and what
- * a bad value is called (said before 'VALUE'). The table's order is
- * getopt's, which names ambiguous abbreviations in it; --help says the
- * options grouped (help()). An alias row takes the option of the row
- * named alias (getopt then counts them one). */
-struct record_opt {
-	const char *name; /* --NAME, or NULL: a letter alone */
-	char letter;	  /* -X, or 0: a long name alone */
-	enum opt_kind kind;
-	size_t off, size; /* the field, in struct kp_record_args */
-	uint64_t min, max;
-	bool open_min;
-	const char *bad;
-	int (*set)(struct parse_state *s, char *arg);
-	const char *alias;
-};
-
 #define FIELD(f) \
 	.off = offsetof(struct kp_record_args, f), .size = sizeof(((struct kp_record_args *)0)->f)
 
@@ -438,8 +424,8 @@ static const struct record_opt record_opts[] = {
 	{.name = "debuginfo-dir", .kind = OPT_LIST, FIELD(dirs)},
 	{.name = "no-cache", .kind = OPT_FLAG, FIELD(no_cache)},
 	{.name = "stats", .kind = OPT_FLAG, FIELD(stats)},
-	{.name = "off-cpu", .kind = OPT_ACTION, .set = set_off_cpu},
-	{.name = "wall", .kind = OPT_ACTION, .set = set_wall},
+	{.name = "off-cpu", .kind = OPT_ACTION, .min = KP_SESSION_OFFCPU, .set = set_mode_opt},
+	{.name = "wall", .kind = OPT_ACTION, .min = KP_SESSION_WALL, .set = set_mode_opt},
 	{.name = "switch-freq", .kind = OPT_COUNT, FIELD(sess.switch_freq), .min = 0, .max = 1000000, .bad = "--switch-freq: invalid frequency"},
 	{.name = "switch-source", .kind = OPT_CALL, .set = set_switch_source},
 	{.name = "min-wait", .kind = OPT_CALL, .set = set_min_wait, .bad = "--min-wait: invalid microseconds"},
@@ -456,8 +442,8 @@ static const struct record_opt record_opts[] = {
 	{.name = "push-timeout", .kind = OPT_SECONDS, FIELD(every.push_timeout), .min = 0, .max = 3600, .open_min = true, .bad = "--push-timeout: invalid seconds"},
 	{.name = "version", .kind = OPT_VERSION},
 	{.name = "help", .letter = 'h', .kind = OPT_HELP},
-	{.letter = 'p', .kind = OPT_CALL, .set = set_pids, .bad = "-p: invalid id list"},
-	{.letter = 't', .kind = OPT_CALL, .set = set_tids, .bad = "-t: invalid id list"},
+	{.letter = 'p', .kind = OPT_CALL, .set = set_ids, .bad = "-p: invalid id list"},
+	{.letter = 't', .kind = OPT_CALL, .set = set_ids, .bad = "-t: invalid id list"},
 	{.letter = 'g', .kind = OPT_ACTION, .set = set_g},
 };
 /* clang-format on */
@@ -634,6 +620,7 @@ static int apply(struct parse_state *s, const struct record_opt *o, char *arg)
 		kp_args_list_add((struct kp_args_list *)(void *)field, arg);
 		break;
 	default:
+		s->row = o;
 		r = o->set(s, arg);
 	}
 	if (r == -EINVAL)
@@ -643,7 +630,7 @@ static int apply(struct parse_state *s, const struct record_opt *o, char *arg)
 
 int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv)
 {
-	struct parse_state s = {c, argc, argv};
+	struct parse_state s = {c, NULL, argc, argv};
 	char shorts[2 * N_OPTS + 2];
 	struct option *opts = getopt_table(shorts, sizeof(shorts));
 	int opt, r = 0;

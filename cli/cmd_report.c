@@ -14,8 +14,8 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
-#include "cli/timeline_input.h"
 #include "formats/load.h"
+#include "formats/timeline_load.h"
 #include "profile/timeline.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
@@ -178,9 +178,11 @@ static int load_sliced(char *const *paths, size_t n, struct report_cli *rc, stru
 
 	*info = (struct kp_load_info){0};
 	if (n > 1 || is_dir(paths[0])) {
-		if (n > 1 ? kp_timeline_input_load(paths, n, &rc->lo, p)
-			  : kp_timeline_input_dir(paths[0], &rc->lo, p))
+		if (n > 1 ? kp_timeline_load_files(paths, n, &rc->lo, p, &d)
+			  : kp_timeline_load_dir(paths[0], &rc->lo, p, &d)) {
+			kp_err("%s", d.msg);
 			return 1;
+		}
 	} else if (kp_load_profile(paths[0], &rc->lo, p, info, &d) < 0) {
 		kp_err("%s", d.msg);
 		return 1;

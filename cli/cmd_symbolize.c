@@ -2,24 +2,18 @@
  * -i` does, with kprof's symbolizer (symbols, inline frames, demangling,
  * separate debuginfo, the build's saved index). Reads every address first,
  * so bad input fails before anything is written. */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/messages.h"
 #include "cli/output.h"
+#include "symbolize/addr_text.h"
 #include "symbolize/symbolize.h"
 #include "util/outfile.h"
-#include "util/textsafe.h"
-#include "util/xalloc.h"
 
 static const char usage_line[] =
 	"usage: kprof symbolize -e FILE [--lines] [--no-inline] [--full-names] [--annotate]\n"
@@ -67,59 +61,6 @@ static const struct option long_opts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
-
-struct addrs {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-/* Parses one address ("7f3a", "0x7f3a", surrounded by blanks); false when
- * the text is anything else. */
-static bool parse_addr(const char *s, uint64_t *out)
-{
-	char *end;
-
-	s += strspn(s, " \t");
-	if (!*s || *s == '-' || *s == '+')
-		return false;
-	errno = 0;
-	*out = strtoull(s, &end, 16);
-	if (errno || end == s || (end - s == 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
-		return false;
-	end += strspn(end, " \t\r\n");
-	return *end == '\0';
-}
-
-static void add_addr(struct addrs *a, uint64_t addr)
-{
-	kp_xgrow(&a->v, &a->cap, a->n + 1, sizeof(*a->v));
-	a->v[a->n++] = addr;
-}
-
-/* The addresses on stdin, one per line (blank lines skipped). */
-static int read_stdin(struct addrs *a)
-{
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-
-	while ((len = getline(&line, &cap, stdin)) >= 0) {
-		uint64_t addr;
-
-		lineno++;
-		if (line[strspn(line, " \t\r\n")] == '\0')
-			continue;
-		if (!parse_addr(line, &addr)) {
-			line[strcspn(line, "\r\n")] = '\0';
-			kp_err("stdin:%zu: not a hex address: \"%.60s\"", lineno, line);
-			free(line);
-			return -1;
-		}
-		add_addr(a, addr);
-	}
-	free(line);
-	return 0;
-}
 
 struct symbolize_cli {
 	struct kp_sym_options opts; /* --no-inline, --full-names */
@@ -176,67 +117,13 @@ static int parse_args(int argc, char **argv, struct symbolize_cli *c)
 	return -1;
 }
 
-/* The absolute path of exe, an ELF file of this machine's byte order, as
- * the symbolizer takes a mapping's path (a new string); NULL after saying
- * why not. */
-static char *elf_path(const char *exe)
-{
-	/* a FIFO or device is refused without waiting on it */
-	char *abs = realpath(exe, NULL);
-	int fd = abs ? open(abs, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
-	struct stat st = {0};
-	bool is_elf;
-
-	if (fd < 0) {
-		kp_err("%s: %s", exe, strerror(errno));
-		free(abs);
-		return NULL;
-	}
-	is_elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && kp_sym_is_elf(fd);
-	close(fd);
-	if (!is_elf) {
-		kp_err("%s: not an ELF file (%s)", exe,
-		       S_ISREG(st.st_mode) ? "of this machine's byte order" : "not a regular file");
-		free(abs);
-		return NULL;
-	}
-	return abs;
-}
-
-/* A line per address: the address, then its frames outermost first. */
-static void write_frames(const struct symbolize_cli *c, struct kp_symbolizer *sym, uint32_t obj,
-			 const struct addrs *a, FILE *out)
-{
-	struct kp_sym_frames f = {0};
-
-	for (size_t i = 0; i < a->n; i++) {
-		fprintf(out, "0x%" PRIx64 " ", a->v[i]);
-		kp_sym_resolve_vaddr(sym, obj, a->v[i], &f);
-		for (size_t k = 0; k < f.n; k++) {
-			if (k)
-				putc(';', out);
-			/* names and paths are the file's: escaped, one line an address */
-			kp_textsafe_puts(out, f.frames[k].name);
-			if (c->annotate && f.frames[k].kind == KP_FRAME_INLINE)
-				fputs("_[i]", out);
-			if (c->lines) {
-				putc(' ', out);
-				kp_textsafe_puts(out, f.frames[k].file ? f.frames[k].file : "??");
-				fprintf(out, ":%" PRIu32, f.frames[k].line);
-			}
-		}
-		putc('\n', out);
-	}
-	kp_sym_frames_fini(&f);
-}
-
 int kp_cmd_symbolize(int argc, char **argv)
 {
 	struct symbolize_cli c = {0};
 	struct kp_mapping m = {0};
 	struct kp_outfile out = {0};
 	struct kp_diag d = {{0}};
-	struct addrs a = {0};
+	struct kp_addrs a = {0};
 	char *cache_dir = NULL, *abs = NULL;
 	struct kp_symbolizer *sym = NULL;
 	size_t nnotes;
@@ -249,17 +136,17 @@ int kp_cmd_symbolize(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		uint64_t addr;
 
-		if (!parse_addr(argv[i], &addr)) {
+		if (!kp_addr_text_parse(argv[i], &addr)) {
 			kp_err("not a hex address: \"%.60s\"", argv[i]);
 			goto out;
 		}
-		add_addr(&a, addr);
+		kp_addrs_add(&a, addr);
 	}
-	abs = elf_path(c.exe);
-	if (!abs)
+	abs = kp_addr_text_elf_path(c.exe, &d);
+	if (!abs || (optind == argc && kp_addr_text_read(stdin, "stdin", &a, &d) != 0)) {
+		kp_err("%s", d.msg);
 		goto out;
-	if (optind == argc && read_stdin(&a) != 0)
-		goto out;
+	}
 	if (kp_outfile_open(&out, c.output, &d) != 0) {
 		kp_err("%s", d.msg);
 		goto out;
@@ -271,7 +158,7 @@ int kp_cmd_symbolize(int argc, char **argv)
 		c.opts.cache_dir = cache_dir = kp_args_cache_dir();
 	sym = kp_sym_new(&c.opts);
 	m.path = abs;
-	write_frames(&c, sym, kp_sym_object_get(sym, &m), &a, out.fp);
+	kp_addr_text_write(out.fp, sym, kp_sym_object_get(sym, &m), &a, c.annotate, c.lines);
 	notes = kp_sym_notes(sym, &nnotes);
 	kp_warn_notes(notes, nnotes);
 	if (kp_outfile_commit(&out, &d) != 0) {

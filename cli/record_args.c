@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,80 +14,6 @@
 #include "push/credentials.h"
 #include "util/cpulist.h"
 #include "util/xalloc.h"
-
-enum {
-	OPT_PID = 2000,
-	OPT_TID,
-	OPT_ANNOTATE,
-	OPT_NO_INLINE,
-	OPT_FULL_NAMES,
-	OPT_DEBUGINFO_DIR,
-	OPT_NO_CACHE,
-	OPT_CALL_GRAPH,
-	OPT_STATS,
-	OPT_OFF_CPU,
-	OPT_WALL,
-	OPT_SWITCH_FREQ,
-	OPT_SWITCH_SOURCE,
-	OPT_MIN_WAIT,
-	OPT_EVERY,
-	OPT_KEEP,
-	OPT_PUSH,
-	OPT_LABEL,
-	OPT_HEADER,
-	OPT_SERVICE,
-	OPT_TOKEN_FILE,
-	OPT_PASSWORD_FILE,
-	OPT_HEADER_FILE,
-	OPT_SPOOL,
-	OPT_PUSH_TIMEOUT,
-	OPT_VERSION,
-	OPT_HELP,
-};
-
-static const struct option record_longopts[] = {
-	{"all-cpus", no_argument, NULL, 'a'},
-	{"cpu", required_argument, NULL, 'C'},
-	{"freq", required_argument, NULL, 'F'},
-	{"count", required_argument, NULL, 'c'},
-	{"event", required_argument, NULL, 'e'},
-	{"output", required_argument, NULL, 'o'},
-	{"format", required_argument, NULL, 'f'},
-	{"duration", required_argument, NULL, 'd'},
-	{"mmap-pages", required_argument, NULL, 'm'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
-	/* --pid/--tid name the root frame as stackcollapse-perf.pl does
-	 * (attaching is -p/-t); --per-pid/--per-tid are the same */
-	{"pid", no_argument, NULL, OPT_PID},
-	{"tid", no_argument, NULL, OPT_TID},
-	{"per-pid", no_argument, NULL, OPT_PID},
-	{"per-tid", no_argument, NULL, OPT_TID},
-	{"annotate", no_argument, NULL, OPT_ANNOTATE},
-	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
-	{"full-names", no_argument, NULL, OPT_FULL_NAMES},
-	{"debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR},
-	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
-	{"stats", no_argument, NULL, OPT_STATS},
-	{"off-cpu", no_argument, NULL, OPT_OFF_CPU},
-	{"wall", no_argument, NULL, OPT_WALL},
-	{"switch-freq", required_argument, NULL, OPT_SWITCH_FREQ},
-	{"switch-source", required_argument, NULL, OPT_SWITCH_SOURCE},
-	{"min-wait", required_argument, NULL, OPT_MIN_WAIT},
-	{"every", required_argument, NULL, OPT_EVERY},
-	{"keep", required_argument, NULL, OPT_KEEP},
-	{"push", required_argument, NULL, OPT_PUSH},
-	{"label", required_argument, NULL, OPT_LABEL},
-	{"header", required_argument, NULL, OPT_HEADER},
-	{"service", required_argument, NULL, OPT_SERVICE},
-	{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-	{"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
-	{"header-file", required_argument, NULL, OPT_HEADER_FILE},
-	{"spool", required_argument, NULL, OPT_SPOOL},
-	{"push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{"help", no_argument, NULL, OPT_HELP},
-};
 
 void kp_record_args_usage(FILE *out)
 {
@@ -249,214 +176,6 @@ void kp_record_args_init(struct kp_record_args *c)
 	kp_svg_opts_init(&c->svg);
 }
 
-/* The options below return 1 when they took opt, 0 when it is not theirs,
- * -1 on a bad value (said on stderr). */
-
-/* What is sampled, and for how long. */
-static int target_option(struct kp_record_args *c, int opt)
-{
-	switch (opt) {
-	case 'a':
-		c->sess.system_wide = true;
-		return 1;
-	case 'C': {
-		int n = kp_cpulist_parse(optarg, &c->cpus);
-
-		if (n < 0) {
-			kp_err("-C: invalid CPU list '%s'", optarg);
-			return -1;
-		}
-		c->sess.cpus = c->cpus;
-		c->sess.ncpus = (size_t)n;
-		c->sess.system_wide = true;
-		return 1;
-	}
-	case 'p':
-	case 't':
-		if (parse_pids(optarg, &c->pids, &c->npids) < 0) {
-			kp_err("-%c: invalid id list '%s'", opt, optarg);
-			return -1;
-		}
-		c->sess.pids_are_tids = opt == 't';
-		return 1;
-	case 'd': {
-		double dv;
-
-		if (kp_args_parse_double(optarg, 0, 1e7, true, &dv) < 0) {
-			kp_err("-d: invalid duration '%s'", optarg);
-			return -1;
-		}
-		c->sess.duration = dv;
-		return 1;
-	}
-	default:
-		return 0;
-	}
-}
-
-/* --switch-source: what times the waits (profiler/session.h). */
-static int switch_source_option(struct kp_record_args *c, const char *arg)
-{
-	static const char *const names[] = {
-		[KP_SWITCH_AUTO] = "auto", [KP_SWITCH_BPF] = "bpf", [KP_SWITCH_PERF] = "perf"};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcmp(arg, names[i]) == 0) {
-			c->sess.switch_source = (enum kp_switch_source)i;
-			return 1;
-		}
-	}
-	kp_err("--switch-source: '%s' is not auto, bpf or perf", arg);
-	return -1;
-}
-
-/* How: the event, its rate, the stacks, the rings. */
-static int sampling_option(struct kp_record_args *c, int opt, int argc, char **argv)
-{
-	uint64_t v;
-	int r;
-
-	switch (opt) {
-	case 'F':
-		if (kp_args_parse_u64(optarg, 1, 1000000, &v) < 0) {
-			kp_err("-F: invalid frequency '%s'", optarg);
-			return -1;
-		}
-		c->sess.attr.freq = v;
-		c->sess.attr.period = 0;
-		return 1;
-	case 'c':
-		if (kp_args_parse_u64(optarg, 1, UINT64_MAX, &v) < 0) {
-			kp_err("-c: invalid period '%s'", optarg);
-			return -1;
-		}
-		c->sess.attr.period = v;
-		return 1;
-	case 'e':
-		if (kp_perf_event_lookup(optarg, &c->sess.attr.event) < 0) {
-			kp_err("unknown event '%s' (known: %s)", optarg, kp_perf_event_names());
-			return -1;
-		}
-		c->event_given = true;
-		return 1;
-	case OPT_OFF_CPU:
-	case OPT_WALL: {
-		enum kp_session_mode m = opt == OPT_WALL ? KP_SESSION_WALL : KP_SESSION_OFFCPU;
-
-		if (c->sess.mode != KP_SESSION_CPU && c->sess.mode != m) {
-			kp_err("--off-cpu and --wall cannot be combined (--wall holds both)");
-			return -1;
-		}
-		c->sess.mode = m;
-		return 1;
-	}
-	case OPT_SWITCH_FREQ:
-		if (kp_args_parse_u64(optarg, 0, 1000000, &v) < 0) {
-			kp_err("--switch-freq: invalid frequency '%s'", optarg);
-			return -1;
-		}
-		c->sess.switch_freq = v;
-		return 1;
-	case OPT_SWITCH_SOURCE:
-		return switch_source_option(c, optarg);
-	case OPT_MIN_WAIT:
-		if (kp_args_parse_u64(optarg, 0, UINT64_MAX / 1000, &v) < 0) {
-			kp_err("--min-wait: invalid microseconds '%s'", optarg);
-			return -1;
-		}
-		c->sess.min_wait_ns = v * 1000;
-		return 1;
-	case 'm':
-		if (kp_args_parse_u64(optarg, 1, 1 << 20, &v) < 0 || (v & (v - 1))) {
-			kp_err("-m: pages must be a power of two, got '%s'", optarg);
-			return -1;
-		}
-		c->sess.ring_pages = (unsigned)v;
-		return 1;
-	case 'g':
-		/* perf's -g takes no mode; kprof's takes one when the next
-		 * word is one, so `-g cmd` and `-g -- cmd` still work */
-		if (optind >= argc)
-			return 1;
-		r = parse_callgraph(argv[optind], &c->sess.attr);
-		if (r == 0)
-			optind++;
-		/* a mode with a bad size (dwarf,0) is not a command */
-		if (r == -ERANGE) {
-			kp_err("-g: the stack copy size must be 64 to %d bytes, got '%s'",
-			       KP_STACK_DUMP_MAX, argv[optind]);
-			return -1;
-		}
-		return 1;
-	case OPT_CALL_GRAPH:
-		r = parse_callgraph(optarg, &c->sess.attr);
-		if (r == -ERANGE) {
-			kp_err("--call-graph: the stack copy size must be 64 to %d bytes, "
-			       "got "
-			       "'%s'",
-			       KP_STACK_DUMP_MAX, optarg);
-			return -1;
-		}
-		if (r < 0) {
-			kp_err("--call-graph: unknown mode '%s' (auto[,SIZE], fp, "
-			       "dwarf[,SIZE])",
-			       optarg);
-			return -1;
-		}
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* What is written, and how frames are named. */
-static int output_option(struct kp_record_args *c, int opt)
-{
-	switch (opt) {
-	case 'o':
-		kp_args_list_add(&c->outputs, optarg);
-		return 1;
-	case 'f':
-		if (!kp_output_by_name(&kp_output_profile, optarg)) {
-			kp_err("-f: unknown format '%s' (%s)", optarg,
-			       kp_output_names(&kp_output_profile));
-			return -1;
-		}
-		c->format = optarg;
-		return 1;
-	case 'q':
-		c->quiet = true;
-		return 1;
-	case OPT_PID:
-		c->sess.root_pid = true;
-		return 1;
-	case OPT_TID:
-		c->sess.root_tid = true;
-		return 1;
-	case OPT_ANNOTATE:
-		c->annotate = true;
-		return 1;
-	case OPT_NO_INLINE:
-		c->sym.no_inline = true;
-		return 1;
-	case OPT_FULL_NAMES:
-		c->sym.full_names = true;
-		return 1;
-	case OPT_DEBUGINFO_DIR:
-		kp_args_list_add(&c->dirs, optarg);
-		return 1;
-	case OPT_NO_CACHE:
-		c->no_cache = true;
-		return 1;
-	case OPT_STATS:
-		c->stats = true;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* --every, and where its windows go. */
 /* A secret on the command line is readable by every user through
  * /proc/PID/cmdline: arg is copied (owned by e->secrets) and argv's len
  * bytes at secret become "***", the rest moved up and NUL-padded, so that
@@ -481,66 +200,255 @@ static const char *keep_secret(struct kp_every_args *e, char *arg, char *secret,
 	return copy;
 }
 
-static int every_option(struct kp_record_args *c, int opt)
-{
-	struct kp_every_args *e = &c->every;
-	char *secret;
-	double dv;
-	uint64_t v;
-	size_t len = 0;
+struct parse_state;
 
-	switch (opt) {
-	case OPT_EVERY:
-		if (kp_args_parse_double(optarg, 1, 86400, false, &dv) < 0) {
-			kp_err("--every: a window is 1 to 86400 seconds, got '%s'", optarg);
-			return -1;
-		}
-		e->seconds = dv;
-		return 1;
-	case OPT_KEEP:
-		if (kp_args_parse_u64(optarg, 1, 1000000, &v) < 0) {
-			kp_err("--keep: invalid count '%s'", optarg);
-			return -1;
-		}
-		e->keep = (unsigned)v;
-		return 1;
-	case OPT_PUSH_TIMEOUT:
-		if (kp_args_parse_double(optarg, 0, 3600, true, &dv) < 0) {
-			kp_err("--push-timeout: invalid seconds '%s'", optarg);
-			return -1;
-		}
-		e->push_timeout = dv;
-		return 1;
-	case OPT_PUSH:
-		secret = kp_push_credentials_in_url(optarg, &len);
-		kp_args_list_add(&e->push, keep_secret(e, optarg, secret, len));
-		return 1;
-	case OPT_LABEL:
-		kp_args_list_add(&e->labels, optarg);
-		return 1;
-	case OPT_HEADER:
-		secret = kp_push_credentials_in_header(optarg, &len);
-		kp_args_list_add(&e->headers, keep_secret(e, optarg, secret, len));
-		return 1;
-	case OPT_SERVICE:
-		e->service = optarg;
-		return 1;
-	case OPT_TOKEN_FILE:
-		e->token_file = optarg;
-		return 1;
-	case OPT_PASSWORD_FILE:
-		e->password_file = optarg;
-		return 1;
-	case OPT_HEADER_FILE:
-		e->header_file = optarg;
-		return 1;
-	case OPT_SPOOL:
-		e->spool = optarg;
-		return 1;
-	default:
-		return 0;
-	}
+/* What an option does with its value. */
+enum opt_kind {
+	OPT_FLAG,    /* sets a bool */
+	OPT_COUNT,   /* a whole number from min to max into an unsigned field */
+	OPT_SECONDS, /* a number from min (above it: open_min) to max into a double */
+	OPT_STRING,  /* keeps argv's string */
+	OPT_LIST,    /* adds argv's string to a kp_args_list */
+	OPT_CALL,    /* set() takes the value */
+	OPT_ACTION,  /* set() takes no value */
+	OPT_VERSION,
+	OPT_HELP,
+};
+
+/* One option of `kprof [record]`: its long name and letter, what it sets
+ * (a field of struct kp_record_args, or set()), a number's bounds and what
+ * a bad value is called (said before 'VALUE'). The table's order is
+ * getopt's, which names ambiguous abbreviations in it; --help says the
+ * options grouped (help()). An alias row takes the option of the row
+ * named alias (getopt then counts them one). */
+struct record_opt {
+	const char *name; /* --NAME, or NULL: a letter alone */
+	char letter;	  /* -X, or 0: a long name alone */
+	enum opt_kind kind;
+	size_t off, size; /* the field, in struct kp_record_args */
+	uint64_t min, max;
+	bool open_min;
+	const char *bad;
+	int (*set)(struct parse_state *s, char *arg);
+	const char *alias;
+};
+
+/* The options that are more than a number, a flag or a string: each returns
+ * 0, -EINVAL for a bad value (the loop says its row's message), or -1 after
+ * saying why itself. */
+struct parse_state {
+	struct kp_record_args *c;
+	const struct record_opt *row; /* the option's */
+	int argc;
+	char **argv;
+};
+
+static int set_cpus(struct parse_state *s, char *arg)
+{
+	int n = kp_cpulist_parse(arg, &s->c->cpus);
+
+	if (n < 0)
+		return -EINVAL;
+	s->c->sess.cpus = s->c->cpus;
+	s->c->sess.ncpus = (size_t)n;
+	s->c->sess.system_wide = true;
+	return 0;
 }
+
+/* -p, -t: the row's letter says which */
+static int set_ids(struct parse_state *s, char *arg)
+{
+	if (parse_pids(arg, &s->c->pids, &s->c->npids) < 0)
+		return -EINVAL;
+	s->c->sess.pids_are_tids = s->row->letter == 't';
+	return 0;
+}
+
+static int set_freq(struct parse_state *s, char *arg)
+{
+	uint64_t v;
+
+	if (kp_args_parse_u64(arg, 1, 1000000, &v) < 0)
+		return -EINVAL;
+	s->c->sess.attr.freq = v;
+	s->c->sess.attr.period = 0;
+	return 0;
+}
+
+static int set_event(struct parse_state *s, char *arg)
+{
+	if (kp_perf_event_lookup(arg, &s->c->sess.attr.event) < 0) {
+		kp_err("unknown event '%s' (known: %s)", arg, kp_perf_event_names());
+		return -1;
+	}
+	s->c->event_given = true;
+	return 0;
+}
+
+/* --off-cpu, --wall: the row's min is the mode */
+static int set_mode_opt(struct parse_state *s, char *arg)
+{
+	enum kp_session_mode m = (enum kp_session_mode)s->row->min;
+
+	(void)arg;
+	if (s->c->sess.mode != KP_SESSION_CPU && s->c->sess.mode != m) {
+		kp_err("--off-cpu and --wall cannot be combined (--wall holds both)");
+		return -1;
+	}
+	s->c->sess.mode = m;
+	return 0;
+}
+
+/* --switch-source: what times the waits (profiler/session.h). */
+static int set_switch_source(struct parse_state *s, char *arg)
+{
+	static const char *const names[] = {
+		[KP_SWITCH_AUTO] = "auto", [KP_SWITCH_BPF] = "bpf", [KP_SWITCH_PERF] = "perf"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(arg, names[i]) == 0) {
+			s->c->sess.switch_source = (enum kp_switch_source)i;
+			return 0;
+		}
+	}
+	kp_err("--switch-source: '%s' is not auto, bpf or perf", arg);
+	return -1;
+}
+
+static int set_min_wait(struct parse_state *s, char *arg)
+{
+	uint64_t v;
+
+	if (kp_args_parse_u64(arg, 0, UINT64_MAX / 1000, &v) < 0)
+		return -EINVAL;
+	s->c->sess.min_wait_ns = v * 1000;
+	return 0;
+}
+
+static int set_mmap_pages(struct parse_state *s, char *arg)
+{
+	uint64_t v;
+
+	if (kp_args_parse_u64(arg, 1, 1 << 20, &v) < 0 || (v & (v - 1)))
+		return -EINVAL;
+	s->c->sess.ring_pages = (unsigned)v;
+	return 0;
+}
+
+/* perf's -g takes no mode; kprof's takes one when the next word is one, so
+ * `-g cmd` and `-g -- cmd` still work */
+static int set_g(struct parse_state *s, char *arg)
+{
+	int r;
+
+	(void)arg;
+	if (optind >= s->argc)
+		return 0;
+	r = parse_callgraph(s->argv[optind], &s->c->sess.attr);
+	if (r == 0)
+		optind++;
+	/* a mode with a bad size (dwarf,0) is not a command */
+	if (r == -ERANGE) {
+		kp_err("-g: the stack copy size must be 64 to %d bytes, got '%s'",
+		       KP_STACK_DUMP_MAX, s->argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_call_graph(struct parse_state *s, char *arg)
+{
+	int r = parse_callgraph(arg, &s->c->sess.attr);
+
+	if (r == -ERANGE)
+		kp_err("--call-graph: the stack copy size must be 64 to %d bytes, got '%s'",
+		       KP_STACK_DUMP_MAX, arg);
+	else if (r < 0)
+		kp_err("--call-graph: unknown mode '%s' (auto[,SIZE], fp, dwarf[,SIZE])", arg);
+	return r < 0 ? -1 : 0;
+}
+
+static int set_format(struct parse_state *s, char *arg)
+{
+	if (!kp_output_by_name(&kp_output_profile, arg)) {
+		kp_err("-f: unknown format '%s' (%s)", arg, kp_output_names(&kp_output_profile));
+		return -1;
+	}
+	s->c->format = arg;
+	return 0;
+}
+
+static int set_push(struct parse_state *s, char *arg)
+{
+	size_t len = 0;
+	char *secret = kp_push_credentials_in_url(arg, &len);
+
+	kp_args_list_add(&s->c->every.push, keep_secret(&s->c->every, arg, secret, len));
+	return 0;
+}
+
+static int set_header(struct parse_state *s, char *arg)
+{
+	size_t len = 0;
+	char *secret = kp_push_credentials_in_header(arg, &len);
+
+	kp_args_list_add(&s->c->every.headers, keep_secret(&s->c->every, arg, secret, len));
+	return 0;
+}
+
+#define FIELD(f) \
+	.off = offsetof(struct kp_record_args, f), .size = sizeof(((struct kp_record_args *)0)->f)
+
+/* clang-format off */
+static const struct record_opt record_opts[] = {
+	{.name = "all-cpus", .letter = 'a', .kind = OPT_FLAG, FIELD(sess.system_wide)},
+	{.name = "cpu", .letter = 'C', .kind = OPT_CALL, .set = set_cpus, .bad = "-C: invalid CPU list"},
+	{.name = "freq", .letter = 'F', .kind = OPT_CALL, .set = set_freq, .bad = "-F: invalid frequency"},
+	{.name = "count", .letter = 'c', .kind = OPT_COUNT, FIELD(sess.attr.period), .min = 1, .max = UINT64_MAX, .bad = "-c: invalid period"},
+	{.name = "event", .letter = 'e', .kind = OPT_CALL, .set = set_event},
+	{.name = "output", .letter = 'o', .kind = OPT_LIST, FIELD(outputs)},
+	{.name = "format", .letter = 'f', .kind = OPT_CALL, .set = set_format},
+	{.name = "duration", .letter = 'd', .kind = OPT_SECONDS, FIELD(sess.duration), .min = 0, .max = 10000000, .open_min = true, .bad = "-d: invalid duration"},
+	{.name = "mmap-pages", .letter = 'm', .kind = OPT_CALL, .set = set_mmap_pages, .bad = "-m: pages must be a power of two, got"},
+	{.name = "quiet", .letter = 'q', .kind = OPT_FLAG, FIELD(quiet)},
+	{.name = "call-graph", .kind = OPT_CALL, .set = set_call_graph},
+	/* --pid/--tid name the root frame as stackcollapse-perf.pl does
+	 * (attaching is -p/-t); --per-pid/--per-tid are the same */
+	{.name = "pid", .kind = OPT_FLAG, FIELD(sess.root_pid)},
+	{.name = "tid", .kind = OPT_FLAG, FIELD(sess.root_tid)},
+	{.name = "per-pid", .kind = OPT_FLAG, .alias = "pid"},
+	{.name = "per-tid", .kind = OPT_FLAG, .alias = "tid"},
+	{.name = "annotate", .kind = OPT_FLAG, FIELD(annotate)},
+	{.name = "no-inline", .kind = OPT_FLAG, FIELD(sym.no_inline)},
+	{.name = "full-names", .kind = OPT_FLAG, FIELD(sym.full_names)},
+	{.name = "debuginfo-dir", .kind = OPT_LIST, FIELD(dirs)},
+	{.name = "no-cache", .kind = OPT_FLAG, FIELD(no_cache)},
+	{.name = "stats", .kind = OPT_FLAG, FIELD(stats)},
+	{.name = "off-cpu", .kind = OPT_ACTION, .min = KP_SESSION_OFFCPU, .set = set_mode_opt},
+	{.name = "wall", .kind = OPT_ACTION, .min = KP_SESSION_WALL, .set = set_mode_opt},
+	{.name = "switch-freq", .kind = OPT_COUNT, FIELD(sess.switch_freq), .min = 0, .max = 1000000, .bad = "--switch-freq: invalid frequency"},
+	{.name = "switch-source", .kind = OPT_CALL, .set = set_switch_source},
+	{.name = "min-wait", .kind = OPT_CALL, .set = set_min_wait, .bad = "--min-wait: invalid microseconds"},
+	{.name = "every", .kind = OPT_SECONDS, FIELD(every.seconds), .min = 1, .max = 86400, .open_min = false, .bad = "--every: a window is 1 to 86400 seconds, got"},
+	{.name = "keep", .kind = OPT_COUNT, FIELD(every.keep), .min = 1, .max = 1000000, .bad = "--keep: invalid count"},
+	{.name = "push", .kind = OPT_CALL, .set = set_push},
+	{.name = "label", .kind = OPT_LIST, FIELD(every.labels)},
+	{.name = "header", .kind = OPT_CALL, .set = set_header},
+	{.name = "service", .kind = OPT_STRING, FIELD(every.service)},
+	{.name = "token-file", .kind = OPT_STRING, FIELD(every.token_file)},
+	{.name = "password-file", .kind = OPT_STRING, FIELD(every.password_file)},
+	{.name = "header-file", .kind = OPT_STRING, FIELD(every.header_file)},
+	{.name = "spool", .kind = OPT_STRING, FIELD(every.spool)},
+	{.name = "push-timeout", .kind = OPT_SECONDS, FIELD(every.push_timeout), .min = 0, .max = 3600, .open_min = true, .bad = "--push-timeout: invalid seconds"},
+	{.name = "version", .kind = OPT_VERSION},
+	{.name = "help", .letter = 'h', .kind = OPT_HELP},
+	{.letter = 'p', .kind = OPT_CALL, .set = set_ids, .bad = "-p: invalid id list"},
+	{.letter = 't', .kind = OPT_CALL, .set = set_ids, .bad = "-t: invalid id list"},
+	{.letter = 'g', .kind = OPT_ACTION, .set = set_g},
+};
+/* clang-format on */
+
+#define N_OPTS (sizeof(record_opts) / sizeof(record_opts[0]))
 
 /* What --every needs, and what only it takes. */
 static int check_every(struct kp_record_args *c)
@@ -637,41 +545,122 @@ static int set_session(struct kp_record_args *c, int argc, char **argv, int firs
 	return 0;
 }
 
+/* getopt's value of row i: its letter, or 2000 + its index (an alias's:
+ * its option's). */
+static int val_of(size_t i)
+{
+	const struct record_opt *o = &record_opts[i];
+
+	for (size_t j = 0; o->alias && j < N_OPTS; j++)
+		if (record_opts[j].name && strcmp(record_opts[j].name, o->alias) == 0)
+			return val_of(j);
+	return o->letter ? o->letter : 2000 + (int)i;
+}
+
+static bool takes_value(const struct record_opt *o)
+{
+	return o->kind != OPT_FLAG && o->kind != OPT_ACTION && o->kind != OPT_VERSION &&
+	       o->kind != OPT_HELP;
+}
+
+/* getopt_long's table (the SVG options after ours; the caller frees it),
+ * and its letters in shorts ('+': stop at the first non-option, the
+ * command). */
+static struct option *getopt_table(char *shorts, size_t size)
+{
+	struct option own[N_OPTS];
+	size_t n = 0, len = 0;
+
+	shorts[len++] = '+';
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const struct record_opt *o = &record_opts[i];
+
+		if (o->name)
+			own[n++] = (struct option){o->name,
+						   takes_value(o) ? required_argument : no_argument,
+						   NULL, val_of(i)};
+		if (o->letter && len + 3 <= size) {
+			shorts[len++] = o->letter;
+			if (takes_value(o))
+				shorts[len++] = ':';
+		}
+	}
+	shorts[len] = '\0';
+	return kp_svg_options_with(own, n);
+}
+
+/* Sets what row o says from arg. Returns 0, or -1 after saying why. */
+static int apply(struct parse_state *s, const struct record_opt *o, char *arg)
+{
+	char *field = (char *)s->c + o->off;
+	uint64_t v = 0;
+	double d = 0;
+	int r = 0;
+
+	switch (o->kind) {
+	case OPT_FLAG:
+		*(bool *)field = true;
+		break;
+	case OPT_COUNT:
+		r = kp_args_parse_u64(arg, o->min, o->max, &v);
+		if (r == 0 && o->size == sizeof(unsigned))
+			*(unsigned *)field = (unsigned)v;
+		else if (r == 0)
+			*(uint64_t *)field = v;
+		break;
+	case OPT_SECONDS:
+		r = kp_args_parse_double(arg, (double)o->min, (double)o->max, o->open_min, &d);
+		if (r == 0)
+			*(double *)field = d;
+		break;
+	case OPT_STRING:
+		*(const char **)field = arg;
+		break;
+	case OPT_LIST:
+		kp_args_list_add((struct kp_args_list *)(void *)field, arg);
+		break;
+	default:
+		s->row = o;
+		r = o->set(s, arg);
+	}
+	if (r == -EINVAL)
+		kp_err("%s '%s'", o->bad, arg);
+	return r < 0 ? -1 : 0;
+}
+
 int kp_record_args_parse(struct kp_record_args *c, int argc, char **argv)
 {
-	struct option *opts = kp_svg_options_with(
-		record_longopts, sizeof(record_longopts) / sizeof(record_longopts[0]));
+	struct parse_state s = {c, NULL, argc, argv};
+	char shorts[2 * N_OPTS + 2];
+	struct option *opts = getopt_table(shorts, sizeof(shorts));
 	int opt, r = 0;
 
 	optind = 1;
-	/* '+': stop at the first non-option, the command */
-	while ((opt = getopt_long(argc, argv, "+aC:p:t:F:c:e:o:f:d:m:qgh", opts, NULL)) != -1) {
-		if (opt == OPT_VERSION) {
+	while ((opt = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+		size_t i = 0;
+
+		while (i < N_OPTS && val_of(i) != opt)
+			i++;
+		if (i < N_OPTS && record_opts[i].kind == OPT_VERSION) {
 			printf("kprof %s\n", KP_VERSION);
 			free(opts);
 			return 1;
 		}
-		if (opt == OPT_HELP || opt == 'h') {
+		if (i < N_OPTS && record_opts[i].kind == OPT_HELP) {
 			help();
 			free(opts);
 			return 1;
 		}
-		r = target_option(c, opt);
-		if (r == 0)
-			r = sampling_option(c, opt, argc, argv);
-		if (r == 0)
-			r = output_option(c, opt);
-		if (r == 0)
-			r = every_option(c, opt);
-		if (r == 0) {
+		if (i < N_OPTS) {
+			r = apply(&s, &record_opts[i], optarg);
+		} else {
 			r = kp_svg_options_apply(opt, optarg, &c->svg);
 			if (r < 0)
-				break; /* a bad SVG value: said, without the usage line */
+				break;	/* a bad SVG value: said, without the usage line */
+			r = r ? 0 : -1; /* 0: an unknown option (getopt said it) */
 		}
-		if (r <= 0) {
-			/* a bad value of ours (said), or an unknown option */
+		if (r < 0) {
 			kp_record_args_usage(stderr);
-			r = -1;
 			break;
 		}
 	}

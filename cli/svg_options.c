@@ -1,6 +1,7 @@
 #include "cli/svg_options.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,89 +9,18 @@
 #include "cli/messages.h"
 #include "util/xalloc.h"
 
-enum {
-	OPT_TITLE = 1000,
-	OPT_SUBTITLE,
-	OPT_WIDTH,
-	OPT_HEIGHT,
-	OPT_FONTSIZE,
-	OPT_FONTTYPE,
-	OPT_FONTWIDTH,
-	OPT_MINWIDTH,
-	OPT_COUNTNAME,
-	OPT_NAMETYPE,
-	OPT_COLORS,
-	OPT_BGCOLORS,
-	OPT_HASH,
-	OPT_RANDOM,
-	OPT_INVERTED,
-	OPT_REVERSE,
-	OPT_FLAMECHART,
-	OPT_NEGATE,
-	OPT_TOTAL,
-	OPT_FACTOR,
-	OPT_NOTES,
-};
-
-const struct option kp_svg_options_long[] = {
-	{"title", required_argument, NULL, OPT_TITLE},
-	{"subtitle", required_argument, NULL, OPT_SUBTITLE},
-	{"width", required_argument, NULL, OPT_WIDTH},
-	{"height", required_argument, NULL, OPT_HEIGHT},
-	{"fontsize", required_argument, NULL, OPT_FONTSIZE},
-	{"fonttype", required_argument, NULL, OPT_FONTTYPE},
-	{"fontwidth", required_argument, NULL, OPT_FONTWIDTH},
-	{"minwidth", required_argument, NULL, OPT_MINWIDTH},
-	{"countname", required_argument, NULL, OPT_COUNTNAME},
-	{"nametype", required_argument, NULL, OPT_NAMETYPE},
-	{"colors", required_argument, NULL, OPT_COLORS},
-	{"color", required_argument, NULL, OPT_COLORS},
-	{"bgcolors", required_argument, NULL, OPT_BGCOLORS},
-	{"hash", no_argument, NULL, OPT_HASH},
-	{"random", no_argument, NULL, OPT_RANDOM},
-	{"inverted", no_argument, NULL, OPT_INVERTED},
-	{"reverse", no_argument, NULL, OPT_REVERSE},
-	{"flamechart", no_argument, NULL, OPT_FLAMECHART},
-	{"negate", no_argument, NULL, OPT_NEGATE},
-	{"total", required_argument, NULL, OPT_TOTAL},
-	{"factor", required_argument, NULL, OPT_FACTOR},
-	{"notes", required_argument, NULL, OPT_NOTES},
-	{NULL, 0, NULL, 0},
-};
-
-struct option *kp_svg_options_with(const struct option *own, size_t nown)
-{
-	size_t nsvg = 0;
-	struct option *opts;
-
-	while (kp_svg_options_long[nsvg].name)
-		nsvg++;
-	opts = kp_xcalloc(nown + nsvg + 1, sizeof(*opts));
-	memcpy(opts, own, nown * sizeof(*opts));
-	memcpy(opts + nown, kp_svg_options_long, nsvg * sizeof(*opts));
-	return opts;
-}
-
-static const char *name_of(int val)
-{
-	for (const struct option *o = kp_svg_options_long; o->name; o++)
-		if (o->val == val)
-			return o->name;
-	return "?";
-}
-
 /* A number in [min, max]; the whole argument must be the number. */
-static int parse_double(int val, const char *arg, double min, double max, double *out)
+static int parse_double(const char *name, const char *arg, double min, double max, double *out)
 {
 	if (!arg || kp_args_parse_double(arg, min, max, false, out) < 0) {
-		kp_err("--%s: expected a number from %g to %g, not \"%s\"", name_of(val), min, max,
+		kp_err("--%s: expected a number from %g to %g, not \"%s\"", name, min, max,
 		       arg ? arg : "");
 		return -1;
 	}
 	return 1;
 }
 
-static int parse_int(int val, const char *arg, int min, int max, int *out)
+static int parse_int(const char *name, const char *arg, int min, int max, int *out)
 {
 	char *end;
 	long v;
@@ -98,15 +28,15 @@ static int parse_int(int val, const char *arg, int min, int max, int *out)
 	errno = 0;
 	v = arg && *arg ? strtol(arg, &end, 10) : 0;
 	if (!arg || !*arg || *end || errno || v < min || v > max) {
-		kp_err("--%s: expected a whole number from %d to %d, not \"%s\"", name_of(val), min,
-		       max, arg ? arg : "");
+		kp_err("--%s: expected a whole number from %d to %d, not \"%s\"", name, min, max,
+		       arg ? arg : "");
 		return -1;
 	}
 	*out = (int)v;
 	return 1;
 }
 
-static int parse_minwidth(const char *arg, struct kp_svg_opts *o)
+static int set_minwidth(const char *arg, struct kp_svg_opts *o)
 {
 	size_t len = arg ? strlen(arg) : 0;
 	char num[64];
@@ -122,100 +52,149 @@ static int parse_minwidth(const char *arg, struct kp_svg_opts *o)
 	o->minwidth_percent = num[len - 1] == '%';
 	if (o->minwidth_percent)
 		num[len - 1] = '\0';
-	if (parse_double(OPT_MINWIDTH, num, 0, o->minwidth_percent ? 100 : 1e9, &v) < 0)
+	if (parse_double("minwidth", num, 0, o->minwidth_percent ? 100 : 1e9, &v) < 0)
 		return -1;
 	o->minwidth = v;
 	return 1;
 }
 
-static int check_text(int val, const char *arg)
+/* it goes into CSS: keep it to what font names are made of */
+static int set_fonttype(const char *arg, struct kp_svg_opts *o)
 {
-	if (!arg) {
-		kp_err("--%s needs a value", name_of(val));
+	if (!arg || !*arg || strpbrk(arg, "<>&{};\\\n\r\t")) {
+		kp_err("--fonttype: \"%s\" is not a font name", arg ? arg : "");
 		return -1;
 	}
+	o->fonttype = arg;
 	return 1;
+}
+
+static int set_colors(const char *arg, struct kp_svg_opts *o)
+{
+	if (!kp_svg_palette_known(arg)) {
+		kp_err("--colors: unknown palette \"%s\" (hot, mem, io, wakeup, chain, java, js, "
+		       "perl, red, green, blue, aqua, yellow, purple, orange)",
+		       arg ? arg : "");
+		return -1;
+	}
+	o->colors = arg;
+	return 1;
+}
+
+static int set_bgcolors(const char *arg, struct kp_svg_opts *o)
+{
+	if (!arg || !kp_svg_bgcolors_known(arg)) {
+		kp_err("--bgcolors: expected yellow, blue, green, grey or #rrggbb, not \"%s\"",
+		       arg ? arg : "");
+		return -1;
+	}
+	o->bgcolors = arg;
+	return 1;
+}
+
+/* What an option does with its value. */
+enum svg_kind {
+	SVG_FLAG,   /* sets a bool (no value) */
+	SVG_TEXT,   /* keeps the string */
+	SVG_INT,    /* a whole number from min to max into an int */
+	SVG_NUMBER, /* a number from min to max into a double */
+	SVG_CALL,   /* set() checks and keeps it */
+};
+
+/* One flame-graph option: flamegraph.pl's name, what it sets in struct
+ * kp_svg_opts, a number's bounds. Its getopt value is 1000 + its row (a
+ * second name of set()'s option: the first's, so getopt counts them one). */
+struct svg_opt {
+	const char *name;
+	enum svg_kind kind;
+	size_t off;
+	double min, max;
+	int (*set)(const char *arg, struct kp_svg_opts *o);
+};
+
+#define AT(f) .off = offsetof(struct kp_svg_opts, f)
+
+/* clang-format off */
+static const struct svg_opt svg_opts[] = {
+	{"title", SVG_TEXT, AT(title)},
+	{"subtitle", SVG_TEXT, AT(subtitle)},
+	{"width", SVG_INT, AT(width), .min = 40, .max = 1000000},
+	{"height", SVG_INT, AT(frame_height), .min = 1, .max = 1000},
+	{"fontsize", SVG_NUMBER, AT(fontsize), .min = 0.1, .max = 1000},
+	{"fonttype", SVG_CALL, .set = set_fonttype},
+	{"fontwidth", SVG_NUMBER, AT(fontwidth), .min = 0.01, .max = 10},
+	{"minwidth", SVG_CALL, .set = set_minwidth},
+	{"countname", SVG_TEXT, AT(countname)},
+	{"nametype", SVG_TEXT, AT(nametype)},
+	{"colors", SVG_CALL, .set = set_colors},
+	{"color", SVG_CALL, .set = set_colors},
+	{"bgcolors", SVG_CALL, .set = set_bgcolors},
+	{"hash", SVG_FLAG, AT(hash)},
+	{"random", SVG_FLAG, AT(random)},
+	{"inverted", SVG_FLAG, AT(inverted)},
+	{"reverse", SVG_FLAG, AT(reverse)},
+	{"flamechart", SVG_FLAG, AT(flamechart)},
+	{"negate", SVG_FLAG, AT(negate)},
+	{"total", SVG_NUMBER, AT(total), .min = 1e-9, .max = 9007199254740992.0},
+	{"factor", SVG_NUMBER, AT(factor), .min = 1e-12, .max = 1e12},
+	{"notes", SVG_TEXT, AT(notes)},
+};
+/* clang-format on */
+
+#define N_SVG (sizeof(svg_opts) / sizeof(svg_opts[0]))
+
+static int val_of(size_t i)
+{
+	size_t j = 0;
+
+	while (svg_opts[i].set && svg_opts[j].set != svg_opts[i].set)
+		j++;
+	return 1000 + (int)(svg_opts[i].set ? j : i);
+}
+
+static const struct svg_opt *row_of(int val)
+{
+	for (size_t i = 0; i < N_SVG; i++)
+		if (val_of(i) == val)
+			return &svg_opts[i];
+	return NULL;
+}
+
+struct option *kp_svg_options_with(const struct option *own, size_t nown)
+{
+	struct option *opts = kp_xcalloc(nown + N_SVG + 1, sizeof(*opts));
+
+	memcpy(opts, own, nown * sizeof(*opts));
+	for (size_t i = 0; i < N_SVG; i++)
+		opts[nown + i] = (struct option){svg_opts[i].name,
+						 svg_opts[i].kind == SVG_FLAG ? no_argument
+									      : required_argument,
+						 NULL, val_of(i)};
+	return opts;
 }
 
 int kp_svg_options_apply(int val, const char *arg, struct kp_svg_opts *o)
 {
-	switch (val) {
-	case OPT_TITLE:
-		o->title = arg;
-		return check_text(val, arg);
-	case OPT_SUBTITLE:
-		o->subtitle = arg;
-		return check_text(val, arg);
-	case OPT_WIDTH:
-		return parse_int(val, arg, 40, 1000000, &o->width);
-	case OPT_HEIGHT:
-		return parse_int(val, arg, 1, 1000, &o->frame_height);
-	case OPT_FONTSIZE:
-		return parse_double(val, arg, 0.1, 1000, &o->fontsize);
-	case OPT_FONTWIDTH:
-		return parse_double(val, arg, 0.01, 10, &o->fontwidth);
-	case OPT_FONTTYPE:
-		/* it goes into CSS: keep it to what font names are made of */
-		if (!arg || !*arg || strpbrk(arg, "<>&{};\\\n\r\t")) {
-			kp_err("--fonttype: \"%s\" is not a font name", arg ? arg : "");
-			return -1;
-		}
-		o->fonttype = arg;
-		return 1;
-	case OPT_MINWIDTH:
-		return parse_minwidth(arg, o);
-	case OPT_COUNTNAME:
-		o->countname = arg;
-		return check_text(val, arg);
-	case OPT_NAMETYPE:
-		o->nametype = arg;
-		return check_text(val, arg);
-	case OPT_COLORS:
-		if (!kp_svg_palette_known(arg)) {
-			kp_err("--colors: unknown palette \"%s\" (hot, mem, io, wakeup, chain, "
-			       "java, "
-			       "js, perl, red, green, blue, aqua, yellow, purple, orange)",
-			       arg ? arg : "");
-			return -1;
-		}
-		o->colors = arg;
-		return 1;
-	case OPT_BGCOLORS:
-		if (!arg || !kp_svg_bgcolors_known(arg)) {
-			kp_err("--bgcolors: expected yellow, blue, green, grey or #rrggbb, not "
-			       "\"%s\"",
-			       arg ? arg : "");
-			return -1;
-		}
-		o->bgcolors = arg;
-		return 1;
-	case OPT_HASH:
-		o->hash = true;
-		return 1;
-	case OPT_RANDOM:
-		o->random = true;
-		return 1;
-	case OPT_INVERTED:
-		o->inverted = true;
-		return 1;
-	case OPT_REVERSE:
-		o->reverse = true;
-		return 1;
-	case OPT_FLAMECHART:
-		o->flamechart = true;
-		return 1;
-	case OPT_NEGATE:
-		o->negate = true;
-		return 1;
-	case OPT_TOTAL:
-		return parse_double(val, arg, 1e-9, 9007199254740992.0, &o->total);
-	case OPT_FACTOR:
-		return parse_double(val, arg, 1e-12, 1e12, &o->factor);
-	case OPT_NOTES:
-		o->notes = arg;
-		return check_text(val, arg);
-	default:
+	const struct svg_opt *r = row_of(val);
+	char *field = r ? (char *)o + r->off : NULL;
+
+	if (!r)
 		return 0;
+	switch (r->kind) {
+	case SVG_FLAG:
+		*(bool *)field = true;
+		return 1;
+	case SVG_TEXT:
+		*(const char **)field = arg;
+		if (!arg)
+			kp_err("--%s needs a value", r->name);
+		return arg ? 1 : -1;
+	case SVG_INT:
+		return parse_int(r->name, arg, (int)r->min, (int)r->max, (int *)(void *)field);
+	case SVG_NUMBER:
+		return parse_double(r->name, arg, r->min, r->max, (double *)(void *)field);
+	default:
+		return r->set(arg, o);
 	}
 }
 

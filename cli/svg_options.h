@@ -8,16 +8,13 @@
 
 #include "flamegraph/svg.h"
 
-/* Terminated by a zero entry; every val is in 1000..1099. */
-extern const struct option kp_svg_options_long[];
-
 /* Applies option val with argument arg (may be NULL) to o. Returns 1 when
  * handled, 0 when val is not an SVG option, -1 on a bad value (after
  * printing the error). Strings are not copied: arg must outlive o. */
 int kp_svg_options_apply(int val, const char *arg, struct kp_svg_opts *o);
 
-/* getopt_long's table: own[0..nown) followed by the SVG options, ending
- * in a zero entry. The caller frees it. */
+/* getopt_long's table: own[0..nown) followed by the SVG options (each
+ * val in 1000..1099), ending in a zero entry. The caller frees it. */
 struct option *kp_svg_options_with(const struct option *own, size_t nown);
 
 /* One line per option. */

@@ -1,5 +1,5 @@
-/* Several recordings as one timeline (timeline_input.h). */
-#include "cli/timeline_input.h"
+/* Several recordings as one timeline (timeline_load.h). */
+#include "formats/timeline_load.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/messages.h"
 #include "profile/timeline.h"
 #include "util/xalloc.h"
 
@@ -25,19 +24,19 @@ static int by_origin(const void *a, const void *b)
 }
 
 /* Loads path; the message said when it does not load or keeps no time. */
-static struct kp_profile *load_timed(const char *path, const struct kp_load_opts *lo)
+static struct kp_profile *load_timed(const char *path, const struct kp_load_opts *lo,
+				     struct kp_diag *d)
 {
-	struct kp_diag d = {{0}};
 	struct kp_profile *p = NULL;
 
-	if (kp_load_profile(path, lo, &p, NULL, &d) < 0) {
-		kp_err("%s", d.msg);
+	if (kp_load_profile(path, lo, &p, NULL, d) < 0)
 		return NULL;
-	}
 	if (!kp_profile_timed(p)) {
-		kp_err("%s keeps no time (folded text, or a recording of a kprof before the time "
-		       "axis): recordings read as one timeline must each keep it",
-		       path);
+		kp_diag_set(
+			d, -EINVAL,
+			"%s keeps no time (folded text, or a recording of a kprof before the time "
+			"axis): recordings read as one timeline must each keep it",
+			path);
 		kp_profile_free(p);
 		return NULL;
 	}
@@ -45,23 +44,19 @@ static struct kp_profile *load_timed(const char *path, const struct kp_load_opts
 }
 
 /* One file of a directory: read as it is, kept whether or not it is timed. */
-static int load_one(const char *path, const struct kp_load_opts *lo, struct kp_profile **out)
+static int load_one(const char *path, const struct kp_load_opts *lo, struct kp_profile **out,
+		    struct kp_diag *d)
 {
-	struct kp_diag d = {{0}};
-
-	if (kp_load_profile(path, lo, out, NULL, &d) < 0) {
-		kp_err("%s", d.msg);
-		return 1;
-	}
-	return 0;
+	return kp_load_profile(path, lo, out, NULL, d) < 0 ? 1 : 0;
 }
 
 /* Where each file's time is, one loaded at a time; then in time order,
  * none overlapping the one before. Returns 0, or 1 after saying why. */
-static int find_order(struct run *runs, char *const *paths, size_t n, const struct kp_load_opts *lo)
+static int find_order(struct run *runs, char *const *paths, size_t n, const struct kp_load_opts *lo,
+		      struct kp_diag *d)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct kp_profile *p = load_timed(paths[i], lo);
+		struct kp_profile *p = load_timed(paths[i], lo, d);
 
 		if (!p)
 			return 1;
@@ -74,31 +69,33 @@ static int find_order(struct run *runs, char *const *paths, size_t n, const stru
 	for (size_t i = 1; i < n; i++) {
 		/* windows abut: a window's samples end before the next starts */
 		if (runs[i].origin <= runs[i - 1].origin || runs[i].origin < runs[i - 1].end) {
-			kp_err("%s and %s overlap in time (%.3f s apart, the first's samples run "
-			       "%.3f s): give windows of one run, or runs one after the other",
-			       runs[i - 1].path, runs[i].path,
-			       (double)(runs[i].origin - runs[i - 1].origin) / 1e9,
-			       (double)(runs[i - 1].end - runs[i - 1].origin) / 1e9);
+			kp_diag_set(
+				d, -EINVAL,
+				"%s and %s overlap in time (%.3f s apart, the first's samples run "
+				"%.3f s): give windows of one run, or runs one after the other",
+				runs[i - 1].path, runs[i].path,
+				(double)(runs[i].origin - runs[i - 1].origin) / 1e9,
+				(double)(runs[i - 1].end - runs[i - 1].origin) / 1e9);
 			return 1;
 		}
 	}
 	return 0;
 }
 
-int kp_timeline_input_load(char *const *paths, size_t n, const struct kp_load_opts *lo,
-			   struct kp_profile **out)
+int kp_timeline_load_files(char *const *paths, size_t n, const struct kp_load_opts *lo,
+			   struct kp_profile **out, struct kp_diag *d)
 {
 	struct run *runs = kp_xcalloc(n, sizeof(*runs));
 	struct kp_profile *q = NULL;
 	uint64_t samples = 0;
 	double last_duration = 0;
-	int status = find_order(runs, paths, n, lo);
+	int status = find_order(runs, paths, n, lo, d);
 
 	*out = NULL;
 	/* then joined one at a time: memory is the joined profile and one more */
 	for (size_t i = 0; i < n && !status; i++) {
-		struct kp_diag d = {{0}};
-		struct kp_profile *p = load_timed(runs[i].path, lo);
+		struct kp_diag jd = {{0}};
+		struct kp_profile *p = load_timed(runs[i].path, lo, d);
 		const char *s = p ? kp_profile_meta(p, KP_META_SAMPLES) : NULL,
 			   *dur = p ? kp_profile_meta(p, KP_META_DURATION) : NULL;
 
@@ -110,8 +107,8 @@ int kp_timeline_input_load(char *const *paths, size_t n, const struct kp_load_op
 			q = kp_timeline_new_like(p);
 		samples += s ? strtoull(s, NULL, 10) : 0;
 		last_duration = dur ? strtod(dur, NULL) : 0;
-		if (kp_timeline_join(q, p, &d) < 0) {
-			kp_err("%s: %s", runs[i].path, d.msg);
+		if (kp_timeline_join(q, p, &jd) < 0) {
+			kp_diag_set(d, -EINVAL, "%s: %s", runs[i].path, jd.msg);
 			status = 1;
 		}
 		kp_profile_free(p);
@@ -137,7 +134,8 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int kp_timeline_input_dir(const char *dir, const struct kp_load_opts *lo, struct kp_profile **out)
+int kp_timeline_load_dir(const char *dir, const struct kp_load_opts *lo, struct kp_profile **out,
+			 struct kp_diag *d)
 {
 	DIR *dp = opendir(dir);
 	struct dirent *e;
@@ -151,7 +149,7 @@ int kp_timeline_input_dir(const char *dir, const struct kp_load_opts *lo, struct
 	dlo.regular_only = true;
 	*out = NULL;
 	if (!dp) {
-		kp_err("cannot read %s: %s", dir, strerror(errno));
+		kp_diag_set(d, -errno, "cannot read %s: %s", dir, strerror(errno));
 		return 1;
 	}
 	while ((e = readdir(dp))) {
@@ -166,12 +164,12 @@ int kp_timeline_input_dir(const char *dir, const struct kp_load_opts *lo, struct
 	}
 	closedir(dp);
 	if (!n) {
-		kp_err("%s holds no .kprof recording", dir);
+		kp_diag_set(d, -ENOENT, "%s holds no .kprof recording", dir);
 		status = 1;
 	} else {
 		qsort(paths, n, sizeof(*paths), by_name);
-		status = n == 1 ? load_one(paths[0], &dlo, out)
-				: kp_timeline_input_load(paths, n, &dlo, out);
+		status = n == 1 ? load_one(paths[0], &dlo, out, d)
+				: kp_timeline_load_files(paths, n, &dlo, out, d);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/messages.h"
+#include "profile/run_meta.h"
 #include "profile/timeline.h"
 #include "util/xalloc.h"
 
@@ -99,8 +100,7 @@ int kp_timeline_input_load(char *const *paths, size_t n, const struct kp_load_op
 	for (size_t i = 0; i < n && !status; i++) {
 		struct kp_diag d = {{0}};
 		struct kp_profile *p = load_timed(runs[i].path, lo);
-		const char *s = p ? kp_profile_meta(p, KP_META_SAMPLES) : NULL,
-			   *dur = p ? kp_profile_meta(p, KP_META_DURATION) : NULL;
+		struct kp_run_meta m;
 
 		if (!p) {
 			status = 1;
@@ -108,8 +108,9 @@ int kp_timeline_input_load(char *const *paths, size_t n, const struct kp_load_op
 		}
 		if (!q)
 			q = kp_timeline_new_like(p);
-		samples += s ? strtoull(s, NULL, 10) : 0;
-		last_duration = dur ? strtod(dur, NULL) : 0;
+		kp_run_meta_read(p, &m);
+		samples += m.samples;
+		last_duration = m.duration;
 		if (kp_timeline_join(q, p, &d) < 0) {
 			kp_err("%s: %s", runs[i].path, d.msg);
 			status = 1;
@@ -118,12 +119,9 @@ int kp_timeline_input_load(char *const *paths, size_t n, const struct kp_load_op
 	}
 	if (!status) {
 		/* the span, from the first's start to the last's end */
-		kp_profile_set_meta(q, KP_META_DURATION, "%.3f",
-				    (double)(runs[n - 1].origin - runs[0].origin) / 1e9 +
-					    last_duration);
-		if (kp_profile_meta(q, KP_META_SAMPLES))
-			kp_profile_set_meta(q, KP_META_SAMPLES, "%llu",
-					    (unsigned long long)samples);
+		kp_run_meta_set_span(
+			q, (double)(runs[n - 1].origin - runs[0].origin) / 1e9 + last_duration,
+			samples);
 		*out = q;
 		q = NULL;
 	}

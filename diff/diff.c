@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/run_meta.h"
 #include "util/strtab.h"
 #include "util/u64map.h"
 #include "util/xalloc.h"
@@ -528,9 +529,10 @@ int kp_diff_add_run(struct kp_diff *df, enum kp_diff_side side, const struct kp_
 	df->count_total[side] += kp_count_double(kp_profile_total(p, v->count), r.count_decimals);
 	df->cpu_runs[side] += v->cpu >= 0;
 	{
-		const char *end = kp_profile_meta(p, KP_META_END);
+		struct kp_run_meta m;
 
-		df->ended_runs += end && strcmp(end, "exit") == 0;
+		kp_run_meta_read(p, &m);
+		df->ended_runs += m.end == KP_RUN_END_EXIT;
 	}
 	df->runs[side]++;
 	return 0;

@@ -16,6 +16,7 @@
 #include "cli/svg_options.h"
 #include "formats/load.h"
 #include "formats/timeline_load.h"
+#include "profile/run_meta.h"
 #include "profile/timeline.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
@@ -221,10 +222,11 @@ static int load(char *const *paths, size_t n, struct report_cli *rc, struct kp_p
 			path);
 	/* roots as the recording was made (--pid, --tid), unless told */
 	if (!ctx->fold.root_pid && !ctx->fold.root_tid) {
-		const char *roots = kp_profile_meta(*p, KP_META_ROOTS);
+		struct kp_run_meta m;
 
-		ctx->fold.root_tid = roots && strcmp(roots, "comm-pid/tid") == 0;
-		ctx->fold.root_pid = roots && strcmp(roots, "comm-pid") == 0;
+		kp_run_meta_read(*p, &m);
+		ctx->fold.root_tid = m.roots == KP_RUN_ROOTS_TID;
+		ctx->fold.root_pid = m.roots == KP_RUN_ROOTS_PID;
 	}
 	if (rc->value) {
 		int v = kp_profile_find_value(*p, rc->value);

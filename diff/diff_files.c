@@ -47,10 +47,15 @@ static void warn(const struct kp_diff_files_opts *o, char *msg)
  * shares may differ for other reasons than the change. */
 static void compare_sides(const struct kp_diff_input s[2], const struct kp_diff_files_opts *o)
 {
-	const char *e0 = kp_profile_meta(s[0].meta, KP_META_EVENT),
-		   *e1 = kp_profile_meta(s[1].meta, KP_META_EVENT);
-	const char *c0 = kp_profile_meta(s[0].meta, KP_META_COMMAND);
-	const char *c1 = kp_profile_meta(s[1].meta, KP_META_COMMAND);
+	struct kp_run_meta m0, m1;
+	const char *e0, *e1, *c0, *c1;
+
+	kp_run_meta_read(s[0].meta, &m0);
+	kp_run_meta_read(s[1].meta, &m1);
+	e0 = m0.event;
+	e1 = m1.event;
+	c0 = m0.command;
+	c1 = m1.command;
 
 	if (e0 && e1 && strcmp(e0, e1) != 0)
 		warn(o, kp_xasprintf("%s and %s sampled different events (%s, %s): their shares "

@@ -144,11 +144,16 @@ static int run_values(const struct kp_profile *p, const char *file,
 static int same_run(const struct kp_profile *first, const char *first_file,
 		    const struct kp_profile *p, const char *file, struct kp_diag *d)
 {
-	const char *e0 = kp_profile_meta(first, KP_META_EVENT),
-		   *e1 = kp_profile_meta(p, KP_META_EVENT);
-	const char *c0 = kp_profile_meta(first, KP_META_COMMAND);
-	const char *c1 = kp_profile_meta(p, KP_META_COMMAND);
+	struct kp_run_meta m0, m1;
+	const char *e0, *e1, *c0, *c1;
 	int err = 0;
+
+	kp_run_meta_read(first, &m0);
+	kp_run_meta_read(p, &m1);
+	e0 = m0.event;
+	e1 = m1.event;
+	c0 = m0.command;
+	c1 = m1.command;
 
 	if (e0 && e1 && strcmp(e0, e1) != 0)
 		return kp_diag_set(

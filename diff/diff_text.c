@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "diff/diff_report.h"
+#include "profile/run_meta.h"
 #include "util/count.h"
 #include "util/frame.h"
 #include "util/textsafe.h"
@@ -135,10 +136,14 @@ static const char *runs_of(const struct kp_diff *df, int side, char *buf, size_t
  * ./bench" (nothing for folded text). */
 static void print_run(FILE *out, const struct kp_profile *p)
 {
-	const char *event = p ? kp_profile_meta(p, KP_META_EVENT) : NULL;
-	const char *duration = p ? kp_profile_meta(p, KP_META_DURATION) : NULL;
-	const char *command = p ? kp_profile_meta(p, KP_META_COMMAND) : NULL;
+	struct kp_run_meta m = {0};
+	const char *event, *duration, *command;
 
+	if (p)
+		kp_run_meta_read(p, &m);
+	event = m.event;
+	duration = m.text.duration;
+	command = m.command;
 	if (!event && !duration && !command)
 		return;
 	fputs(";", out);

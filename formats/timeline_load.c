@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/run_meta.h"
 #include "profile/timeline.h"
 #include "util/xalloc.h"
 
@@ -96,8 +97,7 @@ int kp_timeline_load_files(char *const *paths, size_t n, const struct kp_load_op
 	for (size_t i = 0; i < n && !status; i++) {
 		struct kp_diag jd = {{0}};
 		struct kp_profile *p = load_timed(runs[i].path, lo, d);
-		const char *s = p ? kp_profile_meta(p, KP_META_SAMPLES) : NULL,
-			   *dur = p ? kp_profile_meta(p, KP_META_DURATION) : NULL;
+		struct kp_run_meta m;
 
 		if (!p) {
 			status = 1;
@@ -105,8 +105,9 @@ int kp_timeline_load_files(char *const *paths, size_t n, const struct kp_load_op
 		}
 		if (!q)
 			q = kp_timeline_new_like(p);
-		samples += s ? strtoull(s, NULL, 10) : 0;
-		last_duration = dur ? strtod(dur, NULL) : 0;
+		kp_run_meta_read(p, &m);
+		samples += m.samples;
+		last_duration = m.duration;
 		if (kp_timeline_join(q, p, &jd) < 0) {
 			kp_diag_set(d, -EINVAL, "%s: %s", runs[i].path, jd.msg);
 			status = 1;
@@ -115,12 +116,9 @@ int kp_timeline_load_files(char *const *paths, size_t n, const struct kp_load_op
 	}
 	if (!status) {
 		/* the span, from the first's start to the last's end */
-		kp_profile_set_meta(q, KP_META_DURATION, "%.3f",
-				    (double)(runs[n - 1].origin - runs[0].origin) / 1e9 +
-					    last_duration);
-		if (kp_profile_meta(q, KP_META_SAMPLES))
-			kp_profile_set_meta(q, KP_META_SAMPLES, "%llu",
-					    (unsigned long long)samples);
+		kp_run_meta_set_span(
+			q, (double)(runs[n - 1].origin - runs[0].origin) / 1e9 + last_duration,
+			samples);
 		*out = q;
 		q = NULL;
 	}

@@ -51,21 +51,20 @@ static int write_folded(const struct kp_output_ctx *ctx, FILE *out, struct kp_di
  * samples. None for a profile that was not recorded (folded text). */
 static size_t run_lines(const struct kp_profile *p, const char *value, char lines[2][4200])
 {
-	const char *cmd = kp_profile_meta(p, KP_META_COMMAND),
-		   *ev = kp_profile_meta(p, KP_META_EVENT),
-		   *freq = kp_profile_meta(p, KP_META_FREQUENCY),
-		   *period = kp_profile_meta(p, KP_META_PERIOD),
-		   *dur = kp_profile_meta(p, KP_META_DURATION),
-		   *samples = kp_profile_meta(p, KP_META_SAMPLES),
-		   *lost = kp_profile_meta(p, KP_META_LOST);
 	struct kp_run_meta m;
+	const char *ev, *freq, *period, *samples, *lost;
 
-	if (!cmd)
-		return 0;
-	snprintf(lines[0], sizeof(lines[0]), "%s", cmd);
-	if (!ev || !dur || !samples || !lost || (!freq && !period))
-		return 1;
 	kp_run_meta_read(p, &m);
+	ev = m.event;
+	freq = m.text.frequency;
+	period = m.text.period;
+	samples = m.text.samples;
+	lost = m.text.lost;
+	if (!m.command)
+		return 0;
+	snprintf(lines[0], sizeof(lines[0]), "%s", m.command);
+	if (!ev || !m.text.duration || !samples || !lost || (!freq && !period))
+		return 1;
 	if (value && strcmp(value, KP_VALUE_OFFCPU) == 0)
 		/* every wait is timed; the event only chose which stacks were
 		 * taken (docs/offcpu.md) */
@@ -95,9 +94,12 @@ static int write_svg(const struct kp_output_ctx *ctx, FILE *out, struct kp_diag 
 	struct kp_svg_opts o;
 	static char lines[2][4200], title[256];
 	const char *info[2] = {lines[0], lines[1]};
-	const char *range = kp_profile_meta(ctx->profile, KP_META_RANGE);
+	struct kp_run_meta run;
+	const char *range;
 	int err;
 
+	kp_run_meta_read(ctx->profile, &run);
+	range = run.range;
 	if (!f)
 		return -ERANGE;
 	if (ctx->svg)

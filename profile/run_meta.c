@@ -202,6 +202,18 @@ void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m)
 			m->end = (enum kp_run_end)i;
 	m->system_wide = kp_profile_meta(p, KP_META_SCOPE) &&
 			 strcmp(kp_profile_meta(p, KP_META_SCOPE), "system") == 0;
+	m->text.frequency = kp_profile_meta(p, KP_META_FREQUENCY);
+	m->text.period = kp_profile_meta(p, KP_META_PERIOD);
+	m->text.duration = duration;
+	m->text.samples = kp_profile_meta(p, KP_META_SAMPLES);
+	m->text.lost = kp_profile_meta(p, KP_META_LOST);
+}
+
+void kp_run_meta_set_span(struct kp_profile *p, double duration, uint64_t samples)
+{
+	kp_profile_set_meta(p, KP_META_DURATION, "%.3f", duration);
+	if (kp_profile_meta(p, KP_META_SAMPLES))
+		kp_profile_set_meta(p, KP_META_SAMPLES, "%llu", (unsigned long long)samples);
 }
 
 char *kp_run_meta_program(const char *cmd)

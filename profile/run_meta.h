@@ -74,6 +74,11 @@ struct kp_run_meta {
 	bool have_unresolved; /* unresolved[] is known (the profile was named) */
 	/* frames never named, by location kind (KP_LOC_UNKNOWN is "other") */
 	kp_count unresolved[KP_LOC_NKINDS];
+	/* read back: the values as they were written (NULL: absent), for a
+	 * writer that prints them as the recording said them */
+	struct {
+		const char *frequency, *period, *duration, *samples, *lost;
+	} text;
 };
 
 /* Sets p's metadata from m, in this order: event, frequency or period,
@@ -91,6 +96,11 @@ void kp_run_meta_write(const struct kp_run_meta *m, struct kp_profile *p);
  * its fraction of a second in start_ns (0 and 0 when it is not one).
  * have_end says a duration was there. */
 void kp_run_meta_read(const struct kp_profile *p, struct kp_run_meta *m);
+
+/* Sets the duration ("%.3f" seconds) of a profile joined from runs in a
+ * row (the first's start to the last's end), and its samples when it
+ * says them. */
+void kp_run_meta_set_span(struct kp_profile *p, double duration, uint64_t samples);
 
 /* The program a recording measured, from its kprof command line: what
  * follows " -- ", else the line without its output options (-o, -f,

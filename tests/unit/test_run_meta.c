@@ -202,5 +202,45 @@ static void test_end(void)
 	}
 }
 
+/* The values as written, for the writers that print them so (a value that
+ * is no number reads as 0 but keeps its text); absent ones are NULL. */
+static void test_text(void)
+{
+	struct kp_profile *p = kp_profile_new();
+	struct kp_run_meta r;
+
+	kp_profile_set_meta(p, KP_META_EVENT, "cpu-clock");
+	kp_profile_set_meta(p, KP_META_FREQUENCY, "0999");
+	kp_profile_set_meta(p, KP_META_DURATION, "2.50");
+	kp_profile_set_meta(p, KP_META_SAMPLES, "12x");
+	kp_run_meta_read(p, &r);
+	CHECK_EQ_STR(r.text.frequency, "0999");
+	CHECK_EQ_INT(r.frequency, 999);
+	CHECK(r.text.period == NULL);
+	CHECK_EQ_STR(r.text.duration, "2.50");
+	CHECK_EQ_STR(r.text.samples, "12x");
+	CHECK_EQ_INT(r.samples, 0);
+	CHECK(r.text.lost == NULL);
+	kp_profile_free(p);
+}
+
+/* A joined profile's span: the duration always, the samples only where the
+ * profile says them. */
+static void test_set_span(void)
+{
+	struct kp_profile *p = kp_profile_new(), *q = kp_profile_new();
+
+	kp_profile_set_meta(p, KP_META_DURATION, "1.000");
+	kp_profile_set_meta(p, KP_META_SAMPLES, "10");
+	kp_run_meta_set_span(p, 3.25, 42);
+	CHECK_EQ_STR(kp_profile_meta(p, KP_META_DURATION), "3.250");
+	CHECK_EQ_STR(kp_profile_meta(p, KP_META_SAMPLES), "42");
+	kp_run_meta_set_span(q, 0.5, 7);
+	CHECK_EQ_STR(kp_profile_meta(q, KP_META_DURATION), "0.500");
+	CHECK(kp_profile_meta(q, KP_META_SAMPLES) == NULL);
+	kp_profile_free(p);
+	kp_profile_free(q);
+}
+
 KP_TEST_MAIN(test_write_order_and_read_back, test_write_all_at_once, test_program, test_scope,
-	     test_end)
+	     test_end, test_text, test_set_span)

@@ -51,6 +51,9 @@ wait "$reader" 2>/dev/null
 check "planted FIFO with a reader: refused (exit $st)" [ $st -eq 1 ]
 check "planted FIFO: the message names it and its owner" grep -q "not writing $d/fifo.svg: it is a FIFO owned by uid $OTHER_UID" "$T/err"
 check "planted FIFO: nothing handed over" [ ! -s "$d/stolen" ]
+# the reader's cat still waits in its open of the FIFO (the kill reached
+# the subshell, not setpriv's cat): a writer's open and close lets it end
+timeout 5 sh -c ": 1<>'$d/fifo.svg'" 2>/dev/null || true
 # ... and with no reader: no wait, and the same for a recording, before it samples
 timeout 20 "$KPROF" -F 99 -o "$d/fifo.svg" -- sleep 5 2>"$T/err"
 st=$?

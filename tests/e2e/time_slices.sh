@@ -123,10 +123,28 @@ check "the directory of windows reads as its windows" cmp -s "$T/dir.folded" "$T
 check "the directory's heatmap page: one timeline of its windows" \
 	grep -q '"timed":true,"origin_ms":[0-9]*,"cell_ms":20' <(page_data "$T/w.html")
 
+# A recording of waits, with every wait's stack (--switch-freq 0: past the
+# default budget of switches a second, on a busy machine, a wait's stack is
+# drawn with a chance, and a phase of one wait may have none), recorded
+# again (at most three times) when kprof says it left a wait out as
+# unpaired: the kernel's sched_switch now and then shows a thread leaving
+# the CPU twice with no arrival between (docs/offcpu.md), and a phase of
+# one wait then has nothing (CI saw it once in the first phase of --wall).
+# What this test checks is where the waits kprof did time fall.
+record_waits() { # err-file kprof-args...
+	local err=$1 try
+	shift
+	for try in 1 2 3; do
+		"$KPROF" "$@" 2>"$err" || return 1
+		grep -q 'unpaired' "$err" || return 0
+		echo "note: try $try left a wait unpaired: $(grep -o 'left out: [^;]*' "$err")" >&2
+	done
+}
+
 # waits keep their time: the same phases slept (one nanosleep each) under
 # --off-cpu; each phase's slice holds its wait, a slice inside a wait the
 # part of its time inside, slices that split a wait sum to it
-"$KPROF" --off-cpu -o "$T/sleep.kprof" -- "$W" 1 "$T/sleep.phases" sleep 2>"$T/sleep.err" ||
+record_waits "$T/sleep.err" --off-cpu --switch-freq 0 -o "$T/sleep.kprof" -- "$W" 1 "$T/sleep.phases" sleep ||
 	{ cat "$T/sleep.err"; fail "the off-CPU recording"; finish; }
 check "the sleeping program wrote its three phases" [ "$(wc -l <"$T/sleep.phases")" -eq 3 ]
 phases_pick "off-CPU waits" "$T/sleep.phases" '%Y-%m-%dT%H:%M:%S.%3N' "$T/sleep.kprof"
@@ -164,11 +182,11 @@ sys.exit(0 if seq == ["phase_one_kprof", "phase_two_kprof", "phase_one_kprof"] e
 	"$T/sleep.speedscope.json"
 # the same, the waits timed from perf's SWITCH records (as a user's kprof
 # does), and under --wall
-"$KPROF" --off-cpu --switch-source perf -o "$T/sleep_perf.kprof" -- "$W" 0.5 "$T/sleep_perf.phases" \
-	sleep 2>"$T/sleep_perf.err" || { cat "$T/sleep_perf.err"; fail "the perf-timed recording"; }
+record_waits "$T/sleep_perf.err" --off-cpu --switch-source perf --switch-freq 0 -o "$T/sleep_perf.kprof" \
+	-- "$W" 0.5 "$T/sleep_perf.phases" sleep || { cat "$T/sleep_perf.err"; fail "the perf-timed recording"; }
 phases_pick "off-CPU waits from perf's records" "$T/sleep_perf.phases" '%H:%M:%S.%3N' "$T/sleep_perf.kprof"
-"$KPROF" --wall -o "$T/sleep_wall.kprof" -- "$W" 0.5 "$T/sleep_wall.phases" sleep \
-	2>"$T/sleep_wall.err" || { cat "$T/sleep_wall.err"; fail "the --wall recording"; }
+record_waits "$T/sleep_wall.err" --wall --switch-freq 0 -o "$T/sleep_wall.kprof" \
+	-- "$W" 0.5 "$T/sleep_wall.phases" sleep || { cat "$T/sleep_wall.err"; fail "the --wall recording"; }
 phases_pick "--wall waits" "$T/sleep_wall.phases" '%H:%M:%S.%3N' "$T/sleep_wall.kprof"
 # the heatmap: a wait fills the cells it covers (4 s of sleep: 200 of 20 ms)
 page_data "$T/sleep.html" >"$T/sleep.json"

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flamegraph/svg.h"
+#include "flamegraph/svg_opts.h"
 #include "profile/folded.h"
 #include "util/count.h"
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "profiler/runtime_stats.h"
 #include "unwind/unwind.h"
 
 struct kp_session;
@@ -50,11 +51,7 @@ bool kp_hsframes_is_jvm(struct kp_hsframes *hf, pid_t pid);
  * MORE_PAGES a walk), for stacks deeper than the copy (docs/java.md). */
 ssize_t kp_hsframes_more(void *arg, uint64_t addr, void *buf, size_t len);
 
-struct kp_hsframes_stats {
-	uint64_t jvms, jvms_failed; /* readers made, JVMs that could not be read */
-	uint64_t frames, bad;	    /* frames named, frames that did not check out */
-	uint64_t reads;		    /* reads of JVMs' memory */
-};
+/* Its counts so far (the struct: profiler/runtime_stats.h). */
 void kp_hsframes_stats(const struct kp_hsframes *hf, struct kp_hsframes_stats *st);
 
 #endif

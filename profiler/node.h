@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "profiler/runtime_stats.h"
+
 struct kp_session;
 struct kp_sample;
 struct kp_node;
@@ -35,14 +37,7 @@ void kp_node_jitdump(struct kp_node *nd, pid_t pid);
 /* Process pid exited or exec'd: its reader and names go. */
 void kp_node_forget(struct kp_node *nd, pid_t pid);
 
-struct kp_node_stats {
-	uint64_t processes; /* node processes named live */
-	uint64_t frames, hits, unknown, reads;
-	uint64_t shared;	 /* hits checked by a read made for an earlier sample */
-	uint64_t samples;	 /* samples of those whose frames were named */
-	uint64_t ns_p50, ns_p99; /* the cost of naming one sample's frames */
-	uint64_t ns_total;	 /* of all of them */
-};
+/* Its counts so far (the struct: profiler/runtime_stats.h). */
 void kp_node_stats(const struct kp_node *nd, struct kp_node_stats *st);
 
 #endif

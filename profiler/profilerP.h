@@ -19,7 +19,7 @@
 #include "profiler/perf_record.h"
 #include "profiler/proctab.h"
 #include "profiler/recqueue.h"
-#include "profiler/session.h"
+#include "profiler/session_types.h"
 #include "profiler/target.h"
 #include "procfs/tracefs.h"
 #include "util/diag.h"

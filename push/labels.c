@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "push/push.h"
 #include "push/pushP.h"
 #include "util/checksum.h"
 #include "util/utf8.h"

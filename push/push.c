@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "push/push.h"
 #include "push/pushP.h"
 #include "push/queue.h"
 #include "util/secret.h"

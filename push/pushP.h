@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "push/push.h"
+#include "push/push_opts.h"
 #include "util/diag.h"
 
 enum kp_target_kind { KP_TARGET_PYROSCOPE, KP_TARGET_PARCA };

@@ -12,15 +12,19 @@ int kp_outputs_open(struct kp_outputs *o, const struct kp_output_table *t, const
 	struct kp_diag d = {{0}};
 	int status = kp_outputs_create(o, t, fname, paths, npaths, cmd, &d);
 
-	if (!status)
-		return 0;
-	kp_err("%s", d.msg);
-	if (o->unknown_ext) {
+	if (status)
+		kp_outputs_say(t, o->unknown_ext, d.msg);
+	return status;
+}
+
+void kp_outputs_say(const struct kp_output_table *t, bool unknown_ext, const char *msg)
+{
+	kp_err("%s", msg);
+	if (unknown_ext) {
 		kp_output_help(t, stderr);
 		kp_say("a name without an extension is written as %s; -f NAME writes any name",
 		       t->fallback->name);
 	}
-	return status;
 }
 
 int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,

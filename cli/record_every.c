@@ -1,16 +1,12 @@
 /* kprof --every: a recording cut into consecutive windows (profiler/
- * window.h), each named, written to its own files (-o PATTERN, --keep)
- * and pushed (record_push.c), until a signal or -d ends the recording;
- * the last window is finished and sent like the others. The loop is the
- * profiler's (kp_window_run); this file writes and says. */
+ * window.h), each named, written to its own files (-o PATTERN, --keep:
+ * output/window_files.h) and pushed (record_push.c), until a signal or -d
+ * ends the recording; the last window is finished and sent like the
+ * others. The loop is the profiler's (kp_window_run); this file says. */
 #include "cli/record_every.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli/messages.h"
 #include "cli/output.h"
@@ -18,131 +14,36 @@
 #include "output/window_files.h"
 #include "procfs/status.h"
 #include "profiler/window.h"
-#include "util/keeplist.h"
-#include "util/xalloc.h"
 
 struct every {
 	struct kp_record_args *c;
 	struct kp_session *sess;
 	struct kp_symbolizer *sym;
-	struct kp_record_push *push; /* NULL without --push */
-	struct kp_keeplist **kept;   /* --keep: one per -o pattern */
+	struct kp_record_push *push;   /* NULL without --push */
+	struct kp_window_files *files; /* the -o patterns' */
 	unsigned windows, write_failures;
 	uint64_t samples;
 	size_t notes_said; /* the jitdump notes printed so far */
 };
 
-/* Pattern i's file for window index, starting at Unix time t (a name
- * moved aside is said, unless quiet). NULL (said) when it cannot be. */
-static char *window_path(const struct kp_record_args *c, size_t i, time_t t, unsigned index,
-			 bool quiet)
+/* What the window files say (output/window_files.h), to the user. */
+static void say_files(void *arg, enum kp_window_files_note note, const char *msg)
 {
-	struct kp_diag d = {""}, moved = {""};
-	char *name = kp_window_files_path(c->outputs.v[i], t, index, &d, &moved);
-
-	if (!name)
-		kp_err("%s", d.msg);
-	else if (moved.msg[0] && !quiet)
-		kp_warn("%s", moved.msg);
-	return name;
-}
-
-/* Each -o pattern's name for Unix time t; false (said) when one cannot
- * be had. paths[] are the caller's to free. */
-static bool window_paths(const struct kp_record_args *c, time_t t, unsigned index, bool quiet,
-			 char **paths)
-{
-	for (size_t i = 0; i < c->outputs.n; i++) {
-		paths[i] = window_path(c, i, t, index, quiet);
-		if (!paths[i]) {
-			for (size_t k = 0; k < i; k++)
-				free(paths[k]);
-			return false;
-		}
-	}
-	return true;
-}
-
-/* --keep: the files just written join their patterns' lists; the oldest
- * names beyond N go (util/keeplist.h). */
-static void keep(struct every *e, const struct kp_outputs *outs)
-{
-	for (size_t i = 0; i < outs->n && e->c->every.keep; i++) {
-		const struct kp_outfile *f = &outs->file[i];
-		const char *slash;
-		struct kp_diag d = {""};
-
-		if (f->dirfd < 0 || !f->path)
-			continue; /* stdout, a descriptor of ours: nothing to remove */
-		slash = strrchr(f->path, '/');
-		if (kp_keeplist_add(e->kept[i], f->dirfd, slash ? slash + 1 : f->path, f->path,
-				    &d) < 0)
-			kp_warn("%s", d.msg);
-	}
-}
-
-/* Writes window w to the files its start names. A failure is said and
- * counted: the recording goes on. */
-static void write_window(struct every *e, const struct kp_window *w)
-{
-	const struct kp_record_args *c = e->c;
-	char **paths = kp_xcalloc(c->outputs.n, sizeof(*paths));
-	struct kp_outputs outs = {0};
-	struct kp_output_ctx ctx;
-
-	if (!window_paths(c, (time_t)(w->from_ns / 1000000000ULL), w->index, false, paths)) {
-		e->write_failures++;
-		free(paths);
-		return;
-	}
-	kp_record_args_output_ctx(e->c, w->prof, true, &ctx);
-	if (kp_outputs_open(&outs, &kp_output_profile, c->format, (const char *const *)paths,
-			    c->outputs.n, "") ||
-	    kp_outputs_write(&outs, &ctx, NULL, 0)) {
-		e->write_failures++;
-	} else {
-		keep(e, &outs);
-	}
-	kp_outputs_free(&outs);
-	for (size_t i = 0; i < c->outputs.n; i++)
-		free(paths[i]);
-	free(paths);
-}
-
-/* The first window's files, created and discarded before recording: a
- * pattern or directory that cannot work fails at once. Returns 0 or the
- * exit status after saying why. */
-static int check_outputs(const struct kp_record_args *c)
-{
-	char **paths = kp_xcalloc(c->outputs.n ? c->outputs.n : 1, sizeof(*paths));
-	struct kp_outputs outs = {0};
-	int status = 2;
-
-	if (window_paths(c, time(NULL), 0, true, paths)) {
-		status = kp_outputs_open(&outs, &kp_output_profile, c->format,
-					 (const char *const *)paths, c->outputs.n, "");
-		for (size_t i = 0; i < c->outputs.n; i++)
-			free(paths[i]);
-	}
-	kp_outputs_free(&outs);
-	free(paths);
-	return status;
+	(void)arg;
+	if (note == KP_WINDOW_FILES_WARNING)
+		kp_warn("%s", msg);
+	else
+		kp_outputs_say(&kp_output_profile, note == KP_WINDOW_FILES_UNKNOWN_EXT, msg);
 }
 
 int kp_record_every_check(struct kp_record_args *c)
 {
 	/* source lines are read only for window files that keep them; a
 	 * push names functions (what Pyroscope and Parca draw) */
-	c->sym.no_lines = true;
-	for (size_t i = 0; i < c->outputs.n; i++) {
-		const struct kp_output_format *f =
-			c->format ? kp_output_by_name(&kp_output_profile, c->format)
-				  : kp_output_by_path(&kp_output_profile, c->outputs.v[i]);
-
-		if (f && f->lines)
-			c->sym.no_lines = false;
-	}
-	return c->outputs.n ? check_outputs(c) : 0;
+	c->sym.no_lines = !kp_window_files_lines(c->format, c->outputs.v, c->outputs.n);
+	return c->outputs.n ? kp_window_files_check(c->format, c->outputs.v, c->outputs.n,
+						    say_files, NULL)
+			    : 0;
 }
 
 static double now_s(void)
@@ -186,8 +87,14 @@ static void finish_window(void *arg, struct kp_window *w, double named)
 	if (nnotes > e->notes_said)
 		kp_warn_notes(notes + e->notes_said, nnotes - e->notes_said);
 	e->notes_said = nnotes;
-	if (e->c->outputs.n)
-		write_window(e, w);
+	if (e->c->outputs.n) {
+		struct kp_output_ctx ctx;
+
+		kp_record_args_output_ctx(e->c, w->prof, true, &ctx);
+		if (kp_window_files_write(e->files, &ctx, (time_t)(w->from_ns / 1000000000ULL),
+					  w->index))
+			e->write_failures++;
+	}
 	if (e->push)
 		kp_record_push_window(e->push, w);
 	if (e->c->stats)
@@ -223,13 +130,10 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 {
 	struct every e = {.c = c, .sess = sess, .sym = sym, .push = push};
 
-	e.kept = kp_xcalloc(c->outputs.n ? c->outputs.n : 1, sizeof(*e.kept));
-	for (size_t i = 0; i < c->outputs.n; i++)
-		e.kept[i] = kp_keeplist_new(c->every.keep);
+	e.files = kp_window_files_new(c->format, c->outputs.v, c->outputs.n, c->every.keep,
+				      say_files, NULL);
 	kp_window_run(sess, sym, c->every.seconds, finish_window, &e);
 	say_end(&e);
-	for (size_t i = 0; i < c->outputs.n; i++)
-		kp_keeplist_free(e.kept[i]);
-	free(e.kept);
+	kp_window_files_free(e.files);
 	return e.write_failures ? 1 : 0;
 }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/messages.h"
 #include "cli/record_every.h"
@@ -20,24 +19,6 @@ struct kp_record_push {
 	size_t ntargets;
 	unsigned encode_failures;
 };
-
-/* The service's name: --service, else the command's base name for a
- * command, else the host's name; made to fit Pyroscope's rule. */
-static char *service_name(const struct kp_record_args *c, const char *command)
-{
-	char host[256] = "";
-
-	if (c->every.service)
-		return kp_xstrdup(c->every.service); /* checked by push/ */
-	if (command) {
-		const char *slash = strrchr(command, '/');
-
-		return kp_push_service_clean(slash ? slash + 1 : command);
-	}
-	if (gethostname(host, sizeof(host) - 1) < 0)
-		host[0] = '\0';
-	return kp_push_service_clean(host);
-}
 
 /* push/'s messages: one line each, foreign bytes escaped by push/ already
  * (util/textsafe.h), so written as they are; called from its sender
@@ -61,7 +42,7 @@ int kp_record_push_new(struct kp_record_push **out, const struct kp_record_args 
 	*out = NULL;
 	if (!e->push.n)
 		return 0;
-	service = service_name(c, command);
+	service = kp_push_service_name(e->service, command);
 	kp_push_credentials_take(&sec, e->token_file, e->password_file, e->header_file);
 	p = kp_xcalloc(1, sizeof(*p));
 	p->timeout = e->push_timeout > 0 ? e->push_timeout : 10;

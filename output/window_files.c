@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "output/output.h"
+#include "util/keeplist.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
@@ -88,4 +89,157 @@ char *kp_window_files_path(const char *pattern, time_t t, unsigned index, struct
 			    path, what, name);
 	free(path);
 	return name;
+}
+
+struct kp_window_files {
+	const char *format;
+	const char *const *patterns;
+	size_t n;
+	unsigned keep;
+	struct kp_keeplist **kept; /* --keep: one per pattern */
+	kp_window_files_say_fn *say;
+	void *arg;
+};
+
+/* Each pattern's name for Unix time t; false (said) when one cannot be
+ * had. A name moved aside is said, unless quiet. paths[] are the caller's
+ * to free. */
+static bool paths_at(const struct kp_window_files *w, time_t t, unsigned index, bool quiet,
+		     char **paths)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct kp_diag d = {""}, moved = {""};
+
+		paths[i] = kp_window_files_path(w->patterns[i], t, index, &d, &moved);
+		if (!paths[i]) {
+			w->say(w->arg, KP_WINDOW_FILES_ERROR, d.msg);
+			for (size_t k = 0; k < i; k++)
+				free(paths[k]);
+			return false;
+		}
+		if (moved.msg[0] && !quiet)
+			w->say(w->arg, KP_WINDOW_FILES_WARNING, moved.msg);
+	}
+	return true;
+}
+
+/* The files of paths opened (kp_outputs_create); a failure said. */
+static int open_all(const struct kp_window_files *w, struct kp_outputs *outs, char **paths)
+{
+	struct kp_diag d = {""};
+	int status = kp_outputs_create(outs, &kp_output_profile, w->format,
+				       (const char *const *)paths, w->n, "", &d);
+
+	if (status)
+		w->say(w->arg,
+		       outs->unknown_ext ? KP_WINDOW_FILES_UNKNOWN_EXT : KP_WINDOW_FILES_ERROR,
+		       d.msg);
+	return status;
+}
+
+bool kp_window_files_lines(const char *format, const char *const *patterns, size_t n)
+{
+	bool lines = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct kp_output_format *f =
+			format ? kp_output_by_name(&kp_output_profile, format)
+			       : kp_output_by_path(&kp_output_profile, patterns[i]);
+
+		if (f && f->lines)
+			lines = true;
+	}
+	return lines;
+}
+
+int kp_window_files_check(const char *format, const char *const *patterns, size_t n,
+			  kp_window_files_say_fn *say, void *arg)
+{
+	struct kp_window_files w = {
+		.format = format, .patterns = patterns, .n = n, .say = say, .arg = arg};
+	char **paths = kp_xcalloc(n ? n : 1, sizeof(*paths));
+	struct kp_outputs outs = {0};
+	int status = 2;
+
+	if (paths_at(&w, time(NULL), 0, true, paths)) {
+		status = open_all(&w, &outs, paths);
+		for (size_t i = 0; i < n; i++)
+			free(paths[i]);
+	}
+	kp_outputs_free(&outs);
+	free(paths);
+	return status;
+}
+
+struct kp_window_files *kp_window_files_new(const char *format, const char *const *patterns,
+					    size_t n, unsigned keep, kp_window_files_say_fn *say,
+					    void *arg)
+{
+	struct kp_window_files *w = kp_xcalloc(1, sizeof(*w));
+
+	*w = (struct kp_window_files){.format = format,
+				      .patterns = patterns,
+				      .n = n,
+				      .keep = keep,
+				      .say = say,
+				      .arg = arg};
+	w->kept = kp_xcalloc(n ? n : 1, sizeof(*w->kept));
+	for (size_t i = 0; i < n; i++)
+		w->kept[i] = kp_keeplist_new(keep);
+	return w;
+}
+
+/* --keep: the files just written join their patterns' lists; the oldest
+ * names beyond keep go (util/keeplist.h). */
+static void keep_files(struct kp_window_files *w, const struct kp_outputs *outs)
+{
+	for (size_t i = 0; i < outs->n && w->keep; i++) {
+		const struct kp_outfile *f = &outs->file[i];
+		const char *slash;
+		struct kp_diag d = {""};
+
+		if (f->dirfd < 0 || !f->path)
+			continue; /* stdout, a descriptor of ours: nothing to remove */
+		slash = strrchr(f->path, '/');
+		if (kp_keeplist_add(w->kept[i], f->dirfd, slash ? slash + 1 : f->path, f->path,
+				    &d) < 0)
+			w->say(w->arg, KP_WINDOW_FILES_WARNING, d.msg);
+	}
+}
+
+int kp_window_files_write(struct kp_window_files *w, const struct kp_output_ctx *ctx, time_t t,
+			  unsigned index)
+{
+	char **paths = kp_xcalloc(w->n ? w->n : 1, sizeof(*paths));
+	struct kp_outputs outs = {0};
+	struct kp_diag d = {""};
+	int rc = -1;
+
+	if (!paths_at(w, t, index, false, paths)) {
+		free(paths);
+		return -1;
+	}
+	if (open_all(w, &outs, paths) == 0) {
+		if (kp_outputs_commit(&outs, ctx, NULL, 0, &d)) {
+			w->say(w->arg, KP_WINDOW_FILES_ERROR, d.msg);
+		} else {
+			keep_files(w, &outs);
+			rc = 0;
+		}
+	}
+	kp_outputs_free(&outs);
+	for (size_t i = 0; i < w->n; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}
+
+void kp_window_files_free(struct kp_window_files *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		kp_keeplist_free(w->kept[i]);
+	free(w->kept);
+	free(w);
 }

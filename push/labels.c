@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "push/push.h"
 #include "push/pushP.h"
@@ -60,6 +61,22 @@ char *kp_push_service_clean(const char *name)
 		if (!service_byte((unsigned char)*c))
 			*c = '_';
 	return s;
+}
+
+char *kp_push_service_name(const char *given, const char *command)
+{
+	char host[256] = "";
+
+	if (given)
+		return kp_xstrdup(given); /* checked by kp_push_new */
+	if (command) {
+		const char *slash = strrchr(command, '/');
+
+		return kp_push_service_clean(slash ? slash + 1 : command);
+	}
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = '\0';
+	return kp_push_service_clean(host);
 }
 
 /* Prometheus's legacy label name, which Parca checks

@@ -50,5 +50,9 @@ bool kp_push_header_secret(const char *header);
 /* name made to fit the service name's rule: every other byte becomes '_'
  * ("" becomes "unknown"). Returns a new string the caller frees. */
 char *kp_push_service_clean(const char *name);
+/* The service's name: given (--service, checked by kp_push_new) as it
+ * is, else command's base name for a command (NULL: none), else the
+ * host's name; made to fit the rule. A new string the caller frees. */
+char *kp_push_service_name(const char *given, const char *command);
 
 #endif

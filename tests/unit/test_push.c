@@ -367,6 +367,17 @@ static void test_labels(void)
 	c = kp_push_service_clean("g++ 1");
 	CHECK_EQ_STR(c, "g___1");
 	free(c);
+	/* --service as given (kp_push_new checks it), else the command's base
+	 * name cleaned, else the host's name (never empty) */
+	c = kp_push_service_name("my app", "/usr/bin/x");
+	CHECK_EQ_STR(c, "my app");
+	free(c);
+	c = kp_push_service_name(NULL, "/opt/g++ 1");
+	CHECK_EQ_STR(c, "g___1");
+	free(c);
+	c = kp_push_service_name(NULL, NULL);
+	CHECK(c[0] != '\0' && kp_labels_check_service(c, &d) == 0);
+	free(c);
 	CHECK_EQ_INT(kp_labels_header("X-Scope-OrgID: 1", "--header", &d), 0);
 	CHECK(kp_labels_header("Bad Name: x", "--header", &d) < 0);
 	CHECK(kp_labels_header("X: a\r\nY: b", "--header", &d) < 0);

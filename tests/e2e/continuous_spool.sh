@@ -87,7 +87,10 @@ at_exit "umount '$T/fs'"
 mkdir -m 0700 "$T/fs/spool"
 echo filler >"$T/fs/filler"
 set_mode srv down
-"$KPROF" -p "$spin" "${push[@]}" --spool "$T/fs/spool" -d 2.5 --service full 2>"$T/err.full" &
+# (4 s and a 5 s wait at exit: the windows held while the server was down
+# go once it is up; with 2.5 s and 1 s, a loaded run could end with one
+# still on its way, exit 1, one run in ten)
+"$KPROF" -p "$spin" "${push[@]}" --spool "$T/fs/spool" -d 4 --push-timeout 5 --service full 2>"$T/err.full" &
 kp=$!
 while kill -0 $kp 2>/dev/null && ! grep -q 'No space' "$T/err.full"; do sleep 0.1; done
 set_mode srv up

@@ -14,6 +14,7 @@
 #include "output/window_files.h"
 #include "procfs/status.h"
 #include "profiler/window.h"
+#include "util/clock.h"
 
 struct every {
 	struct kp_record_args *c;
@@ -46,14 +47,6 @@ int kp_record_every_check(struct kp_record_args *c)
 			    : 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* --stats: one line per window, what it held, what naming and writing it
  * took (the rings wait meanwhile), what kprof holds. */
 static void window_stats(struct every *e, const struct kp_window *w, double named, double out)
@@ -77,7 +70,7 @@ static void window_stats(struct every *e, const struct kp_window *w, double name
 static void finish_window(void *arg, struct kp_window *w, double named)
 {
 	struct every *e = arg;
-	double t1 = now_s();
+	double t1 = kp_clock_now_s();
 	const char *const *notes;
 	size_t nnotes;
 
@@ -98,7 +91,7 @@ static void finish_window(void *arg, struct kp_window *w, double named)
 	if (e->push)
 		kp_record_push_window(e->push, w);
 	if (e->c->stats)
-		window_stats(e, w, named, now_s() - t1);
+		window_stats(e, w, named, kp_clock_now_s() - t1);
 	e->windows++;
 	e->samples += w->samples;
 }

@@ -7,6 +7,7 @@
 
 #include "profiler/hotspot_frames.h"
 #include "profiler/profilerP.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 /* A new empty profile with p's value types. */
@@ -150,14 +151,6 @@ void kp_window_name(struct kp_symbolizer *sym, struct kp_session *s, struct kp_p
 	kp_sym_set_stop(sym, NULL, NULL);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The next cut: the next multiple of the window after now. */
 static double next_cut(double cut, double every, double now)
 {
@@ -182,10 +175,10 @@ void kp_window_run(struct kp_session *s, struct kp_symbolizer *sym, double secon
 		if (!more && kp_session_stop_signals(s))
 			kp_sym_no_downloads(sym);
 		kp_window_cut(s, &w);
-		t0 = now_s();
+		t0 = kp_clock_now_s();
 		kp_window_name(sym, s, w.prof);
 		kp_window_named(s, &w);
-		fn(arg, &w, now_s() - t0);
+		fn(arg, &w, kp_clock_now_s() - t0);
 		kp_profile_free(w.prof);
 		w.prof = NULL;
 		if (more) {

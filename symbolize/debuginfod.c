@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/notes.h"
 #include "util/xalloc.h"
 
@@ -58,14 +59,6 @@ struct kp_debuginfod {
 	size_t nnamed;
 	size_t off_slot; /* the note saying the downloads are over */
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* A variable as libdebuginfod reads it (atol); 0 when unset. */
 static long env_long(const char *name)
@@ -218,7 +211,7 @@ static int progress(debuginfod_client *c, long a, long b)
 {
 	struct kp_debuginfod *d = api.get_user_data(c);
 	const char *url = api.get_url(c);
-	double now = now_s();
+	double now = kp_clock_now_s();
 
 	if (!d)
 		return 1;
@@ -285,7 +278,7 @@ void kp_debuginfod_begin(struct kp_debuginfod *d, bool may)
 		return;
 	d->in_query = true;
 	d->may = may;
-	d->t_begin = d->t_progress = d->t_stop_check = now_s();
+	d->t_begin = d->t_progress = d->t_stop_check = kp_clock_now_s();
 	d->wall_begin = time(NULL);
 	d->bytes = 0;
 	d->stated = false;
@@ -456,7 +449,7 @@ void kp_debuginfod_end(struct kp_debuginfod *d, Dwfl *dwfl, const uint8_t *id, s
 	if (!d || !d->in_query)
 		return;
 	d->in_query = false;
-	d->run_seconds += now_s() - d->t_begin;
+	d->run_seconds += kp_clock_now_s() - d->t_begin;
 	d->run_bytes += d->bytes;
 	if (d->cut != CUT_NONE)
 		forget_mark(id, len, d->wall_begin);

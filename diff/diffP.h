@@ -122,8 +122,8 @@ void kp_diff_stats_finish_time(struct kp_diff *df);
 /* kp_diff_gate_measure's steps */
 double kp_diff_stats_resolution(const struct kp_diff *df, size_t m);
 size_t kp_diff_stats_gate_adjust(const struct kp_diff *df, enum kp_diff_measure measure,
-				 const uint32_t *pos, const uint8_t *member, size_t m, double *p,
-				 size_t *family, double *level);
+				 double points, const uint32_t *pos, const uint8_t *member,
+				 size_t m, double *p, size_t *family, double *level);
 void kp_diff_stats_detectability(const struct kp_diff *df, struct kp_diff_gate *g,
 				 const uint8_t *member);
 

@@ -264,8 +264,8 @@ void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure
 	}
 	g->family = m;
 	g->level = df->alpha / (double)(m ? m : 1);
-	g->relabellings =
-		kp_diff_stats_gate_adjust(df, measure, pos, member, m, p, &g->family, &g->level);
+	g->relabellings = kp_diff_stats_gate_adjust(df, measure, points, pos, member, m, p,
+						    &g->family, &g->level);
 	g->resolution = kp_diff_stats_resolution(df, m);
 	/* the candidates in the total column's order (by |change|) for
 	 * shares, by growth for time */

@@ -283,7 +283,11 @@ double kp_diff_stats_upper_p(double t, double dof)
 /* The one-sided quantile: the t with P(T >= t) = p. */
 double kp_diff_stats_upper_quantile(double p, double dof)
 {
-	return kp_stats_t_quantile(2 * p, dof);
+	/* the two-sided quantile is of 2p, defined below p 0.5 only (--alpha
+	 * goes to 0.5): above, the lower tail's, mirrored */
+	if (p == 0.5)
+		return 0;
+	return p < 0.5 ? kp_stats_t_quantile(2 * p, dof) : -kp_stats_t_quantile(2 * (1 - p), dof);
 }
 
 /* The gate's permutation test: Westfall and Young's step-down minP over
@@ -302,6 +306,7 @@ double kp_diff_stats_upper_quantile(double p, double dof)
 struct perm {
 	const struct kp_diff *df;
 	enum kp_diff_measure measure;
+	double points;	     /* the gate's growth: points of share, or percent of time */
 	const uint32_t *fam; /* the functions tested: fam[0..nfam) */
 	size_t nfam;
 	uint32_t *prior_fn; /* the functions whose dispersions the prior is fitted to */
@@ -351,14 +356,16 @@ static void relabelled_p(struct perm *pm, const uint8_t *lab, double *p)
 			kp_diff_stats_take_dispersion(prior, pm->phi[j], pm->dof[j], 0,
 						      &tm.dispersion, &tm.df);
 			time_test_at(&sd, a, &tm);
-			p[i] = tm.p;
+			p[i] = 100 * tm.growth > pm->points ? tm.p : 1;
 		} else {
 			struct kp_diff_change ch = {0};
 
 			kp_diff_stats_take_dispersion(prior, pm->phi[j], pm->dof[j], df->dispersion,
 						      &ch.dispersion, &ch.df);
 			share_test_at(&sd, a, &ch);
-			p[i] = kp_diff_stats_upper_p(ch.z, ch.df);
+			p[i] = 100 * (a[1] / sd.n[1] - a[0] / sd.n[0]) > pm->points
+				       ? kp_diff_stats_upper_p(ch.z, ch.df)
+				       : 1;
 		}
 	}
 }
@@ -489,8 +496,8 @@ static void perm_fini(struct perm *pm)
  * the alpha-quantile of the relabellings' least p-value (what a function
  * alone must reach). */
 static size_t permutation_adjust(const struct kp_diff *df, enum kp_diff_measure measure,
-				 const uint32_t *fam, size_t m, size_t nfam, double *adj,
-				 double *level)
+				 double points, const uint32_t *fam, size_t m, size_t nfam,
+				 double *adj, double *level)
 {
 	bool exact;
 	size_t nb = relabellings(df, &exact), n = df->nrun_info, nk;
@@ -503,6 +510,7 @@ static size_t permutation_adjust(const struct kp_diff *df, enum kp_diff_measure 
 	if (!nb || !m || !kp_diff_measured(df))
 		return 0;
 	perm_init(&pm, df, measure);
+	pm.points = points;
 	pm.fam = fam;
 	pm.nfam = nfam;
 	obs = kp_xmalloc(nfam * sizeof(*obs));
@@ -679,8 +687,8 @@ void kp_diff_stats_detectability(const struct kp_diff *df, struct kp_diff_gate *
  * *level what one function must reach); else Holm's over the m (0
  * returned). */
 size_t kp_diff_stats_gate_adjust(const struct kp_diff *df, enum kp_diff_measure measure,
-				 const uint32_t *pos, const uint8_t *member, size_t m, double *p,
-				 size_t *family, double *level)
+				 double points, const uint32_t *pos, const uint8_t *member,
+				 size_t m, double *p, size_t *family, double *level)
 {
 	uint32_t *fam = kp_xmalloc((m ? m : 1) * sizeof(*fam));
 	double *adj = kp_xmalloc((m ? m : 1) * sizeof(*adj));
@@ -692,7 +700,7 @@ size_t kp_diff_stats_gate_adjust(const struct kp_diff *df, enum kp_diff_measure 
 				fam[nfam++] = (uint32_t)i;
 	for (size_t i = 0; i < df->nfns; i++)
 		nm += pos[i] && member[i];
-	nb = permutation_adjust(df, measure, fam, nm, nfam, adj, level);
+	nb = permutation_adjust(df, measure, points, fam, nm, nfam, adj, level);
 	if (nb) {
 		for (size_t k = 0; k < nfam; k++)
 			p[pos[fam[k]] - 1] = adj[k];

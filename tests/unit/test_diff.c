@@ -1194,6 +1194,24 @@ static void test_gate_time(void)
 		kp_diff_gate_fini(&g);
 		kp_diff_free(one);
 	}
+	/* the loosest --alpha (0.5): every function that has samples can
+	 * hold a growth, so the time gate's family is every tested one (its
+	 * one-sided quantile 0, not the NaN of a two-sided one at 1) */
+	{
+		struct kp_diff_opts loose = {.alpha = 0.5};
+		struct kp_diff *df = kp_diff_new(&loose);
+		struct kp_diag d;
+		struct kp_diff_gate g;
+
+		add_jittered(df, KP_DIFF_BASE, 5, lines, counts, 3, SIZE_MAX, 1, true, &rng);
+		add_jittered(df, KP_DIFF_NEW, 5, lines, counts, 3, 0, 1.4, true, &rng);
+		CHECK(kp_diff_finish(df, &d) == 0);
+		kp_diff_gate_measure(df, KP_DIFF_TIME, 15, &g);
+		CHECK(g.family >= 3);
+		CHECK(g.n >= 1 && strcmp(gate_fn(df, &g, 0)->name, "slow") == 0);
+		kp_diff_gate_fini(&g);
+		kp_diff_free(df);
+	}
 }
 
 /* What the gate can see: the typical function's detectable growth is

@@ -23,6 +23,29 @@ gate = shlex.split(gate)
 ALPHAS = (0.01, 0.05)
 
 
+def gate_rule(args):
+    """The gate's growth rule: ("share", points) for --fail-above N, ("cpu",
+    percent) for --fail-above N%; a test that is to stand in for the gate
+    must pass it too (a function that grew less fails no gate)."""
+    for i, a in enumerate(args):
+        value = a.split("=", 1)[1] if a.startswith("--fail-above=") else (
+            args[i + 1] if a == "--fail-above" and i + 1 < len(args) else None)
+        if value is not None:
+            return ("cpu", float(value[:-1])) if value.endswith("%") else ("share", float(value))
+    return ("share", 0.0)
+
+
+RULE = gate_rule(gate)
+
+
+def grew(what, base, new):
+    """Whether the mean grew past the gate's rule (what: share or cpu)."""
+    mb, mn = statistics.fmean(base), statistics.fmean(new)
+    if what != RULE[0]:
+        return mn > mb
+    return mn - mb > RULE[1] if what == "share" else mb > 0 and 100 * (mn / mb - 1) > RULE[1]
+
+
 def read_env(pool):
     """pool.env's KEY=value lines (as scripts/bench-gate wrote them)."""
     env = {}
@@ -201,6 +224,13 @@ def replay(pool, executor):
                 false = sum(welch_p([stats[r][i] for r in a], [stats[r][i] for r in b]) < alpha
                             for a, b in same)
                 welch[what, alpha] = (caught, false)
+            # as a gate: its p and the gate's growth rule on the gate's measure
+            if what == RULE[0]:
+                def gated(a, b):
+                    xa, xb = [stats[r][i] for r in a], [stats[r][i] for r in b]
+                    return welch_p(xa, xb) < ALPHAS[0] and grew(what, xa, xb)
+                welch["gated", ALPHAS[0]] = (sum(gated(a, b) for a, b in slower),
+                                             sum(gated(a, b) for a, b in same))
         times = sorted(el for _, _, _, el in results)
         rows.append(dict(k=k, false_alarms=false_alarms, alone=alone, named=named, welch=welch,
                          median_ms=1000 * times[len(times) // 2]))
@@ -214,13 +244,15 @@ def replay(pool, executor):
 
 def cached_replay(pool, executor):
     """replay(), kept in CACHE (a directory, when set) under a key of what
-    decides its result: kprof itself, the pool and the draws asked for."""
+    decides its result: kprof itself, this script, the pool and the draws
+    asked for."""
     cache = os.environ.get("CACHE")
     if not cache:
         return replay(pool, executor)
     h = hashlib.sha256()
-    with open(kprof, "rb") as f:
-        h.update(f.read())
+    for path in (kprof, __file__):  # kprof, and how this script replays
+        with open(path, "rb") as f:
+            h.update(f.read())
     with open(os.path.join(pool, "pool.env"), "rb") as f:
         h.update(f.read())
     h.update(repr((os.path.realpath(pool), ks, nsame, nslow, gate)).encode())
@@ -249,8 +281,9 @@ elapsed = time.monotonic() - start
 table = ["| pool: benchmark, neighbour, change | runs a side | same build: gate fails "
          "| slower: caught, named alone | caught at all "
          "| Welch on its share: caught, false | Welch on its CPU a run: caught, false "
+         "| Welch as a gate: caught, false "
          "| its share, base -> slower (CV a run) | its CPU a run (CV a run) | one kprof diff |",
-         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 for p in done:
     env = p["env"]
     label = (f"{p['name']}: {env['SHAPE']} ({env['FUNCTION']}), {env['NEIGHBOUR']}, "
@@ -265,12 +298,14 @@ for p in done:
             c5, f5 = r["welch"][what, 0.05]
             cells.append(f"{pct(c1, nslow)}, {pct(f1, nsame)} (0.05: {pct(c5, nslow)}, "
                          f"{pct(f5, nsame)})")
+        g = r["welch"].get(("gated", 0.01))
+        cells.append(f"{pct(g[0], nslow)}, {pct(g[1], nsame)}" if g else "-")
         (bsh, nsh), (bs, ns), (cvsh, cvs) = p["share"], p["cpu"], p["cv"]
         table.append(
             f"| {label} | {r['k']} | {r['false_alarms']} of {nsame} "
             f"({100 * r['false_alarms'] / nsame:.1f}%) "
             f"| {r['alone']} of {nslow} ({pct(r['alone'], nslow)}) | {r['named']} of {nslow} "
-            f"| {cells[0]} | {cells[1]} "
+            f"| {cells[0]} | {cells[1]} | {cells[2]} "
             f"| {bsh:.1f}% -> {nsh:.1f}% ({100 * cvsh:.0f}%) "
             f"| {bs:.3f} -> {ns:.3f} s, {100 * (ns - bs) / bs:+.0f}% ({100 * cvs:.0f}%) "
             f"| {r['median_ms']:.0f} ms |")
@@ -281,7 +316,9 @@ note = [f"`kprof diff {' '.join(gate)}` on {nsame} same-build and {nslow} slower
         "what it alone calls (its inline frames), whose growth is its own. The Welch "
         "columns are one-sided tests at alpha 0.01 (the gate's) and, in brackets, 0.05, "
         "of the changed function's total share a run and of its CPU time a run, on the "
-        "same draws; the CVs are of the base runs. Pools (40 + 40 runs unless said, "
+        "same draws; \"as a gate\" is the first at alpha 0.01 that also asks the mean to "
+        "grow past the gate's --fail-above in the gate's measure (the gate's own rule: a "
+        "function that grew less fails no gate). The CVs are of the base runs. Pools (40 + 40 runs unless said, "
         "alternating, `kprof -q -F 999 -o X.kprof -- ./bench`):"]
 for p in done:
     env = p["env"]

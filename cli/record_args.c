@@ -166,13 +166,7 @@ static int parse_callgraph(const char *arg, struct kp_attr_opts *a)
 void kp_record_args_init(struct kp_record_args *c)
 {
 	memset(c, 0, sizeof(*c));
-	kp_perf_event_lookup("cycles", &c->sess.attr.event);
-	c->sess.attr.freq = 99;
-	c->sess.switch_freq = 1000;
-	c->sess.attr.build_id = true;
-	c->sess.attr.max_stack =
-		(uint16_t)(kp_perf_max_stack() < KP_SESSION_MAX_FRAMES ? kp_perf_max_stack()
-								       : KP_SESSION_MAX_FRAMES);
+	kp_session_opts_init(&c->sess);
 	kp_svg_opts_init(&c->svg);
 }
 
@@ -260,6 +254,8 @@ static int set_ids(struct parse_state *s, char *arg)
 {
 	if (parse_pids(arg, &s->c->pids, &s->c->npids) < 0)
 		return -EINVAL;
+	s->c->sess.pids = s->c->pids;
+	s->c->sess.npids = s->c->npids;
 	s->c->sess.pids_are_tids = s->row->letter == 't';
 	return 0;
 }
@@ -483,63 +479,30 @@ static int check_every(struct kp_record_args *c)
 	return 0;
 }
 
-/* --off-cpu and --wall: what they need of the sampling options. Wall-clock
- * shares weigh on-CPU samples by their time, so the event is a clock. */
-static int set_mode(struct kp_record_args *c)
-{
-	uint32_t type = c->sess.attr.event.type;
-	uint64_t config = c->sess.attr.event.config;
-	bool clock = type == PERF_TYPE_SOFTWARE &&
-		     (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK);
-
-	if (c->sess.mode == KP_SESSION_OFFCPU && c->event_given) {
-		kp_err("--off-cpu samples where threads leave the CPU: -e does not apply");
-		return -1;
-	}
-	if (c->sess.mode != KP_SESSION_WALL)
-		return 0;
-	if (c->event_given && !clock) {
-		kp_err("--wall weighs on-CPU samples by their time: -e cpu-clock or task-clock, "
-		       "not %s",
-		       c->sess.attr.event.name);
-		return -1;
-	}
-	if (!c->event_given)
-		kp_perf_event_lookup("cpu-clock", &c->sess.attr.event);
-	/* wall-clock time is a thread's: one tower per thread */
-	if (!c->sess.root_pid)
-		c->sess.root_tid = true;
-	return 0;
-}
-
-/* What the options ask of the session besides themselves: the command
- * (argv[first...]), the ids, and the run's metadata. -1 after saying why
- * when there is nothing to sample or targets conflict. */
+/* What the options ask of the session besides themselves (profiler/
+ * session_opts.c), of --every, the command (argv[first...]) and the run's
+ * metadata. -1 after saying why (with the usage line when there is nothing
+ * to sample or targets conflict). */
 static int set_session(struct kp_record_args *c, int argc, char **argv, int first)
 {
-	char **cmd_argv = argv + first;
+	struct kp_diag d = {""};
+	int r = kp_session_opts_check(&c->sess, c->event_given, &d);
 
-	if (c->npids && c->sess.system_wide) {
-		kp_err("-p/-t and -a/-C cannot be combined");
-		kp_record_args_usage(stderr);
+	if (r == 0 && check_every(c) < 0)
+		return -1;
+	if (r == 0)
+		r = kp_session_opts_command(&c->sess, first < argc ? argv + first : NULL, &d);
+	if (r < 0) {
+		kp_err("%s", d.msg);
+		if (r == -EINVAL)
+			kp_record_args_usage(stderr);
 		return -1;
 	}
-	if (set_mode(c) < 0 || check_every(c) < 0)
-		return -1;
-	c->sess.pids = c->pids;
-	c->sess.npids = c->npids;
-	c->sess.argv = first < argc ? cmd_argv : NULL;
-	c->sess.command_is_target = c->sess.argv && !c->sess.system_wide && !c->npids;
 	c->sym.quiet_own = c->sess.system_wide; /* kprof samples itself */
 	c->sess.event_is_default = !c->event_given || c->quiet;
 	c->sess.version = KP_VERSION;
 	c->sess.kprof_argv = argv;
 	c->sess.kprof_argc = (size_t)argc;
-	if (!c->sess.argv && !c->sess.system_wide && !c->npids) {
-		kp_err("nothing to sample: give a command, -a, -C, -p or -t");
-		kp_record_args_usage(stderr);
-		return -1;
-	}
 	c->sym.debuginfo_dirs = c->dirs.v;
 	c->sym.n_debuginfo_dirs = c->dirs.n;
 	return 0;

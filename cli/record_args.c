@@ -170,30 +170,6 @@ void kp_record_args_init(struct kp_record_args *c)
 	kp_svg_opts_init(&c->svg);
 }
 
-/* A secret on the command line is readable by every user through
- * /proc/PID/cmdline: arg is copied (owned by e->secrets) and argv's len
- * bytes at secret become "***", the rest moved up and NUL-padded, so that
- * the kernel shows the option, never the secret. Returns what to keep: the
- * copy, or arg when secret is NULL. */
-static const char *keep_secret(struct kp_every_args *e, char *arg, char *secret, size_t len)
-{
-	size_t total, at, shown;
-	char *copy;
-
-	if (!secret)
-		return arg;
-	total = strlen(arg);
-	at = (size_t)(secret - arg);
-	copy = kp_xstrdup(arg);
-	kp_args_list_add(&e->secrets, copy);
-	/* at least one '*' of the secret's own length when it is shorter */
-	shown = len < 3 ? len : 3;
-	memset(arg + at, '*', shown);
-	memmove(arg + at + shown, arg + at + len, total - at - len + 1);
-	memset(arg + total - (len - shown), '\0', len - shown);
-	return copy;
-}
-
 struct parse_state;
 
 /* What an option does with its value. */
@@ -374,21 +350,17 @@ static int set_format(struct parse_state *s, char *arg)
 	return 0;
 }
 
-static int set_push(struct parse_state *s, char *arg)
+/* --push, --header: a secret in arg is hidden from /proc/PID/cmdline at
+ * once (push/credentials.h), its copy kept, wiped at the end; the row's
+ * field is the list */
+static int set_secret(struct parse_state *s, char *arg)
 {
-	size_t len = 0;
-	char *secret = kp_push_credentials_in_url(arg, &len);
+	char *copy = kp_push_credentials_hide(arg, s->row->name[0] == 'h');
 
-	kp_args_list_add(&s->c->every.push, keep_secret(&s->c->every, arg, secret, len));
-	return 0;
-}
-
-static int set_header(struct parse_state *s, char *arg)
-{
-	size_t len = 0;
-	char *secret = kp_push_credentials_in_header(arg, &len);
-
-	kp_args_list_add(&s->c->every.headers, keep_secret(&s->c->every, arg, secret, len));
+	if (copy)
+		kp_args_list_add(&s->c->every.secrets, copy);
+	kp_args_list_add((struct kp_args_list *)(void *)((char *)s->c + s->row->off),
+			 copy ? copy : arg);
 	return 0;
 }
 
@@ -427,9 +399,9 @@ static const struct record_opt record_opts[] = {
 	{.name = "min-wait", .kind = OPT_CALL, .set = set_min_wait, .bad = "--min-wait: invalid microseconds"},
 	{.name = "every", .kind = OPT_SECONDS, FIELD(every.seconds), .min = 1, .max = 86400, .open_min = false, .bad = "--every: a window is 1 to 86400 seconds, got"},
 	{.name = "keep", .kind = OPT_COUNT, FIELD(every.keep), .min = 1, .max = 1000000, .bad = "--keep: invalid count"},
-	{.name = "push", .kind = OPT_CALL, .set = set_push},
+	{.name = "push", .kind = OPT_CALL, FIELD(every.push), .set = set_secret},
 	{.name = "label", .kind = OPT_LIST, FIELD(every.labels)},
-	{.name = "header", .kind = OPT_CALL, .set = set_header},
+	{.name = "header", .kind = OPT_CALL, FIELD(every.headers), .set = set_secret},
 	{.name = "service", .kind = OPT_STRING, FIELD(every.service)},
 	{.name = "token-file", .kind = OPT_STRING, FIELD(every.token_file)},
 	{.name = "password-file", .kind = OPT_STRING, FIELD(every.password_file)},
@@ -661,12 +633,8 @@ void kp_record_args_free(struct kp_record_args *c)
 	kp_args_list_free(&c->every.push);
 	kp_args_list_free(&c->every.labels);
 	kp_args_list_free(&c->every.headers);
-	for (size_t i = 0; i < c->every.secrets.n; i++) {
-		char *copy = (char *)c->every.secrets.v[i];
-
-		explicit_bzero(copy, strlen(copy));
-		free(copy);
-	}
+	for (size_t i = 0; i < c->every.secrets.n; i++)
+		kp_push_credentials_wipe((char *)c->every.secrets.v[i]);
 	kp_args_list_free(&c->every.secrets);
 	free(c->pids);
 	free(c->cpus);

@@ -97,26 +97,17 @@ static void python_note(const struct kp_profile *p)
 void kp_record_modules_print(const struct kp_profile *p)
 {
 	int v = kp_profile_find_value(p, "samples");
-	size_t n, shown = 0, need_debug = 0;
+	size_t n, shown, need_debug = 0;
 	struct kp_module *mods;
-	kp_count all = 0;
+	kp_count all;
 
 	if (v < 0)
 		return;
 	mods = kp_modules_count(p, (size_t)v, kp_fde_start_module, &n);
-	for (size_t i = 0; i < n; i++)
-		all += mods[i].frames;
-	kp_modules_sort_by_unnamed(mods, n);
-	/* the modules with the most frames not named by a symbol, down to a
-	 * half percent of all frames */
-	for (size_t i = 0; i < n && shown < MAX_LINES; i++) {
-		kp_count un = mods[i].by[KP_MODULE_START] + mods[i].by[KP_MODULE_UNKNOWN];
-
-		if (!un || (double)un < 0.005 * (double)all)
-			break;
+	shown = kp_modules_to_say(mods, n, MAX_LINES, &all);
+	for (size_t i = 0; i < shown; i++) {
 		print_module(p, &mods[i], all);
 		need_debug += remedy(&mods[i]) == DEBUG_REMEDY;
-		shown++;
 	}
 	if (need_debug)
 		kp_say("debug symbols would name the rest of %s (the package's -dbgsym from "

@@ -22,9 +22,8 @@ struct every {
 	struct kp_symbolizer *sym;
 	struct kp_push_windows *push;  /* NULL without --push */
 	struct kp_window_files *files; /* the -o patterns' */
-	unsigned windows, write_failures;
-	uint64_t samples;
-	size_t notes_said; /* the jitdump notes printed so far */
+	unsigned write_failures;
+	struct kp_window_totals totals;
 };
 
 /* push/'s messages: one line each, foreign bytes escaped by push/ already
@@ -111,15 +110,8 @@ static void finish_window(void *arg, struct kp_window *w, double named)
 	struct every *e = arg;
 	struct kp_diag d = {""};
 	double t1 = kp_clock_now_s();
-	const char *const *notes;
-	size_t nnotes;
 
-	/* a jitdump cut short while recording or naming this window: said
-	 * with the window, not after hours */
-	notes = kp_sym_jitdump_cut_notes(e->sym, &nnotes);
-	if (nnotes > e->notes_said)
-		kp_warn_notes(notes + e->notes_said, nnotes - e->notes_said);
-	e->notes_said = nnotes;
+	kp_warn_notes(w->jitdump_notes, w->njitdump_notes);
 	if (e->c->outputs.n) {
 		struct kp_output_ctx ctx;
 
@@ -132,8 +124,6 @@ static void finish_window(void *arg, struct kp_window *w, double named)
 		kp_warn("%s", d.msg);
 	if (e->c->stats)
 		window_stats(e, w, named, kp_clock_now_s() - t1);
-	e->windows++;
-	e->samples += w->samples;
 }
 
 /* The run's end: the jitdumps read only in part (a warning), then, unless
@@ -151,9 +141,9 @@ static void say_end(const struct every *e)
 	if (st.throttled)
 		snprintf(throttled, sizeof(throttled), ", throttled %llu times",
 			 (unsigned long long)st.throttled);
-	fprintf(stderr, "kprof: %u window%s of %g s, %llu samples, %llu lost%s%s\n", e->windows,
-		e->windows == 1 ? "" : "s", e->c->every.seconds, (unsigned long long)e->samples,
-		(unsigned long long)st.lost, throttled,
+	fprintf(stderr, "kprof: %u window%s of %g s, %llu samples, %llu lost%s%s\n",
+		e->totals.windows, e->totals.windows == 1 ? "" : "s", e->c->every.seconds,
+		(unsigned long long)e->totals.samples, (unsigned long long)st.lost, throttled,
 		e->write_failures ? "; some window files could not be written (said above)" : "");
 	kp_record_summary_losses(&st);
 }
@@ -167,7 +157,7 @@ int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp
 
 	e.files = kp_window_files_new(c->format, c->outputs.v, c->outputs.n, c->every.keep,
 				      say_files, NULL);
-	kp_window_run(sess, sym, c->every.seconds, finish_window, &e);
+	kp_window_run(sess, sym, c->every.seconds, finish_window, &e, &e.totals);
 	say_end(&e);
 	kp_window_files_free(e.files);
 	if (push) {

@@ -74,7 +74,7 @@ static struct kp_profile *record(const struct kp_record_args *c, struct kp_sessi
 	kp_session_stats(sess, st);
 	kp_session_count_unresolved(sess);
 	if (!st->samples && !st->off.waits)
-		kp_record_summary_no_samples(c, st);
+		kp_session_report_empty(&c->sess, st, kp_record_say, NULL);
 	notes = kp_session_notes(sess, &nnotes); /* the recording's */
 	kp_warn_notes(notes, nnotes);
 	notes = kp_sym_notes(sym, &nnotes);

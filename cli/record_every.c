@@ -135,7 +135,7 @@ static void say_end(const struct every *e)
 	char throttled[64] = "";
 
 	kp_session_stats(e->sess, &st);
-	kp_record_summary_jitdumps(&st);
+	kp_session_report_jitdumps(&st, kp_record_say, NULL);
 	if (e->c->quiet)
 		return;
 	if (st.throttled)
@@ -145,7 +145,7 @@ static void say_end(const struct every *e)
 		e->totals.windows, e->totals.windows == 1 ? "" : "s", e->c->every.seconds,
 		(unsigned long long)e->totals.samples, (unsigned long long)st.lost, throttled,
 		e->write_failures ? "; some window files could not be written (said above)" : "");
-	kp_record_summary_losses(&st);
+	kp_session_report_losses(&st, kp_record_say, NULL);
 }
 
 int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp_symbolizer *sym,

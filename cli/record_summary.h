@@ -22,10 +22,4 @@ void kp_record_say(void *arg, bool warning, const char *line);
 void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
 			     const struct kp_profile *p, const char *where);
 
-/* For each module (file, process's JIT code, no mapping, the kernel)
- * with the most frames of p not named by a symbol, down to half a percent
- * of all: what share each way named and what would name the rest. One
- * line each, at most five (record_modules.c). */
-void kp_record_modules_print(const struct kp_profile *p);
-
 #endif

@@ -74,7 +74,7 @@ static struct kp_profile *record(const struct kp_record_args *c, struct kp_sessi
 	kp_session_stats(sess, st);
 	kp_session_count_unresolved(sess);
 	if (!st->samples && !st->off.waits)
-		kp_record_summary_no_samples(c, st);
+		kp_session_report_empty(&c->sess, st, kp_record_say, NULL);
 	notes = kp_session_notes(sess, &nnotes); /* the recording's */
 	kp_warn_notes(notes, nnotes);
 	notes = kp_sym_notes(sym, &nnotes);
@@ -88,25 +88,24 @@ static int record_every(struct kp_record_args *c)
 {
 	struct kp_session *sess = NULL;
 	struct kp_symbolizer *sym = NULL;
-	struct kp_record_push *push = NULL;
+	struct kp_push_windows *push = NULL;
 	struct kp_outputs none = {0};
 	char *cache_dir = NULL;
 	const char *command = c->sess.command_is_target ? c->sess.argv[0] : NULL;
-	int status, pushed;
+	int status;
 
 	status = kp_record_every_check(c); /* and which need source lines */
 	if (!status)
-		status = kp_record_push_new(&push, c, command);
+		status = kp_record_every_push(&push, c, command);
 	if (!status)
 		status = start(c, &none, &sym, &sess, &cache_dir);
 
 	if (!status) {
 		status = kp_record_every(c, sess, sym, push);
-		pushed = push ? kp_record_push_finish(push, c->quiet) : 0;
 		if (!status)
-			status = pushed ? pushed : kp_session_exit_code(sess);
+			status = kp_session_exit_code(sess);
 	}
-	kp_record_push_free(push);
+	kp_push_windows_free(push);
 	kp_session_free(sess);
 	kp_sym_free(sym);
 	free(cache_dir);

@@ -166,38 +166,8 @@ static int parse_callgraph(const char *arg, struct kp_attr_opts *a)
 void kp_record_args_init(struct kp_record_args *c)
 {
 	memset(c, 0, sizeof(*c));
-	kp_perf_event_lookup("cycles", &c->sess.attr.event);
-	c->sess.attr.freq = 99;
-	c->sess.switch_freq = 1000;
-	c->sess.attr.build_id = true;
-	c->sess.attr.max_stack =
-		(uint16_t)(kp_perf_max_stack() < KP_SESSION_MAX_FRAMES ? kp_perf_max_stack()
-								       : KP_SESSION_MAX_FRAMES);
+	kp_session_opts_init(&c->sess);
 	kp_svg_opts_init(&c->svg);
-}
-
-/* A secret on the command line is readable by every user through
- * /proc/PID/cmdline: arg is copied (owned by e->secrets) and argv's len
- * bytes at secret become "***", the rest moved up and NUL-padded, so that
- * the kernel shows the option, never the secret. Returns what to keep: the
- * copy, or arg when secret is NULL. */
-static const char *keep_secret(struct kp_every_args *e, char *arg, char *secret, size_t len)
-{
-	size_t total, at, shown;
-	char *copy;
-
-	if (!secret)
-		return arg;
-	total = strlen(arg);
-	at = (size_t)(secret - arg);
-	copy = kp_xstrdup(arg);
-	kp_args_list_add(&e->secrets, copy);
-	/* at least one '*' of the secret's own length when it is shorter */
-	shown = len < 3 ? len : 3;
-	memset(arg + at, '*', shown);
-	memmove(arg + at + shown, arg + at + len, total - at - len + 1);
-	memset(arg + total - (len - shown), '\0', len - shown);
-	return copy;
 }
 
 struct parse_state;
@@ -260,6 +230,8 @@ static int set_ids(struct parse_state *s, char *arg)
 {
 	if (parse_pids(arg, &s->c->pids, &s->c->npids) < 0)
 		return -EINVAL;
+	s->c->sess.pids = s->c->pids;
+	s->c->sess.npids = s->c->npids;
 	s->c->sess.pids_are_tids = s->row->letter == 't';
 	return 0;
 }
@@ -378,21 +350,17 @@ static int set_format(struct parse_state *s, char *arg)
 	return 0;
 }
 
-static int set_push(struct parse_state *s, char *arg)
+/* --push, --header: a secret in arg is hidden from /proc/PID/cmdline at
+ * once (push/credentials.h), its copy kept, wiped at the end; the row's
+ * field is the list */
+static int set_secret(struct parse_state *s, char *arg)
 {
-	size_t len = 0;
-	char *secret = kp_push_credentials_in_url(arg, &len);
+	char *copy = kp_push_credentials_hide(arg, s->row->name[0] == 'h');
 
-	kp_args_list_add(&s->c->every.push, keep_secret(&s->c->every, arg, secret, len));
-	return 0;
-}
-
-static int set_header(struct parse_state *s, char *arg)
-{
-	size_t len = 0;
-	char *secret = kp_push_credentials_in_header(arg, &len);
-
-	kp_args_list_add(&s->c->every.headers, keep_secret(&s->c->every, arg, secret, len));
+	if (copy)
+		kp_args_list_add(&s->c->every.secrets, copy);
+	kp_args_list_add((struct kp_args_list *)(void *)((char *)s->c + s->row->off),
+			 copy ? copy : arg);
 	return 0;
 }
 
@@ -431,9 +399,9 @@ static const struct record_opt record_opts[] = {
 	{.name = "min-wait", .kind = OPT_CALL, .set = set_min_wait, .bad = "--min-wait: invalid microseconds"},
 	{.name = "every", .kind = OPT_SECONDS, FIELD(every.seconds), .min = 1, .max = 86400, .open_min = false, .bad = "--every: a window is 1 to 86400 seconds, got"},
 	{.name = "keep", .kind = OPT_COUNT, FIELD(every.keep), .min = 1, .max = 1000000, .bad = "--keep: invalid count"},
-	{.name = "push", .kind = OPT_CALL, .set = set_push},
+	{.name = "push", .kind = OPT_CALL, FIELD(every.push), .set = set_secret},
 	{.name = "label", .kind = OPT_LIST, FIELD(every.labels)},
-	{.name = "header", .kind = OPT_CALL, .set = set_header},
+	{.name = "header", .kind = OPT_CALL, FIELD(every.headers), .set = set_secret},
 	{.name = "service", .kind = OPT_STRING, FIELD(every.service)},
 	{.name = "token-file", .kind = OPT_STRING, FIELD(every.token_file)},
 	{.name = "password-file", .kind = OPT_STRING, FIELD(every.password_file)},
@@ -483,63 +451,30 @@ static int check_every(struct kp_record_args *c)
 	return 0;
 }
 
-/* --off-cpu and --wall: what they need of the sampling options. Wall-clock
- * shares weigh on-CPU samples by their time, so the event is a clock. */
-static int set_mode(struct kp_record_args *c)
-{
-	uint32_t type = c->sess.attr.event.type;
-	uint64_t config = c->sess.attr.event.config;
-	bool clock = type == PERF_TYPE_SOFTWARE &&
-		     (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK);
-
-	if (c->sess.mode == KP_SESSION_OFFCPU && c->event_given) {
-		kp_err("--off-cpu samples where threads leave the CPU: -e does not apply");
-		return -1;
-	}
-	if (c->sess.mode != KP_SESSION_WALL)
-		return 0;
-	if (c->event_given && !clock) {
-		kp_err("--wall weighs on-CPU samples by their time: -e cpu-clock or task-clock, "
-		       "not %s",
-		       c->sess.attr.event.name);
-		return -1;
-	}
-	if (!c->event_given)
-		kp_perf_event_lookup("cpu-clock", &c->sess.attr.event);
-	/* wall-clock time is a thread's: one tower per thread */
-	if (!c->sess.root_pid)
-		c->sess.root_tid = true;
-	return 0;
-}
-
-/* What the options ask of the session besides themselves: the command
- * (argv[first...]), the ids, and the run's metadata. -1 after saying why
- * when there is nothing to sample or targets conflict. */
+/* What the options ask of the session besides themselves (profiler/
+ * session_opts.c), of --every, the command (argv[first...]) and the run's
+ * metadata. -1 after saying why (with the usage line when there is nothing
+ * to sample or targets conflict). */
 static int set_session(struct kp_record_args *c, int argc, char **argv, int first)
 {
-	char **cmd_argv = argv + first;
+	struct kp_diag d = {""};
+	int r = kp_session_opts_check(&c->sess, c->event_given, &d);
 
-	if (c->npids && c->sess.system_wide) {
-		kp_err("-p/-t and -a/-C cannot be combined");
-		kp_record_args_usage(stderr);
+	if (r == 0 && check_every(c) < 0)
+		return -1;
+	if (r == 0)
+		r = kp_session_opts_command(&c->sess, first < argc ? argv + first : NULL, &d);
+	if (r < 0) {
+		kp_err("%s", d.msg);
+		if (r == -EINVAL)
+			kp_record_args_usage(stderr);
 		return -1;
 	}
-	if (set_mode(c) < 0 || check_every(c) < 0)
-		return -1;
-	c->sess.pids = c->pids;
-	c->sess.npids = c->npids;
-	c->sess.argv = first < argc ? cmd_argv : NULL;
-	c->sess.command_is_target = c->sess.argv && !c->sess.system_wide && !c->npids;
 	c->sym.quiet_own = c->sess.system_wide; /* kprof samples itself */
 	c->sess.event_is_default = !c->event_given || c->quiet;
 	c->sess.version = KP_VERSION;
 	c->sess.kprof_argv = argv;
 	c->sess.kprof_argc = (size_t)argc;
-	if (!c->sess.argv && !c->sess.system_wide && !c->npids) {
-		kp_err("nothing to sample: give a command, -a, -C, -p or -t");
-		kp_record_args_usage(stderr);
-		return -1;
-	}
 	c->sym.debuginfo_dirs = c->dirs.v;
 	c->sym.n_debuginfo_dirs = c->dirs.n;
 	return 0;
@@ -698,12 +633,8 @@ void kp_record_args_free(struct kp_record_args *c)
 	kp_args_list_free(&c->every.push);
 	kp_args_list_free(&c->every.labels);
 	kp_args_list_free(&c->every.headers);
-	for (size_t i = 0; i < c->every.secrets.n; i++) {
-		char *copy = (char *)c->every.secrets.v[i];
-
-		explicit_bzero(copy, strlen(copy));
-		free(copy);
-	}
+	for (size_t i = 0; i < c->every.secrets.n; i++)
+		kp_push_credentials_wipe((char *)c->every.secrets.v[i]);
 	kp_args_list_free(&c->every.secrets);
 	free(c->pids);
 	free(c->cpus);

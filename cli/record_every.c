@@ -1,6 +1,6 @@
 /* kprof --every: a recording cut into consecutive windows (profiler/
  * window.h), each named, written to its own files (-o PATTERN, --keep:
- * output/window_files.h) and pushed (record_push.c), until a signal or -d
+ * output/window_files.h) and pushed (push/windows.h), until a signal or -d
  * ends the recording; the last window is finished and sent like the
  * others. The loop is the profiler's (kp_window_run); this file says. */
 #include "cli/record_every.h"
@@ -20,12 +20,50 @@ struct every {
 	struct kp_record_args *c;
 	struct kp_session *sess;
 	struct kp_symbolizer *sym;
-	struct kp_record_push *push;   /* NULL without --push */
+	struct kp_push_windows *push;  /* NULL without --push */
 	struct kp_window_files *files; /* the -o patterns' */
-	unsigned windows, write_failures;
-	uint64_t samples;
-	size_t notes_said; /* the jitdump notes printed so far */
+	unsigned write_failures;
+	struct kp_window_totals totals;
 };
+
+/* push/'s messages: one line each, foreign bytes escaped by push/ already
+ * (util/textsafe.h), so written as they are; called from its sender
+ * thread too. */
+static void push_log(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "kprof: %s\n", line);
+}
+
+int kp_record_every_push(struct kp_push_windows **out, const struct kp_record_args *c,
+			 const char *command)
+{
+	const struct kp_every_args *e = &c->every;
+	struct kp_diag d = {""};
+	struct kp_push_windows_opts o = {
+		.push = {.targets = (const char *const *)e->push.v,
+			 .ntargets = e->push.n,
+			 .labels = (const char *const *)e->labels.v,
+			 .nlabels = e->labels.n,
+			 .headers = (const char *const *)e->headers.v,
+			 .nheaders = e->headers.n,
+			 .spool_dir = e->spool,
+			 .timeout = e->push_timeout,
+			 .log = push_log},
+		.service = e->service,
+		.command = command,
+		.token_file = e->token_file,
+		.password_file = e->password_file,
+		.header_file = e->header_file,
+	};
+
+	*out = NULL;
+	if (e->push.n && kp_push_windows_new(out, &o, &d) < 0) {
+		kp_err("%s", d.msg);
+		return 2;
+	}
+	return 0;
+}
 
 /* What the window files say (output/window_files.h), to the user. */
 static void say_files(void *arg, enum kp_window_files_note note, const char *msg)
@@ -70,16 +108,10 @@ static void window_stats(struct every *e, const struct kp_window *w, double name
 static void finish_window(void *arg, struct kp_window *w, double named)
 {
 	struct every *e = arg;
+	struct kp_diag d = {""};
 	double t1 = kp_clock_now_s();
-	const char *const *notes;
-	size_t nnotes;
 
-	/* a jitdump cut short while recording or naming this window: said
-	 * with the window, not after hours */
-	notes = kp_sym_jitdump_cut_notes(e->sym, &nnotes);
-	if (nnotes > e->notes_said)
-		kp_warn_notes(notes + e->notes_said, nnotes - e->notes_said);
-	e->notes_said = nnotes;
+	kp_warn_notes(w->jitdump_notes, w->njitdump_notes);
 	if (e->c->outputs.n) {
 		struct kp_output_ctx ctx;
 
@@ -88,12 +120,10 @@ static void finish_window(void *arg, struct kp_window *w, double named)
 					  w->index))
 			e->write_failures++;
 	}
-	if (e->push)
-		kp_record_push_window(e->push, w);
+	if (e->push && kp_push_windows_add(e->push, w->prof, w->index, w->from_ns, w->until_ns, &d))
+		kp_warn("%s", d.msg);
 	if (e->c->stats)
 		window_stats(e, w, named, kp_clock_now_s() - t1);
-	e->windows++;
-	e->samples += w->samples;
 }
 
 /* The run's end: the jitdumps read only in part (a warning), then, unless
@@ -105,28 +135,35 @@ static void say_end(const struct every *e)
 	char throttled[64] = "";
 
 	kp_session_stats(e->sess, &st);
-	kp_record_summary_jitdumps(&st);
+	kp_session_report_jitdumps(&st, kp_record_say, NULL);
 	if (e->c->quiet)
 		return;
 	if (st.throttled)
 		snprintf(throttled, sizeof(throttled), ", throttled %llu times",
 			 (unsigned long long)st.throttled);
-	fprintf(stderr, "kprof: %u window%s of %g s, %llu samples, %llu lost%s%s\n", e->windows,
-		e->windows == 1 ? "" : "s", e->c->every.seconds, (unsigned long long)e->samples,
-		(unsigned long long)st.lost, throttled,
+	fprintf(stderr, "kprof: %u window%s of %g s, %llu samples, %llu lost%s%s\n",
+		e->totals.windows, e->totals.windows == 1 ? "" : "s", e->c->every.seconds,
+		(unsigned long long)e->totals.samples, (unsigned long long)st.lost, throttled,
 		e->write_failures ? "; some window files could not be written (said above)" : "");
-	kp_record_summary_losses(&st);
+	kp_session_report_losses(&st, kp_record_say, NULL);
 }
 
 int kp_record_every(struct kp_record_args *c, struct kp_session *sess, struct kp_symbolizer *sym,
-		    struct kp_record_push *push)
+		    struct kp_push_windows *push)
 {
 	struct every e = {.c = c, .sess = sess, .sym = sym, .push = push};
+	char line[512];
+	int pushed = 0;
 
 	e.files = kp_window_files_new(c->format, c->outputs.v, c->outputs.n, c->every.keep,
 				      say_files, NULL);
-	kp_window_run(sess, sym, c->every.seconds, finish_window, &e);
+	kp_window_run(sess, sym, c->every.seconds, finish_window, &e, &e.totals);
 	say_end(&e);
 	kp_window_files_free(e.files);
-	return e.write_failures ? 1 : 0;
+	if (push) {
+		pushed = kp_push_windows_end(push, c->quiet, line, sizeof(line));
+		if (line[0])
+			kp_say("%s", line);
+	}
+	return e.write_failures ? 1 : pushed;
 }

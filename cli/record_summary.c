@@ -1,13 +1,13 @@
 /* What a recording says on stderr besides errors: the progress line on a
- * terminal, why no sample was recorded, the summary line (samples, lost
- * records, unresolved frames, truncated stacks, where the profile went)
- * and, with --stats, how stacks were unwound. */
+ * terminal, and the lines of profiler/session_report.h (why no sample was
+ * recorded, the summary line, with --stats how stacks were unwound) with
+ * what named each module's frames (symbolize/unknown_report.h) among them. */
 #include "cli/record_summary.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/messages.h"
+#include "symbolize/unknown_report.h"
 
 /* The progress line on a terminal: rewritten in place. */
 void kp_record_summary_progress(void *arg, const struct kp_session_stats *st)
@@ -19,269 +19,27 @@ void kp_record_summary_progress(void *arg, const struct kp_session_stats *st)
 		(unsigned long long)st->samples, (unsigned long long)st->lost);
 }
 
-/* No wait kept: all left out (the off-CPU line says why: --min-wait,
- * unpaired records), which is not that none began. */
-static void no_waits(const struct kp_session_stats *st)
+void kp_record_say(void *arg, bool warning, const char *line)
 {
-	uint64_t left = st->off.short_waits + st->off.unpaired;
-
-	if (left)
-		kp_warn("no off-CPU waits were kept: all %llu were left out (the off-CPU line "
-			"says why)",
-			(unsigned long long)left);
+	(void)arg;
+	if (warning)
+		kp_warn("%s", line);
 	else
-		kp_warn("no off-CPU wait began in the %.1f s recorded: the threads sampled never "
-			"left the CPU, or were waiting since before the recording started (a wait "
-			"is seen from its start)",
-			st->seconds);
+		kp_say("%s", line);
 }
 
-/* Why a recording can be empty depends on what was sampled. */
-void kp_record_summary_no_samples(const struct kp_record_args *c, const struct kp_session_stats *st)
+static void say_line(void *arg, const char *line)
 {
-	const char *period = st->freq ? "1/F seconds" : "-c events";
-
-	if (c->sess.mode == KP_SESSION_OFFCPU && !st->lost)
-		no_waits(st);
-	/* then it was not too short: the rings could not hold a sample */
-	else if (st->lost)
-		kp_warn("no samples were recorded: all %llu were lost, the rings (%u page%s per "
-			"CPU) too small for a sample and its stack copy; give a larger -m",
-			(unsigned long long)st->lost, st->ring_pages,
-			st->ring_pages == 1 ? "" : "s");
-	else if (c->sess.command_is_target)
-		kp_warn("no samples were recorded: the command ran for less than one sampling "
-			"period (%s), or slept all the time",
-			period);
-	else if (c->npids)
-		kp_warn("no samples were recorded: the %s sampled used no CPU in the %.1f s "
-			"recorded (idle or sleeping)",
-			c->sess.pids_are_tids ? (c->npids == 1 ? "thread" : "threads")
-					      : (c->npids == 1 ? "process" : "processes"),
-			st->seconds);
-	else
-		kp_warn("no samples were recorded in %.1f s (shorter than one sampling period, "
-			"%s?)",
-			st->seconds, period);
-}
-
-static const char *const end_names[KP_UNWIND_NEND] = {
-	[KP_UNWIND_OUTERMOST] = "whole",	   [KP_UNWIND_SNAPSHOT] = "snapshot too small",
-	[KP_UNWIND_DEPTH] = "depth limit",	   [KP_UNWIND_BAD_FRAME] = "bad frame",
-	[KP_UNWIND_NO_REGS] = "no user registers",
-};
-
-/* What would keep the truncated stacks whole, when the causes a user can
- * act on cut at least 1% of the stacks: a larger stack copy. */
-static void truncation_hint(const struct kp_record_args *c, const struct kp_session_stats *st)
-{
-	uint64_t stacks = st->samples + st->off.stacks;
-	uint64_t copy = st->cut_by[KP_UNWIND_SNAPSHOT] + st->fp_cut;
-	bool dwarf = c->sess.attr.callgraph == KP_CALLGRAPH_DWARF;
-
-	if (!copy || copy * 100 < stacks)
-		return;
-	if (c->sess.attr.callgraph == KP_CALLGRAPH_FP)
-		kp_say("%llu stacks were cut where the frame-pointer chain broke (code built "
-		       "without frame pointers): -g auto unwinds them from their CFI",
-		       (unsigned long long)copy);
-	else
-		kp_say("%llu stacks went past the user-stack copy%s: a larger copy keeps more of "
-		       "them whole, -g %s,65528 (up to 64 KiB a sample, at the cost of larger "
-		       "records)",
-		       (unsigned long long)copy,
-		       dwarf ? "" : " (and past where the frame-pointer chain reached)",
-		       dwarf ? "dwarf" : "auto");
-}
-
-/* The off-CPU line: the waits timed, the stacks sampled, what was left out
- * and why (docs/offcpu.md). */
-static void print_offcpu(const struct kp_session_stats *st)
-{
-	char out[1024] = "";
-	size_t len = 0;
-
-	/* the profile is an estimate when not every wait had its stack */
-	if (st->off.charged < st->off.waits)
-		len += (size_t)snprintf(
-			out + len, sizeof(out) - len,
-			"; %llu waits had no stack: the profile's %.3f s estimate each stack's "
-			"share from the %llu that had (%s)",
-			(unsigned long long)(st->off.waits - st->off.charged),
-			(double)st->off.charged_ns / 1e9, (unsigned long long)st->off.charged,
-			st->switch_event && !strncmp(st->switch_event, "bpf:", 4)
-				? "each one's time over its chance of a stack"
-				: "each one's time times the switches its sample stands for");
-	if (st->off.nostack)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu waits (%.3f s) had no stack to go on: under [no "
-					"stack sampled]",
-					(unsigned long long)st->off.nostack,
-					(double)st->off.nostack_ns / 1e9);
-	if (st->off.short_waits)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; left out: %llu under --min-wait",
-					(unsigned long long)st->off.short_waits);
-	if (st->off.unpaired)
-		len += (size_t)snprintf(
-			out + len, sizeof(out) - len,
-			"%s %llu unpaired (the wait's end unseen: switch records lost, or "
-			"the tracepoint's switch in)",
-			st->off.short_waits ? "," : "; left out:",
-			(unsigned long long)st->off.unpaired);
-	if (st->off.clock_skew)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu ended before they began (counted 0)",
-					(unsigned long long)st->off.clock_skew);
-	/* below a storm every switch out has its stack, unless the kernel
-	 * dropped it: a ring full while kprof could not run, whose LOST
-	 * record the end of the recording can keep from being written */
-	if (st->off.dropped)
-		len += (size_t)snprintf(
-			out + len, sizeof(out) - len,
-			"; %llu switches out came without their stack (the kernel "
-			"dropped it: a full ring, kprof kept off the CPU): those waits "
-			"went on the last stack of their kind on their thread",
-			(unsigned long long)st->off.dropped);
-	if (st->storm_windows)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; a switch storm: stacks at --switch-freq in %llu windows "
-					"of 0.1 s, every switch elsewhere",
-					(unsigned long long)st->storm_windows);
-	if (st->lost_chosen && len < sizeof(out))
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu chosen waits' times lost (the ring was full)",
-					(unsigned long long)st->lost_chosen);
-	if (st->lost_waits && len < sizeof(out))
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu waits (%.3f s) of exiting threads lost (the ring "
-					"was full)",
-					(unsigned long long)st->lost_waits,
-					(double)st->lost_waits_ns / 1e9);
-	if (st->lost_stacks && len < sizeof(out))
-		snprintf(out + len, sizeof(out) - len,
-			 "; %llu switch stacks lost (their rings filled, as at a storm's "
-			 "first instant)",
-			 (unsigned long long)st->lost_stacks);
-	fprintf(stderr,
-		"kprof: off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "
-		"%llu switches sampled (%s)%s\n",
-		(unsigned long long)st->off.waits, (double)st->off.ns / 1e9,
-		(unsigned long long)st->off.open_at_end, (unsigned long long)st->off.stacks,
-		st->switch_event ? st->switch_event : "?", out);
-}
-
-void kp_record_summary_losses(const struct kp_session_stats *st)
-{
-	if (st->lost)
-		fprintf(stderr,
-			"kprof: %llu records were lost: the rings (%u pages per CPU) filled "
-			"faster than kprof read them; -m %u would avoid it\n",
-			(unsigned long long)st->lost, st->ring_pages,
-			st->ring_pages < (1u << 18) ? st->ring_pages * 4 : st->ring_pages);
-	/* the kernel's perf_event_max_sample_rate and its CPU-time limit cut
-	 * the rate: samples not taken, which no -m brings back */
-	if (st->throttled)
-		fprintf(stderr,
-			"kprof: sampling was throttled %llu times by the kernel (samples not "
-			"taken: kernel.perf_cpu_time_max_percent); a lower -F would avoid it\n",
-			(unsigned long long)st->throttled);
+	kp_record_say(arg, false, line);
 }
 
 void kp_record_summary_print(const struct kp_record_args *c, const struct kp_session_stats *st,
 			     const struct kp_profile *p, const char *where)
 {
-	/* the stack entries of the profile, weighted by samples, and those
-	 * left unresolved, by location kind */
-	kp_count frames, unresolved[KP_LOC_NKINDS], unres = 0;
-	double share;
-	char trunc[256] = "";
-	size_t len = 0;
-
-	int v = kp_profile_find_value(p, "samples");
-
-	kp_profile_frame_counts(p, v < 0 ? 0 : (size_t)v, &frames, unresolved);
-	for (size_t k = 0; k < KP_LOC_NKINDS; k++)
-		unres += unresolved[k];
-	share = frames ? 100.0 * (double)unres / (double)frames : 0.0;
-
-	kp_record_summary_jitdumps(st);
+	kp_session_report_jitdumps(st, kp_record_say, NULL);
 	if (c->quiet)
 		return;
-	/* why the truncated stacks were cut, each once (an unwinder's stop
-	 * that the kernel's chain carried on from is not a cut) */
-	for (int e = KP_UNWIND_SNAPSHOT; e < KP_UNWIND_NEND; e++)
-		if (st->cut_by[e])
-			len += (size_t)snprintf(trunc + len, sizeof(trunc) - len, "%s %s %llu",
-						len ? "," : ":", end_names[e],
-						(unsigned long long)st->cut_by[e]);
-	if (st->fp_cut)
-		snprintf(trunc + len, sizeof(trunc) - len, "%s frame-pointer chain cut %llu",
-			 len ? "," : ":", (unsigned long long)st->fp_cut);
-	/* the profile's path escaped with the rest (cli/messages.h) */
-	kp_say("%llu samples, %llu lost, %zu process%s, %.1f s; %.1f%% of frames "
-	       "unresolved (kernel %llu, user %llu, JIT %llu, other %llu); %llu stacks "
-	       "truncated%s; profile in %s",
-	       (unsigned long long)(st->samples + st->off.stacks), (unsigned long long)st->lost,
-	       st->nprocs, st->nprocs == 1 ? "" : "es", st->seconds, share,
-	       (unsigned long long)unresolved[KP_LOC_KERNEL],
-	       (unsigned long long)unresolved[KP_LOC_USER],
-	       (unsigned long long)unresolved[KP_LOC_JIT],
-	       (unsigned long long)unresolved[KP_LOC_UNKNOWN], (unsigned long long)st->truncated,
-	       trunc, where);
-	truncation_hint(c, st);
-	kp_record_modules_print(p);
-	if (c->sess.mode != KP_SESSION_CPU)
-		print_offcpu(st);
-	kp_record_summary_losses(st);
-	if (c->stats)
-		fprintf(stderr,
-			"kprof: unwinding: %llu stacks from snapshots (median %.1f us, p99 %.1f "
-			"us, %.3f s in all), %llu continued with the kernel's chain, %llu leaves "
-			"repaired; unwind tables of %llu objects (%llu without), %.1f MB read; "
-			"rings %u pages per CPU\n",
-			(unsigned long long)st->unwound, (double)st->unwind_ns_p50 / 1000.0,
-			(double)st->unwind_ns_p99 / 1000.0, (double)st->unwind_ns_total / 1e9,
-			(unsigned long long)st->spliced, (unsigned long long)st->leaf_repaired,
-			(unsigned long long)st->tables.objects,
-			(unsigned long long)st->tables.objects_no_table,
-			(double)st->tables.table_bytes / 1e6, st->ring_pages);
-	if (c->stats && (st->java.jvms || st->java.jvms_failed))
-		fprintf(stderr,
-			"kprof: java: %llu JVMs read by their VM structs (%llu could not be), "
-			"%llu Java frames named, %llu that did not check out; %llu reads of "
-			"their memory\n",
-			(unsigned long long)st->java.jvms, (unsigned long long)st->java.jvms_failed,
-			(unsigned long long)st->java.frames, (unsigned long long)st->java.bad,
-			(unsigned long long)st->java.reads);
-	if (c->stats && st->node.processes)
-		fprintf(stderr,
-			"kprof: node: %llu processes named live from V8's heap: %llu samples "
-			"(median %.2f us, p99 %.2f us, %.3f s in all), %llu JavaScript frames "
-			"(%llu from the cache, %llu of those checked by an earlier sample's "
-			"read, %llu unknown), %llu reads\n",
-			(unsigned long long)st->node.processes,
-			(unsigned long long)st->node.samples, (double)st->node.ns_p50 / 1000.0,
-			(double)st->node.ns_p99 / 1000.0, (double)st->node.ns_total / 1e9,
-			(unsigned long long)st->node.frames, (unsigned long long)st->node.hits,
-			(unsigned long long)st->node.shared, (unsigned long long)st->node.unknown,
-			(unsigned long long)st->node.reads);
-	if (c->stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
-		fprintf(stderr,
-			"kprof: jitdumps: %llu code loads read (%llu outside JIT code, ignored) "
-			"from %llu files, %.1f MiB held, unwinding info of %llu codes used\n",
-			(unsigned long long)st->sym.jitdump_loads,
-			(unsigned long long)st->sym.jitdump_ignored,
-			(unsigned long long)st->sym.jitdump_opens,
-			(double)st->sym.jitdump_bytes / 1048576.0,
-			(unsigned long long)st->tables.jit_codes);
-}
-
-void kp_record_summary_jitdumps(const struct kp_session_stats *st)
-{
-	if (st->sym.jitdump_cut)
-		kp_warn("%llu jitdump%s read only in part (named in the notes above): the "
-			"JIT code past that point is unnamed",
-			(unsigned long long)st->sym.jitdump_cut,
-			st->sym.jitdump_cut == 1 ? " was" : "s were");
+	kp_session_report_run(&c->sess, st, p, where, kp_record_say, NULL);
+	kp_sym_unknown_report(p, say_line, NULL);
+	kp_session_report_details(&c->sess, st, c->stats, kp_record_say, NULL);
 }

@@ -118,6 +118,25 @@ void kp_modules_sort_by_unnamed(struct kp_module *mods, size_t n)
 		qsort(mods, n, sizeof(*mods), by_unnamed_desc);
 }
 
+size_t kp_modules_to_say(struct kp_module *mods, size_t n, size_t max, kp_count *all)
+{
+	size_t shown = 0;
+
+	*all = 0;
+	for (size_t i = 0; i < n; i++)
+		*all += mods[i].frames;
+	kp_modules_sort_by_unnamed(mods, n);
+	/* down to a half percent of all frames */
+	while (shown < n && shown < max) {
+		kp_count un = mods[shown].by[KP_MODULE_START] + mods[shown].by[KP_MODULE_UNKNOWN];
+
+		if (!un || (double)un < 0.005 * (double)*all)
+			break;
+		shown++;
+	}
+	return shown;
+}
+
 void kp_modules_free(struct kp_module *mods, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

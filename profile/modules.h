@@ -38,6 +38,10 @@ struct kp_module *kp_modules_count(const struct kp_profile *p, size_t v, kp_modu
 				   size_t *n);
 /* Sorts mods by their frames not named by a symbol, most first. */
 void kp_modules_sort_by_unnamed(struct kp_module *mods, size_t n);
+/* The modules worth a line of the summary: mods sorted so, and how many
+ * of the first have frames not named by a symbol, at least half a percent
+ * of all frames (*all, every module's), at most max. */
+size_t kp_modules_to_say(struct kp_module *mods, size_t n, size_t max, kp_count *all);
 void kp_modules_free(struct kp_module *mods, size_t n);
 
 /* When an interpreter of Python 3 ran (its binary or libpython among p's

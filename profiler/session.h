@@ -30,6 +30,19 @@
 
 struct kp_session;
 
+/* The defaults: cycles at 99 Hz, build-ids, the kernel's stack depth (no
+ * more than KP_SESSION_MAX_FRAMES), --switch-freq 1000 (session_opts.c). */
+void kp_session_opts_init(struct kp_session_opts *o);
+/* What the options ask of each other, before opening: -p/-t and a
+ * system-wide target conflict (-EINVAL); --off-cpu takes no -e, --wall a
+ * clock event (-ENOTSUP); --wall without -e samples cpu-clock, a tower per
+ * thread. Returns 0 or the error with the reason in d. */
+int kp_session_opts_check(struct kp_session_opts *o, bool event_given, struct kp_diag *d);
+/* The command to run (argv, NULL-terminated; NULL: none) and whether it is
+ * the target. Returns 0, or -EINVAL (reason in d) when there is nothing to
+ * sample: no command, no ids, not system-wide. */
+int kp_session_opts_command(struct kp_session_opts *o, char *const *argv, struct kp_diag *d);
+
 /* Returns 0 or a negative errno with the reason in d. On -ENOENT/-EACCES
  * from exec the exit code (127/126) is in *exit_code. */
 int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, int *exit_code,

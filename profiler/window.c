@@ -161,12 +161,15 @@ static double next_cut(double cut, double every, double now)
 }
 
 void kp_window_run(struct kp_session *s, struct kp_symbolizer *sym, double seconds, kp_window_fn fn,
-		   void *arg)
+		   void *arg, struct kp_window_totals *t)
 {
 	double cut = seconds, t0;
 	struct kp_window w;
+	const char *const *notes;
+	size_t nnotes, said = 0;
 	bool more;
 
+	*t = (struct kp_window_totals){0};
 	kp_sym_set_between(sym, kp_window_keep_reading, s);
 	do {
 		more = kp_session_loop(s, cut, NULL, NULL);
@@ -178,7 +181,13 @@ void kp_window_run(struct kp_session *s, struct kp_symbolizer *sym, double secon
 		t0 = kp_clock_now_s();
 		kp_window_name(sym, s, w.prof);
 		kp_window_named(s, &w);
+		notes = kp_sym_jitdump_cut_notes(sym, &nnotes);
+		w.jitdump_notes = nnotes > said ? notes + said : NULL;
+		w.njitdump_notes = nnotes > said ? nnotes - said : 0;
+		said = nnotes;
 		fn(arg, &w, kp_clock_now_s() - t0);
+		t->windows++;
+		t->samples += w.samples;
 		kp_profile_free(w.prof);
 		w.prof = NULL;
 		if (more) {

@@ -16,7 +16,8 @@
  *       if (!more) kp_session_end(s);
  *       kp_window_cut(s, &w);           the window's profile
  *       kp_window_name(sym, s, w.prof); kp_window_named(s, &w);
- *       fn(arg, &w, ...);               written, pushed
+ *       w.jitdump_notes = the new ones;
+ *       fn(arg, &w, ...);               written, pushed; counted in *t
  *       kp_profile_free(w.prof);
  *       if (!more) break;
  *       kp_window_trim(s, seconds);
@@ -39,6 +40,17 @@ struct kp_window {
 	uint64_t throttled;	    /* times the kernel throttled sampling in it */
 	unsigned index;		    /* 0 for the first window */
 	bool last;		    /* the recording ended with it */
+	/* the jitdumps cut short while recording or naming this window, not
+	 * said with an earlier one: to say with the window, not after hours
+	 * (kp_sym_jitdump_cut_notes; the symbolizer's) */
+	const char *const *jitdump_notes;
+	size_t njitdump_notes;
+};
+
+/* What kp_window_run handed over in all. */
+struct kp_window_totals {
+	unsigned windows;
+	uint64_t samples;
 };
 
 /* Hands over the window recorded since the last cut (or the start): what
@@ -82,7 +94,7 @@ typedef void (*kp_window_fn)(void *arg, struct kp_window *w, double named_second
  * multiple of seconds after now: a window that took long to name makes
  * the next one longer, never a gap. */
 void kp_window_run(struct kp_session *s, struct kp_symbolizer *sym, double seconds, kp_window_fn fn,
-		   void *arg);
+		   void *arg, struct kp_window_totals *t);
 
 /* How long an object may go unused before it is released: long enough
  * that one sampled now and then is not read again and again (reading a

@@ -96,3 +96,29 @@ char *kp_push_credentials_in_header(char *arg, size_t *len)
 	*len = strlen(colon);
 	return *len ? colon : NULL;
 }
+
+char *kp_push_credentials_hide(char *arg, bool header)
+{
+	size_t len = 0, total, at, shown;
+	char *secret = header ? kp_push_credentials_in_header(arg, &len)
+			      : kp_push_credentials_in_url(arg, &len);
+	char *copy;
+
+	if (!secret)
+		return NULL;
+	total = strlen(arg);
+	at = (size_t)(secret - arg);
+	copy = kp_xstrdup(arg);
+	/* at least one '*' of the secret's own length when it is shorter */
+	shown = len < 3 ? len : 3;
+	memset(arg + at, '*', shown);
+	memmove(arg + at + shown, arg + at + len, total - at - len + 1);
+	memset(arg + total - (len - shown), '\0', len - shown);
+	return copy;
+}
+
+void kp_push_credentials_wipe(char *copy)
+{
+	explicit_bzero(copy, strlen(copy));
+	free(copy);
+}

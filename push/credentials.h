@@ -5,6 +5,7 @@
 #ifndef KP_PUSH_CREDENTIALS_H
 #define KP_PUSH_CREDENTIALS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "push/push.h"
@@ -35,5 +36,14 @@ char *kp_push_credentials_in_url(char *arg, size_t *len);
 /* The value of a --header 'Name: value' whose name says it is a
  * credential (kp_push_header_secret), *len its length; NULL: none. */
 char *kp_push_credentials_in_header(char *arg, size_t *len);
+
+/* A secret on the command line is readable by every user through
+ * /proc/PID/cmdline: the secret of arg (a --push URL's, or a --header's
+ * when header) becomes "***" in arg itself, the rest moved up and
+ * NUL-padded, so that the kernel shows the option, never the secret.
+ * Returns a copy of arg as given, for the caller to use and wipe with
+ * kp_push_credentials_wipe; NULL when arg holds no secret. */
+char *kp_push_credentials_hide(char *arg, bool header);
+void kp_push_credentials_wipe(char *copy);
 
 #endif

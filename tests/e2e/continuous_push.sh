@@ -40,7 +40,7 @@ set_mode outage up
 wait $kp
 check "exit status 0" [ $? -eq 0 ]
 sed 's/^/  stderr: /' "$T/err"
-# a window that took long to name makes the next one longer (cli/record_every.c):
+# a window that took long to name makes the next one longer (profiler/window.c):
 # on a loaded machine the first, which names every process's objects
 n=$(sed -n 's/^kprof: \([0-9]*\) windows of 1 s.*/\1/p' "$T/err")
 check "kprof made 2 to 5 windows of 4.5 s (${n:-none})" awk -v n="${n:-0}" 'BEGIN { exit !(n >= 2 && n <= 5) }'

@@ -310,6 +310,7 @@ static void test_modules(void)
 	uint32_t s1[3] = {ls, lt, lk}, s2[2] = {ls, lu}, s3[2] = {lu2, lj};
 	kp_count one[2] = {1, 100}, three[2] = {3, 1};
 	struct kp_module *mods;
+	kp_count all;
 	char py[32];
 	size_t n;
 
@@ -330,6 +331,10 @@ static void test_modules(void)
 	CHECK(mods[1].kind == KP_LOC_KERNEL && mods[1].frames == 1 && !mods[1].start_prefix);
 	kp_modules_sort_by_unnamed(mods, n);
 	CHECK(mods[0].kind == KP_LOC_USER && mods[1].kind == KP_LOC_JIT);
+	/* 11 frames: the file's 5 and the JIT code's 1 unnamed, the kernel's none */
+	CHECK_EQ_INT(kp_modules_to_say(mods, n, 5, &all), 2);
+	CHECK(all == 11 && mods[0].kind == KP_LOC_USER);
+	CHECK_EQ_INT(kp_modules_to_say(mods, n, 1, &all), 1);
 	kp_modules_free(mods, n);
 	/* the other value weighs the other way: [other] 100 against 1 */
 	mods = kp_modules_count(p, 1, base_name, &n);

@@ -1027,7 +1027,30 @@ static void test_secrets_in_args(void)
 	CHECK(kp_push_credentials_in_header(empty, &len) == NULL);
 }
 
-KP_TEST_MAIN(setup, test_secrets_in_args, test_pyroscope_url, test_parca_body, test_labels,
-	     test_retry_then_deliver, test_outcomes, test_parca_and_token, test_credentials,
-	     test_memory_bound, test_spool_restart, test_spool_per_target, test_spool_refused,
-	     test_spool_full, test_recovery_said, test_spool_locked, cleanup)
+/* Hidden in argv itself: the secret becomes "***" (shorter: as many as
+ * its bytes), the rest moved up and NUL-padded to the old length; the
+ * copy is the value as given. */
+static void test_secrets_hidden(void)
+{
+	char push_arg[] = "pyroscope=http://me:pw@host/", hdr[] = "Authorization: Bearer abc",
+	     two[] = "X-Api-Key: ab", plain[] = "X-Trace: on";
+	char *copy = kp_push_credentials_hide(push_arg, false);
+
+	CHECK(copy && strcmp(copy, "pyroscope=http://me:pw@host/") == 0);
+	CHECK(strcmp(push_arg, "pyroscope=http://***@host/") == 0);
+	CHECK(push_arg[sizeof(push_arg) - 2] == '\0' && push_arg[sizeof(push_arg) - 3] == '\0');
+	kp_push_credentials_wipe(copy);
+	copy = kp_push_credentials_hide(hdr, true);
+	CHECK(copy && strcmp(copy, "Authorization: Bearer abc") == 0);
+	CHECK(strcmp(hdr, "Authorization: ***") == 0);
+	kp_push_credentials_wipe(copy);
+	copy = kp_push_credentials_hide(two, true);
+	CHECK(copy && strcmp(two, "X-Api-Key: **") == 0);
+	kp_push_credentials_wipe(copy);
+	CHECK(kp_push_credentials_hide(plain, true) == NULL && strcmp(plain, "X-Trace: on") == 0);
+}
+
+KP_TEST_MAIN(setup, test_secrets_in_args, test_secrets_hidden, test_pyroscope_url, test_parca_body,
+	     test_labels, test_retry_then_deliver, test_outcomes, test_parca_and_token,
+	     test_credentials, test_memory_bound, test_spool_restart, test_spool_per_target,
+	     test_spool_refused, test_spool_full, test_recovery_said, test_spool_locked, cleanup)

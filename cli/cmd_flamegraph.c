@@ -1,13 +1,13 @@
 /* kprof flamegraph [options] [FILE...]: folded stacks in, SVG out, with
  * flamegraph.pl's options. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/opts.h"
 #include "cli/commands.h"
 #include "cli/input.h"
 #include "cli/messages.h"
@@ -19,17 +19,36 @@
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-enum {
-	OPT_IGNORE_BAD_LINES = 2000,
-	OPT_STRICT,
+struct flamegraph_cli {
+	struct kp_svg_opts so;
+	struct kp_folded_read_opts ro; /* --strict */
+	const char *opath;	       /* -o */
+	bool ignore_bad_lines;	       /* what kprof does anyway */
 };
 
-static const struct option own_opts[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"ignore-bad-lines", no_argument, NULL, OPT_IGNORE_BAD_LINES},
-	{"strict", no_argument, NULL, OPT_STRICT},
-	{"help", no_argument, NULL, 'h'},
+static int set_output(void *cli, const char *arg, const struct kp_opt *row)
+{
+	(void)row;
+	return kp_output_once(&((struct flamegraph_cli *)cli)->opath, arg, "flamegraph") ? 2 : -1;
+}
+
+#define AT(f) KP_OPT_AT(struct flamegraph_cli, f)
+
+static void usage(FILE *out);
+
+static const struct kp_opt opts[] = {
+	{"output", 'o', KP_OPT_CALL, .set = set_output,
+	 .help = "  -o, --output FILE   write the SVG to FILE (default stdout)\n"},
+	{"strict", 0, KP_OPT_FLAG, AT(ro.strict),
+	 .help = "  --strict            fail at the first malformed line instead\n"},
+	{"ignore-bad-lines", 0, KP_OPT_FLAG, AT(ignore_bad_lines),
+	 .help = "  --ignore-bad-lines  accepted for compatibility: skipping is the default\n"},
+	{"help", 'h', KP_OPT_HELP, .help = "  -h, --help          this help\n"},
 };
+
+static const struct kp_opts table = {
+	"flamegraph",	   opts,	 sizeof(opts) / sizeof(opts[0]), .svg = true,
+	.usage_status = 1, .help = usage};
 
 static void usage(FILE *out)
 {
@@ -40,12 +59,9 @@ static void usage(FILE *out)
 	      "are skipped, counted and named in one warning (as flamegraph.pl skips them).\n"
 	      "\"STACK BEFORE AFTER\" lines (difffolded.pl, kprof diff -f folded) draw a\n"
 	      "differential graph as flamegraph.pl does: AFTER's shape, red where a frame's\n"
-	      "count grew, blue where it shrank (--negate swaps them).\n"
-	      "  -o, --output FILE   write the SVG to FILE (default stdout)\n"
-	      "  --strict            fail at the first malformed line instead\n"
-	      "  --ignore-bad-lines  accepted for compatibility: skipping is the default\n"
-	      "  -h, --help          this help\n",
+	      "count grew, blue where it shrank (--negate swaps them).\n",
 	      out);
+	kp_opts_help(opts, sizeof(opts) / sizeof(opts[0]), out);
 	kp_svg_options_help(out);
 }
 
@@ -77,49 +93,6 @@ static int read_input(struct inputs *all, const char *path, const struct kp_fold
 	if (all->bad > before && !all->first_bad.msg[0])
 		all->first_bad = d;
 	return 0;
-}
-
-/* Returns -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, struct kp_svg_opts *so, struct kp_folded_read_opts *ro,
-		      const char **opath)
-{
-	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
-	int c, status = -1;
-
-	optind = 1;
-	opterr = 0;
-	while (status < 0 && (c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		int r;
-
-		switch (c) {
-		case 'o':
-			if (kp_output_once(opath, optarg, "flamegraph"))
-				status = 2;
-			continue;
-		case 'h':
-			usage(stdout);
-			status = 0;
-			continue;
-		case OPT_IGNORE_BAD_LINES:
-			continue; /* what kprof does anyway */
-		case OPT_STRICT:
-			ro->strict = true;
-			continue;
-		case '?':
-			kp_args_unknown("flamegraph", argv);
-			status = 1;
-			continue;
-		default:
-			break;
-		}
-		r = kp_svg_options_apply(c, optarg, so);
-		if (r == 0)
-			usage(stderr);
-		if (r <= 0)
-			status = 1;
-	}
-	free(opts);
-	return status;
 }
 
 /* Reads the files of argv[first..argc), or stdin, into in->f. Returns 0,
@@ -198,27 +171,25 @@ static int draw(const struct kp_folded *f, struct kp_svg_opts *so, const char *o
 
 int kp_cmd_flamegraph(int argc, char **argv)
 {
-	struct kp_svg_opts so;
-	struct kp_folded_read_opts ro = {0};
+	struct flamegraph_cli c = {0};
 	struct inputs in = {0};
-	const char *opath = NULL;
 	char unit[64] = "";
 	int status;
 
-	kp_svg_opts_init(&so);
-	status = parse_args(argc, argv, &so, &ro, &opath);
+	kp_svg_opts_init(&c.so);
+	status = kp_opts_parse(&table, argc, argv, &c, &c.so);
 	if (status >= 0)
 		return status;
 	in.f = kp_folded_new();
 	/* a flame chart draws stacks in input (time) order */
-	kp_folded_set_sequence(in.f, so.flamechart);
+	kp_folded_set_sequence(in.f, c.so.flamechart);
 	/* the unit kprof collapse --header wrote, unless --countname says */
-	ro.countname = unit;
-	ro.countname_size = sizeof(unit);
-	status = read_inputs(&in, optind, argc, argv, &ro);
-	if (!so.countname && unit[0])
-		so.countname = unit;
-	status = status < 0 ? 1 : draw(in.f, &so, opath);
+	c.ro.countname = unit;
+	c.ro.countname_size = sizeof(unit);
+	status = read_inputs(&in, optind, argc, argv, &c.ro);
+	if (!c.so.countname && unit[0])
+		c.so.countname = unit;
+	status = status < 0 ? 1 : draw(in.f, &c.so, c.opath);
 	kp_folded_free(in.f);
 	return status;
 }

@@ -2,7 +2,6 @@
  * (a .kprof recording, folded text, zstd-compressed folded text) and
  * written in any output format. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/opts.h"
 #include "cli/commands.h"
 #include "cli/messages.h"
 #include "cli/output.h"
@@ -21,63 +21,6 @@
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-enum {
-	OPT_TOP = 2000,
-	OPT_ANNOTATE,
-	OPT_STRICT,
-	OPT_VALUE,
-	OPT_PID,
-	OPT_TID,
-	OPT_LINES,
-	OPT_FROM,
-	OPT_TO,
-	OPT_NO_TIME,
-};
-
-static const struct option own_opts[] = {
-	{"format", required_argument, NULL, 'f'},    {"output", required_argument, NULL, 'o'},
-	{"top", required_argument, NULL, OPT_TOP},   {"annotate", no_argument, NULL, OPT_ANNOTATE},
-	{"strict", no_argument, NULL, OPT_STRICT},   {"value", required_argument, NULL, OPT_VALUE},
-	{"pid", no_argument, NULL, OPT_PID},	     {"tid", no_argument, NULL, OPT_TID},
-	{"lines", no_argument, NULL, OPT_LINES},     {"help", no_argument, NULL, 'h'},
-	{"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
-	{"no-time", no_argument, NULL, OPT_NO_TIME},
-};
-
-static void usage(FILE *out)
-{
-	fputs("usage: kprof report [options] FILE...\n"
-	      "Writes a profile in another format. FILE ('-': stdin) is a .kprof recording,\n"
-	      "folded stacks, or zstd-compressed folded stacks. Several recordings (the\n"
-	      "windows of one --every run, or a directory of them) are read as one timeline,\n"
-	      "in time order.\n"
-	      "  -f, --format FMT    output format (default: by the -o extension, else svg;\n"
-	      "                      top on a terminal):\n",
-	      out);
-	kp_output_help(&kp_output_profile, out);
-	fputs("  -o, --output FILE   write here, in the format of its extension (repeatable;\n"
-	      "                      default stdout)\n"
-	      "      --top N         how many functions -f top lists (default 20)\n"
-	      "      --value NAME    the value to draw or count (default: the profile's first:\n"
-	      "                      samples, or off-cpu, wall in such recordings), or another\n"
-	      "                      of its values (cpu, off-cpu, wall); time is counted in\n"
-	      "                      microseconds (us)\n"
-	      "      --pid, --tid    root frames comm-PID, comm-PID/TID (recordings made with\n"
-	      "                      --pid or --tid, which have them by default)\n"
-	      "      --annotate      folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"
-	      "      --lines         speedscope: a frame per function and source line (default:\n"
-	      "                      per function)\n"
-	      "      --strict        folded input: fail at the first malformed line\n"
-	      "      --from T, --to T  the profile of that time only: T in seconds from the\n"
-	      "                      start (of the first recording), or a UTC time\n"
-	      "                      (2026-12-06T01:02:03, 01:02:03)\n"
-	      "      --no-time       write no time axis (a .kprof as kprof wrote before it)\n"
-	      "  -h, --help          this help\n"
-	      "Flame graph options (-f svg):\n",
-	      out);
-	kp_svg_options_help(out);
-}
-
 struct report_cli {
 	struct kp_svg_opts so;
 	struct kp_output_ctx ctx; /* --top, --annotate, --pid, --tid, --lines */
@@ -88,74 +31,76 @@ struct report_cli {
 	bool no_time;		   /* --no-time */
 };
 
-/* One option of ours, else an SVG one. Returns -1 when taken, else the
- * exit status (after --help, or saying why not). */
-static int option(int c, struct report_cli *rc, char **argv)
+static int set_top(void *cli, const char *arg, const struct kp_opt *row)
 {
-	int r;
-
-	switch (c) {
-	case 'f':
-		rc->fname = optarg;
-		return -1;
-	case 'o':
-		kp_args_list_add(&rc->opaths, optarg);
-		return -1;
-	case OPT_TOP:
-		return kp_args_top("report", optarg, 1, 1000000, &rc->ctx.top) < 0 ? 1 : -1;
-	case OPT_ANNOTATE:
-		rc->ctx.annotate = true;
-		return -1;
-	case OPT_STRICT:
-		rc->lo.strict = true;
-		return -1;
-	case OPT_VALUE:
-		rc->value = optarg;
-		return -1;
-	case OPT_PID:
-		rc->ctx.fold.root_pid = true;
-		return -1;
-	case OPT_TID:
-		rc->ctx.fold.root_tid = true;
-		return -1;
-	case OPT_LINES:
-		rc->ctx.per_line = true;
-		return -1;
-	case OPT_FROM:
-		rc->from = optarg;
-		return -1;
-	case OPT_TO:
-		rc->to = optarg;
-		return -1;
-	case OPT_NO_TIME:
-		rc->no_time = true;
-		return -1;
-	case 'h':
-		usage(stdout);
-		return 0;
-	case '?':
-		kp_args_unknown("report", argv);
-		return 2;
-	default:
-		break;
-	}
-	r = kp_svg_options_apply(c, optarg, &rc->so);
-	if (r == 0)
-		usage(stderr);
-	return r <= 0 ? 2 : -1;
+	(void)row;
+	return kp_args_top("report", arg, 1, 1000000, &((struct report_cli *)cli)->ctx.top) < 0
+		       ? 1
+		       : -1;
 }
+
+#define AT(f) KP_OPT_AT(struct report_cli, f)
+
+static const struct kp_opt opts[] = {
+	{"format", 'f', KP_OPT_TEXT, AT(fname),
+	 .help = "  -f, --format FMT    output format (default: by the -o extension, else svg;\n"
+		 "                      top on a terminal):\n"},
+	{"output", 'o', KP_OPT_LIST, AT(opaths),
+	 .help = "  -o, --output FILE   write here, in the format of its extension (repeatable;\n"
+		 "                      default stdout)\n"},
+	{"top", 0, KP_OPT_CALL, .set = set_top,
+	 .help = "      --top N         how many functions -f top lists (default 20)\n"},
+	{"value", 0, KP_OPT_TEXT, AT(value),
+	 .help = "      --value NAME    the value to draw or count (default: the profile's first:\n"
+		 "                      samples, or off-cpu, wall in such recordings), or another\n"
+		 "                      of its values (cpu, off-cpu, wall); time is counted in\n"
+		 "                      microseconds (us)\n"},
+	{"pid", 0, KP_OPT_FLAG, AT(ctx.fold.root_pid),
+	 .help = "      --pid, --tid    root frames comm-PID, comm-PID/TID (recordings made with\n"
+		 "                      --pid or --tid, which have them by default)\n"},
+	{"tid", 0, KP_OPT_FLAG, AT(ctx.fold.root_tid)},
+	{"annotate", 0, KP_OPT_FLAG, AT(ctx.annotate),
+	 .help = "      --annotate      folded: mark kernel, JIT, inline frames _[k] _[j] _[i]\n"},
+	{"lines", 0, KP_OPT_FLAG, AT(ctx.per_line),
+	 .help = "      --lines         speedscope: a frame per function and source line "
+		 "(default:\n"
+		 "                      per function)\n"},
+	{"strict", 0, KP_OPT_FLAG, AT(lo.strict),
+	 .help = "      --strict        folded input: fail at the first malformed line\n"},
+	{"from", 0, KP_OPT_TEXT, AT(from),
+	 .help = "      --from T, --to T  the profile of that time only: T in seconds from the\n"
+		 "                      start (of the first recording), or a UTC time\n"
+		 "                      (2026-12-06T01:02:03, 01:02:03)\n"},
+	{"to", 0, KP_OPT_TEXT, AT(to)},
+	{"no-time", 0, KP_OPT_FLAG, AT(no_time),
+	 .help = "      --no-time       write no time axis (a .kprof as kprof wrote before it)\n"},
+	{"help", 'h', KP_OPT_HELP, .help = "  -h, --help          this help\n"},
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: kprof report [options] FILE...\n"
+	      "Writes a profile in another format. FILE ('-': stdin) is a .kprof recording,\n"
+	      "folded stacks, or zstd-compressed folded stacks. Several recordings (the\n"
+	      "windows of one --every run, or a directory of them) are read as one timeline,\n"
+	      "in time order.\n",
+	      out);
+	kp_opts_help(opts, 1, out);
+	kp_output_help(&kp_output_profile, out);
+	kp_opts_help(opts + 1, sizeof(opts) / sizeof(opts[0]) - 1, out);
+	fputs("Flame graph options (-f svg):\n", out);
+	kp_svg_options_help(out);
+}
+
+static const struct kp_opts table = {
+	"report",	   opts,	 sizeof(opts) / sizeof(opts[0]), .svg = true,
+	.usage_status = 2, .help = usage};
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct report_cli *rc)
 {
-	struct option *opts = kp_svg_options_with(own_opts, sizeof(own_opts) / sizeof(own_opts[0]));
-	int c, status = -1;
+	int status = kp_opts_parse(&table, argc, argv, rc, &rc->so);
 
-	optind = 1;
-	opterr = 0;
-	while (status < 0 && (c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1)
-		status = option(c, rc, argv);
-	free(opts);
 	if (status < 0 && optind == argc) {
 		kp_err("report: give a profile to read (kprof report --help)");
 		status = 2;

@@ -10,7 +10,7 @@
 #include "cli/args.h"
 #include "cli/opts.h"
 #include "cli/commands.h"
-#include "cli/input.h"
+#include "util/input.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "formats/collapse.h"

@@ -9,7 +9,7 @@
 #include "cli/args.h"
 #include "cli/opts.h"
 #include "cli/commands.h"
-#include "cli/input.h"
+#include "util/input.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"

@@ -1,6 +1,5 @@
 /* kprof flamegraph [options] [FILE...]: folded stacks in, SVG out, with
  * flamegraph.pl's options. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +8,6 @@
 #include "cli/args.h"
 #include "cli/opts.h"
 #include "cli/commands.h"
-#include "util/input.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
@@ -65,68 +63,26 @@ static void usage(FILE *out)
 	kp_svg_options_help(out);
 }
 
-/* What was read: the stacks, and the lines skipped. */
-struct inputs {
-	struct kp_folded *f;
-	uint64_t bad;		  /* lines skipped */
-	struct kp_diag first_bad; /* the first of them, named */
-};
-
-static int read_input(struct inputs *all, const char *path, const struct kp_folded_read_opts *ro)
+/* Reads the files of argv[first..argc), or stdin, into f. Returns 0, or
+ * -1 after saying why nothing can be drawn. */
+static int read_inputs(struct kp_folded *f, int first, int argc, char **argv,
+		       const struct kp_folded_read_opts *ro)
 {
+	struct kp_folded_skipped sk = {0};
 	struct kp_diag d = {{0}};
-	struct kp_input in;
-	uint64_t before = all->bad;
-	int err = kp_input_open(&in, path, &d);
 
-	if (err) {
-		kp_err("%s%s", d.msg, err == -EISDIR ? " (give folded files)" : "");
-		kp_input_close(&in);
+	if (first == argc && isatty(STDIN_FILENO)) {
+		kp_err("flamegraph: no input: name folded files or pipe them in "
+		       "(kprof flamegraph --help)");
 		return -1;
 	}
-	err = kp_folded_read(all->f, in.fp, in.name, ro, &all->bad, &d);
-	kp_input_close(&in);
-	if (err) {
+	if (kp_folded_read_files(f, argv + first, (size_t)(argc - first), ro, &sk, &d) < 0) {
 		kp_err("%s", d.msg);
 		return -1;
 	}
-	if (all->bad > before && !all->first_bad.msg[0])
-		all->first_bad = d;
-	return 0;
-}
-
-/* Reads the files of argv[first..argc), or stdin, into in->f. Returns 0,
- * or -1 after saying why nothing can be drawn. */
-static int read_inputs(struct inputs *in, int first, int argc, char **argv,
-		       const struct kp_folded_read_opts *ro)
-{
-	if (first == argc) {
-		if (isatty(STDIN_FILENO)) {
-			kp_err("flamegraph: no input: name folded files or pipe them in "
-			       "(kprof flamegraph --help)");
-			return -1;
-		}
-		if (read_input(in, "-", ro) < 0)
-			return -1;
-	}
-	for (int i = first; i < argc; i++)
-		if (read_input(in, argv[i], ro) < 0)
-			return -1;
-	if (!kp_folded_nstacks(in->f)) {
-		if (in->bad)
-			kp_err("no valid stack in the input: %llu line%s with invalid format; the "
-			       "first: %s",
-			       (unsigned long long)in->bad, in->bad == 1 ? "" : "s",
-			       in->first_bad.msg);
-		else
-			kp_err("no stacks in the input (expected folded lines like "
-			       "\"main;foo;bar 12\")");
-		return -1;
-	}
-	if (in->bad)
-		kp_warn("ignored %llu line%s with invalid format; the first: %s",
-			(unsigned long long)in->bad, in->bad == 1 ? "" : "s", in->first_bad.msg);
-	if (kp_folded_total_exact(in->f) == 0) {
+	if (sk.lines)
+		kp_warn_bad_lines(sk.lines, sk.first.msg);
+	if (kp_folded_total_exact(f) == 0) {
 		kp_err("every count in the input is zero: nothing to draw");
 		return -1;
 	}
@@ -172,7 +128,7 @@ static int draw(const struct kp_folded *f, struct kp_svg_opts *so, const char *o
 int kp_cmd_flamegraph(int argc, char **argv)
 {
 	struct flamegraph_cli c = {0};
-	struct inputs in = {0};
+	struct kp_folded *f;
 	char unit[64] = "";
 	int status;
 
@@ -180,16 +136,16 @@ int kp_cmd_flamegraph(int argc, char **argv)
 	status = kp_opts_parse(&table, argc, argv, &c, &c.so);
 	if (status >= 0)
 		return status;
-	in.f = kp_folded_new();
+	f = kp_folded_new();
 	/* a flame chart draws stacks in input (time) order */
-	kp_folded_set_sequence(in.f, c.so.flamechart);
+	kp_folded_set_sequence(f, c.so.flamechart);
 	/* the unit kprof collapse --header wrote, unless --countname says */
 	c.ro.countname = unit;
 	c.ro.countname_size = sizeof(unit);
-	status = read_inputs(&in, optind, argc, argv, &c.ro);
+	status = read_inputs(f, optind, argc, argv, &c.ro);
 	if (!c.so.countname && unit[0])
 		c.so.countname = unit;
-	status = status < 0 ? 1 : draw(in.f, &c.so, c.opath);
-	kp_folded_free(in.f);
+	status = status < 0 ? 1 : draw(f, &c.so, c.opath);
+	kp_folded_free(f);
 	return status;
 }

@@ -158,9 +158,7 @@ static int load(char *const *paths, size_t n, struct report_cli *rc, struct kp_p
 	if (load_sliced(paths, n, rc, p, &info))
 		return 1;
 	if (info.bad_lines)
-		kp_warn("ignored %llu line%s with invalid format; the first: %s",
-			(unsigned long long)info.bad_lines, info.bad_lines == 1 ? "" : "s",
-			info.first_bad);
+		kp_warn_bad_lines(info.bad_lines, info.first_bad);
 	if (info.differential)
 		kp_warn("%s holds two counts a line (BEFORE AFTER, a differential profile): the "
 			"profile keeps AFTER (kprof flamegraph draws both)",

@@ -81,3 +81,9 @@ void kp_warn_notes(const char *const *notes, size_t n)
 	for (size_t i = 0; i < n; i++)
 		kp_warn("%s", notes[i]);
 }
+
+void kp_warn_bad_lines(uint64_t n, const char *first)
+{
+	kp_warn("ignored %llu line%s with invalid format; the first: %s", (unsigned long long)n,
+		n == 1 ? "" : "s", first);
+}

@@ -1,11 +1,9 @@
 /* kprof report FILE [-f FORMAT] [-o OUT] [options]: a profile read back
  * (a .kprof recording, folded text, zstd-compressed folded text) and
  * written in any output format. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/args.h"
@@ -14,21 +12,16 @@
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "cli/svg_options.h"
-#include "formats/load.h"
-#include "formats/timeline_load.h"
-#include "profile/run_meta.h"
-#include "profile/timeline.h"
+#include "formats/load_range.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
 struct report_cli {
 	struct kp_svg_opts so;
-	struct kp_output_ctx ctx; /* --top, --annotate, --pid, --tid, --lines */
-	struct kp_load_opts lo;	  /* --strict */
+	struct kp_output_ctx ctx;     /* --top, --annotate, --pid, --tid, --lines */
+	struct kp_load_range_opts lo; /* --strict, --from, --to, --no-time */
 	struct kp_args_list opaths;
 	const char *fname, *value; /* -f, --value */
-	const char *from, *to;	   /* --from, --to */
-	bool no_time;		   /* --no-time */
 };
 
 static int set_top(void *cli, const char *arg, const struct kp_opt *row)
@@ -65,14 +58,14 @@ static const struct kp_opt opts[] = {
 	 .help = "      --lines         speedscope: a frame per function and source line "
 		 "(default:\n"
 		 "                      per function)\n"},
-	{"strict", 0, KP_OPT_FLAG, AT(lo.strict),
+	{"strict", 0, KP_OPT_FLAG, AT(lo.load.strict),
 	 .help = "      --strict        folded input: fail at the first malformed line\n"},
-	{"from", 0, KP_OPT_TEXT, AT(from),
+	{"from", 0, KP_OPT_TEXT, AT(lo.from),
 	 .help = "      --from T, --to T  the profile of that time only: T in seconds from the\n"
 		 "                      start (of the first recording), or a UTC time\n"
 		 "                      (2026-12-06T01:02:03, 01:02:03)\n"},
-	{"to", 0, KP_OPT_TEXT, AT(to)},
-	{"no-time", 0, KP_OPT_FLAG, AT(no_time),
+	{"to", 0, KP_OPT_TEXT, AT(lo.to)},
+	{"no-time", 0, KP_OPT_FLAG, AT(lo.no_time),
 	 .help = "      --no-time       write no time axis (a .kprof as kprof wrote before it)\n"},
 	{"help", 'h', KP_OPT_HELP, .help = "  -h, --help          this help\n"},
 };
@@ -108,80 +101,36 @@ static int parse_args(int argc, char **argv, struct report_cli *rc)
 	return status;
 }
 
-static bool is_dir(const char *path)
-{
-	struct stat st;
-
-	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Reads the profiles at paths[0..n) (several: one timeline) into *p, the
- * range of --from and --to. Returns 0, or 1 after saying why. */
-static int load_sliced(char *const *paths, size_t n, struct report_cli *rc, struct kp_profile **p,
-		       struct kp_load_info *info)
-{
-	struct kp_diag d = {{0}};
-
-	*info = (struct kp_load_info){0};
-	if (n > 1 || is_dir(paths[0])) {
-		if (n > 1 ? kp_timeline_load_files(paths, n, &rc->lo, p, &d)
-			  : kp_timeline_load_dir(paths[0], &rc->lo, p, &d)) {
-			kp_err("%s", d.msg);
-			return 1;
-		}
-	} else if (kp_load_profile(paths[0], &rc->lo, p, info, &d) < 0) {
-		kp_err("%s", d.msg);
-		return 1;
-	}
-	if ((rc->from || rc->to) && kp_profile_timed(*p) && kp_timeline_untimed(*p))
-		kp_warn("%zu stacks keep no time (samples past the recorder's bound, or off-CPU "
-			"waits of a kprof before waits kept it): the range leaves them out",
-			kp_timeline_untimed(*p));
-	if ((rc->from || rc->to) && kp_timeline_slice_spec(p, rc->from, rc->to, &d) < 0) {
-		kp_err("report: %s: %s", n > 1 ? "the recordings" : paths[0], d.msg);
-		return 1;
-	}
-	if (rc->no_time)
-		kp_profile_time_clear(*p);
-	return 0;
-}
-
 /* Reads the profiles at paths[0..n) into rc->ctx, with the roots and the
  * value to draw. Returns 0, or 1 after saying why. */
 static int load(char *const *paths, size_t n, struct report_cli *rc, struct kp_profile **p)
 {
 	struct kp_output_ctx *ctx = &rc->ctx;
+	struct kp_notes warnings = {0};
+	struct kp_diag d = {{0}};
 	struct kp_load_info info;
-	const char *path = paths[0];
+	const char *const *notes;
+	size_t nw;
+	int r;
 
-	rc->lo.countname = rc->so.countname;
-	if (load_sliced(paths, n, rc, p, &info))
+	rc->lo.load.countname = rc->so.countname;
+	r = kp_load_range(paths, n, &rc->lo, p, &info, &warnings, &d);
+	notes = kp_notes_list(&warnings, &nw);
+	kp_warn_notes(notes, nw);
+	kp_notes_fini(&warnings);
+	if (r < 0) {
+		kp_err("%s%s", r == -2 ? "report: " : "", d.msg);
 		return 1;
+	}
 	if (info.bad_lines)
 		kp_warn_bad_lines(info.bad_lines, info.first_bad);
 	if (info.differential)
 		kp_warn("%s holds two counts a line (BEFORE AFTER, a differential profile): the "
 			"profile keeps AFTER (kprof flamegraph draws both)",
-			path);
-	/* roots as the recording was made (--pid, --tid), unless told */
-	if (!ctx->fold.root_pid && !ctx->fold.root_tid) {
-		struct kp_run_meta m;
-
-		kp_run_meta_read(*p, &m);
-		ctx->fold.root_tid = m.roots == KP_RUN_ROOTS_TID;
-		ctx->fold.root_pid = m.roots == KP_RUN_ROOTS_PID;
-	}
-	if (rc->value) {
-		int v = kp_profile_find_value(*p, rc->value);
-
-		if (v < 0) {
-			char names[256];
-
-			kp_err("report: %s has no value '%s' (it has: %s)", path, rc->value,
-			       kp_profile_value_names(*p, names, sizeof(names)));
-			return 1;
-		}
-		ctx->fold.value = (size_t)v;
+			paths[0]);
+	if (kp_load_range_fold(*p, rc->value, &ctx->fold, &d) < 0) {
+		kp_err("report: %s has %s", paths[0], d.msg);
+		return 1;
 	}
 	ctx->profile = *p;
 	ctx->svg = &rc->so;

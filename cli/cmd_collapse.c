@@ -10,7 +10,7 @@
 #include "cli/args.h"
 #include "cli/opts.h"
 #include "cli/commands.h"
-#include "util/input.h"
+#include "util/notes.h"
 #include "cli/messages.h"
 #include "cli/output.h"
 #include "formats/collapse.h"
@@ -111,58 +111,6 @@ static const struct kp_opts table = {"collapse",
 				     .help = print_help,
 				     .unknown = say_unknown};
 
-static int read_input(struct kp_collapse *c, const char *path)
-{
-	struct kp_diag d = {{0}};
-	struct kp_input in;
-	int err = kp_input_open(&in, path, &d);
-
-	if (err) {
-		/* collapse names the file and the error as read(2) would */
-		kp_err("%s: %s", in.name, strerror(-err));
-		kp_input_close(&in);
-		return -1;
-	}
-	err = kp_collapse_read_fd(c, fileno(in.fp), in.name, &d);
-	kp_input_close(&in);
-	if (err) {
-		kp_err("%s", d.msg);
-		return -1;
-	}
-	return 0;
-}
-
-/* What the user should know about the input, on stderr; returns true when
- * nothing usable was found in an input that was not empty. */
-static bool report(const struct kp_collapse *c, char **files, int nfiles)
-{
-	const struct kp_collapse_stats *st = kp_collapse_stats(c);
-	bool useless = st->samples == 0 && st->bad_lines > 0;
-
-	if (st->other_event && st->event_defaulted)
-		kp_warn("the input has samples of several events (%s, %s, ...): kept only %s, "
-			"as stackcollapse-perf.pl does; choose with --event-filter=EVENT",
-			st->event, st->other_event, st->event);
-	else if (st->samples == 0 && st->filtered > 0 && !st->event_defaulted)
-		kp_warn("no samples of event %s (the input has %s)", st->event, st->other_event);
-	if (st->bad_lines) {
-		const char *name = "stdin";
-
-		if (nfiles > 0 && st->first_bad_input < (unsigned)nfiles &&
-		    strcmp(files[st->first_bad_input], "-") != 0)
-			name = files[st->first_bad_input];
-		kp_say("%s %llu line%s that %s not perf script output (first: %s:%llu)%s",
-		       useless ? "error:" : "note: skipped", (unsigned long long)st->bad_lines,
-		       st->bad_lines == 1 ? "" : "s", st->bad_lines == 1 ? "is" : "are", name,
-		       (unsigned long long)st->first_bad_line, useless ? "; no samples found" : "");
-	}
-	if (st->unterminated)
-		kp_warn("%llu input%s ended inside a sample (no blank line after it): that sample "
-			"was left out, as stackcollapse-perf.pl does",
-			(unsigned long long)st->unterminated, st->unterminated == 1 ? "" : "s");
-	return useless;
-}
-
 /* The folded lines, after "# countname: UNIT" with --header; without it,
  * counts that are not samples are named on stderr, with the way to keep
  * their unit (flamegraph.pl and plain folded text have no place for it). */
@@ -186,39 +134,35 @@ int kp_cmd_collapse(int argc, char **argv)
 	struct collapse_cli cli = {0};
 	struct kp_outfile out;
 	struct kp_diag d = {{0}};
+	struct kp_notes said = {0};
 	struct kp_collapse *c;
+	bool useless;
 	int status = kp_opts_parse(&table, argc, argv, &cli, NULL);
 
 	if (status >= 0)
 		return status;
-	status = 0;
+	status = 1;
 	c = kp_collapse_new(&cli.opts);
-	if (optind >= argc) {
-		if (read_input(c, "-") < 0)
-			status = 1;
-	} else {
-		for (int i = optind; i < argc && !status; i++)
-			if (read_input(c, argv[i]) < 0)
-				status = 1;
-	}
-	if (status)
-		goto out_collapse;
-	if (report(c, argv + optind, argc - optind)) {
-		status = 1;
+	if (kp_collapse_read_paths(c, argv + optind, (size_t)(argc - optind), &d) < 0) {
+		kp_err("%s", d.msg);
 		goto out_collapse;
 	}
+	useless = kp_collapse_tell(c, argv + optind, (size_t)(argc - optind), &said);
+	kp_say_notes(&said);
+	if (useless)
+		goto out_collapse;
 
 	if (kp_outfile_open(&out, cli.output, &d) < 0) {
 		kp_err("%s", d.msg);
-		status = 1;
 		goto out_collapse;
 	}
-	if (write_folded(c, cli.header, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0) {
+	if (write_folded(c, cli.header, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0)
 		kp_err("%s", d.msg);
-		status = 1;
-	}
+	else
+		status = 0;
 	kp_outfile_abort(&out); /* after a commit: frees the name only */
 out_collapse:
+	kp_notes_fini(&said);
 	kp_collapse_free(c);
 	return status;
 }

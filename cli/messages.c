@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/notes.h"
 #include "util/textsafe.h"
 
 /* The message formatted, then written escaped as a whole: kprof's own
@@ -86,4 +87,10 @@ void kp_warn_bad_lines(uint64_t n, const char *first)
 {
 	kp_warn("ignored %llu line%s with invalid format; the first: %s", (unsigned long long)n,
 		n == 1 ? "" : "s", first);
+}
+
+void kp_say_notes(const struct kp_notes *said)
+{
+	for (size_t i = 0; i < said->n; i++)
+		kp_say("%s", said->v[i]);
 }

@@ -19,6 +19,9 @@ void kp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void kp_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Warns each of n notes (a symbolizer's or a session's). */
 void kp_warn_notes(const char *const *notes, size_t n);
+/* Says each of a library's sentences, as written after "kprof: ". */
+struct kp_notes;
+void kp_say_notes(const struct kp_notes *said);
 /* Warns of n lines of folded text skipped, the first named (first). */
 void kp_warn_bad_lines(uint64_t n, const char *first);
 

@@ -136,41 +136,10 @@ static void warn_cb(void *arg, const char *msg)
 	kp_warn("%s", msg);
 }
 
-/* Names every regression on stderr: a CI log shows them whatever the
- * outputs. */
-static void report_gate(const struct kp_diff *df, const struct kp_diff_gate *g)
+static void err_cb(void *arg, const char *msg)
 {
-	char line[1024];
-
-	for (size_t k = 0; k < g->n; k++) {
-		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
-
-		kp_diff_report_format_regression(df, g, k, line, sizeof(line));
-		kp_err("regression: %.*s%s: %s", (int)(fn->name_len > 200 ? 200 : fn->name_len),
-		       fn->name, kp_frame_kind_note(fn->kind), line);
-	}
-}
-
-/* Reads both sides, compares them and decides the gate. Returns 0, or 1
- * after saying why. */
-static int compare(struct kp_diff_files *files, const struct kp_diff_files_opts *o)
-{
-	struct kp_diag d = {{0}};
-
-	if (kp_diff_files_read(files, o, &d) < 0) {
-		kp_err("%s", d.msg);
-		return 1;
-	}
-	if (kp_diff_files_finish(files, o, &d) < 0) {
-		kp_err("diff: %s", d.msg);
-		return 1;
-	}
-	/* the runs cannot see a growth of --fail-above */
-	if (o->gate && kp_diff_gate_unresolved(&files->gate)) {
-		kp_diff_gate_format_warning(files->df, &files->gate, d.msg, sizeof(d.msg));
-		kp_warn("%s", d.msg);
-	}
-	return 0;
+	(void)arg;
+	kp_err("%s", msg);
 }
 
 int kp_cmd_diff(int argc, char **argv)
@@ -180,6 +149,7 @@ int kp_cmd_diff(int argc, char **argv)
 	struct kp_diff_files files = {0};
 	struct kp_outputs outs = {0};
 	struct kp_diff_report r;
+	struct kp_diag d = {{0}};
 	char *cmdline = NULL;
 	int status;
 
@@ -202,9 +172,15 @@ int kp_cmd_diff(int argc, char **argv)
 		goto out;
 	for (size_t i = 0; i < outs.n; i++)
 		fo->fold |= outs.fmt[i]->diff_folded;
-	status = compare(&files, fo);
-	if (status)
+	status = 1;
+	if (kp_diff_files_read(&files, fo, &d) < 0) {
+		kp_err("%s", d.msg);
 		goto out;
+	}
+	if (kp_diff_files_finish(&files, fo, &d) < 0) {
+		kp_err("diff: %s", d.msg);
+		goto out;
+	}
 	cmdline = kp_args_command_line(argc, argv);
 	r = (struct kp_diff_report){
 		.file = {fo->path[0], fo->path[1]},
@@ -228,7 +204,7 @@ int kp_cmd_diff(int argc, char **argv)
 	if (status)
 		goto out;
 	if (fo->gate)
-		report_gate(files.df, &files.gate);
+		kp_diff_report_regressions(files.df, &files.gate, err_cb, NULL);
 	status = fo->gate && files.gate.n ? EXIT_GATE : 0;
 out:
 	kp_outputs_free(&outs);

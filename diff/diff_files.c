@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diff/diff_report.h"
 #include "profile/run_meta.h"
 #include "util/xalloc.h"
 
@@ -98,6 +99,13 @@ int kp_diff_files_finish(struct kp_diff_files *f, const struct kp_diff_files_opt
 	}
 	if (o->gate)
 		kp_diff_gate_measure(f->df, o->measure, o->fail_above, &f->gate);
+	/* the runs cannot see a growth of --fail-above */
+	if (o->gate && kp_diff_gate_unresolved(&f->gate)) {
+		char msg[1024];
+
+		kp_diff_gate_format_warning(f->df, &f->gate, msg, sizeof(msg));
+		warn(o, kp_xstrdup(msg));
+	}
 	return 0;
 }
 

@@ -58,7 +58,8 @@ int kp_diff_files_read(struct kp_diff_files *f, const struct kp_diff_files_opts 
 
 /* Finishes the comparison, warns when the sides were recorded differently
  * (other events, other commands: their shares may differ for other
- * reasons than the change), and decides the gate when o->gate. Returns 0,
+ * reasons than the change), and decides the gate when o->gate (warning
+ * when the runs cannot see a growth of fail_above). Returns 0,
  * or a negative errno with d set (the comparison cannot be made). */
 int kp_diff_files_finish(struct kp_diff_files *f, const struct kp_diff_files_opts *o,
 			 struct kp_diag *d);

@@ -170,8 +170,7 @@ int kp_cmd_diff(int argc, char **argv)
 				 "diff: ");
 	if (status)
 		goto out;
-	for (size_t i = 0; i < outs.n; i++)
-		fo->fold |= outs.fmt[i]->diff_folded;
+	fo->fold = kp_outputs_diff_folded(&outs);
 	status = 1;
 	if (kp_diff_files_read(&files, fo, &d) < 0) {
 		kp_err("%s", d.msg);
@@ -182,16 +181,7 @@ int kp_cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	cmdline = kp_args_command_line(argc, argv);
-	r = (struct kp_diff_report){
-		.file = {fo->path[0], fo->path[1]},
-		.profile = {files.side[0].meta, files.side[1].meta},
-		.value = files.side[1].value,
-		.unit = files.side[1].unit,
-		.counts = files.side[1].counts,
-		.top = c.top,
-		.gate = fo->gate ? &files.gate : NULL,
-		.command = cmdline,
-	};
+	kp_diff_files_report(&files, fo, c.top, cmdline, &r);
 	status = kp_outputs_write(
 		&outs,
 		&(struct kp_output_ctx){

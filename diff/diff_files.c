@@ -109,6 +109,21 @@ int kp_diff_files_finish(struct kp_diff_files *f, const struct kp_diff_files_opt
 	return 0;
 }
 
+void kp_diff_files_report(const struct kp_diff_files *f, const struct kp_diff_files_opts *o,
+			  size_t top, const char *command, struct kp_diff_report *r)
+{
+	*r = (struct kp_diff_report){
+		.file = {o->path[0], o->path[1]},
+		.profile = {f->side[0].meta, f->side[1].meta},
+		.value = f->side[1].value,
+		.unit = f->side[1].unit,
+		.counts = f->side[1].counts,
+		.top = top,
+		.gate = o->gate ? &f->gate : NULL,
+		.command = command,
+	};
+}
+
 void kp_diff_files_fini(struct kp_diff_files *f)
 {
 	kp_diff_gate_fini(&f->gate);

@@ -64,6 +64,13 @@ int kp_diff_files_read(struct kp_diff_files *f, const struct kp_diff_files_opts 
 int kp_diff_files_finish(struct kp_diff_files *f, const struct kp_diff_files_opts *o,
 			 struct kp_diag *d);
 
+/* The report's header for f's writers (diff/diff_report.h): the sides as
+ * o names them, what the shares are of, top functions a column, the gate
+ * when o->gate, the command line (may be NULL); r points into f and o. */
+struct kp_diff_report;
+void kp_diff_files_report(const struct kp_diff_files *f, const struct kp_diff_files_opts *o,
+			  size_t top, const char *command, struct kp_diff_report *r);
+
 /* Frees what f holds. Safe on a zeroed struct and after a failure. */
 void kp_diff_files_fini(struct kp_diff_files *f);
 

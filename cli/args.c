@@ -125,3 +125,10 @@ char *kp_args_cache_dir(void)
 		return kp_xasprintf("%s/.cache/kprof", home);
 	return NULL;
 }
+
+void kp_opts_help(const struct kp_opt *v, size_t n, FILE *out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].help)
+			fputs(v[i].help, out);
+}

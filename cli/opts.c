@@ -99,10 +99,3 @@ int kp_opts_parse(const struct kp_opts *t, int argc, char **argv, void *cli,
 	free(own);
 	return status;
 }
-
-void kp_opts_help(const struct kp_opt *v, size_t n, FILE *out)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].help)
-			fputs(v[i].help, out);
-}

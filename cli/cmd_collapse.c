@@ -111,24 +111,6 @@ static const struct kp_opts table = {"collapse",
 				     .help = print_help,
 				     .unknown = say_unknown};
 
-/* The folded lines, after "# countname: UNIT" with --header; without it,
- * counts that are not samples are named on stderr, with the way to keep
- * their unit (flamegraph.pl and plain folded text have no place for it). */
-static int write_folded(struct kp_collapse *c, bool header, FILE *out, struct kp_diag *d)
-{
-	char unit[64];
-
-	kp_collapse_countname(c, unit, sizeof(unit));
-	if (header && fprintf(out, "# countname: %s\n", unit) < 0)
-		return kp_diag_errno(d, -EIO, "writing the header");
-	if (!header && strcmp(unit, "samples") != 0)
-		kp_say("note: the counts are %s (the samples' periods of %s): kprof flamegraph "
-		       "--countname %s says so, or collapse --header writes it in the output",
-		       strcmp(unit, "ns") == 0 ? "nanoseconds" : unit, kp_collapse_stats(c)->event,
-		       unit);
-	return kp_collapse_write(c, out, d);
-}
-
 int kp_cmd_collapse(int argc, char **argv)
 {
 	struct collapse_cli cli = {0};
@@ -137,6 +119,7 @@ int kp_cmd_collapse(int argc, char **argv)
 	struct kp_notes said = {0};
 	struct kp_collapse *c;
 	bool useless;
+	int r;
 	int status = kp_opts_parse(&table, argc, argv, &cli, NULL);
 
 	if (status >= 0)
@@ -149,6 +132,7 @@ int kp_cmd_collapse(int argc, char **argv)
 	}
 	useless = kp_collapse_tell(c, argv + optind, (size_t)(argc - optind), &said);
 	kp_say_notes(&said);
+	kp_notes_fini(&said);
 	if (useless)
 		goto out_collapse;
 
@@ -156,7 +140,9 @@ int kp_cmd_collapse(int argc, char **argv)
 		kp_err("%s", d.msg);
 		goto out_collapse;
 	}
-	if (write_folded(c, cli.header, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0)
+	r = kp_collapse_write_header(c, cli.header, out.fp, &said, &d);
+	kp_say_notes(&said);
+	if (r < 0 || kp_collapse_write(c, out.fp, &d) < 0 || kp_outfile_commit(&out, &d) < 0)
 		kp_err("%s", d.msg);
 	else
 		status = 0;

@@ -98,4 +98,11 @@ int kp_collapse_read_paths(struct kp_collapse *c, char *const *paths, size_t n, 
 bool kp_collapse_tell(const struct kp_collapse *c, char *const *paths, size_t n,
 		      struct kp_notes *said);
 
+/* Before kp_collapse_write: "# countname: UNIT" with header; without it,
+ * counts that are not samples told in said ("note: the counts are ..."),
+ * with the way to keep their unit (flamegraph.pl and plain folded text
+ * have no place for it). Returns 0, or -EIO with d set. */
+int kp_collapse_write_header(const struct kp_collapse *c, bool header, FILE *out,
+			     struct kp_notes *said, struct kp_diag *d);
+
 #endif

@@ -1,4 +1,5 @@
 /* kprof collapse's inputs read, and what it tells of them (collapse.h). */
+#include <errno.h>
 #include <string.h>
 
 #include "formats/collapse.h"
@@ -63,4 +64,22 @@ bool kp_collapse_tell(const struct kp_collapse *c, char *const *paths, size_t n,
 			"that sample was left out, as stackcollapse-perf.pl does",
 			(unsigned long long)st->unterminated, st->unterminated == 1 ? "" : "s");
 	return useless;
+}
+
+int kp_collapse_write_header(const struct kp_collapse *c, bool header, FILE *out,
+			     struct kp_notes *said, struct kp_diag *d)
+{
+	char unit[64];
+
+	kp_collapse_countname(c, unit, sizeof(unit));
+	if (header && fprintf(out, "# countname: %s\n", unit) < 0)
+		return kp_diag_errno(d, -EIO, "writing the header");
+	if (!header && strcmp(unit, "samples") != 0)
+		kp_notes_add(said,
+			     "note: the counts are %s (the samples' periods of %s): kprof "
+			     "flamegraph --countname %s says so, or collapse --header writes it in "
+			     "the output",
+			     strcmp(unit, "ns") == 0 ? "nanoseconds" : unit,
+			     kp_collapse_stats(c)->event, unit);
+	return 0;
 }

@@ -1,6 +1,5 @@
 #include "cli/svg_options.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +19,13 @@ static int parse_double(const char *name, const char *arg, double min, double ma
 	return 1;
 }
 
+/* (every such option's min is 1 or more: the shared parser's "no sign"
+ * refuses only what is below it anyway) */
 static int parse_int(const char *name, const char *arg, int min, int max, int *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
-	errno = 0;
-	v = arg && *arg ? strtol(arg, &end, 10) : 0;
-	if (!arg || !*arg || *end || errno || v < min || v > max) {
+	if (!arg || kp_args_parse_u64(arg, (uint64_t)min, (uint64_t)max, &v) < 0) {
 		kp_err("--%s: expected a whole number from %d to %d, not \"%s\"", name, min, max,
 		       arg ? arg : "");
 		return -1;

@@ -50,10 +50,6 @@ int kp_args_number_or_percent(const char *cmd, const char *opt, const char *arg,
  * own message would name the command after argv[0], its bare name). */
 void kp_args_unknown(const char *cmd, char **argv);
 
-/* "kprof ARGV[0] ARGV[1] ...": the command line as given, for the
- * reports that show it. Returns a new heap string. */
-char *kp_args_command_line(int argc, char **argv);
-
 /* $XDG_CACHE_HOME/kprof, else ~/.cache/kprof (an absolute XDG_CACHE_HOME
  * only, as the XDG spec says): where kprof keeps its kallsyms copy and
  * build indexes unless --no-cache. NULL without either. Returns a new heap

@@ -180,7 +180,7 @@ int kp_cmd_diff(int argc, char **argv)
 		kp_err("diff: %s", d.msg);
 		goto out;
 	}
-	cmdline = kp_args_command_line(argc, argv);
+	cmdline = kp_xjoin("kprof", argv, (size_t)argc);
 	kp_diff_files_report(&files, fo, c.top, cmdline, &r);
 	status = kp_outputs_write(
 		&outs,

@@ -63,6 +63,7 @@ char *kp_args_cache_dir(void);
 enum kp_opt_kind {
 	KP_OPT_FLAG,   /* sets a bool */
 	KP_OPT_TEXT,   /* keeps argv's string */
+	KP_OPT_ONCE,   /* keeps argv's string; a second time is refused (exit status 2) */
 	KP_OPT_LIST,   /* adds argv's string to a struct kp_args_list */
 	KP_OPT_NUMBER, /* a double from min (above it: open_min) to max, said as kp_args_number */
 	KP_OPT_CALL,   /* set() takes the value */

@@ -12,7 +12,6 @@
 #include "cli/commands.h"
 #include "util/notes.h"
 #include "cli/messages.h"
-#include "cli/output.h"
 #include "formats/collapse.h"
 #include "util/outfile.h"
 
@@ -42,12 +41,6 @@ static int refuse_addr2line(void *cli, const char *arg, const struct kp_opt *row
 	       "supported; record with `perf script -F+srcline` and use --srcline, or let `kprof` "
 	       "record and symbolize inline frames itself");
 	return 2;
-}
-
-static int set_output(void *cli, const char *arg, const struct kp_opt *row)
-{
-	(void)row;
-	return kp_output_once(&((struct collapse_cli *)cli)->output, arg, "collapse") ? 2 : -1;
 }
 
 static void print_help(FILE *out);
@@ -89,7 +82,7 @@ static const struct kp_opt opts[] = {
 		 "for\n"
 		 "                        kprof flamegraph (flamegraph.pl skips it with a "
 		 "warning)\n"},
-	{"output", 'o', KP_OPT_CALL, .set = set_output,
+	{"output", 'o', KP_OPT_ONCE, AT(output),
 	 .help = "  -o, --output=FILE     write to FILE (replaced only when complete)\n"},
 	{"help", 'h', KP_OPT_HELP, .help = "  -h, --help            show this help\n"},
 };

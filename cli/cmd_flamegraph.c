@@ -9,7 +9,6 @@
 #include "cli/opts.h"
 #include "cli/commands.h"
 #include "cli/messages.h"
-#include "cli/output.h"
 #include "cli/svg_options.h"
 #include "formats/folded_read.h"
 #include "formats/top.h"
@@ -24,18 +23,12 @@ struct flamegraph_cli {
 	bool ignore_bad_lines;	       /* what kprof does anyway */
 };
 
-static int set_output(void *cli, const char *arg, const struct kp_opt *row)
-{
-	(void)row;
-	return kp_output_once(&((struct flamegraph_cli *)cli)->opath, arg, "flamegraph") ? 2 : -1;
-}
-
 #define AT(f) KP_OPT_AT(struct flamegraph_cli, f)
 
 static void usage(FILE *out);
 
 static const struct kp_opt opts[] = {
-	{"output", 'o', KP_OPT_CALL, .set = set_output,
+	{"output", 'o', KP_OPT_ONCE, AT(opath),
 	 .help = "  -o, --output FILE   write the SVG to FILE (default stdout)\n"},
 	{"strict", 0, KP_OPT_FLAG, AT(ro.strict),
 	 .help = "  --strict            fail at the first malformed line instead\n"},

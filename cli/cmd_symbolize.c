@@ -11,7 +11,6 @@
 #include "cli/opts.h"
 #include "cli/commands.h"
 #include "cli/messages.h"
-#include "cli/output.h"
 #include "symbolize/addr_text.h"
 #include "symbolize/symbolize.h"
 #include "util/outfile.h"
@@ -26,12 +25,6 @@ struct symbolize_cli {
 	struct kp_args_list dirs;   /* --debuginfo-dir, repeatable */
 	bool annotate, no_cache, lines;
 };
-
-static int set_output(void *cli, const char *arg, const struct kp_opt *row)
-{
-	(void)row;
-	return kp_output_once(&((struct symbolize_cli *)cli)->output, arg, "symbolize") ? 2 : -1;
-}
 
 static void say_usage(int c, char **argv)
 {
@@ -60,7 +53,7 @@ static const struct kp_opt opts[] = {
 	{"no-cache", 0, KP_OPT_FLAG, AT(no_cache),
 	 .help = "      --no-cache          neither read nor save the build's index in\n"
 		 "                          $XDG_CACHE_HOME/kprof (~/.cache/kprof)\n"},
-	{"output", 'o', KP_OPT_CALL, .set = set_output,
+	{"output", 'o', KP_OPT_ONCE, AT(output),
 	 .help = "  -o, --output=OUT        write to OUT (replaced only when complete)\n"},
 	{"help", 'h', KP_OPT_HELP, .help = "  -h, --help              show this help\n"},
 };

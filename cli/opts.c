@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 
+#include "cli/messages.h"
 #include "cli/svg_options.h"
 #include "util/xalloc.h"
 
@@ -27,6 +28,15 @@ static int opt_apply(const struct kp_opts *t, const struct kp_opt *o, const char
 		*(bool *)field = true;
 		return -1;
 	case KP_OPT_TEXT:
+		*(const char **)field = arg;
+		return -1;
+	case KP_OPT_ONCE:
+		if (*(const char **)field) {
+			kp_err("%s: -o given twice (%s, %s): it writes one output; kprof report "
+			       "writes several formats from one profile",
+			       t->cmd, *(const char **)field, arg);
+			return 2;
+		}
 		*(const char **)field = arg;
 		return -1;
 	case KP_OPT_LIST:

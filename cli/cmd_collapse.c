@@ -96,9 +96,8 @@ static void print_help(FILE *out)
 	kp_opts_help(opts, sizeof(opts) / sizeof(opts[0]), out);
 }
 
-static const struct kp_opts table = {"collapse",
-				     opts,
-				     sizeof(opts) / sizeof(opts[0]),
+static const struct kp_opts table = {.cmd = "collapse",
+				     KP_OPTS_ROWS(opts),
 				     .colon = true,
 				     .usage_status = 2,
 				     .help = print_help,

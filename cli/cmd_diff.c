@@ -114,21 +114,15 @@ static void usage(FILE *out)
 }
 
 static const struct kp_opts table = {
-	"diff",	      opts, sizeof(opts) / sizeof(opts[0]), .svg = true, .usage_status = 2,
-	.help = usage};
-
-/* Returns -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, struct diff_cli *c)
-{
-	int status = kp_opts_parse(&table, argc, argv, c, &c->svg);
-
-	if (status < 0 && optind != argc - 2) {
-		kp_err("diff: give two profiles or directories of runs, BASE and NEW (kprof diff "
-		       "--help)");
-		status = 2;
-	}
-	return status;
-}
+	.cmd = "diff",
+	KP_OPTS_ROWS(opts),
+	.svg = true,
+	.usage_status = 2,
+	.help = usage,
+	.operands_min = 2,
+	.operands_max = 2,
+	.operands_wrong =
+		"diff: give two profiles or directories of runs, BASE and NEW (kprof diff --help)"};
 
 static void warn_cb(void *arg, const char *msg)
 {
@@ -155,7 +149,7 @@ int kp_cmd_diff(int argc, char **argv)
 
 	kp_svg_opts_init(&c.svg);
 	c.svg.title = NULL; /* a differential title unless one is given */
-	status = parse_args(argc, argv, &c);
+	status = kp_opts_parse(&table, argc, argv, &c, &c.svg);
 	if (status >= 0)
 		goto out;
 	fo->path[0] = argv[optind];

@@ -38,8 +38,7 @@ static const struct kp_opt opts[] = {
 };
 
 static const struct kp_opts table = {
-	"flamegraph",	   opts,	 sizeof(opts) / sizeof(opts[0]), .svg = true,
-	.usage_status = 1, .help = usage};
+	.cmd = "flamegraph", KP_OPTS_ROWS(opts), .svg = true, .usage_status = 1, .help = usage};
 
 static void usage(FILE *out)
 {

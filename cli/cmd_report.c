@@ -86,20 +86,13 @@ static void usage(FILE *out)
 }
 
 static const struct kp_opts table = {
-	"report",	   opts,	 sizeof(opts) / sizeof(opts[0]), .svg = true,
-	.usage_status = 2, .help = usage};
-
-/* Returns -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, struct report_cli *rc)
-{
-	int status = kp_opts_parse(&table, argc, argv, rc, &rc->so);
-
-	if (status < 0 && optind == argc) {
-		kp_err("report: give a profile to read (kprof report --help)");
-		status = 2;
-	}
-	return status;
-}
+	.cmd = "report",
+	KP_OPTS_ROWS(opts),
+	.svg = true,
+	.usage_status = 2,
+	.help = usage,
+	.operands_min = 1,
+	.operands_wrong = "report: give a profile to read (kprof report --help)"};
 
 /* Reads the profiles at paths[0..n) into rc->ctx, with the roots and the
  * value to draw. Returns 0, or 1 after saying why. */
@@ -147,7 +140,7 @@ int kp_cmd_report(int argc, char **argv)
 	int status;
 
 	kp_svg_opts_init(&rc.so);
-	status = parse_args(argc, argv, &rc);
+	status = kp_opts_parse(&table, argc, argv, &rc, &rc.so);
 	if (status >= 0)
 		goto out;
 	/* the outputs are created before the profile is read: a bad path or

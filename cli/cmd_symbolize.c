@@ -70,9 +70,8 @@ static void print_help(FILE *out)
 	kp_opts_help(opts, sizeof(opts) / sizeof(opts[0]), out);
 }
 
-static const struct kp_opts table = {"symbolize",
-				     opts,
-				     sizeof(opts) / sizeof(opts[0]),
+static const struct kp_opts table = {.cmd = "symbolize",
+				     KP_OPTS_ROWS(opts),
 				     .getopt_says = true,
 				     .usage_status = 2,
 				     .help = print_help,

@@ -107,5 +107,10 @@ int kp_opts_parse(const struct kp_opts *t, int argc, char **argv, void *cli,
 	if (opts != own)
 		free(opts);
 	free(own);
+	if (status < 0 && (argc - optind < t->operands_min ||
+			   (t->operands_max && argc - optind > t->operands_max))) {
+		kp_err("%s", t->operands_wrong);
+		status = 2;
+	}
 	return status;
 }

@@ -22,10 +22,16 @@ struct kp_opts {
 	bool getopt_says;	 /* getopt's own messages (opterr), else kp_args_unknown's */
 	int usage_status;	 /* the exit status of a bad option or value */
 	void (*help)(FILE *out); /* the whole --help */
+	/* the operands after the options: from operands_min to operands_max
+	 * (0: any number), else operands_wrong said (exit status 2) */
+	int operands_min, operands_max;
+	const char *operands_wrong;
 	/* what to say of an unknown option or a missing value (getopt's c),
 	 * instead of kp_args_unknown */
 	void (*unknown)(int c, char **argv);
 };
+
+#define KP_OPTS_ROWS(rows) .v = rows, .n = sizeof(rows) / sizeof(rows[0])
 
 /* Parses argv's options into cli (and svg, with t->svg) from optind 1.
  * Returns -1 to go on (optind at the first operand), else the exit status

@@ -102,14 +102,11 @@ static int load(char *const *paths, size_t n, struct report_cli *rc, struct kp_p
 	struct kp_notes warnings = {0};
 	struct kp_diag d = {{0}};
 	struct kp_load_info info;
-	const char *const *notes;
-	size_t nw;
 	int r;
 
 	rc->lo.load.countname = rc->so.countname;
 	r = kp_load_range(paths, n, &rc->lo, p, &info, &warnings, &d);
-	notes = kp_notes_list(&warnings, &nw);
-	kp_warn_notes(notes, nw);
+	kp_warn_each(&warnings);
 	kp_notes_fini(&warnings);
 	if (r < 0) {
 		kp_err("%s%s", r == -2 ? "report: " : "", d.msg);

@@ -13,6 +13,7 @@
 #include "cli/messages.h"
 #include "symbolize/addr_text.h"
 #include "symbolize/symbolize.h"
+#include "util/notes.h"
 #include "util/outfile.h"
 
 static const char usage_line[] =
@@ -93,34 +94,20 @@ static int parse_args(int argc, char **argv, struct symbolize_cli *c)
 int kp_cmd_symbolize(int argc, char **argv)
 {
 	struct symbolize_cli c = {0};
-	struct kp_mapping m = {0};
 	struct kp_outfile out = {0};
 	struct kp_diag d = {{0}};
 	struct kp_addrs a = {0};
+	struct kp_notes notes = {0};
 	char *cache_dir = NULL, *abs = NULL;
-	struct kp_symbolizer *sym = NULL;
-	size_t nnotes;
-	const char *const *notes;
 	int status = parse_args(argc, argv, &c);
 
 	if (status >= 0)
 		goto out;
 	status = 1;
-	for (int i = optind; i < argc; i++) {
-		uint64_t addr;
-
-		if (!kp_addr_text_parse(argv[i], &addr)) {
-			kp_err("not a hex address: \"%.60s\"", argv[i]);
-			goto out;
-		}
-		kp_addrs_add(&a, addr);
-	}
-	abs = kp_addr_text_elf_path(c.exe, &d);
-	if (!abs || (optind == argc && kp_addr_text_read(stdin, "stdin", &a, &d) != 0)) {
-		kp_err("%s", d.msg);
-		goto out;
-	}
-	if (kp_outfile_open(&out, c.output, &d) != 0) {
+	if (kp_addr_text_args(argv + optind, (size_t)(argc - optind), &a, &d) < 0 ||
+	    !(abs = kp_addr_text_elf_path(c.exe, &d)) ||
+	    (optind == argc && kp_addr_text_read(stdin, "stdin", &a, &d) != 0) ||
+	    kp_outfile_open(&out, c.output, &d) != 0) {
 		kp_err("%s", d.msg);
 		goto out;
 	}
@@ -129,11 +116,8 @@ int kp_cmd_symbolize(int argc, char **argv)
 	c.opts.no_lines = !c.lines;
 	if (!c.no_cache)
 		c.opts.cache_dir = cache_dir = kp_args_cache_dir();
-	sym = kp_sym_new(&c.opts);
-	m.path = abs;
-	kp_addr_text_write(out.fp, sym, kp_sym_object_get(sym, &m), &a, c.annotate, c.lines);
-	notes = kp_sym_notes(sym, &nnotes);
-	kp_warn_notes(notes, nnotes);
+	kp_addr_text_symbolize(out.fp, abs, &c.opts, &a, c.annotate, c.lines, &notes);
+	kp_warn_each(&notes);
 	if (kp_outfile_commit(&out, &d) != 0) {
 		kp_err("%s", d.msg);
 		goto out;
@@ -141,7 +125,7 @@ int kp_cmd_symbolize(int argc, char **argv)
 	status = 0;
 out:
 	kp_outfile_abort(&out);
-	kp_sym_free(sym);
+	kp_notes_fini(&notes);
 	free(cache_dir);
 	free(abs);
 	free(a.v);

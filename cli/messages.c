@@ -94,3 +94,8 @@ void kp_say_notes(const struct kp_notes *said)
 	for (size_t i = 0; i < said->n; i++)
 		kp_say("%s", said->v[i]);
 }
+
+void kp_warn_each(const struct kp_notes *nl)
+{
+	kp_warn_notes((const char *const *)nl->v, nl->n);
+}

@@ -22,6 +22,8 @@ void kp_warn_notes(const char *const *notes, size_t n);
 /* Says each of a library's sentences, as written after "kprof: ". */
 struct kp_notes;
 void kp_say_notes(const struct kp_notes *said);
+/* Warns each of a library's sentences. */
+void kp_warn_each(const struct kp_notes *nl);
 /* Warns of n lines of folded text skipped, the first named (first). */
 void kp_warn_bad_lines(uint64_t n, const char *first);
 

@@ -99,22 +99,6 @@ void kp_args_unknown(const char *cmd, char **argv)
 	fprintf(stderr, "Try 'kprof %s --help'.\n", cmd);
 }
 
-char *kp_args_command_line(int argc, char **argv)
-{
-	size_t len = 6;
-	char *s;
-
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	s = kp_xmalloc(len);
-	strcpy(s, "kprof");
-	for (int i = 0; i < argc; i++) {
-		strcat(s, " ");
-		strcat(s, argv[i]);
-	}
-	return s;
-}
-
 char *kp_args_cache_dir(void)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -124,4 +108,11 @@ char *kp_args_cache_dir(void)
 	if (home && home[0] == '/')
 		return kp_xasprintf("%s/.cache/kprof", home);
 	return NULL;
+}
+
+void kp_opts_help(const struct kp_opt *v, size_t n, FILE *out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].help)
+			fputs(v[i].help, out);
 }

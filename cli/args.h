@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The values of a repeatable option (-o, --debuginfo-dir), in order. The
  * strings are argv's, not copied; free v only. */
@@ -49,14 +50,43 @@ int kp_args_number_or_percent(const char *cmd, const char *opt, const char *arg,
  * own message would name the command after argv[0], its bare name). */
 void kp_args_unknown(const char *cmd, char **argv);
 
-/* "kprof ARGV[0] ARGV[1] ...": the command line as given, for the
- * reports that show it. Returns a new heap string. */
-char *kp_args_command_line(int argc, char **argv);
-
 /* $XDG_CACHE_HOME/kprof, else ~/.cache/kprof (an absolute XDG_CACHE_HOME
  * only, as the XDG spec says): where kprof keeps its kallsyms copy and
  * build indexes unless --no-cache. NULL without either. Returns a new heap
  * string. */
 char *kp_args_cache_dir(void);
+
+/* One option of a command (report, diff, collapse, flamegraph,
+ * symbolize), written once: getopt's table, what it sets and its lines of
+ * --help all come from its row (as record_args.c's and svg_options.c's
+ * tables). The rows' order is --help's. */
+enum kp_opt_kind {
+	KP_OPT_FLAG,   /* sets a bool */
+	KP_OPT_TEXT,   /* keeps argv's string */
+	KP_OPT_ONCE,   /* keeps argv's string; a second time is refused (exit status 2) */
+	KP_OPT_LIST,   /* adds argv's string to a struct kp_args_list */
+	KP_OPT_NUMBER, /* a double from min (above it: open_min) to max, said as kp_args_number */
+	KP_OPT_CALL,   /* set() takes the value */
+	KP_OPT_ACTION, /* set() takes no value */
+	KP_OPT_HELP,   /* the command's help() on stdout, exit status 0 */
+};
+
+struct kp_opt {
+	const char *name; /* --NAME, or NULL: a letter alone */
+	char letter;	  /* -X, or 0: a long name alone */
+	enum kp_opt_kind kind;
+	size_t off; /* the field it sets, in the command's struct (KP_OPT_AT) */
+	double min, max;
+	bool open_min;
+	/* takes arg (NULL for an action) into cli; returns -1 to go on, else
+	 * the exit status (after saying why) */
+	int (*set)(void *cli, const char *arg, const struct kp_opt *row);
+	const char *help; /* its lines of --help, or NULL (said on another's) */
+};
+
+#define KP_OPT_AT(type, field) .off = offsetof(type, field)
+
+/* The --help lines of rows v[0..n). */
+void kp_opts_help(const struct kp_opt *v, size_t n, FILE *out);
 
 #endif

@@ -1,11 +1,9 @@
 /* kprof: entry point and the table of subcommands. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
+#include "util/outfile.h"
 
 /* `kprof NAME ...` runs run(argc - 1, argv + 1). */
 static const struct command {
@@ -21,29 +19,9 @@ static const struct command {
 	{"record", kp_cmd_record, "sample a command, processes or the machine (the default)"},
 };
 
-/* A closed stdin, stdout or stderr (`2>&-`) would be taken by the next
- * file opened: an output would receive kprof's messages, a recording the
- * command's. Each is held open on /dev/null instead. */
-static void hold_standard_fds(void)
-{
-	for (int fd = 0; fd <= 2; fd++) {
-		int got;
-
-		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
-			continue;
-		got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-		if (got < 0)
-			_exit(1); /* no /dev/null: nowhere safe to write, or to say so */
-		if (got != fd) {
-			dup2(got, fd);
-			close(got);
-		}
-	}
-}
-
 int main(int argc, char **argv)
 {
-	hold_standard_fds();
+	kp_outfile_hold_standard_fds();
 	/* `kprof collapse|flamegraph|symbolize|report|diff|record ...` are
 	 * subcommands; any other first word is the recording's option or
 	 * command (a command that happens to be called "report" or "diff" runs

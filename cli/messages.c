@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/notes.h"
 #include "util/textsafe.h"
 
 /* The message formatted, then written escaped as a whole: kprof's own
@@ -80,4 +81,21 @@ void kp_warn_notes(const char *const *notes, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		kp_warn("%s", notes[i]);
+}
+
+void kp_warn_bad_lines(uint64_t n, const char *first)
+{
+	kp_warn("ignored %llu line%s with invalid format; the first: %s", (unsigned long long)n,
+		n == 1 ? "" : "s", first);
+}
+
+void kp_say_notes(const struct kp_notes *said)
+{
+	for (size_t i = 0; i < said->n; i++)
+		kp_say("%s", said->v[i]);
+}
+
+void kp_warn_each(const struct kp_notes *nl)
+{
+	kp_warn_notes((const char *const *)nl->v, nl->n);
 }

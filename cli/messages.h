@@ -9,6 +9,7 @@
 #define KP_CLI_MESSAGES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Prints "kprof: <msg>" on stderr. */
 void kp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -18,5 +19,12 @@ void kp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void kp_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Warns each of n notes (a symbolizer's or a session's). */
 void kp_warn_notes(const char *const *notes, size_t n);
+/* Says each of a library's sentences, as written after "kprof: ". */
+struct kp_notes;
+void kp_say_notes(const struct kp_notes *said);
+/* Warns each of a library's sentences. */
+void kp_warn_each(const struct kp_notes *nl);
+/* Warns of n lines of folded text skipped, the first named (first). */
+void kp_warn_bad_lines(uint64_t n, const char *first);
 
 #endif

@@ -17,9 +17,5 @@ void kp_outputs_say(const struct kp_output_table *t, bool unknown_ext, const cha
 /* kp_outputs_commit, then why it failed said. Returns 0 or 1. */
 int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char *where,
 		     size_t wsize);
-/* Takes -o arg for a command that writes one output (cmd: "flamegraph"):
- * a second -o is refused rather than silently winning. Returns 0, or 2
- * after saying why. */
-int kp_output_once(const char **path, const char *arg, const char *cmd);
 
 #endif

@@ -37,15 +37,3 @@ int kp_outputs_write(struct kp_outputs *o, const struct kp_output_ctx *ctx, char
 	kp_err("%s", d.msg);
 	return 1;
 }
-
-int kp_output_once(const char **path, const char *arg, const char *cmd)
-{
-	if (*path) {
-		kp_err("%s: -o given twice (%s, %s): it writes one output; kprof report writes "
-		       "several formats from one profile",
-		       cmd, *path, arg);
-		return 2;
-	}
-	*path = arg;
-	return 0;
-}

@@ -1,6 +1,5 @@
 #include "cli/svg_options.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +19,13 @@ static int parse_double(const char *name, const char *arg, double min, double ma
 	return 1;
 }
 
+/* (every such option's min is 1 or more: the shared parser's "no sign"
+ * refuses only what is below it anyway) */
 static int parse_int(const char *name, const char *arg, int min, int max, int *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
-	errno = 0;
-	v = arg && *arg ? strtol(arg, &end, 10) : 0;
-	if (!arg || !*arg || *end || errno || v < min || v > max) {
+	if (!arg || kp_args_parse_u64(arg, (uint64_t)min, (uint64_t)max, &v) < 0) {
 		kp_err("--%s: expected a whole number from %d to %d, not \"%s\"", name, min, max,
 		       arg ? arg : "");
 		return -1;
@@ -36,8 +34,11 @@ static int parse_int(const char *name, const char *arg, int min, int max, int *o
 	return 1;
 }
 
-static int set_minwidth(const char *arg, struct kp_svg_opts *o)
+static int set_minwidth(void *cli, const char *arg, const struct kp_opt *row)
 {
+	struct kp_svg_opts *o = cli;
+
+	(void)row;
 	size_t len = arg ? strlen(arg) : 0;
 	char num[64];
 	double v;
@@ -59,8 +60,11 @@ static int set_minwidth(const char *arg, struct kp_svg_opts *o)
 }
 
 /* it goes into CSS: keep it to what font names are made of */
-static int set_fonttype(const char *arg, struct kp_svg_opts *o)
+static int set_fonttype(void *cli, const char *arg, const struct kp_opt *row)
 {
+	struct kp_svg_opts *o = cli;
+
+	(void)row;
 	if (!arg || !*arg || strpbrk(arg, "<>&{};\\\n\r\t")) {
 		kp_err("--fonttype: \"%s\" is not a font name", arg ? arg : "");
 		return -1;
@@ -69,8 +73,11 @@ static int set_fonttype(const char *arg, struct kp_svg_opts *o)
 	return 1;
 }
 
-static int set_colors(const char *arg, struct kp_svg_opts *o)
+static int set_colors(void *cli, const char *arg, const struct kp_opt *row)
 {
+	struct kp_svg_opts *o = cli;
+
+	(void)row;
 	if (!kp_svg_palette_known(arg)) {
 		kp_err("--colors: unknown palette \"%s\" (hot, mem, io, wakeup, chain, java, js, "
 		       "perl, red, green, blue, aqua, yellow, purple, orange)",
@@ -81,8 +88,11 @@ static int set_colors(const char *arg, struct kp_svg_opts *o)
 	return 1;
 }
 
-static int set_bgcolors(const char *arg, struct kp_svg_opts *o)
+static int set_bgcolors(void *cli, const char *arg, const struct kp_opt *row)
 {
+	struct kp_svg_opts *o = cli;
+
+	(void)row;
 	if (!arg || !kp_svg_bgcolors_known(arg)) {
 		kp_err("--bgcolors: expected yellow, blue, green, grey or #rrggbb, not \"%s\"",
 		       arg ? arg : "");
@@ -92,67 +102,69 @@ static int set_bgcolors(const char *arg, struct kp_svg_opts *o)
 	return 1;
 }
 
-/* What an option does with its value. */
-enum svg_kind {
-	SVG_FLAG,   /* sets a bool (no value) */
-	SVG_TEXT,   /* keeps the string */
-	SVG_INT,    /* a whole number from min to max into an int */
-	SVG_NUMBER, /* a number from min to max into a double */
-	SVG_CALL,   /* set() checks and keeps it */
-};
+/* A whole number from the row's min to max into an int field. */
+static int set_int(void *cli, const char *arg, const struct kp_opt *row)
+{
+	return parse_int(row->name, arg, (int)row->min, (int)row->max,
+			 (int *)(void *)((char *)cli + row->off));
+}
 
-/* One flame-graph option: flamegraph.pl's name, what it sets in struct
- * kp_svg_opts, a number's bounds. Its getopt value is 1000 + its row (a
- * second name of set()'s option: the first's, so getopt counts them one). */
-struct svg_opt {
-	const char *name;
-	enum svg_kind kind;
-	size_t off;
-	double min, max;
-	int (*set)(const char *arg, struct kp_svg_opts *o);
-};
+/* A number from the row's min to max into a double field. */
+static int set_number(void *cli, const char *arg, const struct kp_opt *row)
+{
+	return parse_double(row->name, arg, row->min, row->max,
+			    (double *)(void *)((char *)cli + row->off));
+}
 
-#define AT(f) .off = offsetof(struct kp_svg_opts, f)
+/* The flame graph's options: flamegraph.pl's names, what each sets in
+ * struct kp_svg_opts (a setter's return: 1 taken, -1 said why not), a
+ * number's bounds, its help line. Its getopt value is 1000 + its row (a
+ * second name: the row above's, so getopt counts them one). */
+#define AT(f)		  KP_OPT_AT(struct kp_svg_opts, f)
+#define INT(f, lo, hi)	  KP_OPT_CALL, AT(f), .min = lo, .max = hi, .set = set_int
+#define NUMBER(f, lo, hi) KP_OPT_CALL, AT(f), .min = lo, .max = hi, .set = set_number
 
 /* clang-format off */
-static const struct svg_opt svg_opts[] = {
-	{"title", SVG_TEXT, AT(title)},
-	{"subtitle", SVG_TEXT, AT(subtitle)},
-	{"width", SVG_INT, AT(width), .min = 40, .max = 1000000},
-	{"height", SVG_INT, AT(frame_height), .min = 1, .max = 1000},
-	{"fontsize", SVG_NUMBER, AT(fontsize), .min = 0.1, .max = 1000},
-	{"fonttype", SVG_CALL, .set = set_fonttype},
-	{"fontwidth", SVG_NUMBER, AT(fontwidth), .min = 0.01, .max = 10},
-	{"minwidth", SVG_CALL, .set = set_minwidth},
-	{"countname", SVG_TEXT, AT(countname)},
-	{"nametype", SVG_TEXT, AT(nametype)},
-	{"colors", SVG_CALL, .set = set_colors},
-	{"color", SVG_CALL, .set = set_colors},
-	{"bgcolors", SVG_CALL, .set = set_bgcolors},
-	{"hash", SVG_FLAG, AT(hash)},
-	{"random", SVG_FLAG, AT(random)},
-	{"inverted", SVG_FLAG, AT(inverted)},
-	{"reverse", SVG_FLAG, AT(reverse)},
-	{"flamechart", SVG_FLAG, AT(flamechart)},
-	{"negate", SVG_FLAG, AT(negate)},
-	{"total", SVG_NUMBER, AT(total), .min = 1e-9, .max = 9007199254740992.0},
-	{"factor", SVG_NUMBER, AT(factor), .min = 1e-12, .max = 1e12},
-	{"notes", SVG_TEXT, AT(notes)},
+static const struct kp_opt svg_opts[] = {
+	{"title", 0, KP_OPT_TEXT, AT(title), .help = "  --title TEXT        title (default \"Flame Graph\", \"Icicle Graph\" with --inverted)\n"},
+	{"subtitle", 0, KP_OPT_TEXT, AT(subtitle), .help = "  --subtitle TEXT     second title line\n"},
+	{"width", 0, INT(width, 40, 1000000), .help = "  --width PX          image width (default 1200)\n"},
+	{"height", 0, INT(frame_height, 1, 1000), .help = "  --height PX         height of each frame (default 16)\n"},
+	{"fontsize", 0, NUMBER(fontsize, 0.1, 1000), .help = "  --fontsize N        font size (default 12)\n"},
+	{"fonttype", 0, KP_OPT_CALL, .set = set_fonttype, .help = "  --fonttype FONT     font family (default Verdana)\n"},
+	{"fontwidth", 0, NUMBER(fontwidth, 0.01, 10), .help = "  --fontwidth N       average glyph width relative to the font size (default 0.59)\n"},
+	{"minwidth", 0, KP_OPT_CALL, .set = set_minwidth, .help = "  --minwidth N[%]     leave out frames narrower than N px or N% (default 0.1 px)\n"},
+	{"countname", 0, KP_OPT_TEXT, AT(countname), .help =
+		"  --countname TEXT    what the counts are (default \"samples\"; \"us\" when a\n"
+		"                      recording's value is time, counted in microseconds; a\n"
+		"                      folded file's \"# countname: UNIT\" line)\n"},
+	{"nametype", 0, KP_OPT_TEXT, AT(nametype), .help = "  --nametype TEXT     what the names are (default \"Function:\")\n"},
+	{"colors", 0, KP_OPT_CALL, .set = set_colors, .help =
+		"  --colors PALETTE    hot (default), mem, io, wakeup, chain, java, js, perl, red, green, "
+		"blue, aqua, yellow, purple, orange (or --color)\n"},
+	{"color", 0, KP_OPT_CALL, .set = set_colors},
+	{"bgcolors", 0, KP_OPT_CALL, .set = set_bgcolors, .help = "  --bgcolors COLOR    background: yellow, blue, green, grey or #rrggbb\n"},
+	{"hash", 0, KP_OPT_FLAG, AT(hash), .help = "  --hash              colours from flamegraph.pl's name hash\n"},
+	{"random", 0, KP_OPT_FLAG, AT(random), .help = "  --random            random colours (default: fixed colour per name)\n"},
+	{"inverted", 0, KP_OPT_FLAG, AT(inverted), .help = "  --inverted          icicle graph: roots at the top\n"},
+	{"reverse", 0, KP_OPT_FLAG, AT(reverse), .help = "  --reverse           reverse each stack (merge from the leaves)\n"},
+	{"flamechart", 0, KP_OPT_FLAG, AT(flamechart), .help = "  --flamechart        keep input order (time) instead of sorting and merging\n"},
+	{"negate", 0, KP_OPT_FLAG, AT(negate), .help = "  --negate            swap the hues of differential graphs\n"},
+	{"total", 0, NUMBER(total, 1e-9, 9007199254740992.0), .help = "  --total N           width stands for N counts when N is above the sum\n"},
+	{"factor", 0, NUMBER(factor, 1e-12, 1e12), .help = "  --factor N          multiply counts shown in titles by N\n"},
+	{"notes", 0, KP_OPT_TEXT, AT(notes), .help = "  --notes TEXT        notes kept in the SVG as a comment\n"},
 };
 /* clang-format on */
 
 #define N_SVG (sizeof(svg_opts) / sizeof(svg_opts[0]))
 
+/* a row without a help line is the second name of the row above */
 static int val_of(size_t i)
 {
-	size_t j = 0;
-
-	while (svg_opts[i].set && svg_opts[j].set != svg_opts[i].set)
-		j++;
-	return 1000 + (int)(svg_opts[i].set ? j : i);
+	return 1000 + (int)(svg_opts[i].help ? i : i - 1);
 }
 
-static const struct svg_opt *row_of(int val)
+static const struct kp_opt *row_of(int val)
 {
 	for (size_t i = 0; i < N_SVG; i++)
 		if (val_of(i) == val)
@@ -166,65 +178,29 @@ struct option *kp_svg_options_with(const struct option *own, size_t nown)
 
 	memcpy(opts, own, nown * sizeof(*opts));
 	for (size_t i = 0; i < N_SVG; i++)
-		opts[nown + i] = (struct option){svg_opts[i].name,
-						 svg_opts[i].kind == SVG_FLAG ? no_argument
-									      : required_argument,
-						 NULL, val_of(i)};
+		opts[nown + i] = (struct option){
+			svg_opts[i].name,
+			svg_opts[i].kind == KP_OPT_FLAG ? no_argument : required_argument, NULL,
+			val_of(i)};
 	return opts;
 }
 
 int kp_svg_options_apply(int val, const char *arg, struct kp_svg_opts *o)
 {
-	const struct svg_opt *r = row_of(val);
-	char *field = r ? (char *)o + r->off : NULL;
+	const struct kp_opt *r = row_of(val);
 
-	if (!r)
-		return 0;
-	switch (r->kind) {
-	case SVG_FLAG:
-		*(bool *)field = true;
-		return 1;
-	case SVG_TEXT:
-		*(const char **)field = arg;
-		if (!arg)
-			kp_err("--%s needs a value", r->name);
-		return arg ? 1 : -1;
-	case SVG_INT:
-		return parse_int(r->name, arg, (int)r->min, (int)r->max, (int *)(void *)field);
-	case SVG_NUMBER:
-		return parse_double(r->name, arg, r->min, r->max, (double *)(void *)field);
-	default:
-		return r->set(arg, o);
-	}
+	if (r && r->kind == KP_OPT_FLAG)
+		*(bool *)((char *)o + r->off) = true;
+	else if (r && r->kind == KP_OPT_TEXT && arg)
+		*(const char **)(void *)((char *)o + r->off) = arg;
+	else if (r && r->kind == KP_OPT_TEXT)
+		kp_err("--%s needs a value", r->name);
+	else if (r)
+		return r->set(o, arg, r);
+	return !r ? 0 : r->kind == KP_OPT_TEXT && !arg ? -1 : 1;
 }
 
 void kp_svg_options_help(FILE *out)
 {
-	fputs("  --title TEXT        title (default \"Flame Graph\", \"Icicle Graph\" with "
-	      "--inverted)\n"
-	      "  --subtitle TEXT     second title line\n"
-	      "  --width PX          image width (default 1200)\n"
-	      "  --height PX         height of each frame (default 16)\n"
-	      "  --fontsize N        font size (default 12)\n"
-	      "  --fonttype FONT     font family (default Verdana)\n"
-	      "  --fontwidth N       average glyph width relative to the font size (default 0.59)\n"
-	      "  --minwidth N[%]     leave out frames narrower than N px or N% (default 0.1 px)\n"
-	      "  --countname TEXT    what the counts are (default \"samples\"; \"us\" when a\n"
-	      "                      recording's value is time, counted in microseconds; a\n"
-	      "                      folded file's \"# countname: UNIT\" line)\n"
-	      "  --nametype TEXT     what the names are (default \"Function:\")\n"
-	      "  --colors PALETTE    hot (default), mem, io, wakeup, chain, java, js, perl, red, "
-	      "green, "
-	      "blue, aqua, yellow, purple, orange (or --color)\n"
-	      "  --bgcolors COLOR    background: yellow, blue, green, grey or #rrggbb\n"
-	      "  --hash              colours from flamegraph.pl's name hash\n"
-	      "  --random            random colours (default: fixed colour per name)\n"
-	      "  --inverted          icicle graph: roots at the top\n"
-	      "  --reverse           reverse each stack (merge from the leaves)\n"
-	      "  --flamechart        keep input order (time) instead of sorting and merging\n"
-	      "  --negate            swap the hues of differential graphs\n"
-	      "  --total N           width stands for N counts when N is above the sum\n"
-	      "  --factor N          multiply counts shown in titles by N\n"
-	      "  --notes TEXT        notes kept in the SVG as a comment\n",
-	      out);
+	kp_opts_help(svg_opts, N_SVG, out);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diff/diff_report.h"
 #include "profile/run_meta.h"
 #include "util/xalloc.h"
 
@@ -98,7 +99,29 @@ int kp_diff_files_finish(struct kp_diff_files *f, const struct kp_diff_files_opt
 	}
 	if (o->gate)
 		kp_diff_gate_measure(f->df, o->measure, o->fail_above, &f->gate);
+	/* the runs cannot see a growth of --fail-above */
+	if (o->gate && kp_diff_gate_unresolved(&f->gate)) {
+		char msg[1024];
+
+		kp_diff_gate_format_warning(f->df, &f->gate, msg, sizeof(msg));
+		warn(o, kp_xstrdup(msg));
+	}
 	return 0;
+}
+
+void kp_diff_files_report(const struct kp_diff_files *f, const struct kp_diff_files_opts *o,
+			  size_t top, const char *command, struct kp_diff_report *r)
+{
+	*r = (struct kp_diff_report){
+		.file = {o->path[0], o->path[1]},
+		.profile = {f->side[0].meta, f->side[1].meta},
+		.value = f->side[1].value,
+		.unit = f->side[1].unit,
+		.counts = f->side[1].counts,
+		.top = top,
+		.gate = o->gate ? &f->gate : NULL,
+		.command = command,
+	};
 }
 
 void kp_diff_files_fini(struct kp_diff_files *f)

@@ -58,10 +58,18 @@ int kp_diff_files_read(struct kp_diff_files *f, const struct kp_diff_files_opts 
 
 /* Finishes the comparison, warns when the sides were recorded differently
  * (other events, other commands: their shares may differ for other
- * reasons than the change), and decides the gate when o->gate. Returns 0,
+ * reasons than the change), and decides the gate when o->gate (warning
+ * when the runs cannot see a growth of fail_above). Returns 0,
  * or a negative errno with d set (the comparison cannot be made). */
 int kp_diff_files_finish(struct kp_diff_files *f, const struct kp_diff_files_opts *o,
 			 struct kp_diag *d);
+
+/* The report's header for f's writers (diff/diff_report.h): the sides as
+ * o names them, what the shares are of, top functions a column, the gate
+ * when o->gate, the command line (may be NULL); r points into f and o. */
+struct kp_diff_report;
+void kp_diff_files_report(const struct kp_diff_files *f, const struct kp_diff_files_opts *o,
+			  size_t top, const char *command, struct kp_diff_report *r);
 
 /* Frees what f holds. Safe on a zeroed struct and after a failure. */
 void kp_diff_files_fini(struct kp_diff_files *f);

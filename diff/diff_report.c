@@ -127,6 +127,22 @@ void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_
 	}
 }
 
+void kp_diff_report_regressions(const struct kp_diff *df, const struct kp_diff_gate *g,
+				void (*say)(void *arg, const char *line), void *arg)
+{
+	char line[1024], msg[1400];
+
+	for (size_t k = 0; k < g->n; k++) {
+		const struct kp_diff_function *fn = kp_diff_function(df, g->fn[k]);
+
+		kp_diff_report_format_regression(df, g, k, line, sizeof(line));
+		snprintf(msg, sizeof(msg), "regression: %.*s%s: %s",
+			 (int)(fn->name_len > 200 ? 200 : fn->name_len), fn->name,
+			 kp_frame_kind_note(fn->kind), line);
+		say(arg, msg);
+	}
+}
+
 void kp_diff_gate_format_what(const struct kp_diff_gate *g, char *buf, size_t size)
 {
 	if (g->measure == KP_DIFF_TIME)

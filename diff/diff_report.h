@@ -106,6 +106,12 @@ void kp_diff_report_format_adjustment(const struct kp_diff_gate *g, char *buf, s
 void kp_diff_report_format_regression(const struct kp_diff *df, const struct kp_diff_gate *g,
 				      size_t k, char *buf, size_t size);
 
+/* Each regression of the gate as kprof names it on stderr, "regression:
+ * NAME[ KIND]: " (the name cut at 200 bytes) and its line above, passed
+ * to say: a CI log shows them whatever the outputs. */
+void kp_diff_report_regressions(const struct kp_diff *df, const struct kp_diff_gate *g,
+				void (*say)(void *arg, const char *line), void *arg);
+
 /* What the gate tests, for a verdict: "total share grew by more than 2
  * points" or "CPU time a run grew by more than 15%". */
 void kp_diff_gate_format_what(const struct kp_diff_gate *g, char *buf, size_t size);

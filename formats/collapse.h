@@ -83,4 +83,26 @@ size_t kp_collapse_nstacks(const struct kp_collapse *c);
 /* Counters; the pointer is owned by the collapser and valid until it is freed. */
 const struct kp_collapse_stats *kp_collapse_stats(const struct kp_collapse *c);
 
+/* kprof collapse's inputs (collapse_files.c). */
+struct kp_notes;
+
+/* Reads the files paths[0..n) ("-": stdin; none: stdin) into c, in order.
+ * Returns 0, or -1 with d: "NAME: why" for one that cannot be opened (as
+ * read(2) would say it), else kp_collapse_read_fd's message. */
+int kp_collapse_read_paths(struct kp_collapse *c, char *const *paths, size_t n, struct kp_diag *d);
+
+/* What the user should know of what c read from paths[0..n), each
+ * sentence added to said as kprof says it after "kprof: " ("warning:
+ * ...", "note: skipped ..."). Returns true when nothing usable was found
+ * in an input that was not empty (then one sentence begins "error:"). */
+bool kp_collapse_tell(const struct kp_collapse *c, char *const *paths, size_t n,
+		      struct kp_notes *said);
+
+/* Before kp_collapse_write: "# countname: UNIT" with header; without it,
+ * counts that are not samples told in said ("note: the counts are ..."),
+ * with the way to keep their unit (flamegraph.pl and plain folded text
+ * have no place for it). Returns 0, or -EIO with d set. */
+int kp_collapse_write_header(const struct kp_collapse *c, bool header, FILE *out,
+			     struct kp_notes *said, struct kp_diag *d);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/count.h"
+#include "util/input.h"
 #include "util/xalloc.h"
 
 static bool is_space(unsigned char c)
@@ -413,4 +414,44 @@ int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 	frames_fini(&fr);
 	free(r.buf);
 	return err;
+}
+
+static int read_file(struct kp_folded *f, const char *path, const struct kp_folded_read_opts *ro,
+		     struct kp_folded_skipped *sk, struct kp_diag *d)
+{
+	struct kp_input in;
+	uint64_t before = sk->lines;
+	int err = kp_input_open(&in, path, d);
+
+	if (err == -EISDIR)
+		kp_diag_set(d, err, "cannot read %s: it is a directory (give folded files)",
+			    in.name);
+	if (!err)
+		err = kp_folded_read(f, in.fp, in.name, ro, &sk->lines, d);
+	kp_input_close(&in);
+	if (!err && sk->lines > before && !sk->first.msg[0])
+		sk->first = *d;
+	return err ? -1 : 0;
+}
+
+int kp_folded_read_files(struct kp_folded *f, char *const *paths, size_t n,
+			 const struct kp_folded_read_opts *ro, struct kp_folded_skipped *sk,
+			 struct kp_diag *d)
+{
+	if (n == 0 && read_file(f, "-", ro, sk, d) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (read_file(f, paths[i], ro, sk, d) < 0)
+			return -1;
+	if (!kp_folded_nstacks(f) && sk->lines)
+		return kp_diag_set(d, -1,
+				   "no valid stack in the input: %llu line%s with invalid format; "
+				   "the first: %s",
+				   (unsigned long long)sk->lines, sk->lines == 1 ? "" : "s",
+				   sk->first.msg);
+	if (!kp_folded_nstacks(f))
+		return kp_diag_set(
+			d, -1,
+			"no stacks in the input (expected folded lines like \"main;foo;bar 12\")");
+	return 0;
 }

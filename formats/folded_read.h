@@ -65,4 +65,19 @@ struct kp_folded_read_opts {
 int kp_folded_read(struct kp_folded *f, FILE *in, const char *name,
 		   const struct kp_folded_read_opts *opts, uint64_t *bad_lines, struct kp_diag *d);
 
+/* What kp_folded_read_files read besides the stacks: the lines skipped,
+ * the first of them named ("FILE:LINE: why"), for a warning. */
+struct kp_folded_skipped {
+	uint64_t lines;
+	struct kp_diag first;
+};
+
+/* Reads the folded files paths[0..n) ("-": stdin; none: stdin) into f,
+ * merged, as `kprof flamegraph` draws them. Returns 0, or -1 with d saying
+ * why nothing can be drawn: a file that cannot be read (a directory: "give
+ * folded files"), no valid stack. */
+int kp_folded_read_files(struct kp_folded *f, char *const *paths, size_t n,
+			 const struct kp_folded_read_opts *ro, struct kp_folded_skipped *skipped,
+			 struct kp_diag *d);
+
 #endif

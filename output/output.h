@@ -75,6 +75,11 @@ extern const struct kp_output_table kp_output_profile;
  * github (output_diff.c). */
 extern const struct kp_output_table kp_output_diff;
 
+/* Whether one of o's formats of kp_output_diff draws the differential
+ * folded table (kp_diff_files_opts.fold). */
+struct kp_outputs;
+bool kp_outputs_diff_folded(const struct kp_outputs *o);
+
 /* The format of t called name, or NULL. */
 const struct kp_output_format *kp_output_by_name(const struct kp_output_table *t, const char *name);
 /* The format of t whose extension ends path (longest match), or NULL. */

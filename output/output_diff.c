@@ -94,3 +94,12 @@ const struct kp_output_table kp_output_diff = {
 	.fallback = &diff_formats[0], /* text */
 	.extension_over_name = true,
 };
+
+bool kp_outputs_diff_folded(const struct kp_outputs *o)
+{
+	bool fold = false;
+
+	for (size_t i = 0; i < o->n; i++)
+		fold |= o->fmt[i]->diff_folded;
+	return fold;
+}

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/notes.h"
 #include "util/textsafe.h"
 #include "util/xalloc.h"
 
@@ -106,4 +107,32 @@ void kp_addr_text_write(FILE *out, struct kp_symbolizer *sym, uint32_t obj,
 		putc('\n', out);
 	}
 	kp_sym_frames_fini(&f);
+}
+
+int kp_addr_text_args(char *const *args, size_t n, struct kp_addrs *a, struct kp_diag *d)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t addr;
+
+		if (!kp_addr_text_parse(args[i], &addr))
+			return kp_diag_set(d, -EINVAL, "not a hex address: \"%.60s\"", args[i]);
+		kp_addrs_add(a, addr);
+	}
+	return 0;
+}
+
+void kp_addr_text_symbolize(FILE *out, const char *path, const struct kp_sym_options *opts,
+			    const struct kp_addrs *a, bool annotate, bool lines,
+			    struct kp_notes *notes)
+{
+	struct kp_symbolizer *sym = kp_sym_new(opts);
+	struct kp_mapping m = {.path = path};
+	const char *const *said;
+	size_t n;
+
+	kp_addr_text_write(out, sym, kp_sym_object_get(sym, &m), a, annotate, lines);
+	said = kp_sym_notes(sym, &n);
+	for (size_t i = 0; i < n; i++)
+		kp_notes_add(notes, "%s", said[i]);
+	kp_sym_free(sym);
 }

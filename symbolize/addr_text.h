@@ -24,6 +24,11 @@ void kp_addrs_add(struct kp_addrs *a, uint64_t addr);
  * the text is anything else. */
 bool kp_addr_text_parse(const char *s, uint64_t *out);
 
+/* Adds the addresses args[0..n) (each as kp_addr_text_parse takes it) to
+ * a. Returns 0, or -EINVAL with "not a hex address: \"ARG\"" (its first
+ * 60 bytes) in d. */
+int kp_addr_text_args(char *const *args, size_t n, struct kp_addrs *a, struct kp_diag *d);
+
 /* Adds the addresses of in, one a line (blank lines skipped), to a.
  * Returns 0, or -EINVAL with "NAME:LINE: not a hex address: ..." in d. */
 int kp_addr_text_read(FILE *in, const char *name, struct kp_addrs *a, struct kp_diag *d);
@@ -40,5 +45,14 @@ char *kp_addr_text_elf_path(const char *exe, struct kp_diag *d);
  * lines. */
 void kp_addr_text_write(FILE *out, struct kp_symbolizer *sym, uint32_t obj,
 			const struct kp_addrs *a, bool annotate, bool lines);
+
+/* Writes a's addresses named in the ELF file at path (an absolute path,
+ * kp_addr_text_elf_path's) by a symbolizer of opts, as kp_addr_text_write
+ * does; what the symbolizer noted (debuginfo not found, ...) added to
+ * notes. */
+struct kp_notes;
+void kp_addr_text_symbolize(FILE *out, const char *path, const struct kp_sym_options *opts,
+			    const struct kp_addrs *a, bool annotate, bool lines,
+			    struct kp_notes *notes);
 
 #endif

@@ -478,3 +478,23 @@ const char *kp_outfile_name(const struct kp_outfile *out)
 {
 	return out->path ? out->path : "stdout";
 }
+
+/* A closed stdin, stdout or stderr (`2>&-`) would be taken by the next
+ * file opened: an output would receive kprof's messages, a recording the
+ * command's. Each is held open on /dev/null instead. */
+void kp_outfile_hold_standard_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int got;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (got < 0)
+			_exit(1); /* no /dev/null: nowhere safe to write, or to say so */
+		if (got != fd) {
+			dup2(got, fd);
+			close(got);
+		}
+	}
+}

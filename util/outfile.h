@@ -61,4 +61,9 @@ int kp_outfile_in_the_way(const char *path, char *what, size_t size);
 /* Name to show the user: the path, or "stdout". Owned by out. */
 const char *kp_outfile_name(const struct kp_outfile *out);
 
+/* Holds each closed standard descriptor (0, 1, 2) open on /dev/null, so
+ * that no file opened later takes its number; the process ends (status 1)
+ * without a /dev/null. Call first thing in main. */
+void kp_outfile_hold_standard_fds(void);
+
 #endif

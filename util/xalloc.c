@@ -92,3 +92,19 @@ char *kp_xasprintf(const char *fmt, ...)
 	va_end(ap);
 	return s;
 }
+
+char *kp_xjoin(const char *first, char *const *v, size_t n)
+{
+	size_t len = strlen(first) + 1;
+	char *s;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(v[i]) + 1;
+	s = kp_xmalloc(len);
+	strcpy(s, first);
+	for (size_t i = 0; i < n; i++) {
+		strcat(s, " ");
+		strcat(s, v[i]);
+	}
+	return s;
+}

@@ -16,6 +16,9 @@ char *kp_xstrdup(const char *s);
 char *kp_xstrndup(const char *s, size_t n);
 /* printf into a new heap string; caller frees. */
 char *kp_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* first, then each of v[0..n) after a space ("kprof diff A B": a command
+ * line as given). Returns a new heap string. */
+char *kp_xjoin(const char *first, char *const *v, size_t n);
 
 /* What the functions above do when an allocation of n bytes fails (0: a
  * size not known, such as a library's own allocation): prints

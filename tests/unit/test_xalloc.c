@@ -143,12 +143,26 @@ static void test_named_temporary_removed(void)
 	rmdir(dir);
 }
 
+/* kp_xjoin: the command line as given, every word after a space */
+static void test_join(void)
+{
+	char w[][8] = {"diff", "a b", "", "-f"};
+	char *argv[] = {w[0], w[1], w[2], w[3]};
+	char *s = kp_xjoin("kprof", argv, 4), *none = kp_xjoin("kprof", argv, 0);
+
+	CHECK(strcmp(s, "kprof diff a b  -f") == 0);
+	CHECK(strcmp(none, "kprof") == 0);
+	free(s);
+	free(none);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3)
 		return child(argv[1], argv[2]);
 	test_out_of_memory();
 	test_named_temporary_removed();
+	test_join();
 	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
 	return kp_test_failed ? 1 : 0;
 }

@@ -1,8 +1,8 @@
 /* The inputs of the commands that read text files named on the command
  * line (collapse, flamegraph): a path, or "-" for stdin; a directory is
  * refused at once rather than failing at its first read. */
-#ifndef KP_CLI_INPUT_H
-#define KP_CLI_INPUT_H
+#ifndef KP_UTIL_INPUT_H
+#define KP_UTIL_INPUT_H
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "cli/input.h"
+#include "util/input.h"
 
 #include <errno.h>
 #include <string.h>

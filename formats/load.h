@@ -18,11 +18,12 @@ struct kp_load_opts {
 };
 
 struct kp_load_info {
-	const char *format;   /* "folded", "folded (zstd)", "kprof"; static storage */
-	uint64_t bad_lines;   /* folded text: lines skipped */
-	char first_bad[1024]; /* the first of them, "FILE:LINE: why" */
-	bool differential;    /* folded text of "stack BEFORE AFTER" lines: the
-			       * profile holds AFTER only */
+	const char *format; /* "folded", "folded (zstd)", "kprof"; static storage */
+	uint64_t bad_lines; /* folded text: lines skipped */
+	char first_bad[sizeof(
+		((struct kp_diag *)0)->msg)]; /* the first of them, "FILE:LINE: why" */
+	bool differential;		      /* folded text of "stack BEFORE AFTER" lines: the
+					       * profile holds AFTER only */
 };
 
 /* Reads path ("-": stdin) into a new profile (*out, the caller frees).

@@ -6,8 +6,11 @@
 
 #include <stddef.h>
 
+/* Room for a sentence naming two paths of PATH_MAX (4096) bytes: a
+ * message is never cut where the command line printed it whole before
+ * building it moved below cli/. */
 struct kp_diag {
-	char msg[1024];
+	char msg[10240];
 };
 
 /* Sets d->msg from the format (d may be NULL: then nothing happens).

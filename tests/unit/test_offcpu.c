@@ -391,7 +391,7 @@ static int diff_of(const char *base, const char *new, const char *value, char *m
 	if (!err)
 		err = kp_diff_files_finish(&files, &o, &d);
 	if (err)
-		snprintf(msg, size, "%s", d.msg);
+		snprintf(msg, size, "%.*s", (int)(size - 1), d.msg);
 	else
 		snprintf(msg, size, "%s/%s %s/%s", files.side[0].value, files.side[0].unit,
 			 files.side[1].value, files.side[1].unit);

@@ -265,7 +265,8 @@ static void load_in_child(struct outcome *o)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		err = kp_load_profile(path, NULL, &p, NULL, &d);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		snprintf(out, sizeof(out), "%d %ld %.3f %s", err != 0, status_kb("VmHWM:") - base,
+		snprintf(out, sizeof(out), "%d %ld %.3f %.200s", err != 0,
+			 status_kb("VmHWM:") - base,
 			 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 			 d.msg);
 		if (write(fd[1], out, strlen(out)) < 0)

@@ -69,8 +69,8 @@ static const struct kp_opt opts[] = {
 		 "                      PCT percentage points and the growth is significant;\n"
 		 "                      PCT% (15%): its CPU time a run by more than PCT percent\n"},
 	{"alpha", 0, KP_OPT_NUMBER, AT(files.diff.alpha), 0, 0.5, true,
-	 .help = "      --alpha P       significance level after Holm's correction (default "
-		 "0.01)\n"},
+	 .help = "      --alpha P       the chance of a false alarm a comparison: the gate's\n"
+		 "                      level over every function it tests (default 0.01)\n"},
 	{"dispersion", 0, KP_OPT_NUMBER, AT(files.diff.dispersion), 0, 1e6, true,
 	 .help = "      --dispersion F  one run a side: counts vary F times more than independent\n"
 		 "                      samples would (clustered samples); several: at least F\n"},

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/appendf.h"
 #include "util/xalloc.h"
 
 /* Formats the line and hands it to fn. */
@@ -121,71 +122,64 @@ static void truncation_hint(const struct kp_session_opts *o, const struct kp_ses
  * and why (docs/offcpu.md). */
 static void print_offcpu(const struct kp_session_stats *st, kp_report_fn fn, void *arg)
 {
-	char out[1024] = "";
+	char out[2048] = "";
 	size_t len = 0;
 
 	/* the profile is an estimate when not every wait had its stack */
 	if (st->off.charged < st->off.waits)
-		len += (size_t)snprintf(
-			out + len, sizeof(out) - len,
-			"; %llu waits had no stack: the profile's %.3f s estimate each stack's "
-			"share from the %llu that had (%s)",
-			(unsigned long long)(st->off.waits - st->off.charged),
-			(double)st->off.charged_ns / 1e9, (unsigned long long)st->off.charged,
-			st->switch_event && !strncmp(st->switch_event, "bpf:", 4)
-				? "each one's time over its chance of a stack"
-				: "each one's time times the switches its sample stands for");
+		kp_appendf(out, sizeof(out), &len,
+			   "; %llu waits had no stack: the profile's %.3f s estimate each stack's "
+			   "share from the %llu that had (%s)",
+			   (unsigned long long)(st->off.waits - st->off.charged),
+			   (double)st->off.charged_ns / 1e9, (unsigned long long)st->off.charged,
+			   st->switch_event && !strncmp(st->switch_event, "bpf:", 4)
+				   ? "each one's time over its chance of a stack"
+				   : "each one's time times the switches its sample stands for");
 	if (st->off.nostack)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu waits (%.3f s) had no stack to go on: under [no "
-					"stack sampled]",
-					(unsigned long long)st->off.nostack,
-					(double)st->off.nostack_ns / 1e9);
+		kp_appendf(out, sizeof(out), &len,
+			   "; %llu waits (%.3f s) had no stack to go on: under [no "
+			   "stack sampled]",
+			   (unsigned long long)st->off.nostack, (double)st->off.nostack_ns / 1e9);
 	if (st->off.short_waits)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; left out: %llu under --min-wait",
-					(unsigned long long)st->off.short_waits);
+		kp_appendf(out, sizeof(out), &len, "; left out: %llu under --min-wait",
+			   (unsigned long long)st->off.short_waits);
 	if (st->off.unpaired)
-		len += (size_t)snprintf(
-			out + len, sizeof(out) - len,
-			"%s %llu unpaired (the wait's end unseen: switch records lost, or "
-			"the tracepoint's switch in)",
-			st->off.short_waits ? "," : "; left out:",
-			(unsigned long long)st->off.unpaired);
+		kp_appendf(out, sizeof(out), &len,
+			   "%s %llu unpaired (the wait's end unseen: switch records lost, or "
+			   "the tracepoint's switch in)",
+			   st->off.short_waits ? "," : "; left out:",
+			   (unsigned long long)st->off.unpaired);
 	if (st->off.clock_skew)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu ended before they began (counted 0)",
-					(unsigned long long)st->off.clock_skew);
+		kp_appendf(out, sizeof(out), &len, "; %llu ended before they began (counted 0)",
+			   (unsigned long long)st->off.clock_skew);
 	/* below a storm every switch out has its stack, unless the kernel
 	 * dropped it: a ring full while kprof could not run, whose LOST
 	 * record the end of the recording can keep from being written */
 	if (st->off.dropped)
-		len += (size_t)snprintf(
-			out + len, sizeof(out) - len,
-			"; %llu switches out came without their stack (the kernel "
-			"dropped it: a full ring, kprof kept off the CPU): those waits "
-			"went on the last stack of their kind on their thread",
-			(unsigned long long)st->off.dropped);
+		kp_appendf(out, sizeof(out), &len,
+			   "; %llu switches out came without their stack (the kernel "
+			   "dropped it: a full ring, kprof kept off the CPU): those waits "
+			   "went on the last stack of their kind on their thread",
+			   (unsigned long long)st->off.dropped);
 	if (st->storm_windows)
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; a switch storm: stacks at --switch-freq in %llu windows "
-					"of 0.1 s, every switch elsewhere",
-					(unsigned long long)st->storm_windows);
-	if (st->lost_chosen && len < sizeof(out))
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu chosen waits' times lost (the ring was full)",
-					(unsigned long long)st->lost_chosen);
-	if (st->lost_waits && len < sizeof(out))
-		len += (size_t)snprintf(out + len, sizeof(out) - len,
-					"; %llu waits (%.3f s) of exiting threads lost (the ring "
-					"was full)",
-					(unsigned long long)st->lost_waits,
-					(double)st->lost_waits_ns / 1e9);
-	if (st->lost_stacks && len < sizeof(out))
-		snprintf(out + len, sizeof(out) - len,
-			 "; %llu switch stacks lost (their rings filled, as at a storm's "
-			 "first instant)",
-			 (unsigned long long)st->lost_stacks);
+		kp_appendf(out, sizeof(out), &len,
+			   "; a switch storm: stacks at --switch-freq in %llu windows "
+			   "of 0.1 s, every switch elsewhere",
+			   (unsigned long long)st->storm_windows);
+	if (st->lost_chosen)
+		kp_appendf(out, sizeof(out), &len,
+			   "; %llu chosen waits' times lost (the ring was full)",
+			   (unsigned long long)st->lost_chosen);
+	if (st->lost_waits)
+		kp_appendf(out, sizeof(out), &len,
+			   "; %llu waits (%.3f s) of exiting threads lost (the ring "
+			   "was full)",
+			   (unsigned long long)st->lost_waits, (double)st->lost_waits_ns / 1e9);
+	if (st->lost_stacks)
+		kp_appendf(out, sizeof(out), &len,
+			   "; %llu switch stacks lost (their rings filled, as at a storm's "
+			   "first instant)",
+			   (unsigned long long)st->lost_stacks);
 	say(fn, arg, false,
 	    "off CPU: %llu waits, %.3f s (%llu still waiting at the end); stacks of "
 	    "%llu switches sampled (%s)%s",
@@ -216,12 +210,11 @@ void kp_session_report_run(const struct kp_session_opts *o, const struct kp_sess
 	 * that the kernel's chain carried on from is not a cut) */
 	for (int e = KP_UNWIND_SNAPSHOT; e < KP_UNWIND_NEND; e++)
 		if (st->cut_by[e])
-			len += (size_t)snprintf(trunc + len, sizeof(trunc) - len, "%s %s %llu",
-						len ? "," : ":", end_names[e],
-						(unsigned long long)st->cut_by[e]);
+			kp_appendf(trunc, sizeof(trunc), &len, "%s %s %llu", len ? "," : ":",
+				   end_names[e], (unsigned long long)st->cut_by[e]);
 	if (st->fp_cut)
-		snprintf(trunc + len, sizeof(trunc) - len, "%s frame-pointer chain cut %llu",
-			 len ? "," : ":", (unsigned long long)st->fp_cut);
+		kp_appendf(trunc, sizeof(trunc), &len, "%s frame-pointer chain cut %llu",
+			   len ? "," : ":", (unsigned long long)st->fp_cut);
 	/* the profile's path escaped with the rest by the caller */
 	say(fn, arg, false,
 	    "%llu samples, %llu lost, %zu process%s, %.1f s; %.1f%% of frames "

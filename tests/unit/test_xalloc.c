@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kp_test.h"
+#include "util/appendf.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
@@ -156,6 +157,25 @@ static void test_join(void)
 	free(none);
 }
 
+/* Pieces appended past the buffer's end are cut, never written beyond it,
+ * and the length stays below the size. */
+static void test_appendf(void)
+{
+	char buf[16] = "", guard[8] = "GUARD";
+	size_t len = 0;
+
+	kp_appendf(buf, 12, &len, "%s", "hello");
+	CHECK(len == 5 && strcmp(buf, "hello") == 0);
+	kp_appendf(buf, 12, &len, "; %d more", 12345);
+	CHECK(len == 11 && strcmp(buf, "hello; 1234") == 0);
+	kp_appendf(buf, 12, &len, "%s", "more again");
+	CHECK(len == 11 && strcmp(buf, "hello; 1234") == 0 && buf[12] == 0);
+	CHECK(strcmp(guard, "GUARD") == 0);
+	len = 0;
+	kp_appendf(buf, 0, &len, "%s", "x");
+	CHECK(len == 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3)
@@ -163,6 +183,7 @@ int main(int argc, char **argv)
 	test_out_of_memory();
 	test_named_temporary_removed();
 	test_join();
+	test_appendf();
 	printf("%d passed, %d failed\n", kp_test_passed, kp_test_failed);
 	return kp_test_failed ? 1 : 0;
 }

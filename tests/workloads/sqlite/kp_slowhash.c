@@ -14,7 +14,7 @@ enum { KP_SLOWHASH_ROUNDS = 24 };
 
 /* The SQL function's body: its own frame, its name in the profile. */
 __attribute__((noinline)) static void kp_slowhash_kprof(sqlite3_context *ctx, int argc,
-							 sqlite3_value **argv)
+							sqlite3_value **argv)
 {
 	const unsigned char *p;
 	uint64_t h = 0x9e3779b97f4a7c15u;

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import random
+import re
 import shlex
 import statistics
 import subprocess
@@ -286,7 +287,9 @@ table = ["| pool: benchmark, neighbour, change | runs a side | same build: gate 
          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 for p in done:
     env = p["env"]
-    label = (f"{p['name']}: {env['SHAPE']} ({env['FUNCTION']}), {env['NEIGHBOUR']}, "
+    # a JavaScript frame's script without its directory (the checkout's)
+    fn = re.sub(r" /\S*/", " ", env["FUNCTION"])
+    label = (f"{p['name']}: {env['SHAPE']} (`{fn}`), {env['NEIGHBOUR']}, "
              f"+{env['SLOWDOWN']}% work")
     for r in p["rows"]:
         cells = []

@@ -11,6 +11,13 @@
 #    about 10-13% of a run, four times the work takes it to 30-40%, where
 #    run-to-run noise (a point or two of share at these sample counts)
 #    cannot bring the two sides within a factor 1.5.
+# And the two shapes of real software, each where its program is: the
+# sqlite3 CLI running tests/workloads/sqlite/sqlbench.sql with kp_slowhash
+# loaded (built where sqlite3ext.h is): kp_slowhash_kprof named, and
+# @kp_slow=300 growing its share as above; node running jsbench.js: a
+# usage error for an unknown argument, and crcJsKprof named live as one
+# name (TurboFan's frame on its one line) in a run long enough that most
+# of its samples are named before it exits.
 source "$(dirname "$0")/lib.bash"
 
 # workload rounds knob function stages...
@@ -64,4 +71,45 @@ for spec in "${specs[@]}"; do
 	check "$w: $fn holds some of the base's time ($base%)" \
 		at_least_pct "$base" 3 100
 done
+
+sql=$KP_TESTS/workloads/sqlite/sqlbench.sql
+if command -v sqlite3 >/dev/null && [ -e "$KP_WORKLOADS/kp_slowhash.so" ]; then
+	sqlrec() { # out [sqlite3 argument]
+		local out=$1
+		shift
+		"$KPROF" -q -F 999 -f folded -o "$out" -- sqlite3 -batch :memory: \
+			".load $KP_WORKLOADS/kp_slowhash sqlite3_kpslowhash_init" "$@" ".read $sql" \
+			>"$T/sql.out" 2>"$T/rec.err" || fail "recording sqlite3 $*: $(head -c 300 "$T/rec.err")"
+	}
+	sqlrec "$T/sql.base1.folded"
+	sqlrec "$T/sql.slow1.folded" ".parameter set @kp_slow 300"
+	sqlrec "$T/sql.base2.folded"
+	sqlrec "$T/sql.slow2.folded" ".parameter set @kp_slow 300"
+	check "sqlite: kp_slowhash_kprof is named under sqlite3VdbeExec" \
+		[ "$(count_matching "$T/sql.base1.folded" ";sqlite3VdbeExec;kp_slowhash_kprof(;|$)")" -gt 0 ]
+	base=$(share kp_slowhash_kprof "$T/sql.base1.folded" "$T/sql.base2.folded")
+	slow=$(share kp_slowhash_kprof "$T/sql.slow1.folded" "$T/sql.slow2.folded")
+	check "sqlite: @kp_slow=300 makes kp_slowhash_kprof's share grow ($base% -> $slow%)" \
+		at_least_pct "$slow" "$base" 150
+	check "sqlite: kp_slowhash_kprof holds some of the base's time ($base%)" \
+		at_least_pct "$base" 3 100
+else
+	echo "note: sqlite shape not checked: no sqlite3 CLI, or kp_slowhash.so not built (no sqlite3ext.h)"
+fi
+
+js=$KP_TESTS/workloads/jsbench.js
+if node=$(command -v node) && nm -D "$(readlink -f "$node")" 2>/dev/null | grep -q v8dbg_; then
+	"$node" "$js" bogus=1 2>"$T/usage.err"
+	rc=$?
+	check "node: jsbench.js says its usage for an unknown argument (exit $rc)" \
+		grep -q "^usage: node jsbench.js .*crc=PERCENT" "$T/usage.err"
+	[ "$rc" -eq 2 ] || fail "node: exit $rc for an unknown argument, not 2"
+	line=$(grep -n '^function crcJsKprof(' "$js" | cut -d: -f1)
+	"$KPROF" -q -F 999 -f folded -o "$T/js.folded" -- "$node" "$js" rounds=4 \
+		>"$T/js.out" 2>"$T/rec.err" || fail "recording node: $(head -c 300 "$T/rec.err")"
+	check "node: crcJsKprof is named live as JS:*crcJsKprof $js:$line" \
+		[ "$(count_matching "$T/js.folded" ";JS:[*]crcJsKprof [^;]*/jsbench[.]js:$line(;|$)")" -gt 0 ]
+else
+	echo "note: node shape not checked: no node with V8's metadata"
+fi
 finish

@@ -237,6 +237,14 @@ struct kp_diff_gate {
 	 * most points (its noise shrinking as 1 / sqrt(runs)); 0: more than
 	 * KP_DIFF_RUNS_MAX. */
 	size_t runs_needed;
+	/* The time gate's functions whose CPU time a run grew past points,
+	 * significantly alone (one-sided p at most alpha), but that hold too
+	 * few samples a run for a growth of points to show at these runs
+	 * (fewer than small_needs): left out of the family, they cannot fail
+	 * the gate; the one of most samples in small_fn (UINT32_MAX: none). */
+	size_t small_grew;
+	uint32_t small_fn;
+	double small_needs;
 };
 
 #define KP_DIFF_RUNS_MAX 1000

@@ -24,27 +24,35 @@ double kp_diff_gate_p(const struct kp_diff *df, enum kp_diff_measure measure, si
 		       : 1;
 }
 
+/* Function i's samples a run, both sides pooled. */
+static double samples_a_run(const struct kp_diff *df, size_t i)
+{
+	const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
+
+	return (ch->count[0] + ch->count[1]) / (double)(df->runs[0] + df->runs[1]);
+}
+
+/* The samples a run a function needs for a growth of points percent of its
+ * time to show at these runs, against the least noise a sampled time has
+ * (Poisson: one sample's variance a sample): significant alone, above the
+ * normal's one-sided quantile of alpha. Smaller functions cannot show such
+ * a growth at these runs at all; the pooled count says nothing of the
+ * direction. */
+static double time_samples_needed(const struct kp_diff *df, double points)
+{
+	double kb = (double)df->runs[0], kn = (double)df->runs[1];
+	double z = kp_diff_stats_upper_quantile(df->alpha, HUGE_VAL) * 100 / points;
+
+	return z * z * (1 / kb + 1 / kn);
+}
+
 /* Whether function i is in the gate's family at points. */
 static bool in_family(const struct kp_diff *df, enum kp_diff_measure measure, double points,
 		      size_t i)
 {
-	if (measure == KP_DIFF_TIME) {
-		const struct kp_diff_time *tm = &df->fns[i].time;
-		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
-		double kb = (double)df->runs[0], kn = (double)df->runs[1];
-		double samples = (ch->count[0] + ch->count[1]) / (kb + kn);
-
-		if (!tm->tested || !(samples > 0))
-			return false;
-		/* a growth of points percent at the pooled samples a run,
-		 * against the least noise a sampled time has (Poisson: one
-		 * sample's variance a sample): significant alone (above the
-		 * normal's one-sided quantile of alpha)? Smaller functions
-		 * cannot show such a growth at these runs at all; the pooled
-		 * count says nothing of the direction. */
-		return points / 100 * sqrt(samples / (1 / kb + 1 / kn)) >
-		       kp_diff_stats_upper_quantile(df->alpha, HUGE_VAL);
-	}
+	if (measure == KP_DIFF_TIME)
+		return df->fns[i].time.tested && samples_a_run(df, i) > 0 &&
+		       samples_a_run(df, i) > time_samples_needed(df, points);
 	{
 		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
 		double mean = (ch->share[0] + ch->share[1]) / 2;
@@ -242,6 +250,7 @@ void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure
 	double *cand_p = kp_xmalloc(nf * sizeof(*cand_p));
 	uint8_t *within = kp_xcalloc(nf, 1);
 	bool pass_over = !df->gate_interrupts;
+	size_t nsmall = 0;
 
 	memset(g, 0, sizeof(*g));
 	g->measure = measure;
@@ -250,6 +259,7 @@ void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure
 	g->p = kp_xmalloc(nf * sizeof(*g->p));
 	g->via = kp_xmalloc(nf * sizeof(*g->via));
 	g->within = kp_xcalloc(nf, 1);
+	g->small_fn = NONE;
 	for (size_t i = 0; i < df->nfns; i++) {
 		double growth;
 
@@ -260,8 +270,27 @@ void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure
 			p[m++] = kp_diff_gate_p(df, measure, i, &growth);
 			pos[i] = (uint32_t)m;
 			member[i] = !(pass_over && df->fns[i].interrupt);
+		} else if (measure == KP_DIFF_TIME && df->fns[i].time.tested &&
+			   !(pass_over && df->fns[i].interrupt)) {
+			member[i] = 2; /* left out for its size */
+			nsmall++;
 		}
 	}
+	/* which of those left out for their size grew past points, and
+	 * significantly, Bonferroni over them (the family must not look at
+	 * the labels, but what it could not see is said): unseen */
+	for (size_t i = 0; i < df->nfns && nsmall; i++) {
+		if (member[i] != 2)
+			continue;
+		member[i] = 0;
+		if (!(100 * df->fns[i].time.growth > points) ||
+		    !(df->fns[i].time.p * (double)nsmall <= df->alpha))
+			continue;
+		g->small_grew++;
+		if (g->small_fn == NONE || samples_a_run(df, i) > samples_a_run(df, g->small_fn))
+			g->small_fn = (uint32_t)i;
+	}
+	g->small_needs = measure == KP_DIFF_TIME ? time_samples_needed(df, points) : 0;
 	g->family = m;
 	g->level = df->alpha / (double)(m ? m : 1);
 	g->relabellings = kp_diff_stats_gate_adjust(df, measure, points, pos, member, m, p,

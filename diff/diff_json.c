@@ -234,6 +234,18 @@ static json_t *gate_json(const struct kp_diff *df, const struct kp_diff_gate *g)
 	json_object_set_new(gate, "runs_needed",
 			    g->runs_needed ? json_integer((json_int_t)g->runs_needed)
 					   : json_null());
+	/* the time gate's functions that grew past it with too few samples
+	 * a run to show it: unseen */
+	json_object_set_new(gate, "unseen", json_integer((json_int_t)g->small_grew));
+	if (g->small_fn != UINT32_MAX) {
+		const struct kp_diff_function *w = kp_diff_function(df, g->small_fn);
+
+		json_object_set_new(gate, "unseen_largest", jstr(w->name, w->name_len));
+	} else {
+		json_object_set_new(gate, "unseen_largest", json_null());
+	}
+	json_object_set_new(gate, "unseen_below",
+			    g->measure == KP_DIFF_TIME ? jreal(ceil(g->small_needs)) : json_null());
 	return gate;
 }
 

@@ -153,7 +153,31 @@ void kp_diff_gate_format_what(const struct kp_diff_gate *g, char *buf, size_t si
 
 bool kp_diff_gate_unresolved(const struct kp_diff_gate *g)
 {
-	return isfinite(g->detectable) && g->detectable > g->points;
+	return (isfinite(g->detectable) && g->detectable > g->points) || g->small_grew;
+}
+
+/* The time gate's functions that grew past points unseen, said into buf
+ * after its len bytes (numbers and kprof's words only: no name). */
+static void format_small(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
+			 size_t size, size_t len)
+{
+	const struct kp_diff_function *fn;
+	const struct kp_diff_change *ch;
+
+	if (!g->small_grew || g->small_fn == UINT32_MAX || len >= size)
+		return;
+	fn = kp_diff_function(df, g->small_fn);
+	ch = &fn->col[KP_DIFF_TOTAL];
+	snprintf(buf + len, size - len,
+		 " %s%zu function%s whose CPU time a run grew past %g%%, significantly alone, "
+		 "hold%s too few samples a run to be tested at these runs (fewer than %.0f; the "
+		 "largest has %.0f): %s cannot fail the gate (more runs a side, longer runs, or "
+		 "a higher frequency).",
+		 len ? "" : "Unseen: ", g->small_grew, g->small_grew == 1 ? "" : "s", g->points,
+		 g->small_grew == 1 ? "s" : "", ceil(g->small_needs),
+		 (ch->count[0] + ch->count[1]) /
+			 (double)(kp_diff_runs(df, KP_DIFF_BASE) + kp_diff_runs(df, KP_DIFF_NEW)),
+		 g->small_grew == 1 ? "it" : "they");
 }
 
 void kp_diff_gate_format_seeing(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
@@ -180,11 +204,12 @@ void kp_diff_gate_format_seeing(const struct kp_diff *df, const struct kp_diff_g
 		 g->measure == KP_DIFF_TIME ? 0 : 2, g->detectable_max, unit,
 		 kp_diff_measured(df) ? "" : ", sampling noise alone (one run a side)", runs);
 	len = strlen(buf);
-	if (kp_diff_gate_unresolved(g) && len < size)
+	if (g->detectable > g->points && len < size)
 		snprintf(buf + len, size - len,
 			 " Note: --fail-above %g%s is below what these runs resolve: a real "
 			 "regression of that size can pass (more runs a side, or longer ones).",
 			 g->points, g->measure == KP_DIFF_TIME ? "%" : "");
+	format_small(df, g, buf, size, strlen(buf));
 }
 
 void kp_diff_gate_format_warning(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
@@ -196,11 +221,17 @@ void kp_diff_gate_format_warning(const struct kp_diff *df, const struct kp_diff_
 	if (g->runs_needed)
 		snprintf(need, sizeof(need), "; %zu run%s a side would resolve it", g->runs_needed,
 			 g->runs_needed == 1 ? "" : "s");
-	snprintf(buf, size,
-		 "%zu + %zu runs resolve growths of %s from %.*f%s (95%% probability, a typical "
-		 "function that could fail the gate): --fail-above %g%s can pass a smaller real "
-		 "regression%s (docs/diff.md)",
-		 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW),
-		 time ? "CPU time a run" : "total share", time ? 0 : 2, g->detectable,
-		 time ? "%" : " points", g->points, time ? "%" : "", need);
+	if (isfinite(g->detectable) && g->detectable > g->points)
+		snprintf(buf, size,
+			 "%zu + %zu runs resolve growths of %s from %.*f%s (95%% probability, a "
+			 "typical function that could fail the gate): --fail-above %g%s can pass a "
+			 "smaller real regression%s (docs/diff.md)",
+			 kp_diff_runs(df, KP_DIFF_BASE), kp_diff_runs(df, KP_DIFF_NEW),
+			 time ? "CPU time a run" : "total share", time ? 0 : 2, g->detectable,
+			 time ? "%" : " points", g->points, time ? "%" : "", need);
+	else
+		*buf = 0;
+	if (*buf && g->small_grew)
+		snprintf(buf + strlen(buf), size - strlen(buf), ";");
+	format_small(df, g, buf, size, strlen(buf));
 }

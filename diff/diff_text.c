@@ -291,7 +291,7 @@ static void print_gated(const struct kp_diff *df, const struct kp_diff_gate *g, 
 
 static void print_gate(const struct kp_diff *df, const struct kp_diff_gate *g, FILE *out)
 {
-	char what[160], see[512];
+	char what[160], see[1024];
 
 	kp_diff_gate_format_what(g, what, sizeof(what));
 	fprintf(out, "\nGate (--fail-above %g%s): ", g->points,
@@ -443,7 +443,7 @@ int kp_diff_text_write_markdown(const struct kp_diff *df, const struct kp_diff_r
 			      "Not named on their own, their growth being another's (the "
 			      "`kprof diff` text says whose):");
 		{
-			char see[512];
+			char see[1024];
 
 			kp_diff_gate_format_seeing(df, g, see, sizeof(see));
 			/* numbers and kprof's words only: no name in it */
@@ -553,7 +553,7 @@ static void gh_function(FILE *out, const char *level, const char *title, const s
 int kp_diff_text_write_github(const struct kp_diff *df, const struct kp_diff_report *r, FILE *out)
 {
 	const struct kp_diff_gate *g = r->gate;
-	char msg[512];
+	char msg[1024];
 
 	for (size_t k = 0; g && k < g->n; k++)
 		gh_function(out, "error", "kprof diff: regression", df, g, k);

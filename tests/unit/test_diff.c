@@ -1194,6 +1194,36 @@ static void test_gate_time(void)
 		kp_diff_gate_fini(&g);
 		kp_diff_free(one);
 	}
+	/* a function too small for a growth of 15% to show (20 samples a
+	 * run, 97 needed at 5 + 5) is left out of the family; tripled, the
+	 * gate cannot fail on it but says it grew unseen, and a same-build
+	 * comparison says nothing of the kind */
+	{
+		static const unsigned small[] = {20, 500, 350};
+		struct kp_diff *df = kp_diff_new(&o), *same = kp_diff_new(&o);
+		struct kp_diag d;
+		struct kp_diff_gate g;
+
+		add_jittered(df, KP_DIFF_BASE, 5, lines, small, 3, SIZE_MAX, 1, true, &rng);
+		add_jittered(df, KP_DIFF_NEW, 5, lines, small, 3, 0, 3, true, &rng);
+		CHECK(kp_diff_finish(df, &d) == 0);
+		kp_diff_gate_measure(df, KP_DIFF_TIME, 15, &g);
+		CHECK(g.n == 0 && g.small_grew == 1 && g.small_fn != UINT32_MAX &&
+		      strcmp(kp_diff_function(df, g.small_fn)->name, "slow") == 0);
+		CHECK(near(g.small_needs,
+			   100 * 100 / 225.0 * 0.4 * pow(kp_stats_t_quantile(0.02, HUGE_VAL), 2),
+			   1e-9));
+		CHECK(kp_diff_gate_unresolved(&g));
+		kp_diff_gate_fini(&g);
+		add_jittered(same, KP_DIFF_BASE, 5, lines, small, 3, SIZE_MAX, 1, true, &rng);
+		add_jittered(same, KP_DIFF_NEW, 5, lines, small, 3, SIZE_MAX, 1, true, &rng);
+		CHECK(kp_diff_finish(same, &d) == 0);
+		kp_diff_gate_measure(same, KP_DIFF_TIME, 15, &g);
+		CHECK(g.small_grew == 0 && g.small_fn == UINT32_MAX);
+		kp_diff_gate_fini(&g);
+		kp_diff_free(df);
+		kp_diff_free(same);
+	}
 	/* the loosest --alpha (0.5): every function that has samples can
 	 * hold a growth, so the time gate's family is every tested one (its
 	 * one-sided quantile 0, not the NaN of a two-sided one at 1) */

@@ -234,31 +234,17 @@ static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t 
 	}
 }
 
-void kp_diff_gate(const struct kp_diff *df, double points, struct kp_diff_gate *g)
+/* The gate's family at points: each member's raw p-value into p[m] and
+ * its position + 1 into pos (0: out), member[function] set for those it can
+ * name (interrupt work passed over is not); the time gate's functions left
+ * out for their size that grew past points anyway counted as unseen in g.
+ * Returns the family's size m. */
+static size_t family(const struct kp_diff *df, enum kp_diff_measure measure, double points,
+		     struct kp_diff_gate *g, double *p, uint32_t *pos, uint8_t *member)
 {
-	kp_diff_gate_measure(df, KP_DIFF_SHARE, points, g);
-}
-
-void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure, double points,
-			  struct kp_diff_gate *g)
-{
-	size_t nf = df->nfns ? df->nfns : 1, m = 0, nc = 0;
-	double *p = kp_xmalloc(nf * sizeof(*p));
-	uint32_t *pos = kp_xmalloc(nf * sizeof(*pos)); /* family position + 1, 0: out */
-	uint8_t *member = kp_xcalloc(nf, 1);
-	uint32_t *cand = kp_xmalloc(nf * sizeof(*cand)), *via = kp_xmalloc(nf * sizeof(*via));
-	double *cand_p = kp_xmalloc(nf * sizeof(*cand_p));
-	uint8_t *within = kp_xcalloc(nf, 1);
 	bool pass_over = !df->gate_interrupts;
-	size_t nsmall = 0;
+	size_t m = 0, nsmall = 0;
 
-	memset(g, 0, sizeof(*g));
-	g->measure = measure;
-	g->points = points;
-	g->fn = kp_xmalloc(nf * sizeof(*g->fn));
-	g->p = kp_xmalloc(nf * sizeof(*g->p));
-	g->via = kp_xmalloc(nf * sizeof(*g->via));
-	g->within = kp_xcalloc(nf, 1);
 	g->small_fn = NONE;
 	for (size_t i = 0; i < df->nfns; i++) {
 		double growth;
@@ -291,6 +277,34 @@ void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure
 			g->small_fn = (uint32_t)i;
 	}
 	g->small_needs = measure == KP_DIFF_TIME ? time_samples_needed(df, points) : 0;
+	return m;
+}
+
+void kp_diff_gate(const struct kp_diff *df, double points, struct kp_diff_gate *g)
+{
+	kp_diff_gate_measure(df, KP_DIFF_SHARE, points, g);
+}
+
+void kp_diff_gate_measure(const struct kp_diff *df, enum kp_diff_measure measure, double points,
+			  struct kp_diff_gate *g)
+{
+	size_t nf = df->nfns ? df->nfns : 1, m = 0, nc = 0;
+	double *p = kp_xmalloc(nf * sizeof(*p));
+	uint32_t *pos = kp_xmalloc(nf * sizeof(*pos)); /* family position + 1, 0: out */
+	uint8_t *member = kp_xcalloc(nf, 1);
+	uint32_t *cand = kp_xmalloc(nf * sizeof(*cand)), *via = kp_xmalloc(nf * sizeof(*via));
+	double *cand_p = kp_xmalloc(nf * sizeof(*cand_p));
+	uint8_t *within = kp_xcalloc(nf, 1);
+	bool pass_over = !df->gate_interrupts;
+
+	memset(g, 0, sizeof(*g));
+	g->measure = measure;
+	g->points = points;
+	g->fn = kp_xmalloc(nf * sizeof(*g->fn));
+	g->p = kp_xmalloc(nf * sizeof(*g->p));
+	g->via = kp_xmalloc(nf * sizeof(*g->via));
+	g->within = kp_xcalloc(nf, 1);
+	m = family(df, measure, points, g, p, pos, member);
 	g->family = m;
 	g->level = df->alpha / (double)(m ? m : 1);
 	g->relabellings = kp_diff_stats_gate_adjust(df, measure, points, pos, member, m, p,

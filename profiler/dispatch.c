@@ -228,6 +228,14 @@ void kp_dispatch_flush(struct kp_session *s, bool final)
 		apply_exits(s, s->nexits);
 }
 
+void kp_dispatch_now(struct kp_session *s)
+{
+	/* every ring read past read_start: nothing older is still to come */
+	kp_dispatch_read(s);
+	flush_queue(s, s->read_start);
+	s->flush_before = s->read_start;
+}
+
 void kp_dispatch_round(struct kp_session *s, bool final)
 {
 	kp_dispatch_read(s);

@@ -241,6 +241,22 @@ static void jitdump_mapped(void *arg, const struct kp_mapping *m)
 	kp_node_jitdump(s->node, m->pid);
 }
 
+/* The command stopped at its exit (profiler/target.h): the samples of
+ * every process up to now are named while its memory is still there
+ * (node's and HotSpot's frames are read from it), one round's work at
+ * most, naming within its time budget (node.c). */
+static uint64_t now_ns(void);
+
+static void command_exits(void *arg)
+{
+	struct kp_session *s = arg;
+	uint64_t t0 = now_ns();
+
+	kp_dispatch_now(s);
+	s->st.exit_held = true;
+	s->st.exit_hold_ns = now_ns() - t0;
+}
+
 /* Signals arrive through the epoll loop, not as interruptions: every one
  * that would end kprof ends the recording instead (stop_signals). */
 static int open_loop(struct kp_session *s, struct kp_diag *d)
@@ -518,6 +534,9 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 			*exit_code = err == -ENOENT ? 127 : 126;
 			goto fail;
 		}
+		s->target.at_exit = command_exits;
+		s->target.at_exit_arg = s;
+		s->st.exit_hold_err = kp_target_hold_exit(&s->target);
 	}
 	*out = s;
 	return 0;
@@ -608,13 +627,16 @@ static bool targets_alive(const struct kp_session *s)
 	return false;
 }
 
-static void handle_signals(struct kp_session *s)
+/* in_loop: the command's stops and exit are handled here too (its exit
+ * stop names samples into the profile, which the naming of a window,
+ * outside the loop, may be using: there the loop's next round reaps). */
+static void handle_signals(struct kp_session *s, bool in_loop)
 {
 	struct signalfd_siginfo si;
 
 	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			if (s->have_target && kp_target_reap(&s->target, false))
+			if (in_loop && s->have_target && kp_target_reap(&s->target, false))
 				s->stop = true;
 			continue;
 		}
@@ -629,7 +651,7 @@ static void handle_signals(struct kp_session *s)
 unsigned kp_session_stop_signals(struct kp_session *s)
 {
 	if (s->sigfd >= 0)
-		handle_signals(s);
+		handle_signals(s, false);
 	return s->nstop_signals;
 }
 
@@ -697,7 +719,7 @@ bool kp_session_loop(struct kp_session *s, double until,
 			timeout = (int)(left * 1000) + 1;
 		if (epoll_wait(s->epfd, evs, 64, timeout) < 0 && errno != EINTR)
 			return false;
-		handle_signals(s);
+		handle_signals(s, true);
 		if (s->have_target && !s->target.exited && kp_target_reap(&s->target, false))
 			s->stop = true;
 		/* the bound first: processing a storm's stacks takes a while */
@@ -728,6 +750,9 @@ void kp_session_end(struct kp_session *s)
 	kp_evlist_enable(&s->ev, false);
 	end = now_ns();
 	kp_dispatch_round(s, true);
+	/* a command still held names nothing more: the profile is complete
+	 * (it waited at its exit, if it got there, through the round above) */
+	s->target.at_exit = NULL;
 	/* waits still open end with the recording */
 	if (s->bpf)
 		kp_bpf_records_finish(s, end);

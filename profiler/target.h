@@ -25,7 +25,7 @@ struct kp_target {
 	int go_fd;  /* write end: one byte releases the child */
 	int err_fd; /* read end: errno of a failed exec, EOF on success */
 	bool exited;
-	int status; /* waitpid status once exited */
+	int status;	/* waitpid status once exited */
 	bool traced;	/* held at its exit: seized, not detached yet */
 	bool held_exit; /* it stopped at its exit and at_exit ran */
 	int trace_err;	/* -errno of the PTRACE_SEIZE that failed, else 0 */

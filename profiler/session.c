@@ -843,6 +843,7 @@ static uint64_t cost_quantile(const struct kp_session *s, double q)
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 {
 	*st = s->st;
+	st->exit_let_go = s->have_target && s->target.let_go;
 	st->ring_pages = s->ev.ring_pages;
 	st->unwind_ns_p50 = cost_quantile(s, 0.5);
 	st->unwind_ns_p99 = cost_quantile(s, 0.99);

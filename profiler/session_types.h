@@ -95,6 +95,7 @@ struct kp_session_stats {
 	/* the command held at its exit (profiler/target.h) */
 	bool exit_held;	       /* it was, and its last samples named then */
 	int exit_hold_err;     /* -errno: it could not be (ptrace refused) */
+	bool exit_let_go;      /* it was, until its signals came too fast */
 	uint64_t exit_hold_ns; /* how long it waited there */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or

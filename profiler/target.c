@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "procfs/status.h"
@@ -210,8 +211,25 @@ static void on_stop(struct kp_target *t, int status)
 		ptrace(PTRACE_CONT, t->pid, NULL, NULL); /* not asked for */
 	} else {
 		/* a signal on its way: it is delivered */
+		struct timespec ts;
+		uint64_t now;
+
 		if (is_stop_signal(sig) && cont_pending(t->pid))
 			sig = 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (now - t->sig_window_ns >= 1000000000ull) {
+			t->sig_window_ns = now;
+			t->nsig_window = 0;
+		}
+		if (++t->nsig_window > KP_TARGET_MAX_SIGNALS) {
+			/* each stop costs it a round trip through kprof: a
+			 * command living on signals goes on untraced */
+			ptrace(PTRACE_DETACH, t->pid, NULL, (void *)(long)sig);
+			t->traced = false;
+			t->let_go = true;
+			return;
+		}
 		ptrace(PTRACE_CONT, t->pid, NULL, (void *)(long)sig);
 	}
 }

@@ -16,19 +16,25 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util/diag.h"
+
+#define KP_TARGET_MAX_SIGNALS 1000
 
 struct kp_target {
 	pid_t pid;
 	int go_fd;  /* write end: one byte releases the child */
 	int err_fd; /* read end: errno of a failed exec, EOF on success */
 	bool exited;
-	int status;	/* waitpid status once exited */
-	bool traced;	/* held at its exit: seized, not detached yet */
-	bool held_exit; /* it stopped at its exit and at_exit ran */
-	int trace_err;	/* -errno of the PTRACE_SEIZE that failed, else 0 */
+	int status;		/* waitpid status once exited */
+	bool traced;		/* held at its exit: seized, not detached yet */
+	bool held_exit;		/* it stopped at its exit and at_exit ran */
+	int trace_err;		/* -errno of the PTRACE_SEIZE that failed, else 0 */
+	bool let_go;		/* detached early: its signals came too fast */
+	uint64_t sig_window_ns; /* the second its signals are counted in */
+	unsigned nsig_window;	/* and how many came in it */
 	/* Called at the exit stop, its memory still there, before it goes on
 	 * exiting (NULL: none). Must return soon: the command waits. */
 	void (*at_exit)(void *arg);

@@ -27,6 +27,17 @@ rc=$?
 check "SIGUSR1 ran the command's handler" [ -s "$T/got" ]
 check "and its exit status came back (5, got $rc)" [ $rc -eq 5 ]
 
+# a command living on signals is let go untraced (each signal stops a
+# traced command for kprof): every one still reaches its handler
+if command -v perl >/dev/null; then
+	"$KPROF" -F 99 -f folded -o "$T/x.folded" --stats -- perl -e \
+		'$SIG{USR1} = sub { $n++ }; kill USR1 => $$ for 1 .. 20000; print "$n\n"; exit 3' \
+		>"$T/storm.out" 2>"$T/storm.err"
+	check "a signal storm: the command's exit status comes back (3)" [ $? -eq 3 ]
+	check "every one of its 20000 signals ran its handler" [ "$(cat "$T/storm.out")" = 20000 ]
+	check "--stats says it was let go" grep -q "command: let go untraced" "$T/storm.err"
+fi
+
 # job control: SIGSTOP leaves the command stopped, SIGCONT resumes it
 # (ps says t, not T: a traced process's stop is a tracing stop)
 rm -f "$T/pid"
@@ -67,7 +78,7 @@ node=$(command -v node || command -v nodejs) || skip "node is not installed (scr
 nm -D "$(readlink -f "$node")" 2>/dev/null | grep -q v8dbg_ || skip "this node has no V8 metadata (v8dbg_ symbols)"
 js=$KP_TESTS/workloads/jsbench.js
 "$KPROF" -F 999 -f folded -o "$T/node.folded" -- "$node" -e \
-	"process.argv.push('rounds=1'); require('$js'); process.exit(0)" >/dev/null 2>"$T/node.err"
+	"require('$js'); process.exit(0)" jsbench rounds=1 >/dev/null 2>"$T/node.err"
 check "node exits 0" [ $? -eq 0 ]
 all=$(total_count "$T/node.folded")
 crc=$(count_matching "$T/node.folded" 'crcJsKprof')

@@ -25,6 +25,11 @@
 #include "util/xalloc.h"
 
 #define ROUND_MS 100
+/* A held command's rounds (names_promptly), each naming what the rings
+ * were read past but for ORDER_MARGIN_NS: a record whose writer was
+ * preempted between its time and its write may come that late */
+#define PROMPT_MS	20
+#define ORDER_MARGIN_NS 10000000ull
 
 /* What the events are opened on: every task (-1) system-wide, the held
  * command, or the threads of -p (each process's, listed now) or -t.
@@ -252,7 +257,8 @@ static void command_exits(void *arg)
 	struct kp_session *s = arg;
 	uint64_t t0 = now_ns();
 
-	kp_dispatch_now(s);
+	kp_dispatch_read(s);
+	kp_dispatch_flush_now(s, 0);
 	s->st.exit_held = true;
 	s->st.exit_hold_ns = now_ns() - t0;
 }
@@ -696,6 +702,16 @@ static void bound_stacks(struct kp_session *s)
 	s->window_switches = 0;
 }
 
+/* Whether the samples are named at once, in short rounds: while the
+ * command is held, as its JIT frames (node, a JVM) are read from its
+ * memory, which may not last (docs/node.md: a node that ends its event
+ * loop unmaps V8's heap before its exit stop; young functions move). The
+ * same work as in longer rounds (kprof's CPU time measured the same). */
+static bool names_promptly(const struct kp_session *s)
+{
+	return s->have_target && s->target.traced;
+}
+
 /* Reads the rings until `until` seconds into the recording, or until the
  * recording ends (the command exits, the duration passes, the targets are
  * gone, a signal comes: s->stop). Returns true when `until` came first. */
@@ -705,7 +721,8 @@ bool kp_session_loop(struct kp_session *s, double until,
 	struct epoll_event evs[64];
 
 	while (!s->stop) {
-		int timeout = ROUND_MS;
+		bool prompt = names_promptly(s);
+		int timeout = prompt ? PROMPT_MS : ROUND_MS;
 		double t = elapsed(s), left = until - t;
 
 		if (s->opts.duration > 0 && s->opts.duration - t <= left) {
@@ -725,7 +742,10 @@ bool kp_session_loop(struct kp_session *s, double until,
 		/* the bound first: processing a storm's stacks takes a while */
 		kp_dispatch_read(s);
 		bound_stacks(s);
-		kp_dispatch_flush(s, false);
+		if (prompt)
+			kp_dispatch_flush_now(s, ORDER_MARGIN_NS);
+		else
+			kp_dispatch_flush(s, false);
 		t = elapsed(s);
 		if (!s->have_target && s->opts.npids && (++s->rounds % 5) == 0 && !targets_alive(s))
 			s->stop = true;

@@ -71,20 +71,27 @@ wait $kp
 check "and ends on its own, status 0" [ $? -eq 0 ]
 check "its samples are recorded" grep -q '^spin_fp;' "$T/stop.folded"
 
-# node: a short run's JavaScript named from its heap before it exits.
-# process.exit() leaves the heap mapped (a node that ends its event loop
-# unmaps it first: docs/node.md)
+# node: a short run's JavaScript named from its heap before it exits,
+# whether it ends its event loop (which unmaps V8's heap first: named in
+# the held command's short rounds) or calls process.exit() (named at its
+# exit stop too)
 node=$(command -v node || command -v nodejs) || skip "node is not installed (scripts/deps --test installs nodejs)"
 nm -D "$(readlink -f "$node")" 2>/dev/null | grep -q v8dbg_ || skip "this node has no V8 metadata (v8dbg_ symbols)"
 js=$KP_TESTS/workloads/jsbench.js
-"$KPROF" -F 999 -f folded -o "$T/node.folded" -- "$node" -e \
-	"require('$js'); process.exit(0)" jsbench rounds=1 >/dev/null 2>"$T/node.err"
-check "node exits 0" [ $? -eq 0 ]
-all=$(total_count "$T/node.folded")
-crc=$(count_matching "$T/node.folded" 'crcJsKprof')
-unk=$(count_matching "$T/node.folded" 'unknown: anonymous')
-echo "node: $all samples, crcJsKprof in $crc, unknown JIT in $unk"
-check "some hundred samples" [ "$all" -ge 100 ]
-check "crcJsKprof named in > 8% of them" at_least_pct "$crc" "$all" 8
-check "at most 25% end in unknown JIT code" at_least_pct "$((all - unk))" "$all" 75
+short_node() { # label, node's arguments...
+	local label=$1 all crc unk
+	shift
+	"$KPROF" -F 999 -f folded -o "$T/node.folded" -- "$node" "$@" >/dev/null 2>"$T/node.err"
+	check "$label: node exits 0" [ $? -eq 0 ]
+	all=$(total_count "$T/node.folded")
+	crc=$(count_matching "$T/node.folded" 'crcJsKprof')
+	unk=$(count_matching "$T/node.folded" 'unknown: anonymous')
+	echo "$label: $all samples, crcJsKprof in $crc, unknown JIT in $unk"
+	check "$label: some hundred samples" [ "$all" -ge 100 ]
+	# measured: 16-36% (node --perf-basic-prof: 22-28%), unknown 5-18%
+	check "$label: crcJsKprof named in > 8% of them" at_least_pct "$crc" "$all" 8
+	check "$label: at most 35% end in unknown JIT code" at_least_pct "$((all - unk))" "$all" 65
+}
+short_node "node jsbench.js" "$js" rounds=1
+short_node "process.exit()" -e "require('$js'); process.exit(0)" jsbench rounds=1
 finish

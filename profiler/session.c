@@ -703,13 +703,17 @@ static void bound_stacks(struct kp_session *s)
 }
 
 /* Whether the samples are named at once, in short rounds: while the
- * command is held, as its JIT frames (node, a JVM) are read from its
- * memory, which may not last (docs/node.md: a node that ends its event
- * loop unmaps V8's heap before its exit stop; young functions move). The
- * same work as in longer rounds (kprof's CPU time measured the same). */
+ * command is held, as node's JIT frames are read from its memory, which
+ * may not last (docs/node.md: a node that ends its event loop unmaps V8's
+ * heap before its exit stop; young functions move). The same work as in
+ * longer rounds (kprof's CPU time measured the same). Not for a JVM:
+ * HotSpot's code heaps, read with its VM structs, grow as code is
+ * committed and are read again each second; read at its start they miss
+ * the code of the next second (docs/java.md). Its exit stop names its
+ * last round. */
 static bool names_promptly(const struct kp_session *s)
 {
-	return s->have_target && s->target.traced;
+	return s->have_target && s->target.traced && !kp_hsframes_any_jvm(s->hs);
 }
 
 /* Reads the rings until `until` seconds into the recording, or until the

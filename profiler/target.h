@@ -21,7 +21,7 @@
 
 #include "util/diag.h"
 
-#define KP_TARGET_MAX_SIGNALS 1000
+#define KP_TARGET_MAX_SIGNALS 100
 
 struct kp_target {
 	pid_t pid;

@@ -633,17 +633,19 @@ static bool targets_alive(const struct kp_session *s)
 	return false;
 }
 
-/* in_loop: the command's stops and exit are handled here too (its exit
- * stop names samples into the profile, which the naming of a window,
- * outside the loop, may be using: there the loop's next round reaps). */
+/* in_loop: the command's exit stop may name samples into the profile
+ * here; outside the loop (the naming of a window) its other stops are
+ * let go at once and the exit stop is kept for the loop's next round. */
 static void handle_signals(struct kp_session *s, bool in_loop)
 {
 	struct signalfd_siginfo si;
 
 	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			if (in_loop && s->have_target && kp_target_reap(&s->target, false))
+			s->target.defer_exit = !in_loop;
+			if (s->have_target && kp_target_reap(&s->target, false))
 				s->stop = true;
+			s->target.defer_exit = false;
 			continue;
 		}
 		/* SIGINT, SIGTERM, ... (stop_signals): stop, and pass it on;

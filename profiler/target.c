@@ -187,6 +187,17 @@ static bool cont_pending(pid_t pid)
 	return kp_status_read(pid, &st) == 0 && (st.sig_pending & (1ull << (SIGCONT - 1)));
 }
 
+/* At its exit stop: its samples named (at_exit), it goes on exiting. */
+static void let_exit(struct kp_target *t)
+{
+	t->exit_pending = false;
+	if (t->at_exit)
+		t->at_exit(t->at_exit_arg);
+	ptrace(PTRACE_DETACH, t->pid, NULL, NULL);
+	t->traced = false;
+	t->held_exit = true;
+}
+
 /* One stop of the held command (man 2 ptrace: PTRACE_SEIZE, group-stop,
  * signal-delivery-stop), let go at once. A ptrace call failing with ESRCH
  * (the command killed meanwhile) leaves nothing to do. */
@@ -195,11 +206,9 @@ static void on_stop(struct kp_target *t, int status)
 	int sig = WSTOPSIG(status), event = (status >> 16) & 0xff;
 
 	if (event == PTRACE_EVENT_EXIT) {
-		if (t->at_exit)
-			t->at_exit(t->at_exit_arg);
-		ptrace(PTRACE_DETACH, t->pid, NULL, NULL);
-		t->traced = false;
-		t->held_exit = true;
+		t->exit_pending = true;
+		if (!t->defer_exit)
+			let_exit(t);
 	} else if (event == PTRACE_EVENT_STOP) {
 		/* a group stop (job control) is kept; any other (the end of one,
 		 * a SIGTRAP) goes on */
@@ -241,6 +250,8 @@ bool kp_target_reap(struct kp_target *t, bool block)
 
 	if (t->exited || t->pid <= 0)
 		return t->exited;
+	if (t->exit_pending && !t->defer_exit)
+		let_exit(t);
 	for (;;) {
 		r = waitpid(t->pid, &status, block ? 0 : WNOHANG);
 		if (r < 0 && errno == EINTR)

@@ -28,11 +28,15 @@ struct kp_target {
 	int go_fd;  /* write end: one byte releases the child */
 	int err_fd; /* read end: errno of a failed exec, EOF on success */
 	bool exited;
-	int status;		/* waitpid status once exited */
-	bool traced;		/* held at its exit: seized, not detached yet */
-	bool held_exit;		/* it stopped at its exit and at_exit ran */
-	int trace_err;		/* -errno of the PTRACE_SEIZE that failed, else 0 */
-	bool let_go;		/* detached early: its signals came too fast */
+	int status;	/* waitpid status once exited */
+	bool traced;	/* held at its exit: seized, not detached yet */
+	bool held_exit; /* it stopped at its exit and at_exit ran */
+	int trace_err;	/* -errno of the PTRACE_SEIZE that failed, else 0 */
+	bool let_go;	/* detached early: its signals came too fast */
+	/* defer_exit: at_exit cannot run now (the caller is between the
+	 * rounds that may name); the exit stop is then kept (exit_pending)
+	 * until the next kp_target_reap without it */
+	bool defer_exit, exit_pending;
 	uint64_t sig_window_ns; /* the second its signals are counted in */
 	unsigned nsig_window;	/* and how many came in it */
 	/* Called at the exit stop, its memory still there, before it goes on

@@ -54,6 +54,12 @@ int kp_status_parse(const char *text, struct kp_status *st)
 	p = strstr(text, "\nVmRSS:");
 	if (p)
 		st->rss_kib = strtoul(p + 7, NULL, 10);
+	p = strstr(text, "\nSigPnd:");
+	if (p)
+		st->sig_pending |= strtoull(p + 8, NULL, 16);
+	p = strstr(text, "\nShdPnd:");
+	if (p)
+		st->sig_pending |= strtoull(p + 8, NULL, 16);
 	return 0;
 }
 

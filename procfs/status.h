@@ -1,9 +1,11 @@
 /* /proc/PID/status: the process of a thread (Tgid), the pid it sees in
- * its own pid namespace (NStgid), its user ids and its resident memory. */
+ * its own pid namespace (NStgid), its user ids, its resident memory and
+ * its pending signals. */
 #ifndef KP_PROCFS_STATUS_H
 #define KP_PROCFS_STATUS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct kp_status {
@@ -12,9 +14,10 @@ struct kp_status {
 	uid_t uids[4];	       /* real, effective, saved, filesystem */
 	bool have_uids;	       /* uids valid */
 	unsigned long rss_kib; /* VmRSS, KiB; 0 if unknown (a kernel thread) */
+	uint64_t sig_pending;  /* SigPnd | ShdPnd: bit N-1 for signal N pending */
 };
 
-/* Reads the Tgid, NStgid and Uid lines of /proc/PID/status (of a thread
+/* Reads the Tgid, NStgid, Uid, VmRSS, SigPnd and ShdPnd lines of /proc/PID/status (of a thread
  * too). Returns 0 or a negative errno (-ENOENT once the process is gone). */
 int kp_status_read(pid_t pid, struct kp_status *st);
 /* The same of kprof itself (/proc/self/status: --stats says its memory). */

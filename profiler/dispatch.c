@@ -228,6 +228,20 @@ void kp_dispatch_flush(struct kp_session *s, bool final)
 		apply_exits(s, s->nexits);
 }
 
+void kp_dispatch_flush_now(struct kp_session *s, uint64_t margin_ns)
+{
+	uint64_t limit;
+
+	/* every ring read past read_start: a record older than it is there,
+	 * but one written on another CPU while its ring was being read (its
+	 * time taken before): the margin leaves those time */
+	limit = s->read_start > margin_ns ? s->read_start - margin_ns : 0;
+	if (limit < s->flush_before)
+		limit = s->flush_before;
+	flush_queue(s, limit);
+	s->flush_before = limit;
+}
+
 void kp_dispatch_round(struct kp_session *s, bool final)
 {
 	kp_dispatch_read(s);

@@ -441,6 +441,11 @@ void kp_hsframes_reset(struct kp_hsframes *hf, pid_t pid)
 	hf->ntouched = 0;
 }
 
+bool kp_hsframes_any_jvm(const struct kp_hsframes *hf)
+{
+	return hf && kp_u64map_count(&hf->jvms) > 0;
+}
+
 void kp_hsframes_stats(const struct kp_hsframes *hf, struct kp_hsframes_stats *st)
 {
 	size_t pos = 0;

@@ -44,6 +44,8 @@ const uint32_t *kp_hsframes_names(struct kp_hsframes *hf, size_t depth, size_t *
  * of a thread of pid). */
 void kp_hsframes_reset(struct kp_hsframes *hf, pid_t pid);
 
+/* Was some process seen to map libjvm.so? */
+bool kp_hsframes_any_jvm(const struct kp_hsframes *hf);
 /* Is pid a JVM whose VM structs were read? */
 bool kp_hsframes_is_jvm(struct kp_hsframes *hf, pid_t pid);
 /* The unwinder's kp_unwind_input.more for a JVM (arg: the kp_hsframes):

@@ -105,6 +105,11 @@ void kp_dispatch_round(struct kp_session *s, bool final);
  * processing what every ring has passed. dispatch.c */
 void kp_dispatch_read(struct kp_session *s);
 void kp_dispatch_flush(struct kp_session *s, bool final);
+/* The second half of a round ended now: processes what every ring was
+ * read past (kp_dispatch_read), but for the last margin_ns, not a round
+ * later (a held command's samples, named while its memory is there: at
+ * its exit stop, margin 0, it writes nothing more). dispatch.c */
+void kp_dispatch_flush_now(struct kp_session *s, uint64_t margin_ns);
 /* The BPF program's records (bpf_records.c): its ring read into the
  * queue; one record, from the queue, processed (a stack or a thread's
  * last waits, to the off-CPU table); the end: the waits the program still

@@ -25,6 +25,11 @@
 #include "util/xalloc.h"
 
 #define ROUND_MS 100
+/* A held command's rounds (names_promptly), each naming what the rings
+ * were read past but for ORDER_MARGIN_NS: a record whose writer was
+ * preempted between its time and its write may come that late */
+#define PROMPT_MS	20
+#define ORDER_MARGIN_NS 10000000ull
 
 /* What the events are opened on: every task (-1) system-wide, the held
  * command, or the threads of -p (each process's, listed now) or -t.
@@ -239,6 +244,23 @@ static void jitdump_mapped(void *arg, const struct kp_mapping *m)
 		return;
 	kp_sym_jitdump_mapped(s->opts.sym, m);
 	kp_node_jitdump(s->node, m->pid);
+}
+
+/* The command stopped at its exit (profiler/target.h): the samples of
+ * every process up to now are named while its memory is still there
+ * (node's and HotSpot's frames are read from it), one round's work at
+ * most, naming within its time budget (node.c). */
+static uint64_t now_ns(void);
+
+static void command_exits(void *arg)
+{
+	struct kp_session *s = arg;
+	uint64_t t0 = now_ns();
+
+	kp_dispatch_read(s);
+	kp_dispatch_flush_now(s, 0);
+	s->st.exit_held = true;
+	s->st.exit_hold_ns = now_ns() - t0;
 }
 
 /* Signals arrive through the epoll loop, not as interruptions: every one
@@ -518,6 +540,9 @@ int kp_session_new(struct kp_session **out, const struct kp_session_opts *opts, 
 			*exit_code = err == -ENOENT ? 127 : 126;
 			goto fail;
 		}
+		s->target.at_exit = command_exits;
+		s->target.at_exit_arg = s;
+		s->st.exit_hold_err = kp_target_hold_exit(&s->target);
 	}
 	*out = s;
 	return 0;
@@ -608,14 +633,19 @@ static bool targets_alive(const struct kp_session *s)
 	return false;
 }
 
-static void handle_signals(struct kp_session *s)
+/* in_loop: the command's exit stop may name samples into the profile
+ * here; outside the loop (the naming of a window) its other stops are
+ * let go at once and the exit stop is kept for the loop's next round. */
+static void handle_signals(struct kp_session *s, bool in_loop)
 {
 	struct signalfd_siginfo si;
 
 	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
+			s->target.defer_exit = !in_loop;
 			if (s->have_target && kp_target_reap(&s->target, false))
 				s->stop = true;
+			s->target.defer_exit = false;
 			continue;
 		}
 		/* SIGINT, SIGTERM, ... (stop_signals): stop, and pass it on;
@@ -629,7 +659,7 @@ static void handle_signals(struct kp_session *s)
 unsigned kp_session_stop_signals(struct kp_session *s)
 {
 	if (s->sigfd >= 0)
-		handle_signals(s);
+		handle_signals(s, false);
 	return s->nstop_signals;
 }
 
@@ -674,6 +704,20 @@ static void bound_stacks(struct kp_session *s)
 	s->window_switches = 0;
 }
 
+/* Whether the samples are named at once, in short rounds: while the
+ * command is held, as node's JIT frames are read from its memory, which
+ * may not last (docs/node.md: a node that ends its event loop unmaps V8's
+ * heap before its exit stop; young functions move). The same work as in
+ * longer rounds (kprof's CPU time measured the same). Not for a JVM:
+ * HotSpot's code heaps, read with its VM structs, grow as code is
+ * committed and are read again each second; read at its start they miss
+ * the code of the next second (docs/java.md). Its exit stop names its
+ * last round. */
+static bool names_promptly(const struct kp_session *s)
+{
+	return s->have_target && s->target.traced && !kp_hsframes_any_jvm(s->hs);
+}
+
 /* Reads the rings until `until` seconds into the recording, or until the
  * recording ends (the command exits, the duration passes, the targets are
  * gone, a signal comes: s->stop). Returns true when `until` came first. */
@@ -683,7 +727,8 @@ bool kp_session_loop(struct kp_session *s, double until,
 	struct epoll_event evs[64];
 
 	while (!s->stop) {
-		int timeout = ROUND_MS;
+		bool prompt = names_promptly(s);
+		int timeout = prompt ? PROMPT_MS : ROUND_MS;
 		double t = elapsed(s), left = until - t;
 
 		if (s->opts.duration > 0 && s->opts.duration - t <= left) {
@@ -697,13 +742,16 @@ bool kp_session_loop(struct kp_session *s, double until,
 			timeout = (int)(left * 1000) + 1;
 		if (epoll_wait(s->epfd, evs, 64, timeout) < 0 && errno != EINTR)
 			return false;
-		handle_signals(s);
+		handle_signals(s, true);
 		if (s->have_target && !s->target.exited && kp_target_reap(&s->target, false))
 			s->stop = true;
 		/* the bound first: processing a storm's stacks takes a while */
 		kp_dispatch_read(s);
 		bound_stacks(s);
-		kp_dispatch_flush(s, false);
+		if (prompt)
+			kp_dispatch_flush_now(s, ORDER_MARGIN_NS);
+		else
+			kp_dispatch_flush(s, false);
 		t = elapsed(s);
 		if (!s->have_target && s->opts.npids && (++s->rounds % 5) == 0 && !targets_alive(s))
 			s->stop = true;
@@ -728,6 +776,9 @@ void kp_session_end(struct kp_session *s)
 	kp_evlist_enable(&s->ev, false);
 	end = now_ns();
 	kp_dispatch_round(s, true);
+	/* a command still held names nothing more: the profile is complete
+	 * (it waited at its exit, if it got there, through the round above) */
+	s->target.at_exit = NULL;
 	/* waits still open end with the recording */
 	if (s->bpf)
 		kp_bpf_records_finish(s, end);
@@ -818,6 +869,7 @@ static uint64_t cost_quantile(const struct kp_session *s, double q)
 void kp_session_stats(const struct kp_session *s, struct kp_session_stats *st)
 {
 	*st = s->st;
+	st->exit_let_go = s->have_target && s->target.let_go;
 	st->ring_pages = s->ev.ring_pages;
 	st->unwind_ns_p50 = cost_quantile(s, 0.5);
 	st->unwind_ns_p99 = cost_quantile(s, 0.99);

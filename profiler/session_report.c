@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/target.h"
 #include "util/appendf.h"
 #include "util/xalloc.h"
 
@@ -266,6 +267,21 @@ void kp_session_report_details(const struct kp_session_opts *o, const struct kp_
 		    (double)st->node.ns_total / 1e9, (unsigned long long)st->node.frames,
 		    (unsigned long long)st->node.hits, (unsigned long long)st->node.shared,
 		    (unsigned long long)st->node.unknown, (unsigned long long)st->node.reads);
+	if (stats && st->exit_held)
+		say(fn, arg, false,
+		    "command: held at its exit for %.1f ms while the samples up to then were named",
+		    (double)st->exit_hold_ns / 1e6);
+	else if (stats && st->exit_let_go)
+		say(fn, arg, false,
+		    "command: let go untraced, not held at its exit: more than %d signals a "
+		    "second came to it (each stopped it for kprof); JIT frames (node, java) of "
+		    "its last round of samples may stay unknown",
+		    KP_TARGET_MAX_SIGNALS);
+	else if (stats && st->exit_hold_err)
+		say(fn, arg, false,
+		    "command: not held at its exit (ptrace: %s): JIT frames (node, java) of its "
+		    "last round of samples may stay unknown",
+		    strerror(-st->exit_hold_err));
 	if (stats && (st->sym.jitdump_loads || st->sym.jitdump_ignored))
 		say(fn, arg, false,
 		    "jitdumps: %llu code loads read (%llu outside JIT code, ignored) "

@@ -92,6 +92,11 @@ struct kp_session_stats {
 	struct kp_hsframes_stats java;	       /* HotSpot JVMs read (docs/java.md) */
 	struct kp_sym_stats sym;	       /* the symbolizer's (jitdumps read) */
 	struct kp_node_stats node;	       /* node's JavaScript frames named live */
+	/* the command held at its exit (profiler/target.h) */
+	bool exit_held;	       /* it was, and its last samples named then */
+	int exit_hold_err;     /* -errno: it could not be (ptrace refused) */
+	bool exit_let_go;      /* it was, until its signals came too fast */
+	uint64_t exit_hold_ns; /* how long it waited there */
 	/* off-CPU waits (--off-cpu, --wall; profiler/offcpu.h) */
 	const char *switch_event; /* "sched:sched_switch", "context-switches", or
 				   * "bpf:sched_switch" (timed in the kernel) */

@@ -8,9 +8,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "procfs/status.h"
 #include "util/xalloc.h"
 
 int kp_target_fork(struct kp_target *t, char *const argv[], const sigset_t *sigmask,
@@ -157,6 +160,89 @@ void kp_target_abort(struct kp_target *t)
 		kp_target_reap(t, true);
 }
 
+int kp_target_hold_exit(struct kp_target *t)
+{
+	/* the main thread alone: its exit stop comes before the process's
+	 * memory goes, even when another thread calls exit_group */
+	if (ptrace(PTRACE_SEIZE, t->pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) != 0) {
+		t->trace_err = -errno;
+		return t->trace_err;
+	}
+	t->traced = true;
+	return 0;
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* A stop signal delivered after a SIGCONT was sent: as untraced, the
+ * SIGCONT wins (kprof itself stopped by a terminal's ^Z, then resumed,
+ * only sees the command's SIGTSTP after the shell's SIGCONT). */
+static bool cont_pending(pid_t pid)
+{
+	struct kp_status st;
+
+	return kp_status_read(pid, &st) == 0 && (st.sig_pending & (1ull << (SIGCONT - 1)));
+}
+
+/* At its exit stop: its samples named (at_exit), it goes on exiting. */
+static void let_exit(struct kp_target *t)
+{
+	t->exit_pending = false;
+	if (t->at_exit)
+		t->at_exit(t->at_exit_arg);
+	ptrace(PTRACE_DETACH, t->pid, NULL, NULL);
+	t->traced = false;
+	t->held_exit = true;
+}
+
+/* One stop of the held command (man 2 ptrace: PTRACE_SEIZE, group-stop,
+ * signal-delivery-stop), let go at once. A ptrace call failing with ESRCH
+ * (the command killed meanwhile) leaves nothing to do. */
+static void on_stop(struct kp_target *t, int status)
+{
+	int sig = WSTOPSIG(status), event = (status >> 16) & 0xff;
+
+	if (event == PTRACE_EVENT_EXIT) {
+		t->exit_pending = true;
+		if (!t->defer_exit)
+			let_exit(t);
+	} else if (event == PTRACE_EVENT_STOP) {
+		/* a group stop (job control) is kept; any other (the end of one,
+		 * a SIGTRAP) goes on */
+		if (is_stop_signal(sig))
+			ptrace(PTRACE_LISTEN, t->pid, NULL, NULL);
+		else
+			ptrace(PTRACE_CONT, t->pid, NULL, NULL);
+	} else if (event) {
+		ptrace(PTRACE_CONT, t->pid, NULL, NULL); /* not asked for */
+	} else {
+		/* a signal on its way: it is delivered */
+		struct timespec ts;
+		uint64_t now;
+
+		if (is_stop_signal(sig) && cont_pending(t->pid))
+			sig = 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (now - t->sig_window_ns >= 1000000000ull) {
+			t->sig_window_ns = now;
+			t->nsig_window = 0;
+		}
+		if (++t->nsig_window > KP_TARGET_MAX_SIGNALS) {
+			/* each stop costs it a round trip through kprof: a
+			 * command living on signals goes on untraced */
+			ptrace(PTRACE_DETACH, t->pid, NULL, (void *)(long)sig);
+			t->traced = false;
+			t->let_go = true;
+			return;
+		}
+		ptrace(PTRACE_CONT, t->pid, NULL, (void *)(long)sig);
+	}
+}
+
 bool kp_target_reap(struct kp_target *t, bool block)
 {
 	int status;
@@ -164,14 +250,24 @@ bool kp_target_reap(struct kp_target *t, bool block)
 
 	if (t->exited || t->pid <= 0)
 		return t->exited;
-	do {
+	if (t->exit_pending && !t->defer_exit)
+		let_exit(t);
+	for (;;) {
 		r = waitpid(t->pid, &status, block ? 0 : WNOHANG);
-	} while (r < 0 && errno == EINTR);
-	if (r == t->pid) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != t->pid)
+			return false; /* still running (or no such child) */
+		if (WIFSTOPPED(status)) {
+			if (t->traced)
+				on_stop(t, status);
+			continue;
+		}
 		t->exited = true;
+		t->traced = false;
 		t->status = status;
+		return true;
 	}
-	return t->exited;
 }
 
 int kp_target_exit_code(const struct kp_target *t)

@@ -188,6 +188,10 @@ static void test_status(void)
 	CHECK_EQ_INT(st.rss_kib, 0); /* no VmRSS line: a kernel thread's */
 	kp_status_parse("\nName:\tx\nVmRSS:\t  123456 kB\nRssAnon:\t7 kB\n", &st);
 	CHECK_EQ_INT(st.rss_kib, 123456);
+	CHECK(st.sig_pending == 0);
+	/* a thread's own pending signals and its process's both count */
+	kp_status_parse("\nSigPnd:\t0000000000000100\nShdPnd:\t0000000000040000\n", &st);
+	CHECK(st.sig_pending == ((1ull << (9 - 1)) | (1ull << (19 - 1))));
 	CHECK_EQ_INT(kp_status_read_self(&st), 0);
 	CHECK_EQ_INT(st.tgid, getpid());
 	CHECK(st.rss_kib > 0); /* the test's own pages */

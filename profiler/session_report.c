@@ -3,6 +3,7 @@
  * the caller one line at a time. */
 #include "profiler/session_report.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,13 @@ void kp_session_report_details(const struct kp_session_opts *o, const struct kp_
 		    "second came to it (each stopped it for kprof); JIT frames (node, java) of "
 		    "its last round of samples may stay unknown",
 		    KP_TARGET_MAX_SIGNALS);
+	else if (stats && st->exit_hold_err == -EACCES)
+		say(fn, arg, false,
+		    "command: not held at its exit (kprof is not privileged to trace: a "
+		    "set-user-ID "
+		    "program it runs would lose its privilege): JIT frames (node, java) of its "
+		    "last "
+		    "round of samples may stay unknown");
 	else if (stats && st->exit_hold_err)
 		say(fn, arg, false,
 		    "command: not held at its exit (ptrace: %s): JIT frames (node, java) of its "

@@ -1,5 +1,7 @@
 #include "profiler/target.h"
 
+#include <linux/capability.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -9,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,8 +163,25 @@ void kp_target_abort(struct kp_target *t)
 		kp_target_reap(t, true);
 }
 
+/* Whether kprof may trace with CAP_SYS_PTRACE: a set-user-ID program
+ * exec'd under a tracer without it runs without its privilege (sudo would
+ * refuse), so an unprivileged kprof holds nothing. */
+static bool may_trace_privileged(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0}};
+
+	if (syscall(SYS_capget, &h, data) != 0)
+		return false;
+	return data[CAP_SYS_PTRACE / 32].effective & (1u << (CAP_SYS_PTRACE % 32));
+}
+
 int kp_target_hold_exit(struct kp_target *t)
 {
+	if (!may_trace_privileged()) {
+		t->trace_err = -EACCES;
+		return t->trace_err;
+	}
 	/* the main thread alone: its exit stop comes before the process's
 	 * memory goes, even when another thread calls exit_group */
 	if (ptrace(PTRACE_SEIZE, t->pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) != 0) {

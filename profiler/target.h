@@ -53,9 +53,11 @@ int kp_target_fork(struct kp_target *t, char *const argv[], const sigset_t *sigm
 /* Releases the child to exec and waits for the outcome. Returns 0 once the
  * exec succeeded, or -errno of the failed exec (diag: "cmd: not found"...). */
 int kp_target_start(struct kp_target *t, const char *cmd, struct kp_diag *d);
-/* Holds the running command at its exit (see above). Returns 0, or the
- * -errno of PTRACE_SEIZE (-EPERM: another tracer, Yama's ptrace_scope 3,
- * a set-user-ID command), also in trace_err: then it runs as it would
+/* Holds the running command at its exit (see above). Returns 0, -EACCES
+ * when kprof lacks CAP_SYS_PTRACE (a set-user-ID program the command runs
+ * would lose its privilege under such a tracer), or the -errno of
+ * PTRACE_SEIZE (-EPERM: another tracer, Yama's ptrace_scope 3, a
+ * set-user-ID command), also in trace_err: then it runs as it would
  * untraced and is only reaped. */
 int kp_target_hold_exit(struct kp_target *t);
 /* Kills and reaps a child that will never be started. */

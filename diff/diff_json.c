@@ -176,6 +176,17 @@ static json_t *side(const struct kp_diff *df, const struct kp_diff_report *r, in
 }
 
 /* The gate's verdict (docs/diff.md's "gate"). */
+/* Function fn's name (a new reference), or null for UINT32_MAX. */
+static json_t *jfunction_or_null(const struct kp_diff *df, uint32_t fn)
+{
+	const struct kp_diff_function *w;
+
+	if (fn == UINT32_MAX)
+		return json_null();
+	w = kp_diff_function(df, fn);
+	return jstr(w->name, w->name_len);
+}
+
 static json_t *gate_json(const struct kp_diff *df, const struct kp_diff_gate *g)
 {
 	json_t *gate = json_object(), *regs = json_array(), *skipped = json_array();
@@ -224,26 +235,15 @@ static json_t *gate_json(const struct kp_diff *df, const struct kp_diff_gate *g)
 	json_object_set_new(gate, "resolution", jreal(g->resolution));
 	json_object_set_new(gate, "detectable", jreal_or_null(g->detectable));
 	json_object_set_new(gate, "detectable_max", jreal_or_null(g->detectable_max));
-	if (g->detectable_fn != UINT32_MAX) {
-		const struct kp_diff_function *w = kp_diff_function(df, g->detectable_fn);
-
-		json_object_set_new(gate, "detectable_max_function", jstr(w->name, w->name_len));
-	} else {
-		json_object_set_new(gate, "detectable_max_function", json_null());
-	}
+	json_object_set_new(gate, "detectable_max_function",
+			    jfunction_or_null(df, g->detectable_fn));
 	json_object_set_new(gate, "runs_needed",
 			    g->runs_needed ? json_integer((json_int_t)g->runs_needed)
 					   : json_null());
 	/* the time gate's functions that grew past it with too few samples
 	 * a run to show it: unseen */
 	json_object_set_new(gate, "unseen", json_integer((json_int_t)g->small_grew));
-	if (g->small_fn != UINT32_MAX) {
-		const struct kp_diff_function *w = kp_diff_function(df, g->small_fn);
-
-		json_object_set_new(gate, "unseen_largest", jstr(w->name, w->name_len));
-	} else {
-		json_object_set_new(gate, "unseen_largest", json_null());
-	}
+	json_object_set_new(gate, "unseen_largest", jfunction_or_null(df, g->small_fn));
 	json_object_set_new(gate, "unseen_below",
 			    g->measure == KP_DIFF_TIME ? jreal(ceil(g->small_needs)) : json_null());
 	return gate;

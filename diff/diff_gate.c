@@ -189,10 +189,10 @@ static double pooled_total(const struct kp_diff *df, uint32_t f)
 	return df->sums[f].count[KP_DIFF_TOTAL][0] + df->sums[f].count[KP_DIFF_TOTAL][1];
 }
 
-/* Each named candidate (via NONE) climbs to the outermost candidate that
- * holds it privately (holds_privately), step by step (a library call in a
- * function, the system call in the library call, ...): the change is
- * named there. What was explained by the named one, and the named one,
+/* Each named candidate (via NONE) but JIT code climbs to the outermost
+ * candidate that holds it privately (holds_privately), step by step (a
+ * library call in a function, the system call in the library call, ...):
+ * the change is named there. What was explained by the named one, and the named one,
  * are then listed under the holder: within[] set for those below it. */
 static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t nc, uint32_t *via,
 			 uint8_t *within)
@@ -200,7 +200,11 @@ static void name_holders(const struct kp_diff *df, const uint32_t *cand, size_t 
 	for (size_t b = 0; b < nc; b++) {
 		size_t top = b;
 
-		if (via[b] != NONE)
+		/* JIT code is the program's own (JavaScript, Java): what holds
+		 * it is the runtime's entry, module loader and trampolines, no
+		 * driver of it (a node script's CRC, 52% of the script's entry,
+		 * climbed to node::NodeMainInstance::Run) */
+		if (via[b] != NONE || df->fns[cand[b]].kind == KP_FRAME_JIT)
 			continue;
 		for (size_t step = 0; step < nc; step++) {
 			size_t best = SIZE_MAX;

@@ -1019,7 +1019,11 @@ static void add_jittered(struct kp_diff *df, enum kp_diff_side side, size_t runs
 			while (*s && k < 16) {
 				size_t len = strcspn(s, ";");
 
-				l[k++] = kp_profile_named_location(p, s, len, KP_FRAME_USER);
+				/* "JS:" names are JIT code's, as kprof names JavaScript */
+				l[k++] = kp_profile_named_location(p, s, len,
+								   len > 3 && !strncmp(s, "JS:", 3)
+									   ? KP_FRAME_JIT
+									   : KP_FRAME_USER);
 				s += len + (s[len] == ';');
 			}
 			v[0] = (kp_count)llround(c);
@@ -1127,6 +1131,26 @@ static void test_gate_attribution(void)
 				CHECK(g.via[1] == g.fn[0] && g.within[1]);
 			}
 		}
+		kp_diff_gate_fini(&g);
+		kp_diff_free(df);
+	}
+	/* JIT code (a node script's function) is named where it is, not at
+	 * the JIT caller that is mostly it: that caller is the runtime's
+	 * (the script's entry, the module loader) */
+	{
+		static const char *const js[] = {"main;round;JS:caller;JS:callee",
+						 "main;round;JS:caller", "main;round;other"};
+		struct kp_diff *df = kp_diff_new(&o);
+		struct kp_diag d;
+		struct kp_diff_gate g;
+
+		add_jittered(df, KP_DIFF_BASE, 5, js, wrapper, 3, SIZE_MAX, 1, true, &rng);
+		add_jittered(df, KP_DIFF_NEW, 5, js, wrapper, 3, 0, 2, true, &rng);
+		CHECK(kp_diff_finish(df, &d) == 0);
+		kp_diff_gate(df, 2, &g);
+		CHECK_EQ_INT(g.n, 1);
+		if (g.n == 1)
+			CHECK(strcmp(gate_fn(df, &g, 0)->name, "JS:callee") == 0);
 		kp_diff_gate_fini(&g);
 		kp_diff_free(df);
 	}

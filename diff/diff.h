@@ -238,12 +238,14 @@ struct kp_diff_gate {
 	 * KP_DIFF_RUNS_MAX. */
 	size_t runs_needed;
 	/* The time gate's functions whose CPU time a run grew past points,
-	 * significantly alone (one-sided p at most alpha), but that hold too
+	 * significantly (one-sided p times those left out at most alpha:
+	 * Bonferroni), but that hold too
 	 * few samples a run for a growth of points to show at these runs
 	 * (fewer than small_needs): left out of the family, they cannot fail
 	 * the gate; the one of most samples in small_fn (UINT32_MAX: none). */
 	size_t small_grew;
 	uint32_t small_fn;
+	double small_has; /* small_fn's samples a run, both sides pooled */
 	double small_needs;
 };
 

@@ -51,7 +51,7 @@ static bool in_family(const struct kp_diff *df, enum kp_diff_measure measure, do
 		      size_t i)
 {
 	if (measure == KP_DIFF_TIME)
-		return df->fns[i].time.tested && samples_a_run(df, i) > 0 &&
+		return df->fns[i].time.tested &&
 		       samples_a_run(df, i) > time_samples_needed(df, points);
 	{
 		const struct kp_diff_change *ch = &df->fns[i].col[KP_DIFF_TOTAL];
@@ -277,8 +277,10 @@ static size_t family(const struct kp_diff *df, enum kp_diff_measure measure, dou
 		    !(df->fns[i].time.p * (double)nsmall <= df->alpha))
 			continue;
 		g->small_grew++;
-		if (g->small_fn == NONE || samples_a_run(df, i) > samples_a_run(df, g->small_fn))
+		if (g->small_fn == NONE || samples_a_run(df, i) > g->small_has) {
 			g->small_fn = (uint32_t)i;
+			g->small_has = samples_a_run(df, i);
+		}
 	}
 	g->small_needs = measure == KP_DIFF_TIME ? time_samples_needed(df, points) : 0;
 	return m;

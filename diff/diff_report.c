@@ -158,25 +158,18 @@ bool kp_diff_gate_unresolved(const struct kp_diff_gate *g)
 
 /* The time gate's functions that grew past points unseen, said into buf
  * after its len bytes (numbers and kprof's words only: no name). */
-static void format_small(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
-			 size_t size, size_t len)
+static void format_small(const struct kp_diff_gate *g, char *buf, size_t size, size_t len)
 {
-	const struct kp_diff_function *fn;
-	const struct kp_diff_change *ch;
-
 	if (!g->small_grew || g->small_fn == UINT32_MAX || len >= size)
 		return;
-	fn = kp_diff_function(df, g->small_fn);
-	ch = &fn->col[KP_DIFF_TOTAL];
 	snprintf(buf + len, size - len,
-		 " %s%zu function%s whose CPU time a run grew past %g%%, significantly alone, "
-		 "hold%s too few samples a run to be tested at these runs (fewer than %.0f; the "
+		 " %s%zu function%s whose CPU time a run grew past %g%% significantly (Bonferroni "
+		 "over those left out) hold%s too few samples a run to be tested at these runs "
+		 "(fewer than %.0f; the "
 		 "largest has %.0f): %s cannot fail the gate (more runs a side, longer runs, or "
 		 "a higher frequency).",
 		 len ? "" : "Unseen: ", g->small_grew, g->small_grew == 1 ? "" : "s", g->points,
-		 g->small_grew == 1 ? "s" : "", ceil(g->small_needs),
-		 (ch->count[0] + ch->count[1]) /
-			 (double)(kp_diff_runs(df, KP_DIFF_BASE) + kp_diff_runs(df, KP_DIFF_NEW)),
+		 g->small_grew == 1 ? "s" : "", ceil(g->small_needs), g->small_has,
 		 g->small_grew == 1 ? "it" : "they");
 }
 
@@ -209,7 +202,7 @@ void kp_diff_gate_format_seeing(const struct kp_diff *df, const struct kp_diff_g
 			 " Note: --fail-above %g%s is below what these runs resolve: a real "
 			 "regression of that size can pass (more runs a side, or longer ones).",
 			 g->points, g->measure == KP_DIFF_TIME ? "%" : "");
-	format_small(df, g, buf, size, strlen(buf));
+	format_small(g, buf, size, strlen(buf));
 }
 
 void kp_diff_gate_format_warning(const struct kp_diff *df, const struct kp_diff_gate *g, char *buf,
@@ -233,5 +226,5 @@ void kp_diff_gate_format_warning(const struct kp_diff *df, const struct kp_diff_
 		*buf = 0;
 	if (*buf && g->small_grew)
 		snprintf(buf + strlen(buf), size - strlen(buf), ";");
-	format_small(df, g, buf, size, strlen(buf));
+	format_small(g, buf, size, strlen(buf));
 }
